@@ -1,0 +1,35 @@
+# Set-up and entry points. `make demo` and `make test` create or refresh .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint docs bench clean venv
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m ruff check src tests benchmarks examples tools
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests benchmarks examples tools
+	$(PY) -m ruff format --check src tests benchmarks examples tools
+
+docs: $(STAMP)
+	$(PY) tools/gen_docs.py
+
+bench: $(STAMP)
+	$(PY) benchmarks/emulator.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,89 @@
+"""Source spans, diagnostics, and the WaveError hierarchy raised for bad input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A place in a source text: 1-based line and column, with the line's text for carets."""
+
+    file: str
+    line: int
+    col: int
+    length: int = 1
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One error (or warning) with its place, rendered as `file:line:col: error: message`."""
+
+    message: str
+    span: Span | None = None
+    severity: str = "error"
+
+    def render(self) -> str:
+        if self.span is None:
+            return f"{self.severity}: {self.message}"
+        head = f"{self.span}: {self.severity}: {self.message}"
+        if not self.span.text:
+            return head
+        line = self.span.text.rstrip("\n").expandtabs(1)
+        caret = " " * (self.span.col - 1) + "^" + "~" * max(0, min(self.span.length, len(line) - self.span.col + 1) - 1)
+        return f"{head}\n    {line}\n    {caret}"
+
+
+class WaveError(Exception):
+    """Root of every error wavegpu raises for bad input."""
+
+
+class DiagnosticError(WaveError):
+    """An error carrying one or more source diagnostics (all errors of a file, not only the first)."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic | str):
+        if isinstance(diagnostics, str):
+            diagnostics = [Diagnostic(diagnostics)]
+        elif isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+
+class AsmError(DiagnosticError):
+    """Bad assembly text."""
+
+
+class EncodingError(WaveError):
+    """An instruction that cannot be encoded, or words that do not decode."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        self.offset = offset
+        self.reason = message
+        super().__init__(message if offset is None else f"byte offset {offset}: {message}")
+
+
+@dataclass
+class WbinError(WaveError):
+    """A malformed .wbin file; names the byte offset where the problem lies."""
+
+    reason: str
+    offset: int | None = None
+    path: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<wbin>"
+        if self.offset is not None:
+            where += f": byte offset {self.offset} (0x{self.offset:x})"
+        return f"{where}: error: {self.reason}"
+
+
+class CapabilityError(WaveError):
+    """An unknown capability name or device."""

@@ -1,0 +1,76 @@
+"""The program model: kernels with instructions and metadata, as a .wbin file holds them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..isa import ISA_VERSION
+from ..isa.instruction import Instruction
+from ..isa.types import DataType
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: at launch its 32-bit value (a buffer's address, or a scalar) is in r(i)."""
+
+    name: str
+    kind: str  # "buffer" or "scalar"
+    dtype: DataType
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    file: str
+    line: int
+    col: int = 0
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    instructions: tuple[Instruction, ...]
+    registers: int
+    predicates: int
+    local_memory: int = 0
+    workgroup_size: tuple[int, int, int] | None = None
+    params: tuple[Param, ...] = ()
+    isa_version: tuple[int, int] = ISA_VERSION
+    lines: tuple[SourceLoc | None, ...] | None = None  # one per instruction, or no line table
+
+    def loc(self, index: int) -> SourceLoc | None:
+        if self.lines is None or not 0 <= index < len(self.lines):
+            return None
+        return self.lines[index]
+
+
+@dataclass(frozen=True)
+class Program:
+    kernels: tuple[Kernel, ...] = field(default_factory=tuple)
+
+    def kernel(self, which: int | str = 0) -> Kernel:
+        """A kernel by index or name."""
+        from ..errors import WaveError
+
+        if isinstance(which, str):
+            for k in self.kernels:
+                if k.name == which:
+                    return k
+            raise WaveError(f"no kernel named {which!r}; kernels: {', '.join(k.name for k in self.kernels)}")
+        if not -len(self.kernels) <= which < len(self.kernels) or not self.kernels:
+            raise WaveError(f"kernel index {which} out of range ({len(self.kernels)} kernel(s))")
+        return self.kernels[which]
+
+    def to_bytes(self) -> bytes:
+        from .format import write
+
+        return write(self)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str | None = None) -> Program:
+        from .format import read
+
+        return read(data, path)
+
+    def save(self, path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
