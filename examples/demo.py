@@ -30,8 +30,10 @@ def main() -> None:
     )
     for i, p in enumerate(k.params):
         con.print(f"  r{i} = {p.name} ({p.kind}, {p.dtype.text})")
-    con.print(f"emulated device: wave width {wg.get_capability('emulator', 'WAVE_WIDTH')}, "
-              f"MAX_WORKGROUP_SIZE {wg.get_capability('emulator', 'MAX_WORKGROUP_SIZE')}")
+    con.print(
+        f"emulated device: wave width {wg.get_capability('emulator', 'WAVE_WIDTH')}, "
+        f"MAX_WORKGROUP_SIZE {wg.get_capability('emulator', 'MAX_WORKGROUP_SIZE')}"
+    )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,11 @@ from .isa.capabilities import (
     DeviceCaps,
     occupancy,
 )
-from .wbin import Program, load
+from .wbin import Program
 from .wbin.format import MAGIC
 
-out = Console(highlight=False, soft_wrap=True)
+# Piped output is not squeezed to 80 columns (tables stay readable in logs and scripts).
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -88,8 +89,15 @@ def main() -> None:
 
 @main.command("asm")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="output .wbin (default: SOURCE with .wbin)")
-@click.option("-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="output .wbin (default: SOURCE with .wbin)",
+)
+@click.option(
+    "-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table"
+)
 @user_errors
 def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
     """Assemble SOURCE (.wave, canonical or flat dialect) to a .wbin file."""
@@ -104,7 +112,9 @@ def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
 
 @main.command("dis")
 @click.argument("binary", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout"
+)
 @user_errors
 def dis_cmd(binary: str, output: str | None) -> None:
     """Disassemble a .wbin file (or canonicalise a .wave file) to canonical text."""
@@ -127,16 +137,23 @@ def _device_table(caps: DeviceCaps) -> Table:
     for name in MMA_CONSTANTS:
         if name in caps.constants:
             v = caps.constants[name]
-            shown = str(v) if not name.endswith("TYPES") else ", ".join(
-                dt.text for dt in isa.DataType if v & dt.mask) + f" (0x{v:x})"
+            shown = (
+                str(v)
+                if not name.endswith("TYPES")
+                else ", ".join(dt.text for dt in isa.DataType if v & dt.mask) + f" (0x{v:x})"
+            )
             t.add_row(name, shown, "")
     return t
 
 
 @main.command("info")
 @click.argument("binary", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--device", "show_device", is_flag=True, help="show the emulated device's capabilities")
-@click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table")
+@click.option(
+    "--device", "show_device", is_flag=True, help="show the emulated device's capabilities"
+)
+@click.option(
+    "--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table"
+)
 @user_errors
 def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> None:
     """Show kernel metadata of BINARY, or the device capability table with --device."""
@@ -149,8 +166,17 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
         prog = read_program(binary)
         data = prog.to_bytes()
         t = Table(title=f"{binary}: {len(prog.kernels)} kernel(s), {len(data)} bytes")
-        for col in ("kernel", "instructions", "code bytes", "registers", "predicates", "local memory",
-                    "workgroup hint", "waves/core", "line table"):
+        for col in (
+            "kernel",
+            "instructions",
+            "code bytes",
+            "registers",
+            "predicates",
+            "local bytes",
+            "workgroup hint",
+            "waves/core",
+            "lines",
+        ):
             t.add_column(col, justify="left" if col == "kernel" else "right")
         from .encoding import encode
 
@@ -158,10 +184,17 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
             nbytes = sum(4 * len(encode(i)) for i in k.instructions)
             wg = k.workgroup_size
             wg_threads = wg[0] * wg[1] * wg[2] if wg else caps.constants["WAVE_WIDTH"]
-            t.add_row(k.name, str(len(k.instructions)), str(nbytes), str(k.registers), str(k.predicates),
-                      str(k.local_memory), "x".join(map(str, wg)) if wg else "-",
-                      str(occupancy(caps, k.registers, k.local_memory, wg_threads)),
-                      "yes" if k.lines else "no")
+            t.add_row(
+                k.name,
+                str(len(k.instructions)),
+                str(nbytes),
+                str(k.registers),
+                str(k.predicates),
+                str(k.local_memory),
+                "x".join(map(str, wg)) if wg else "-",
+                str(occupancy(caps, k.registers, k.local_memory, wg_threads)),
+                "yes" if k.lines else "no",
+            )
         out.print(t)
         for k in prog.kernels:
             if not k.params:

@@ -6,12 +6,13 @@ read `file:line:col: error: message` with the source line and a caret.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 
-from ..errors import AsmError, Diagnostic, EncodingError, Span
 from ..encoding import check_operands
+from ..errors import AsmError, Diagnostic, EncodingError, Span
 from ..isa import table
 from ..isa.capabilities import EMULATOR
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg, Vec
@@ -21,7 +22,15 @@ from ..isa.table import InstrSpec
 from ..isa.types import SUBREG_INDEX, DataType, Kind, OperandSpec
 from ..wbin.program import Kernel, Param, Program, SourceLoc
 from .flat import CACHE_HINTS, FLAT, NOT_IN_WAVE, SCOPES
-from .syntax import Literal, Statement, SyntaxProblem, Token, literal_bits, parse_literal, split_statement
+from .syntax import (
+    Literal,
+    Statement,
+    SyntaxProblem,
+    Token,
+    literal_bits,
+    parse_literal,
+    split_statement,
+)
 
 MAX_WORKGROUP = EMULATOR.constants["MAX_WORKGROUP_SIZE"]
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
@@ -60,8 +69,10 @@ def parse_operand(tok: Token) -> POp:
             if not m:
                 raise SyntaxProblem(f"a vector holds plain registers, not {x!r}", tok.col, len(t))
             regs.append(int(m.group(1)))
-        if not regs or any(b != a + 1 for a, b in zip(regs, regs[1:])):
-            raise SyntaxProblem("vector registers must be consecutive ({rN, rN+1, ...})", tok.col, len(t))
+        if not regs or any(b != a + 1 for a, b in itertools.pairwise(regs)):
+            raise SyntaxProblem(
+                "vector registers must be consecutive ({rN, rN+1, ...})", tok.col, len(t)
+            )
         return POp("vec", tok, n=regs[0], count=len(regs))
     if t.startswith("["):
         if not t.endswith("]"):
@@ -80,7 +91,9 @@ def parse_operand(tok: Token) -> POp:
             return POp("mem", tok, base=int(m.group(1)), n=off)
         lit = parse_literal(inner)
         if lit is None or lit.kind != "int":
-            raise SyntaxProblem(f"bad memory operand {t!r}: expected [rN], [rN+off] or [address]", tok.col, len(t))
+            raise SyntaxProblem(
+                f"bad memory operand {t!r}: expected [rN], [rN+off] or [address]", tok.col, len(t)
+            )
         a = int(lit.value)
         if not -(1 << 31) <= a < (1 << 32):
             raise SyntaxProblem("address does not fit in 32 bits", tok.col, len(t))
@@ -160,7 +173,13 @@ class Assembler:
     # -- diagnostics
     def span(self, col: int, length: int = 1, line: int | None = None) -> Span:
         ln = self.lineno if line is None else line
-        return Span(self.filename, ln, max(1, col), max(1, length), self.lines[ln - 1] if 0 < ln <= len(self.lines) else "")
+        return Span(
+            self.filename,
+            ln,
+            max(1, col),
+            max(1, length),
+            self.lines[ln - 1] if 0 < ln <= len(self.lines) else "",
+        )
 
     def error(self, msg: str, col: int = 1, length: int = 1) -> None:
         self.diags.append(Diagnostic(msg, self.span(col, length)))
@@ -170,7 +189,8 @@ class Assembler:
 
     # -- driver
     def run(self) -> Program:
-        for self.lineno, line in enumerate(self.lines, start=1):
+        for lineno, line in enumerate(self.lines, start=1):
+            self.lineno = lineno
             try:
                 st = split_statement(line)
                 self.statement(st)
@@ -179,8 +199,12 @@ class Assembler:
         if self.cur is not None:
             self.finish_kernel()
         if not self.kernels and not self.diags:
-            self.diags.append(Diagnostic("no kernels: expected '.kernel NAME'", Span(self.filename, 1, 1, 1,
-                                                                                       self.lines[0] if self.lines else "")))
+            self.diags.append(
+                Diagnostic(
+                    "no kernels: expected '.kernel NAME'",
+                    Span(self.filename, 1, 1, 1, self.lines[0] if self.lines else ""),
+                )
+            )
         built = [self.build(k) for k in self.kernels]
         names: dict[str, _Kernel] = {}
         for k in self.kernels:
@@ -209,7 +233,11 @@ class Assembler:
             self.directive(st.head, st.operands)
             return
         if self.cur is None:
-            self.error("instruction outside a kernel: start one with '.kernel NAME'", st.head.col, len(st.head.text))
+            self.error(
+                "instruction outside a kernel: start one with '.kernel NAME'",
+                st.head.col,
+                len(st.head.text),
+            )
             return
         self.instruction(st)
 
@@ -237,16 +265,25 @@ class Assembler:
             k.directive_spans[name] = hspan
             if name == ".registers":
                 if not 1 <= v <= NUM_GPRS:
-                    raise SyntaxProblem(f".registers must be 1..{NUM_GPRS} (MAX_REGISTERS)", ops[0].col, len(ops[0].text))
+                    raise SyntaxProblem(
+                        f".registers must be 1..{NUM_GPRS} (MAX_REGISTERS)",
+                        ops[0].col,
+                        len(ops[0].text),
+                    )
                 k.registers = v
             elif name == ".predicates":
                 if not 0 <= v <= NUM_PREDS:
-                    raise SyntaxProblem(f".predicates must be 0..{NUM_PREDS}", ops[0].col, len(ops[0].text))
+                    raise SyntaxProblem(
+                        f".predicates must be 0..{NUM_PREDS}", ops[0].col, len(ops[0].text)
+                    )
                 k.predicates = v
             else:
                 if not 0 <= v <= MAX_LOCAL:
-                    raise SyntaxProblem(f".local_memory must be 0..{MAX_LOCAL} bytes (LOCAL_MEMORY_SIZE)",
-                                        ops[0].col, len(ops[0].text))
+                    raise SyntaxProblem(
+                        f".local_memory must be 0..{MAX_LOCAL} bytes (LOCAL_MEMORY_SIZE)",
+                        ops[0].col,
+                        len(ops[0].text),
+                    )
                 k.local_memory = v
             return
         if name == ".workgroup_size":
@@ -256,18 +293,26 @@ class Assembler:
                 raise SyntaxProblem("workgroup dimensions must be at least 1", ops[0].col)
             total = vals[0] * vals[1] * vals[2]
             if total > MAX_WORKGROUP:
-                raise SyntaxProblem(f"workgroup size {vals[0]}x{vals[1]}x{vals[2]} = {total} threads exceeds "
-                                    f"MAX_WORKGROUP_SIZE ({MAX_WORKGROUP})", head.col, len(name))
+                raise SyntaxProblem(
+                    f"workgroup size {vals[0]}x{vals[1]}x{vals[2]} = {total} threads exceeds "
+                    f"MAX_WORKGROUP_SIZE ({MAX_WORKGROUP})",
+                    head.col,
+                    len(name),
+                )
             k.workgroup_size = (vals[0], vals[1], vals[2])
             return
         if name == ".param":
             if len(ops) != 3:
-                raise SyntaxProblem("expected '.param NAME, buffer|scalar, TYPE'", head.col, len(name))
+                raise SyntaxProblem(
+                    "expected '.param NAME, buffer|scalar, TYPE'", head.col, len(name)
+                )
             pname, kind, ty = (o.text for o in ops)
             if not _NAME.fullmatch(pname):
                 raise SyntaxProblem(f"bad parameter name {pname!r}", ops[0].col, len(pname))
             if kind not in ("buffer", "scalar"):
-                raise SyntaxProblem("parameter kind must be 'buffer' or 'scalar'", ops[1].col, len(kind))
+                raise SyntaxProblem(
+                    "parameter kind must be 'buffer' or 'scalar'", ops[1].col, len(kind)
+                )
             try:
                 dt = DataType.from_text(ty)
             except KeyError:
@@ -281,7 +326,9 @@ class Assembler:
                 raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", head.col, len(name))
             m = re.fullmatch(r'("(?:[^"\\]|\\.)*")\s+(\d+)(?:\s+(\d+))?', ops[0].text)
             if not m:
-                raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", ops[0].col, len(ops[0].text))
+                raise SyntaxProblem(
+                    "expected '.loc \"FILE\" LINE [COL]'", ops[0].col, len(ops[0].text)
+                )
             try:
                 fname = json.loads(m.group(1))
             except ValueError:
@@ -294,7 +341,9 @@ class Assembler:
     def int_operands(self, head: Token, ops: tuple[Token, ...], lo: int, hi: int) -> list[int]:
         if not lo <= len(ops) <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
-            raise SyntaxProblem(f"{head.text} takes {want} integer operand(s)", head.col, len(head.text))
+            raise SyntaxProblem(
+                f"{head.text} takes {want} integer operand(s)", head.col, len(head.text)
+            )
         out = []
         for o in ops:
             lit = parse_literal(o.text)
@@ -319,8 +368,14 @@ class Assembler:
         for hint in CACHE_HINTS:
             if mn.endswith(hint):
                 mn = mn[: -len(hint)]
-        while ops_tok and ops_tok[0].text in CACHE_HINTS:
-            ops_tok.pop(0)
+        if ops_tok:
+            first = ops_tok[0].text.split(None, 1)
+            if first[0] in CACHE_HINTS:
+                if len(first) == 1:
+                    ops_tok.pop(0)
+                else:
+                    skip = ops_tok[0].text.index(first[1])
+                    ops_tok[0] = Token(first[1], ops_tok[0].col + skip)
         guard: Guard | None = None
         uniform = False
         if st.guard is not None:
@@ -330,10 +385,16 @@ class Assembler:
             else:
                 m = re.fullmatch(r"@(!?)p(\d+)", g)
                 if not m:
-                    raise SyntaxProblem(f"bad guard {g!r}: expected @pN, @!pN or @uniform", st.guard.col, len(g))
+                    raise SyntaxProblem(
+                        f"bad guard {g!r}: expected @pN, @!pN or @uniform", st.guard.col, len(g)
+                    )
                 pn = int(m.group(2))
                 if pn >= NUM_PREDS:
-                    raise SyntaxProblem(f"predicate p{pn} does not exist (p0..p{NUM_PREDS - 1})", st.guard.col, len(g))
+                    raise SyntaxProblem(
+                        f"predicate p{pn} does not exist (p0..p{NUM_PREDS - 1})",
+                        st.guard.col,
+                        len(g),
+                    )
                 guard = Guard(pn, m.group(1) == "!")
         ops = [parse_operand(t) for t in ops_tok]
         span = self.span(head.col, len(head.text))
@@ -342,7 +403,9 @@ class Assembler:
         label_refs: list[tuple[Token, str]] = []
         if uniform:
             if mn != "if":
-                raise SyntaxProblem("@uniform annotates an 'if' only", st.guard.col if st.guard else head.col)
+                raise SyntaxProblem(
+                    "@uniform annotates an 'if' only", st.guard.col if st.guard else head.col
+                )
             mn = "if.uniform"
         if mn in ("if", "if.uniform", "loop"):
             # trailing label operands: if p, else_label, endif_label / loop end_label
@@ -352,8 +415,12 @@ class Assembler:
             want = 2 if mn != "loop" else 1
             if label_refs and len(label_refs) != want:
                 raise SyntaxProblem(
-                    "expected 'if pN, ELSE_LABEL, ENDIF_LABEL'" if mn != "loop" else "expected 'loop END_LABEL'",
-                    head.col, len(head.text))
+                    "expected 'if pN, ELSE_LABEL, ENDIF_LABEL'"
+                    if mn != "loop"
+                    else "expected 'loop END_LABEL'",
+                    head.col,
+                    len(head.text),
+                )
             roles = ("else", "endif") if mn != "loop" else ("endloop",)
             label_refs = [(t, r) for (t, _), r in zip(label_refs, roles)]
         inst = self.resolve(mn, head, ops, guard)
@@ -369,14 +436,18 @@ class Assembler:
             return self.fit_rows(mn, rows, head, ops, guard, None)
         return self.resolve_flat(mn, head, ops, guard)
 
-    def resolve_flat(self, mn: str, head: Token, ops: list[POp], guard: Guard | None) -> Instruction:
+    def resolve_flat(
+        self, mn: str, head: Token, ops: list[POp], guard: Guard | None
+    ) -> Instruction:
         if mn == "mov":
             if len(ops) == 2 and ops[1].shape == "sreg":
                 return self.fit_rows(mn, [table.row("mov.b32.sreg")], head, ops, guard, None)
             return self.fit_rows(mn, [table.row("mov.b32")], head, ops, guard, None)
         if mn in ("fence_acquire", "fence_release", "fence_acq_rel"):
             if len(ops) != 1 or ops[0].shape != "scope":
-                raise SyntaxProblem(f"expected '{mn} SCOPE' (wave, workgroup, device or system)", head.col, len(mn))
+                raise SyntaxProblem(
+                    f"expected '{mn} SCOPE' (wave, workgroup, device or system)", head.col, len(mn)
+                )
             scope = SCOPES[ops[0].tok.text.lstrip(".")]
             return self.fit_rows(mn, [table.row(f"fence.{scope}")], head, [], guard, None)
         forms = FLAT.get(mn)
@@ -385,43 +456,80 @@ class Assembler:
         form = forms.get(len(ops))
         if form is None:
             counts = sorted(forms)
-            raise SyntaxProblem(f"'{mn}' takes {' or '.join(map(str, counts))} operands, not {len(ops)}",
-                                head.col, len(head.text))
+            raise SyntaxProblem(
+                f"'{mn}' takes {' or '.join(map(str, counts))} operands, not {len(ops)}",
+                head.col,
+                len(head.text),
+            )
         if form.scope:
             if ops[-1].shape != "scope":
-                raise SyntaxProblem(f"'{mn}' ends with a scope (wave, workgroup, device or system)",
-                                    ops[-1].tok.col, len(ops[-1].tok.text))
+                raise SyntaxProblem(
+                    f"'{mn}' ends with a scope (wave, workgroup, device or system)",
+                    ops[-1].tok.col,
+                    len(ops[-1].tok.text),
+                )
             ops = ops[:-1]
         if form.order is not None:
             ops = [ops[i] for i in form.order]
         return self.fit_rows(mn, [table.row(form.key)], head, ops, guard, True)
 
-    def fit_rows(self, mn: str, rows: list[InstrSpec], head: Token, ops: list[POp], guard: Guard | None,
-                 flat: bool | None) -> Instruction:
-        problems: list[SyntaxProblem] = []
+    def fit_rows(
+        self,
+        mn: str,
+        rows: list[InstrSpec],
+        head: Token,
+        ops: list[POp],
+        guard: Guard | None,
+        flat: bool | None,
+    ) -> Instruction:
+        problems: list[tuple[int, SyntaxProblem]] = []
         for row in rows:
             try:
                 return self.fit(mn, row, head, ops, guard, bool(flat))
-            except SyntaxProblem as p:
-                problems.append(p)
-        raise problems[0] if len(problems) == 1 else SyntaxProblem(
+            except _FitProblem as p:
+                problems.append((p.progress, p.problem))
+        best = max(pr for pr, _ in problems)
+        top = [p for pr, p in problems if pr == best]
+        if len(top) == 1 or len({p.message for p in top}) == 1:
+            raise top[0]
+        raise SyntaxProblem(
             f"operands do not match any form of '{mn}': "
-            + "; ".join(f"{r.name} {r.format}" for r in rows), head.col, len(head.text))
+            + "; ".join(f"{r.name} {r.format}" for r in rows),
+            head.col,
+            len(head.text),
+        )
 
-    def fit(self, mn: str, row: InstrSpec, head: Token, ops: list[POp], guard: Guard | None, flat: bool) -> Instruction:
+    def fit(
+        self, mn: str, row: InstrSpec, head: Token, ops: list[POp], guard: Guard | None, flat: bool
+    ) -> Instruction:
         if len(ops) != len(row.operands):
-            raise SyntaxProblem(f"'{mn}' takes {len(row.operands)} operand(s), got {len(ops)}", head.col, len(head.text))
+            raise _FitProblem(
+                0,
+                SyntaxProblem(
+                    f"'{mn}' takes {len(row.operands)} operand(s), got {len(ops)}",
+                    head.col,
+                    len(head.text),
+                ),
+            )
         if guard is not None and not row.guardable:
-            raise SyntaxProblem(f"'{row.name}' cannot be guarded", head.col, len(head.text))
-        float_mn = mn.rsplit(".", 1)[-1] in ("f32", "f64")
+            raise _FitProblem(
+                1, SyntaxProblem(f"'{row.name}' cannot be guarded", head.col, len(head.text))
+            )
+        float_mn = _alias_is_float(mn, row)
         out: list[Operand] = []
-        for p, os in zip(ops, row.operands):
-            out.append(self.fit_operand(p, os, flat, float_mn))
+        for i, (p, os) in enumerate(zip(ops, row.operands)):
+            try:
+                out.append(self.fit_operand(p, os, flat, float_mn))
+            except SyntaxProblem as e:
+                # a wrong kind of operand is a weaker match than a right kind with a bad value
+                raise _FitProblem(
+                    2 + 2 * i + (0 if e.message.startswith("expected") else 1), e
+                ) from None
         inst = Instruction(row, tuple(out), guard)
         try:
             check_operands(inst)
         except EncodingError as e:
-            raise SyntaxProblem(e.reason, head.col, len(head.text)) from None
+            raise _FitProblem(100, SyntaxProblem(e.reason, head.col, len(head.text))) from None
         return inst
 
     def fit_operand(self, p: POp, os: OperandSpec, flat: bool, float_mn: bool) -> Operand:
@@ -433,14 +541,19 @@ class Assembler:
 
         def reg_range(n: int, span: int = 1) -> None:
             if n + span > NUM_GPRS:
-                raise SyntaxProblem(f"register r{n + span - 1} does not exist (r0..r{NUM_GPRS - 1})", tok.col,
-                                    len(tok.text))
+                raise SyntaxProblem(
+                    f"register r{n + span - 1} does not exist (r0..r{NUM_GPRS - 1})",
+                    tok.col,
+                    len(tok.text),
+                )
 
         if p.shape == "lit":
             if not os.accepts_immediate:
                 raise bad(_KIND_TEXT[k])
             assert p.lit is not None
-            fs = os.dtype in (DataType.F32, DataType.F64) or (float_mn and os.dtype.text.startswith("b"))
+            fs = os.dtype in (DataType.F32, DataType.F64) or (
+                float_mn and os.dtype.text.startswith("b")
+            )
             try:
                 bits = literal_bits(p.lit, os.imm_bits, fs)
             except ValueError as e:
@@ -454,8 +567,11 @@ class Assembler:
         if k is Kind.PAIR:
             if p.shape == "pair" or (flat and p.shape == "reg" and not p.sel):
                 if p.n % 2:
-                    raise SyntaxProblem(f"a 64-bit value needs an even register pair; r{p.n} is odd", tok.col,
-                                        len(tok.text))
+                    raise SyntaxProblem(
+                        f"a 64-bit value needs an even register pair; r{p.n} is odd",
+                        tok.col,
+                        len(tok.text),
+                    )
                 reg_range(p.n, 2)
                 return Pair(p.n)
             raise bad("a register pair rN:rN+1")
@@ -472,7 +588,11 @@ class Assembler:
             if p.shape != "pred":
                 raise bad("a predicate p0..p7")
             if p.n >= NUM_PREDS:
-                raise SyntaxProblem(f"predicate p{p.n} does not exist (p0..p{NUM_PREDS - 1})", tok.col, len(tok.text))
+                raise SyntaxProblem(
+                    f"predicate p{p.n} does not exist (p0..p{NUM_PREDS - 1})",
+                    tok.col,
+                    len(tok.text),
+                )
             return Pred(p.n)
         if k is Kind.SREG:
             if p.shape != "sreg":
@@ -503,20 +623,36 @@ class Assembler:
             g, p = footprint(x.inst)
             gmax, pmax = max(gmax, g), max(pmax, p)
             if k.registers is not None and g > k.registers:
-                self.error_at(f"register r{g - 1} is beyond the kernel's {k.registers} registers (.registers)", x.span)
+                self.error_at(
+                    f"register r{g - 1} is beyond the kernel's {k.registers} registers (.registers)",
+                    x.span,
+                )
             if k.predicates is not None and p > k.predicates:
-                self.error_at(f"predicate p{p - 1} is beyond the kernel's {k.predicates} predicates (.predicates)",
-                              x.span)
+                self.error_at(
+                    f"predicate p{p - 1} is beyond the kernel's {k.predicates} predicates (.predicates)",
+                    x.span,
+                )
         regs = k.registers if k.registers is not None else max(gmax, len(k.params), 1)
         preds = k.predicates if k.predicates is not None else pmax
         if len(k.params) > regs:
-            self.error_at(f"{len(k.params)} parameters are preset in r0..r{len(k.params) - 1}, but the kernel "
-                          f"declares {regs} registers", k.directive_spans.get(".registers", k.span))
+            self.error_at(
+                f"{len(k.params)} parameters are preset in r0..r{len(k.params) - 1}, but the kernel "
+                f"declares {regs} registers",
+                k.directive_spans.get(".registers", k.span),
+            )
         if k.pending_loc is not None:
             self.error_at("'.loc' must be followed by an instruction", k.span)
         lines = tuple(x.loc for x in k.insts) if any(x.loc is not None for x in k.insts) else None
-        return Kernel(k.name, tuple(insts), regs, preds, k.local_memory, k.workgroup_size, tuple(k.params),
-                      lines=lines)
+        return Kernel(
+            k.name,
+            tuple(insts),
+            regs,
+            preds,
+            k.local_memory,
+            k.workgroup_size,
+            tuple(k.params),
+            lines=lines,
+        )
 
     def check_labels(self, k: _Kernel, insts: list[Instruction]) -> None:
         match = matching(insts)
@@ -537,8 +673,28 @@ class Assembler:
                     target, what = end, "its 'endif'"
                 else:
                     target, what = end, "its 'endloop'"
-                if pos not in (target, target + 1):
+                allowed = (target,) if role == "else" else (target, target + 1)
+                if pos not in allowed:
                     self.error_at(f"label {tok.text!r} does not mark {what}", sp)
+
+
+class _FitProblem(Exception):
+    """Why a row did not fit, with how far the match got (to pick the best message)."""
+
+    def __init__(self, progress: int, problem: SyntaxProblem):
+        super().__init__(problem.message)
+        self.progress = progress
+        self.problem = problem
+
+
+def _alias_is_float(mn: str, row: InstrSpec) -> bool:
+    """An alias such as `mov.f32` or `selp.f64` makes decimal literals in untyped slots floats."""
+    if mn == row.name:
+        return False
+    for a, b in zip(mn.split("."), row.name.split(".")):
+        if a != b:
+            return a in ("f32", "f64")
+    return False
 
 
 _KIND_TEXT = {

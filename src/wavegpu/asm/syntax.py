@@ -125,8 +125,10 @@ def split_operands(text: str, col0: int) -> list[Token]:
 # ---- literals ---------------------------------------------------------------------------------
 
 _INT = re.compile(r"[-+]?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*)")
-_FLOAT = re.compile(r"[-+]?(([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?|[0-9][0-9_]*[eE][-+]?[0-9]+|inf|nan|infinity)",
-                    re.IGNORECASE)
+_FLOAT = re.compile(
+    r"[-+]?(([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?|[0-9][0-9_]*[eE][-+]?[0-9]+|inf|nan|infinity)",
+    re.IGNORECASE,
+)
 _HEXF = re.compile(r"0[fF]([0-9a-fA-F]{8})|0[dD]([0-9a-fA-F]{16})")
 
 
@@ -143,7 +145,11 @@ def parse_literal(text: str) -> Literal | None:
     t = text.strip()
     m = _HEXF.fullmatch(t)
     if m:
-        return Literal("hexf32", int(m.group(1), 16)) if m.group(1) else Literal("hexf64", int(m.group(2), 16))
+        return (
+            Literal("hexf32", int(m.group(1), 16))
+            if m.group(1)
+            else Literal("hexf64", int(m.group(2), 16))
+        )
     m = _INT.fullmatch(t)
     if m:
         body = t.lstrip("+-").replace("_", "")

@@ -14,7 +14,7 @@ from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred,
 from ..isa.registers import NUM_GPRS, NUM_PREDS, SREG_BY_ID
 from ..isa.table import InstrSpec
 from ..isa.types import SUBREGS, Kind, Role
-from .layout import MAX_FIELDS, SLOT_MEM_ABSOLUTE, SLOT_MEM_OFFSET, A, B, O
+from .layout import AUX, BASE, MAX_FIELDS, OPW, SLOT_MEM_ABSOLUTE, SLOT_MEM_OFFSET
 
 _M32 = 0xFFFFFFFF
 
@@ -36,7 +36,9 @@ def check_operands(inst: Instruction) -> None:
     """Raise EncodingError unless the operands are legal for the row."""
     spec = inst.spec
     if len(inst.operands) != len(spec.operands):
-        raise EncodingError(f"{spec.name}: expected {len(spec.operands)} operands, got {len(inst.operands)}")
+        raise EncodingError(
+            f"{spec.name}: expected {len(spec.operands)} operands, got {len(inst.operands)}"
+        )
     if inst.guard is not None:
         if not spec.guardable:
             raise EncodingError(f"{spec.name} cannot be guarded")
@@ -54,13 +56,21 @@ def check_operands(inst: Instruction) -> None:
             continue
         k = os.kind
         if k is Kind.REG:
-            if not isinstance(op, Reg) or not 0 <= op.n < NUM_GPRS or not 0 <= op.sel < len(SUBREGS):
+            if (
+                not isinstance(op, Reg)
+                or not 0 <= op.n < NUM_GPRS
+                or not 0 <= op.sel < len(SUBREGS)
+            ):
                 raise EncodingError(f"{where}: expected a register r0..r{NUM_GPRS - 1}")
         elif k is Kind.PAIR:
             if not isinstance(op, Pair) or not 0 <= op.n < NUM_GPRS - 1 or op.n % 2:
                 raise EncodingError(f"{where}: expected an even register pair")
         elif k in (Kind.VEC1, Kind.VEC2, Kind.VEC4):
-            if not isinstance(op, Vec) or op.count != k.vector_len or not 0 <= op.n <= NUM_GPRS - op.count:
+            if (
+                not isinstance(op, Vec)
+                or op.count != k.vector_len
+                or not 0 <= op.n <= NUM_GPRS - op.count
+            ):
                 raise EncodingError(f"{where}: expected {k.vector_len} consecutive registers")
         elif k is Kind.PRED:
             if not isinstance(op, Pred) or not 0 <= op.n < NUM_PREDS:
@@ -79,7 +89,9 @@ def check_operands(inst: Instruction) -> None:
                 if op.offset:
                     imms += 1
     if imms > 1:
-        raise EncodingError(f"{spec.name}: at most one immediate (or memory offset) per instruction")
+        raise EncodingError(
+            f"{spec.name}: at most one immediate (or memory offset) per instruction"
+        )
 
 
 def encode(inst: Instruction) -> list[int]:
@@ -106,10 +118,7 @@ def encode(inst: Instruction) -> list[int]:
         if isinstance(op, Reg):
             fields.append(op.n)
             sels.append(op.sel)
-        elif isinstance(op, Pair | Vec):
-            fields.append(op.n)
-            sels.append(0)
-        elif isinstance(op, Pred):
+        elif isinstance(op, (Pair | Vec, Pred)):
             fields.append(op.n)
             sels.append(0)
         elif isinstance(op, SReg):
@@ -125,24 +134,24 @@ def encode(inst: Instruction) -> list[int]:
     )
     f = fields + [0] * (MAX_FIELDS - len(fields))
     w0 = (
-        B["opcode"].put(spec.opcode)
-        | B["mod"].put(spec.mod)
-        | B["O"].put(int(need_op))
-        | B["I"].put(int(imm is not None))
-        | B["F0"].put(f[0])
-        | B["F1"].put(f[1])
+        BASE["opcode"].put(spec.opcode)
+        | BASE["mod"].put(spec.mod)
+        | BASE["O"].put(int(need_op))
+        | BASE["I"].put(int(imm is not None))
+        | BASE["F0"].put(f[0])
+        | BASE["F1"].put(f[1])
     )
     words = [w0]
     if need_op:
         words.append(
-            O["F2"].put(f[2])
-            | O["F3"].put(f[3])
-            | O["guard"].put(_guard_bits(inst.guard))
-            | O["slot"].put(slot if imm is not None else 0)
-            | O["A"].put(int(need_aux))
+            OPW["F2"].put(f[2])
+            | OPW["F3"].put(f[3])
+            | OPW["guard"].put(_guard_bits(inst.guard))
+            | OPW["slot"].put(slot if imm is not None else 0)
+            | OPW["A"].put(int(need_aux))
         )
     if need_aux:
-        aux = A["F4"].put(f[4])
+        aux = AUX["F4"].put(f[4])
         sels_full = sels + [0] * (MAX_FIELDS - len(sels))
         # selectors are per operand index, not per field: map back
         per_operand = [0] * MAX_FIELDS
@@ -153,7 +162,7 @@ def encode(inst: Instruction) -> list[int]:
             per_operand[i] = sels_full[k]
             k += 1
         for i in range(MAX_FIELDS):
-            aux |= A[f"sel{i}"].put(per_operand[i])
+            aux |= AUX[f"sel{i}"].put(per_operand[i])
         words.append(aux)
     if imm is not None:
         words.append(imm.bits & _M32)
@@ -166,7 +175,9 @@ def encode_bytes(inst: Instruction) -> bytes:
     return b"".join(w.to_bytes(4, "little") for w in encode(inst))
 
 
-def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 0) -> tuple[Instruction, int]:
+def decode(
+    words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 0
+) -> tuple[Instruction, int]:
     """Decode one instruction at words[pos]; returns it and the number of words used.
 
     Raises EncodingError naming the byte offset (base_offset + 4 * pos) on bad input.
@@ -179,13 +190,13 @@ def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 
     if pos >= len(words):
         raise fail("truncated instruction")
     w0 = words[pos]
-    code = (B["opcode"].get(w0), B["mod"].get(w0))
+    code = (BASE["opcode"].get(w0), BASE["mod"].get(w0))
     spec = table.BY_CODE.get(code)
     if spec is None:
         raise fail(f"unknown opcode 0x{code[0]:02x} modifier {code[1]}")
-    has_op, has_imm = B["O"].get(w0), B["I"].get(w0)
+    has_op, has_imm = BASE["O"].get(w0), BASE["I"].get(w0)
     n = 1
-    fields = [B["F0"].get(w0), B["F1"].get(w0), 0, 0, 0]
+    fields = [BASE["F0"].get(w0), BASE["F1"].get(w0), 0, 0, 0]
     guard: Guard | None = None
     slot = _implicit_slot(spec) if has_imm else 0
     sels = [0] * MAX_FIELDS
@@ -194,24 +205,24 @@ def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 
             raise fail("truncated instruction: operand word missing")
         wo = words[pos + n]
         n += 1
-        if O["reserved"].get(wo):
+        if OPW["reserved"].get(wo):
             raise fail("reserved bits set in the operand word")
-        fields[2], fields[3] = O["F2"].get(wo), O["F3"].get(wo)
-        g = O["guard"].get(wo)
+        fields[2], fields[3] = OPW["F2"].get(wo), OPW["F3"].get(wo)
+        g = OPW["guard"].get(wo)
         if g & 1:
             guard = Guard(g >> 2, bool(g & 2))
-        slot = O["slot"].get(wo)
+        slot = OPW["slot"].get(wo)
         if bool(slot) != bool(has_imm):
             raise fail("immediate slot and immediate flag disagree")
-        if O["A"].get(wo):
+        if OPW["A"].get(wo):
             if pos + n >= len(words):
                 raise fail("truncated instruction: auxiliary word missing")
             wa = words[pos + n]
             n += 1
-            if A["reserved"].get(wa):
+            if AUX["reserved"].get(wa):
                 raise fail("reserved bits set in the auxiliary word")
-            fields[4] = A["F4"].get(wa)
-            sels = [A[f"sel{i}"].get(wa) for i in range(MAX_FIELDS)]
+            fields[4] = AUX["F4"].get(wa)
+            sels = [AUX[f"sel{i}"].get(wa) for i in range(MAX_FIELDS)]
     nops = len(spec.operands)
     imm_index: int | None = None
     if slot:
@@ -264,7 +275,9 @@ def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 
     except EncodingError as e:
         raise fail(e.reason) from None
     if again != list(words[pos : pos + n]):
-        raise fail(f"non-canonical encoding of {spec.name} (fields out of range or unused bits set)")
+        raise fail(
+            f"non-canonical encoding of {spec.name} (fields out of range or unused bits set)"
+        )
     return inst, n
 
 
@@ -276,7 +289,9 @@ def _signed(v: int) -> int:
 def decode_all(data: bytes, base_offset: int = 0) -> list[tuple[int, Instruction]]:
     """Decode a code section; returns (byte offset within data, instruction) pairs."""
     if len(data) % 4:
-        raise EncodingError("code size is not a multiple of 4 bytes", base_offset + len(data) // 4 * 4)
+        raise EncodingError(
+            "code size is not a multiple of 4 bytes", base_offset + len(data) // 4 * 4
+        )
     words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
     out = []
     pos = 0

@@ -48,8 +48,14 @@ OPERAND_FIELDS = (
     Field("F2", "operand", 0, 8, "field of the 3rd non-immediate operand"),
     Field("F3", "operand", 8, 8, "field of the 4th non-immediate operand"),
     Field("guard", "operand", 16, 5, "bit 0: guarded; bit 1: negated; bits 2-4: predicate"),
-    Field("slot", "operand", 21, 3, "0: no immediate; 1-5: operand 0-4 is the immediate; "
-          "6: the memory offset; 7: an absolute memory address (no base register)"),
+    Field(
+        "slot",
+        "operand",
+        21,
+        3,
+        "0: no immediate; 1-5: operand 0-4 is the immediate; "
+        "6: the memory offset; 7: an absolute memory address (no base register)",
+    ),
     Field("A", "operand", 24, 1, "an auxiliary word follows"),
     Field("reserved", "operand", 25, 7, "must be zero"),
 )
@@ -63,9 +69,9 @@ AUX_FIELDS = (
     Field("reserved", "aux", 23, 9, "must be zero"),
 )
 
-B = {f.name: f for f in BASE_FIELDS}
-O = {f.name: f for f in OPERAND_FIELDS}
-A = {f.name: f for f in AUX_FIELDS}
+BASE = {f.name: f for f in BASE_FIELDS}
+OPW = {f.name: f for f in OPERAND_FIELDS}
+AUX = {f.name: f for f in AUX_FIELDS}
 
 MAX_FIELDS = 5
 MAX_OPERANDS = 5

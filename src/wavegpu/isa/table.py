@@ -174,7 +174,13 @@ def group(
         row_cls = cls
         if cls == "f32" and v.operands:
             bits = v.operands[0].dtype
-            row_cls = "f64" if bits is T.F64 else "f16" if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2) else cls
+            row_cls = (
+                "f64"
+                if bits is T.F64
+                else "f16"
+                if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2)
+                else cls
+            )
         row_flags = dict(flags)
         row_flags.update(dict(v.extra))
         ROWS.append(
@@ -249,7 +255,13 @@ group(
     "mov",
     "move",
     [
-        V("b32", (d(T.B32), s(T.B32)), "copy a register or an immediate", ext=True, aliases=_ALIAS32),
+        V(
+            "b32",
+            (d(T.B32), s(T.B32)),
+            "copy a register or an immediate",
+            ext=True,
+            aliases=_ALIAS32,
+        ),
         V(
             "b32",
             (d(T.U32), sr()),
@@ -258,8 +270,13 @@ group(
             aliases=_ALIAS32,
             key="mov.b32.sreg",
         ),
-        V("b64", (dp(T.B64), sp(T.B64)), "copy a register pair or a 64-bit immediate", ext=True,
-          aliases=("mov.u64", "mov.s64", "mov.f64")),
+        V(
+            "b64",
+            (dp(T.B64), sp(T.B64)),
+            "copy a register pair or a 64-bit immediate",
+            ext=True,
+            aliases=("mov.u64", "mov.s64", "mov.f64"),
+        ),
         V("pred", (pd(), ps()), "copy a predicate", ext=True),
     ],
 )
@@ -269,19 +286,41 @@ I32 = (T.S32, T.U32)
 group(0x08, "add", "int", typed(I32, _bin, "32-bit add, wrapping", spec=I32))
 group(0x09, "sub", "int", typed(I32, _bin, "32-bit subtract, wrapping", spec=(T.S32,)))
 group(0x0A, "mul.lo", "int", typed(I32, _bin, "multiply, low 32 bits", spec=(T.S32,)))
-group(0x0B, "mul.hi", "int", typed(I32, _bin, "multiply, high 32 bits of the 64-bit product", spec=(T.S32,)))
+group(
+    0x0B,
+    "mul.hi",
+    "int",
+    typed(I32, _bin, "multiply, high 32 bits of the 64-bit product", spec=(T.S32,)),
+)
 group(
     0x0C,
     "mul.wide",
     "int",
-    [V(t.text, (dp({T.S32: T.S64, T.U32: T.U64}[t]), s(t), s(t)), f"32x32 -> 64-bit multiply ({t.text})",
-       ext=t is T.U32) for t in I32],
+    [
+        V(
+            t.text,
+            (dp({T.S32: T.S64, T.U32: T.U64}[t]), s(t), s(t)),
+            f"32x32 -> 64-bit multiply ({t.text})",
+            ext=t is T.U32,
+        )
+        for t in I32
+    ],
 )
 group(0x0D, "mad.lo", "int", typed(I32, _tern, "multiply-add, low 32 bits: a*b + c", spec=(T.S32,)))
-group(0x0E, "div", "int", typed(I32, _bin, "division (x/0 = 0xffffffff, INT_MIN/-1 = INT_MIN)", spec=(T.S32,)))
+group(
+    0x0E,
+    "div",
+    "int",
+    typed(I32, _bin, "division (x/0 = 0xffffffff, INT_MIN/-1 = INT_MIN)", spec=(T.S32,)),
+)
 group(0x0F, "rem", "int", typed(I32, _bin, "remainder (x%0 = x, INT_MIN%-1 = 0)", spec=(T.S32,)))
 group(0x10, "neg", "int", typed((T.S32,), _un, "negate", spec=(T.S32,)))
-group(0x11, "abs", "int", typed((T.S32,), _un, "absolute value (abs(INT_MIN) = INT_MIN)", spec=(T.S32,)))
+group(
+    0x11,
+    "abs",
+    "int",
+    typed((T.S32,), _un, "absolute value (abs(INT_MIN) = INT_MIN)", spec=(T.S32,)),
+)
 group(0x12, "min", "int", typed(I32, _bin, "minimum", spec=(T.S32,)))
 group(0x13, "max", "int", typed(I32, _bin, "maximum", spec=(T.S32,)))
 group(0x14, "clamp", "int", typed(I32, _tern, "clamp a to [b, c]: min(max(a, b), c)"))
@@ -290,25 +329,64 @@ group(
     "dp4a",
     "int",
     [
-        V("s32.s32", (d(T.S32), s(T.S32), s(T.S32), s(T.S32)), "4-way signed int8 dot product plus c",
-          ext=True, cap="CAP_DP4A"),
-        V("u32.u32", (d(T.U32), s(T.U32), s(T.U32), s(T.U32)), "4-way unsigned int8 dot product plus c",
-          ext=True, cap="CAP_DP4A"),
+        V(
+            "s32.s32",
+            (d(T.S32), s(T.S32), s(T.S32), s(T.S32)),
+            "4-way signed int8 dot product plus c",
+            ext=True,
+            cap="CAP_DP4A",
+        ),
+        V(
+            "u32.u32",
+            (d(T.U32), s(T.U32), s(T.U32), s(T.U32)),
+            "4-way unsigned int8 dot product plus c",
+            ext=True,
+            cap="CAP_DP4A",
+        ),
     ],
 )
 
 # ---- bitwise ---------------------------------------------------------------------------------
-group(0x18, "and", "bit", [V("b32", _bin(T.B32), "bitwise and"),
-                            V("pred", (pd(), ps(), ps()), "predicate and", ext=True)])
-group(0x19, "or", "bit", [V("b32", _bin(T.B32), "bitwise or"),
-                           V("pred", (pd(), ps(), ps()), "predicate or", ext=True)])
-group(0x1A, "xor", "bit", [V("b32", _bin(T.B32), "bitwise xor"),
-                            V("pred", (pd(), ps(), ps()), "predicate xor", ext=True)])
-group(0x1B, "not", "bit", [V("b32", _un(T.B32), "bitwise not"),
-                            V("pred", (pd(), ps()), "predicate not", ext=True)])
+group(
+    0x18,
+    "and",
+    "bit",
+    [
+        V("b32", _bin(T.B32), "bitwise and"),
+        V("pred", (pd(), ps(), ps()), "predicate and", ext=True),
+    ],
+)
+group(
+    0x19,
+    "or",
+    "bit",
+    [V("b32", _bin(T.B32), "bitwise or"), V("pred", (pd(), ps(), ps()), "predicate or", ext=True)],
+)
+group(
+    0x1A,
+    "xor",
+    "bit",
+    [
+        V("b32", _bin(T.B32), "bitwise xor"),
+        V("pred", (pd(), ps(), ps()), "predicate xor", ext=True),
+    ],
+)
+group(
+    0x1B,
+    "not",
+    "bit",
+    [V("b32", _un(T.B32), "bitwise not"), V("pred", (pd(), ps()), "predicate not", ext=True)],
+)
 group(0x1C, "shl", "bit", [V("b32", _bin(T.B32), "shift left (amounts >= 32 give 0)")])
-group(0x1D, "shr", "bit", [V("u32", _bin(T.U32), "logical shift right (amounts >= 32 give 0)"),
-                            V("s32", _bin(T.S32), "arithmetic shift right (amounts >= 32 give sign fill)")])
+group(
+    0x1D,
+    "shr",
+    "bit",
+    [
+        V("u32", _bin(T.U32), "logical shift right (amounts >= 32 give 0)"),
+        V("s32", _bin(T.S32), "arithmetic shift right (amounts >= 32 give sign fill)"),
+    ],
+)
 group(0x1E, "popc", "bit", [V("b32", (d(T.U32), s(T.B32)), "population count")])
 group(0x1F, "clz", "bit", [V("b32", (d(T.U32), s(T.B32)), "count leading zeros (clz(0) = 32)")])
 group(0x20, "brev", "bit", [V("b32", _un(T.B32), "bit reverse")])
@@ -317,41 +395,123 @@ group(
     "bfe",
     "bit",
     [
-        V("u32", (d(T.U32), s(T.U32), s(T.U32), s(T.U32)), "bit field extract: (a >> b) & mask(c), as PTX"),
-        V("s32", (d(T.S32), s(T.S32), s(T.U32), s(T.U32)), "signed bit field extract, as PTX", ext=True),
+        V(
+            "u32",
+            (d(T.U32), s(T.U32), s(T.U32), s(T.U32)),
+            "bit field extract: (a >> b) & mask(c), as PTX",
+        ),
+        V(
+            "s32",
+            (d(T.S32), s(T.S32), s(T.U32), s(T.U32)),
+            "signed bit field extract, as PTX",
+            ext=True,
+        ),
     ],
 )
 group(
     0x22,
     "bfi",
     "bit",
-    [V("b32", (d(T.B32), s(T.B32), s(T.U32), s(T.U32), s(T.B32)),
-       "bit field insert: c bits of a at position b into e, as PTX bfi")],
+    [
+        V(
+            "b32",
+            (d(T.B32), s(T.B32), s(T.U32), s(T.U32), s(T.B32)),
+            "bit field insert: c bits of a at position b into e, as PTX bfi",
+        )
+    ],
 )
 
 # ---- floating point: f32 and (optional) f16, bf16, f64 ---------------------------------------
 FLOATS = (T.F32, T.F16X2, T.F16, T.BF16X2, T.BF16, T.F64)
 _fspec_add = (T.F32, T.F16X2, T.F64)
-group(0x28, "add", "f32", typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS))
-group(0x29, "sub", "f32", typed((T.F32, T.F16, T.BF16, T.F64), _bin, "floating-point subtract",
-                                spec=(T.F32,), caps=FLOAT_CAPS))
-group(0x2A, "mul", "f32", typed(FLOATS, _bin, "floating-point multiply", spec=_fspec_add, caps=FLOAT_CAPS))
-group(0x2B, "fma", "f32", typed(FLOATS, _tern, "fused multiply-add a*b + c, one rounding",
-                                spec=_fspec_add, caps=FLOAT_CAPS))
-group(0x2C, "div", "f32", typed((T.F32, T.F64), _bin, "division, correctly rounded", spec=(T.F32, T.F64),
-                                caps=FLOAT_CAPS))
+group(
+    0x28, "add", "f32", typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS)
+)
+group(
+    0x29,
+    "sub",
+    "f32",
+    typed(
+        (T.F32, T.F16, T.BF16, T.F64),
+        _bin,
+        "floating-point subtract",
+        spec=(T.F32,),
+        caps=FLOAT_CAPS,
+    ),
+)
+group(
+    0x2A,
+    "mul",
+    "f32",
+    typed(FLOATS, _bin, "floating-point multiply", spec=_fspec_add, caps=FLOAT_CAPS),
+)
+group(
+    0x2B,
+    "fma",
+    "f32",
+    typed(
+        FLOATS, _tern, "fused multiply-add a*b + c, one rounding", spec=_fspec_add, caps=FLOAT_CAPS
+    ),
+)
+group(
+    0x2C,
+    "div",
+    "f32",
+    typed(
+        (T.F32, T.F64), _bin, "division, correctly rounded", spec=(T.F32, T.F64), caps=FLOAT_CAPS
+    ),
+)
 group(0x2D, "rcp", "f32", typed((T.F32,), _un, "reciprocal (approximate, 1 ulp)", spec=(T.F32,)))
-group(0x2E, "sqrt", "f32", typed((T.F32, T.F64), _un, "square root, correctly rounded", spec=(T.F32,),
-                                 caps=FLOAT_CAPS))
-group(0x2F, "rsqrt", "f32", typed((T.F32,), _un, "reciprocal square root (approximate)", spec=(T.F32,)))
-group(0x30, "neg", "f32", typed((T.F32, T.F64), _un, "negate (flips the sign bit)", spec=(T.F32,),
-                                caps=FLOAT_CAPS))
-group(0x31, "abs", "f32", typed((T.F32, T.F64), _un, "absolute value (clears the sign bit)", spec=(T.F32,),
-                                caps=FLOAT_CAPS))
-group(0x32, "min", "f32", typed((T.F32, T.F64), _bin, "minimum; a NaN operand yields the other",
-                                spec=(T.F32,), caps=FLOAT_CAPS))
-group(0x33, "max", "f32", typed((T.F32, T.F64), _bin, "maximum; a NaN operand yields the other",
-                                spec=(T.F32,), caps=FLOAT_CAPS))
+group(
+    0x2E,
+    "sqrt",
+    "f32",
+    typed((T.F32, T.F64), _un, "square root, correctly rounded", spec=(T.F32,), caps=FLOAT_CAPS),
+)
+group(
+    0x2F,
+    "rsqrt",
+    "f32",
+    typed((T.F32,), _un, "reciprocal square root (approximate)", spec=(T.F32,)),
+)
+group(
+    0x30,
+    "neg",
+    "f32",
+    typed((T.F32, T.F64), _un, "negate (flips the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS),
+)
+group(
+    0x31,
+    "abs",
+    "f32",
+    typed(
+        (T.F32, T.F64), _un, "absolute value (clears the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS
+    ),
+)
+group(
+    0x32,
+    "min",
+    "f32",
+    typed(
+        (T.F32, T.F64),
+        _bin,
+        "minimum; a NaN operand yields the other",
+        spec=(T.F32,),
+        caps=FLOAT_CAPS,
+    ),
+)
+group(
+    0x33,
+    "max",
+    "f32",
+    typed(
+        (T.F32, T.F64),
+        _bin,
+        "maximum; a NaN operand yields the other",
+        spec=(T.F32,),
+        caps=FLOAT_CAPS,
+    ),
+)
 group(0x34, "sin", "f32", typed((T.F32,), _un, "sine (approximate)", spec=(T.F32,)))
 group(0x35, "cos", "f32", typed((T.F32,), _un, "cosine (approximate)", spec=(T.F32,)))
 group(0x36, "exp2", "f32", typed((T.F32,), _un, "2^x (approximate)", spec=(T.F32,)))
@@ -360,10 +520,21 @@ group(0x38, "fract", "f32", typed((T.F32,), _un, "x - floor(x)"))
 group(0x39, "sat", "f32", typed((T.F32,), _un, "clamp to [0, 1] (NaN gives 0)"))
 group(0x3A, "clamp", "f32", typed((T.F32,), _tern, "clamp a to [b, c]"))
 
+
 # ---- conversions -----------------------------------------------------------------------------
-def _cvt(prefix: str, dt: DataType, st: DataType, doc: str, *, ext: bool, cap: str | None = None,
-         aliases: tuple[str, ...] = ()) -> V:
-    return V(f"{prefix}{dt.text}.{st.text}", (rd(dt), rs(st)), doc, ext=ext, cap=cap, aliases=aliases)
+def _cvt(
+    prefix: str,
+    dt: DataType,
+    st: DataType,
+    doc: str,
+    *,
+    ext: bool,
+    cap: str | None = None,
+    aliases: tuple[str, ...] = (),
+) -> V:
+    return V(
+        f"{prefix}{dt.text}.{st.text}", (rd(dt), rs(st)), doc, ext=ext, cap=cap, aliases=aliases
+    )
 
 
 group(
@@ -371,45 +542,133 @@ group(
     "cvt",
     "cvt",
     [
-        _cvt("", T.F32, T.S32, "signed int to f32, round to nearest even", ext=False,
-             aliases=("cvt.rn.f32.s32",)),
-        _cvt("", T.F32, T.U32, "unsigned int to f32, round to nearest even", ext=False,
-             aliases=("cvt.rn.f32.u32",)),
-        _cvt("", T.S32, T.F32, "f32 to signed int, truncate, saturate, NaN -> 0", ext=False,
-             aliases=("cvt.rzi.s32.f32",)),
+        _cvt(
+            "",
+            T.F32,
+            T.S32,
+            "signed int to f32, round to nearest even",
+            ext=False,
+            aliases=("cvt.rn.f32.s32",),
+        ),
+        _cvt(
+            "",
+            T.F32,
+            T.U32,
+            "unsigned int to f32, round to nearest even",
+            ext=False,
+            aliases=("cvt.rn.f32.u32",),
+        ),
+        _cvt(
+            "",
+            T.S32,
+            T.F32,
+            "f32 to signed int, truncate, saturate, NaN -> 0",
+            ext=False,
+            aliases=("cvt.rzi.s32.f32",),
+        ),
         _cvt("rni.", T.S32, T.F32, "f32 to signed int, round to nearest even, saturate", ext=False),
         _cvt("rmi.", T.S32, T.F32, "f32 to signed int, round toward -inf, saturate", ext=True),
         _cvt("rpi.", T.S32, T.F32, "f32 to signed int, round toward +inf, saturate", ext=True),
-        _cvt("", T.U32, T.F32, "f32 to unsigned int, truncate, saturate, NaN -> 0", ext=True,
-             aliases=("cvt.rzi.u32.f32",)),
-        _cvt("rni.", T.U32, T.F32, "f32 to unsigned int, round to nearest even, saturate", ext=True),
+        _cvt(
+            "",
+            T.U32,
+            T.F32,
+            "f32 to unsigned int, truncate, saturate, NaN -> 0",
+            ext=True,
+            aliases=("cvt.rzi.u32.f32",),
+        ),
+        _cvt(
+            "rni.", T.U32, T.F32, "f32 to unsigned int, round to nearest even, saturate", ext=True
+        ),
         _cvt("rmi.", T.U32, T.F32, "f32 to unsigned int, round toward -inf, saturate", ext=True),
         _cvt("rpi.", T.U32, T.F32, "f32 to unsigned int, round toward +inf, saturate", ext=True),
-        _cvt("", T.F16, T.F32, "f32 to f16 in the low half (high half 0), round to nearest even",
-             ext=False, cap="CAP_F16", aliases=("cvt.rn.f16.f32",)),
+        _cvt(
+            "",
+            T.F16,
+            T.F32,
+            "f32 to f16 in the low half (high half 0), round to nearest even",
+            ext=False,
+            cap="CAP_F16",
+            aliases=("cvt.rn.f16.f32",),
+        ),
         _cvt("", T.F32, T.F16, "f16 in the low half to f32 (exact)", ext=False, cap="CAP_F16"),
         _cvt("", T.F64, T.F32, "f32 to f64 (exact)", ext=False, cap="CAP_F64"),
-        _cvt("", T.F32, T.F64, "f64 to f32, round to nearest even", ext=False, cap="CAP_F64",
-             aliases=("cvt.rn.f32.f64",)),
+        _cvt(
+            "",
+            T.F32,
+            T.F64,
+            "f64 to f32, round to nearest even",
+            ext=False,
+            cap="CAP_F64",
+            aliases=("cvt.rn.f32.f64",),
+        ),
         _cvt("", T.F64, T.S32, "signed int to f64 (exact)", ext=True, cap="CAP_F64"),
         _cvt("", T.F64, T.U32, "unsigned int to f64 (exact)", ext=True, cap="CAP_F64"),
-        _cvt("", T.S32, T.F64, "f64 to signed int, truncate, saturate, NaN -> 0", ext=True, cap="CAP_F64",
-             aliases=("cvt.rzi.s32.f64",)),
-        _cvt("", T.U32, T.F64, "f64 to unsigned int, truncate, saturate, NaN -> 0", ext=True,
-             cap="CAP_F64", aliases=("cvt.rzi.u32.f64",)),
-        _cvt("", T.BF16, T.F32, "f32 to bf16 in the low half, round to nearest even", ext=True,
-             cap="CAP_BF16", aliases=("cvt.rn.bf16.f32",)),
+        _cvt(
+            "",
+            T.S32,
+            T.F64,
+            "f64 to signed int, truncate, saturate, NaN -> 0",
+            ext=True,
+            cap="CAP_F64",
+            aliases=("cvt.rzi.s32.f64",),
+        ),
+        _cvt(
+            "",
+            T.U32,
+            T.F64,
+            "f64 to unsigned int, truncate, saturate, NaN -> 0",
+            ext=True,
+            cap="CAP_F64",
+            aliases=("cvt.rzi.u32.f64",),
+        ),
+        _cvt(
+            "",
+            T.BF16,
+            T.F32,
+            "f32 to bf16 in the low half, round to nearest even",
+            ext=True,
+            cap="CAP_BF16",
+            aliases=("cvt.rn.bf16.f32",),
+        ),
         _cvt("", T.F32, T.BF16, "bf16 in the low half to f32 (exact)", ext=True, cap="CAP_BF16"),
         _cvt("rni.", T.F32, T.F32, "round to nearest integral value, ties to even", ext=True),
         _cvt("rzi.", T.F32, T.F32, "round toward zero to an integral value (trunc)", ext=True),
         _cvt("rmi.", T.F32, T.F32, "round toward -inf to an integral value (floor)", ext=True),
         _cvt("rpi.", T.F32, T.F32, "round toward +inf to an integral value (ceil)", ext=True),
         _cvt("rz.", T.F32, T.F64, "f64 to f32, round toward zero", ext=True, cap="CAP_F64"),
-        _cvt("rni.", T.F64, T.F64, "round f64 to nearest integral value, ties to even", ext=True,
-             cap="CAP_F64"),
-        _cvt("rzi.", T.F64, T.F64, "round f64 toward zero to an integral value", ext=True, cap="CAP_F64"),
-        _cvt("rmi.", T.F64, T.F64, "round f64 toward -inf to an integral value", ext=True, cap="CAP_F64"),
-        _cvt("rpi.", T.F64, T.F64, "round f64 toward +inf to an integral value", ext=True, cap="CAP_F64"),
+        _cvt(
+            "rni.",
+            T.F64,
+            T.F64,
+            "round f64 to nearest integral value, ties to even",
+            ext=True,
+            cap="CAP_F64",
+        ),
+        _cvt(
+            "rzi.",
+            T.F64,
+            T.F64,
+            "round f64 toward zero to an integral value",
+            ext=True,
+            cap="CAP_F64",
+        ),
+        _cvt(
+            "rmi.",
+            T.F64,
+            T.F64,
+            "round f64 toward -inf to an integral value",
+            ext=True,
+            cap="CAP_F64",
+        ),
+        _cvt(
+            "rpi.",
+            T.F64,
+            T.F64,
+            "round f64 toward +inf to an integral value",
+            ext=True,
+            cap="CAP_F64",
+        ),
     ],
 )
 
@@ -418,8 +677,12 @@ _ICMP = ("eq", "ne", "lt", "le", "gt", "ge")
 _FCMP_ORDERED = ("eq", "ne", "lt", "le", "gt", "ge")
 _FCMP_UNORDERED = ("equ", "neu", "ltu", "leu", "gtu", "geu")
 _CMP_DOC = {
-    "eq": "equal", "ne": "not equal", "lt": "less than", "le": "less or equal",
-    "gt": "greater than", "ge": "greater or equal",
+    "eq": "equal",
+    "ne": "not equal",
+    "lt": "less than",
+    "le": "less or equal",
+    "gt": "greater than",
+    "ge": "greater or equal",
 }
 
 
@@ -437,7 +700,15 @@ def _setp_variants(t: DataType, spec_ops: Iterable[str], cap: str | None) -> lis
             doc = f"{_CMP_DOC[c]}; false if either operand is NaN (ordered)"
         else:
             doc = _CMP_DOC[c]
-        out.append(V(f"{c}.{t.text}", (pd(), rs(t), rs(t)), f"{doc} ({t.text})", ext=c not in spec_set, cap=cap))
+        out.append(
+            V(
+                f"{c}.{t.text}",
+                (pd(), rs(t), rs(t)),
+                f"{doc} ({t.text})",
+                ext=c not in spec_set,
+                cap=cap,
+            )
+        )
     return out
 
 
@@ -450,10 +721,19 @@ group(
     "selp",
     "select",
     [
-        V("b32", (d(T.B32), s(T.B32), s(T.B32), ps()), "select: d = p ? a : b",
-          aliases=("selp.s32", "selp.u32", "selp.f32")),
-        V("b64", (dp(T.B64), sp(T.B64), sp(T.B64), ps()), "select a pair: d = p ? a : b", ext=True,
-          aliases=("selp.u64", "selp.s64", "selp.f64")),
+        V(
+            "b32",
+            (d(T.B32), s(T.B32), s(T.B32), ps()),
+            "select: d = p ? a : b",
+            aliases=("selp.s32", "selp.u32", "selp.f32"),
+        ),
+        V(
+            "b64",
+            (dp(T.B64), sp(T.B64), sp(T.B64), ps()),
+            "select a pair: d = p ? a : b",
+            ext=True,
+            aliases=("selp.u64", "selp.s64", "selp.f64"),
+        ),
     ],
 )
 group(
@@ -461,10 +741,19 @@ group(
     "slct",
     "select",
     [
-        V("s32.f32", (d(T.B32), s(T.B32), s(T.B32), s(T.F32)), "select on sign: d = (c >= 0.0) ? a : b",
-          aliases=("slct.b32.f32", "slct.u32.f32", "slct.f32.f32")),
-        V("b32.s32", (d(T.B32), s(T.B32), s(T.B32), s(T.S32)), "select on sign: d = (c >= 0) ? a : b",
-          ext=True, aliases=("slct.s32.s32", "slct.u32.s32", "slct.f32.s32")),
+        V(
+            "s32.f32",
+            (d(T.B32), s(T.B32), s(T.B32), s(T.F32)),
+            "select on sign: d = (c >= 0.0) ? a : b",
+            aliases=("slct.b32.f32", "slct.u32.f32", "slct.f32.f32"),
+        ),
+        V(
+            "b32.s32",
+            (d(T.B32), s(T.B32), s(T.B32), s(T.S32)),
+            "select on sign: d = (c >= 0) ? a : b",
+            ext=True,
+            aliases=("slct.s32.s32", "slct.u32.s32", "slct.f32.s32"),
+        ),
     ],
 )
 
@@ -488,8 +777,14 @@ _ST = (
     ("v4.b32", 16, vec(4, Role.SRC, T.B32), T.B32, ("v4.u32", "v4.s32", "v4.f32")),
 )
 _SPACE_DOC = {"global": "device memory", "local": "local memory", "const": "constant memory"}
-_SPEC_LOADS = {("local", "b32"), ("local", "b64"), ("global", "b32"), ("const", "b32"),
-               ("global", "v2.b32"), ("global", "v4.b32")}
+_SPEC_LOADS = {
+    ("local", "b32"),
+    ("local", "b64"),
+    ("global", "b32"),
+    ("const", "b32"),
+    ("global", "v2.b32"),
+    ("global", "v4.b32"),
+}
 _SPEC_STORES = {("local", "b32"), ("global", "b32")}
 
 for _opc, _space in ((0x50, "global"), (0x51, "local"), (0x52, "const")):
@@ -498,11 +793,21 @@ for _opc, _space in ((0x50, "global"), (0x51, "local"), (0x52, "const")):
         f"ld.{_space}",
         "load",
         [
-            V(sfx, (dst, mem(mt)), f"load {w} byte(s) from {_SPACE_DOC[_space]}"
-              + (" (sign-extended)" if sfx.startswith("s") else " (zero-extended)" if w < 4 else ""),
-              ext=(_space, sfx) not in _SPEC_LOADS,
-              aliases=tuple(f"ld.{_space}.{a}" for a in al),
-              extra=(("width", w),))
+            V(
+                sfx,
+                (dst, mem(mt)),
+                f"load {w} byte(s) from {_SPACE_DOC[_space]}"
+                + (
+                    " (sign-extended)"
+                    if sfx.startswith("s")
+                    else " (zero-extended)"
+                    if w < 4
+                    else ""
+                ),
+                ext=(_space, sfx) not in _SPEC_LOADS,
+                aliases=tuple(f"ld.{_space}.{a}" for a in al),
+                extra=(("width", w),),
+            )
             for sfx, w, dst, mt, _e, al in _LD
         ],
         space=_space,
@@ -513,10 +818,14 @@ for _opc, _space in ((0x54, "global"), (0x55, "local")):
         f"st.{_space}",
         "store",
         [
-            V(sfx, (mem(mt), val), f"store {w} byte(s) to {_SPACE_DOC[_space]}",
-              ext=(_space, sfx) not in _SPEC_STORES,
-              aliases=tuple(f"st.{_space}.{a}" for a in al),
-              extra=(("width", w),))
+            V(
+                sfx,
+                (mem(mt), val),
+                f"store {w} byte(s) to {_SPACE_DOC[_space]}",
+                ext=(_space, sfx) not in _SPEC_STORES,
+                aliases=tuple(f"st.{_space}.{a}" for a in al),
+                extra=(("width", w),),
+            )
             for sfx, w, val, mt, al in _ST
         ],
         space=_space,
@@ -538,8 +847,19 @@ _ATOM_OPS = (
     ("cas.b32", T.B32, "compare and swap: store c where memory equals b", ()),
     ("add.f32", T.F32, "f32 add", ()),
 )
-_SPEC_ATOMS = {"add.u32", "sub.u32", "min.s32", "max.s32", "min.u32", "max.u32", "and.b32",
-               "or.b32", "xor.b32", "exch.b32", "cas.b32"}
+_SPEC_ATOMS = {
+    "add.u32",
+    "sub.u32",
+    "min.s32",
+    "max.s32",
+    "min.u32",
+    "max.u32",
+    "and.b32",
+    "or.b32",
+    "xor.b32",
+    "exch.b32",
+    "cas.b32",
+}
 
 for _opc, _space in ((0x58, "global"), (0x59, "local")):
     group(
@@ -547,10 +867,14 @@ for _opc, _space in ((0x58, "global"), (0x59, "local")):
         f"atom.{_space}",
         "atomic",
         [
-            V(sfx, (d(t), mem(t), s(t), *((s(t),) if sfx.startswith("cas") else ())),
-              f"atomic {doc} on {_SPACE_DOC[_space]}, returns the old value",
-              ext=sfx not in _SPEC_ATOMS, aliases=tuple(f"atom.{_space}.{a}" for a in al),
-              extra=(("width", 4),))
+            V(
+                sfx,
+                (d(t), mem(t), s(t), *((s(t),) if sfx.startswith("cas") else ())),
+                f"atomic {doc} on {_SPACE_DOC[_space]}, returns the old value",
+                ext=sfx not in _SPEC_ATOMS,
+                aliases=tuple(f"atom.{_space}.{a}" for a in al),
+                extra=(("width", 4),),
+            )
             for sfx, t, doc, al in _ATOM_OPS
         ],
         space=_space,
@@ -562,9 +886,14 @@ for _opc, _space in ((0x5A, "global"), (0x5B, "local")):
         f"red.{_space}",
         "atomic",
         [
-            V(sfx, (mem(t), s(t), *((s(t),) if sfx.startswith("cas") else ())),
-              f"atomic {doc} on {_SPACE_DOC[_space]}, no result",
-              ext=True, aliases=tuple(f"red.{_space}.{a}" for a in al), extra=(("width", 4),))
+            V(
+                sfx,
+                (mem(t), s(t), *((s(t),) if sfx.startswith("cas") else ())),
+                f"atomic {doc} on {_SPACE_DOC[_space]}, no result",
+                ext=True,
+                aliases=tuple(f"red.{_space}.{a}" for a in al),
+                extra=(("width", 4),),
+            )
             for sfx, t, doc, al in _ATOM_OPS
         ],
         space=_space,
@@ -577,7 +906,12 @@ group(
     "wave.reduce",
     "wave",
     [
-        V("add.u32", (d(T.U32), s(T.U32)), "sum over the active lanes", aliases=("wave.reduce.add.s32",)),
+        V(
+            "add.u32",
+            (d(T.U32), s(T.U32)),
+            "sum over the active lanes",
+            aliases=("wave.reduce.add.s32",),
+        ),
         V("min.s32", (d(T.S32), s(T.S32)), "signed minimum over the active lanes"),
         V("max.s32", (d(T.S32), s(T.S32)), "signed maximum over the active lanes"),
         V("and.b32", (d(T.B32), s(T.B32)), "bitwise and over the active lanes"),
@@ -585,34 +919,81 @@ group(
         V("min.u32", (d(T.U32), s(T.U32)), "unsigned minimum over the active lanes", ext=True),
         V("max.u32", (d(T.U32), s(T.U32)), "unsigned maximum over the active lanes", ext=True),
         V("xor.b32", (d(T.B32), s(T.B32)), "bitwise xor over the active lanes", ext=True),
-        V("min.f32", (d(T.F32), s(T.F32)), "f32 minimum over the active lanes (NaN ignored)", ext=True),
-        V("max.f32", (d(T.F32), s(T.F32)), "f32 maximum over the active lanes (NaN ignored)", ext=True),
+        V(
+            "min.f32",
+            (d(T.F32), s(T.F32)),
+            "f32 minimum over the active lanes (NaN ignored)",
+            ext=True,
+        ),
+        V(
+            "max.f32",
+            (d(T.F32), s(T.F32)),
+            "f32 maximum over the active lanes (NaN ignored)",
+            ext=True,
+        ),
     ],
 )
-group(0x61, "wave.broadcast", "wave",
-      [V("b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane b (modulo W) to every active lane")])
+group(
+    0x61,
+    "wave.broadcast",
+    "wave",
+    [V("b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane b (modulo W) to every active lane")],
+)
 group(
     0x62,
     "wave.shuffle",
     "wave",
     [
         V("b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane b (modulo W)"),
-        V("xor.b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane lane_id ^ b (own value if out of range)"),
-        V("up.b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane lane_id - b (own value if out of range)"),
-        V("down.b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane lane_id + b (own value if out of range)"),
+        V(
+            "xor.b32",
+            (d(T.B32), s(T.B32), s(T.U32)),
+            "a from lane lane_id ^ b (own value if out of range)",
+        ),
+        V(
+            "up.b32",
+            (d(T.B32), s(T.B32), s(T.U32)),
+            "a from lane lane_id - b (own value if out of range)",
+        ),
+        V(
+            "down.b32",
+            (d(T.B32), s(T.B32), s(T.U32)),
+            "a from lane lane_id + b (own value if out of range)",
+        ),
     ],
 )
-group(0x63, "wave.prefix", "wave",
-      [V("add.u32", (d(T.U32), s(T.U32)), "exclusive prefix sum over the active lanes",
-         aliases=("wave.prefix.add.s32",))])
-group(0x64, "wave.ballot", "wave",
-      [V("b32", (d(T.B32), ps()), "bit i set for each active lane i (i < 32) where p holds")])
+group(
+    0x63,
+    "wave.prefix",
+    "wave",
+    [
+        V(
+            "add.u32",
+            (d(T.U32), s(T.U32)),
+            "exclusive prefix sum over the active lanes",
+            aliases=("wave.prefix.add.s32",),
+        )
+    ],
+)
+group(
+    0x64,
+    "wave.ballot",
+    "wave",
+    [V("b32", (d(T.B32), ps()), "bit i set for each active lane i (i < 32) where p holds")],
+)
 group(0x65, "wave.any", "wave", [V("", (pd(), ps()), "true if p holds in any active lane")])
 group(0x66, "wave.all", "wave", [V("", (pd(), ps()), "true if p holds in every active lane")])
 
 # ---- synchronisation -------------------------------------------------------------------------
-group(0x68, "barrier", "sync", [V("", (), "workgroup barrier with a workgroup-scope fence")],
-      barrier=True, guardable=False, side_effects=True)
+group(
+    0x68,
+    "barrier",
+    "sync",
+    [V("", (), "workgroup barrier with a workgroup-scope fence")],
+    barrier=True,
+    guardable=False,
+    side_effects=True,
+)
 group(
     0x69,
     "fence",
@@ -626,21 +1007,55 @@ group(
 )
 
 # ---- structured control flow -----------------------------------------------------------------
-group(0x70, "if", "control", [
-    V("", (ps(),), "begin an if block for the lanes where p holds"),
-    V("uniform", (ps(),), "an if whose condition is uniform across the wave (divergence is UB)",
-      key="if.uniform", extra=(("uniform", True),)),
-], control=True, guardable=False)
+group(
+    0x70,
+    "if",
+    "control",
+    [
+        V("", (ps(),), "begin an if block for the lanes where p holds"),
+        V(
+            "uniform",
+            (ps(),),
+            "an if whose condition is uniform across the wave (divergence is UB)",
+            key="if.uniform",
+            extra=(("uniform", True),),
+        ),
+    ],
+    control=True,
+    guardable=False,
+)
 group(0x71, "else", "control", [V("", (), "begin the else block")], control=True, guardable=False)
-group(0x72, "endif", "control", [V("", (), "end an if/else block; lanes reconverge")], control=True,
-      guardable=False)
+group(
+    0x72,
+    "endif",
+    "control",
+    [V("", (), "end an if/else block; lanes reconverge")],
+    control=True,
+    guardable=False,
+)
 group(0x73, "loop", "control", [V("", (), "begin a loop")], control=True, guardable=False)
-group(0x74, "endloop", "control", [V("", (), "end of the loop body; back to its start")], control=True,
-      guardable=False)
-group(0x75, "break", "control", [V("", (ps(),), "lanes where p holds leave the innermost loop")],
-      control=True)
-group(0x76, "continue", "control",
-      [V("", (ps(),), "lanes where p holds go to the next iteration of the innermost loop")], control=True)
+group(
+    0x74,
+    "endloop",
+    "control",
+    [V("", (), "end of the loop body; back to its start")],
+    control=True,
+    guardable=False,
+)
+group(
+    0x75,
+    "break",
+    "control",
+    [V("", (ps(),), "lanes where p holds leave the innermost loop")],
+    control=True,
+)
+group(
+    0x76,
+    "continue",
+    "control",
+    [V("", (ps(),), "lanes where p holds go to the next iteration of the innermost loop")],
+    control=True,
+)
 group(0x77, "ret", "control", [V("", (), "end the executing threads")], control=True)
 
 # ---- matrix multiply-accumulate --------------------------------------------------------------
@@ -648,9 +1063,19 @@ group(
     0x7C,
     "mma",
     "mma",
-    [V("m16n8k8.f32.f16",
-       (vec(4, Role.DST, T.F32), vec(2, Role.SRC, T.F16X2), vec(1, Role.SRC, T.F16X2), vec(4, Role.SRC, T.F32)),
-       "16x8x8 matrix multiply-accumulate, PTX mma.sync fragment layout (W = 32)", cap="CAP_MMA")],
+    [
+        V(
+            "m16n8k8.f32.f16",
+            (
+                vec(4, Role.DST, T.F32),
+                vec(2, Role.SRC, T.F16X2),
+                vec(1, Role.SRC, T.F16X2),
+                vec(4, Role.SRC, T.F32),
+            ),
+            "16x8x8 matrix multiply-accumulate, PTX mma.sync fragment layout (W = 32)",
+            cap="CAP_MMA",
+        )
+    ],
 )
 
 # ----------------------------------------------------------------------------------------------

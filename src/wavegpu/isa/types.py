@@ -78,9 +78,14 @@ class Kind(enum.Enum):
     @property
     def reg_span(self) -> int:
         """How many consecutive GPRs the operand names."""
-        return {Kind.REG: 1, Kind.PAIR: 2, Kind.VEC1: 1, Kind.VEC2: 2, Kind.VEC4: 4, Kind.MEM: 1}.get(
-            self, 0
-        )
+        return {
+            Kind.REG: 1,
+            Kind.PAIR: 2,
+            Kind.VEC1: 1,
+            Kind.VEC2: 2,
+            Kind.VEC4: 4,
+            Kind.MEM: 1,
+        }.get(self, 0)
 
 
 class Role(enum.Enum):

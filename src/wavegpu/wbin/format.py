@@ -6,15 +6,16 @@ header | kernel table | parameter table | line table | string table | code
 
 from __future__ import annotations
 
+import itertools
 import struct
 from dataclasses import dataclass
 
+from ..encoding import decode_all, encode_bytes
 from ..errors import EncodingError, WbinError
 from ..isa.capabilities import EMULATOR
 from ..isa.registers import NUM_GPRS, NUM_PREDS
 from ..isa.structure import check_structure, footprint
 from ..isa.types import DataType
-from ..encoding import decode_all, encode_bytes
 from .program import Kernel, Param, Program, SourceLoc
 
 MAGIC = b"WBIN"
@@ -24,15 +25,42 @@ FLAG_LINES = 1
 # name, struct format, field names: the one description of each record.
 HEADER = struct.Struct("<4sHHIIIIIIIIIIIII")
 HEADER_FIELDS = (
-    "magic", "major", "minor", "flags", "header_size", "kernel_count", "kernel_off",
-    "param_off", "param_count", "line_off", "line_count", "string_off", "string_size",
-    "code_off", "code_size", "file_size",
+    "magic",
+    "major",
+    "minor",
+    "flags",
+    "header_size",
+    "kernel_count",
+    "kernel_off",
+    "param_off",
+    "param_count",
+    "line_off",
+    "line_count",
+    "string_off",
+    "string_size",
+    "code_off",
+    "code_size",
+    "file_size",
 )
 KERNEL = struct.Struct("<IIIHBBIIIIHHIIIII")
 KERNEL_FIELDS = (
-    "name", "code_start", "code_size", "registers", "predicates", "reserved0", "local_memory",
-    "wg_x", "wg_y", "wg_z", "isa_major", "isa_minor", "param_first", "param_count",
-    "line_first", "line_count", "reserved1",
+    "name",
+    "code_start",
+    "code_size",
+    "registers",
+    "predicates",
+    "reserved0",
+    "local_memory",
+    "wg_x",
+    "wg_y",
+    "wg_z",
+    "isa_major",
+    "isa_minor",
+    "param_first",
+    "param_count",
+    "line_first",
+    "line_count",
+    "reserved1",
 )
 PARAM = struct.Struct("<IBBH")
 PARAM_FIELDS = ("name", "kind", "dtype", "reserved")
@@ -75,7 +103,9 @@ def write(prog: Program) -> bytes:
             try:
                 code += encode_bytes(inst)
             except EncodingError as e:
-                raise WbinError(f"kernel {k.name!r}: cannot encode {inst.spec.name}: {e.reason}") from None
+                raise WbinError(
+                    f"kernel {k.name!r}: cannot encode {inst.spec.name}: {e.reason}"
+                ) from None
         p_first = nparams
         for p in k.params:
             params += PARAM.pack(strings.add(p.name), PARAM_KINDS.index(p.kind), p.dtype.code, 0)
@@ -89,9 +119,20 @@ def write(prog: Program) -> bytes:
                 nlines += 1
         wg = k.workgroup_size or (0, 0, 0)
         kernels += KERNEL.pack(
-            strings.add(k.name), start, len(code) - start, k.registers, k.predicates, 0,
-            k.local_memory, *wg, *k.isa_version, p_first if k.params else 0, len(k.params),
-            l_first if nlines > l_first else 0, nlines - l_first, 0,
+            strings.add(k.name),
+            start,
+            len(code) - start,
+            k.registers,
+            k.predicates,
+            0,
+            k.local_memory,
+            *wg,
+            *k.isa_version,
+            p_first if k.params else 0,
+            len(k.params),
+            l_first if nlines > l_first else 0,
+            nlines - l_first,
+            0,
         )
     has_lines = nlines > 0
     kernel_off = HEADER.size
@@ -101,9 +142,21 @@ def write(prog: Program) -> bytes:
     code_off = _align4(string_off + len(strings.data))
     file_size = code_off + len(code)
     header = HEADER.pack(
-        MAGIC, *FORMAT_VERSION, FLAG_LINES if has_lines else 0, HEADER.size, len(prog.kernels),
-        kernel_off, param_off, nparams, line_off, nlines, string_off, len(strings.data),
-        code_off, len(code), file_size,
+        MAGIC,
+        *FORMAT_VERSION,
+        FLAG_LINES if has_lines else 0,
+        HEADER.size,
+        len(prog.kernels),
+        kernel_off,
+        param_off,
+        nparams,
+        line_off,
+        nlines,
+        string_off,
+        len(strings.data),
+        code_off,
+        len(code),
+        file_size,
     )
     pad = b"\0" * (code_off - string_off - len(strings.data))
     return bytes(header + kernels + params + lines + strings.data + pad + code)
@@ -117,20 +170,31 @@ class _Reader:
     def fail(self, reason: str, offset: int | None) -> WbinError:
         return WbinError(reason, offset, self.path)
 
-    def unpack(self, st: struct.Struct, names: tuple[str, ...], off: int, what: str) -> dict[str, int]:
+    def unpack(
+        self, st: struct.Struct, names: tuple[str, ...], off: int, what: str
+    ) -> dict[str, int]:
         if off < 0 or off + st.size > len(self.data):
-            raise self.fail(f"truncated file: {what} needs {st.size} bytes at offset {off}", min(off, len(self.data)))
+            raise self.fail(
+                f"truncated file: {what} needs {st.size} bytes at offset {off}",
+                min(off, len(self.data)),
+            )
         return dict(zip(names, st.unpack_from(self.data, off)))
 
     def section(self, name: str, off: int, size: int, field_off: int) -> None:
         if off % 4:
             raise self.fail(f"{name} offset {off} is not 4-byte aligned", field_off)
         if off < HEADER.size or off + size > len(self.data):
-            raise self.fail(f"{name} [{off}, {off + size}) lies outside the file (size {len(self.data)})", field_off)
+            raise self.fail(
+                f"{name} [{off}, {off + size}) lies outside the file (size {len(self.data)})",
+                field_off,
+            )
 
     def string(self, h: dict[str, int], ref: int, field_off: int, what: str) -> str:
         if ref >= h["string_size"]:
-            raise self.fail(f"{what}: string offset {ref} out of range (table size {h['string_size']})", field_off)
+            raise self.fail(
+                f"{what}: string offset {ref} out of range (table size {h['string_size']})",
+                field_off,
+            )
         start = h["string_off"] + ref
         end = self.data.find(b"\0", start, h["string_off"] + h["string_size"])
         if end < 0:
@@ -176,14 +240,20 @@ def _read(data: bytes, path: str | None) -> Program:
         return _field_offset(0, HEADER_FIELDS, HEADER, name)
 
     if (h["major"], h["minor"]) != FORMAT_VERSION:
-        raise r.fail(f"unsupported format version {h['major']}.{h['minor']} (this reader: 1.0)", hoff("major"))
+        raise r.fail(
+            f"unsupported format version {h['major']}.{h['minor']} (this reader: 1.0)",
+            hoff("major"),
+        )
     if h["flags"] & ~FLAG_LINES:
         raise r.fail(f"unknown flags 0x{h['flags']:x}", hoff("flags"))
     if h["header_size"] != HEADER.size:
         raise r.fail(f"header size {h['header_size']}, expected {HEADER.size}", hoff("header_size"))
     if h["file_size"] != len(data):
-        raise r.fail(f"header says the file has {h['file_size']} bytes, but it has {len(data)}"
-                     + (" (truncated)" if len(data) < h["file_size"] else ""), hoff("file_size"))
+        raise r.fail(
+            f"header says the file has {h['file_size']} bytes, but it has {len(data)}"
+            + (" (truncated)" if len(data) < h["file_size"] else ""),
+            hoff("file_size"),
+        )
     secs = [
         ("kernel table", h["kernel_off"], h["kernel_count"] * KERNEL.size, hoff("kernel_off")),
         ("parameter table", h["param_off"], h["param_count"] * PARAM.size, hoff("param_off")),
@@ -194,11 +264,13 @@ def _read(data: bytes, path: str | None) -> Program:
     for name, off, size, fo in secs:
         if name == "string table":
             if off < HEADER.size or off + size > len(data):
-                raise r.fail(f"{name} [{off}, {off + size}) lies outside the file (size {len(data)})", fo)
+                raise r.fail(
+                    f"{name} [{off}, {off + size}) lies outside the file (size {len(data)})", fo
+                )
         else:
             r.section(name, off, size, fo)
     spans = sorted((off, off + size, name, fo) for name, off, size, fo in secs if size)
-    for (a0, a1, an, _), (b0, _b1, bn, bfo) in zip(spans, spans[1:]):
+    for (_a0, a1, an, _), (b0, _b1, bn, bfo) in itertools.pairwise(spans):
         if b0 < a1:
             raise r.fail(f"{bn} overlaps the {an}", bfo)
     if h["code_size"] % 4:
@@ -229,30 +301,47 @@ def _read(data: bytes, path: str | None) -> Program:
         if k["code_start"] % 4 or k["code_size"] % 4:
             raise r.fail(f"kernel {name!r}: code range is not 4-byte aligned", koff("code_start"))
         if k["code_start"] + k["code_size"] > h["code_size"]:
-            raise r.fail(f"kernel {name!r}: code range [{k['code_start']}, {k['code_start'] + k['code_size']}) "
-                         f"outside the code section (size {h['code_size']})", koff("code_start"))
+            raise r.fail(
+                f"kernel {name!r}: code range [{k['code_start']}, {k['code_start'] + k['code_size']}) "
+                f"outside the code section (size {h['code_size']})",
+                koff("code_start"),
+            )
         if k["registers"] > NUM_GPRS:
-            raise r.fail(f"kernel {name!r}: register count {k['registers']} exceeds {NUM_GPRS}", koff("registers"))
+            raise r.fail(
+                f"kernel {name!r}: register count {k['registers']} exceeds {NUM_GPRS}",
+                koff("registers"),
+            )
         if k["predicates"] > NUM_PREDS:
-            raise r.fail(f"kernel {name!r}: predicate count {k['predicates']} exceeds {NUM_PREDS}",
-                         koff("predicates"))
+            raise r.fail(
+                f"kernel {name!r}: predicate count {k['predicates']} exceeds {NUM_PREDS}",
+                koff("predicates"),
+            )
         if k["local_memory"] > MAX_LOCAL:
-            raise r.fail(f"kernel {name!r}: local memory {k['local_memory']} exceeds {MAX_LOCAL} bytes",
-                         koff("local_memory"))
+            raise r.fail(
+                f"kernel {name!r}: local memory {k['local_memory']} exceeds {MAX_LOCAL} bytes",
+                koff("local_memory"),
+            )
         wg = (k["wg_x"], k["wg_y"], k["wg_z"])
         if wg == (0, 0, 0):
             wgs = None
         else:
             if min(wg) < 1 or wg[0] * wg[1] * wg[2] > MAX_WORKGROUP:
-                raise r.fail(f"kernel {name!r}: workgroup size hint {wg} invalid (each >= 1, product <= "
-                             f"{MAX_WORKGROUP})", koff("wg_x"))
+                raise r.fail(
+                    f"kernel {name!r}: workgroup size hint {wg} invalid (each >= 1, product <= "
+                    f"{MAX_WORKGROUP})",
+                    koff("wg_x"),
+                )
             wgs = wg
         if (k["isa_major"], k["isa_minor"]) != (0, 1):
-            raise r.fail(f"kernel {name!r}: unsupported ISA version {k['isa_major']}.{k['isa_minor']}",
-                         koff("isa_major"))
+            raise r.fail(
+                f"kernel {name!r}: unsupported ISA version {k['isa_major']}.{k['isa_minor']}",
+                koff("isa_major"),
+            )
         # parameters
         if k["param_first"] + k["param_count"] > h["param_count"]:
-            raise r.fail(f"kernel {name!r}: parameter range out of the parameter table", koff("param_first"))
+            raise r.fail(
+                f"kernel {name!r}: parameter range out of the parameter table", koff("param_first")
+            )
         params = []
         for pi in range(k["param_first"], k["param_first"] + k["param_count"]):
             pbase = h["param_off"] + pi * PARAM.size
@@ -261,11 +350,16 @@ def _read(data: bytes, path: str | None) -> Program:
             if not pname:
                 raise r.fail(f"parameter {pi}: empty name", pbase)
             if p["kind"] >= len(PARAM_KINDS):
-                raise r.fail(f"parameter {pname!r}: kind {p['kind']} is neither buffer (0) nor scalar (1)", pbase + 4)
+                raise r.fail(
+                    f"parameter {pname!r}: kind {p['kind']} is neither buffer (0) nor scalar (1)",
+                    pbase + 4,
+                )
             try:
                 dt = DataType.from_code(p["dtype"])
             except KeyError:
-                raise r.fail(f"parameter {pname!r}: unknown element type code {p['dtype']}", pbase + 5) from None
+                raise r.fail(
+                    f"parameter {pname!r}: unknown element type code {p['dtype']}", pbase + 5
+                ) from None
             if p["reserved"]:
                 raise r.fail(f"parameter {pname!r}: reserved field is not zero", pbase + 6)
             params.append(Param(pname, PARAM_KINDS[p["kind"]], dt))
@@ -282,19 +376,29 @@ def _read(data: bytes, path: str | None) -> Program:
         for pc, inst in decoded:
             g, pr = footprint(inst)
             if g > k["registers"]:
-                raise r.fail(f"kernel {name!r}: {inst.spec.name} uses r{g - 1} but the kernel declares "
-                             f"{k['registers']} registers", cstart + pc)
+                raise r.fail(
+                    f"kernel {name!r}: {inst.spec.name} uses r{g - 1} but the kernel declares "
+                    f"{k['registers']} registers",
+                    cstart + pc,
+                )
             if pr > k["predicates"]:
-                raise r.fail(f"kernel {name!r}: {inst.spec.name} uses p{pr - 1} but the kernel declares "
-                             f"{k['predicates']} predicates", cstart + pc)
+                raise r.fail(
+                    f"kernel {name!r}: {inst.spec.name} uses p{pr - 1} but the kernel declares "
+                    f"{k['predicates']} predicates",
+                    cstart + pc,
+                )
         if len(params) > k["registers"] and params:
-            raise r.fail(f"kernel {name!r}: {len(params)} parameters need at least as many registers",
-                         koff("param_count"))
+            raise r.fail(
+                f"kernel {name!r}: {len(params)} parameters need at least as many registers",
+                koff("param_count"),
+            )
         # lines
         lines: tuple[SourceLoc | None, ...] | None = None
         if k["line_count"]:
             if k["line_first"] + k["line_count"] > h["line_count"]:
-                raise r.fail(f"kernel {name!r}: line range out of the line table", koff("line_first"))
+                raise r.fail(
+                    f"kernel {name!r}: line range out of the line table", koff("line_first")
+                )
             index = {pc: i for i, pc in enumerate(pcs)}
             locs: list[SourceLoc | None] = [None] * len(insts)
             last = -1
@@ -302,14 +406,30 @@ def _read(data: bytes, path: str | None) -> Program:
                 lbase = h["line_off"] + li * LINE.size
                 e = r.unpack(LINE, LINE_FIELDS, lbase, f"line entry {li}")
                 if e["pc"] not in index or e["pc"] <= last:
-                    raise r.fail(f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary "
-                                 f"of kernel {name!r}", lbase)
+                    raise r.fail(
+                        f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary "
+                        f"of kernel {name!r}",
+                        lbase,
+                    )
                 last = e["pc"]
                 fname = r.string(h, e["file"], lbase + 4, f"line entry {li} file")
                 locs[index[e["pc"]]] = SourceLoc(fname, e["line"], e["col"])
             lines = tuple(locs)
         elif k["line_first"]:
-            raise r.fail(f"kernel {name!r}: line index set without line entries", koff("line_first"))
-        kernels.append(Kernel(name, insts, k["registers"], k["predicates"], k["local_memory"], wgs,
-                              tuple(params), (k["isa_major"], k["isa_minor"]), lines))
+            raise r.fail(
+                f"kernel {name!r}: line index set without line entries", koff("line_first")
+            )
+        kernels.append(
+            Kernel(
+                name,
+                insts,
+                k["registers"],
+                k["predicates"],
+                k["local_memory"],
+                wgs,
+                tuple(params),
+                (k["isa_major"], k["isa_minor"]),
+                lines,
+            )
+        )
     return Program(tuple(kernels))

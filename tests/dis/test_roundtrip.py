@@ -1,0 +1,58 @@
+"""Disassembly is canonical and reassembles to identical bytes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+import wavegpu as wg
+from corpus import corpus_files
+from strategies import instructions, programs
+from wavegpu.dis import format_instruction
+from wavegpu.isa import Instruction
+from wavegpu.wbin import Kernel, Program
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_corpus_reassembles_byte_for_byte(path) -> None:  # type: ignore[no-untyped-def]
+    data = wg.assemble(path.read_text(), str(path)).to_bytes()
+    text = wg.disassemble(wg.Program.from_bytes(data))
+    assert wg.assemble(text).to_bytes() == data
+    assert wg.disassemble(wg.assemble(text)) == text  # disassembly is a fixed point
+
+
+@given(programs())
+def test_random_programs_reassemble_byte_for_byte(prog: Program) -> None:
+    data = prog.to_bytes()
+    text = wg.disassemble(prog)
+    assert wg.assemble(text, "dis.wave").to_bytes() == data
+
+
+@given(instructions())
+def test_random_instructions_reassemble(inst: Instruction) -> None:
+    k = Kernel("k", (inst,), 256, 8)
+    text = wg.disassemble(k)
+    assert wg.assemble(text).kernels[0].instructions == (inst,)
+
+
+def test_canonical_spellings() -> None:
+    text = wg.disassemble(
+        wg.assemble(
+            ".kernel k\nmov.f32 r1, 1.5\nadd.f32 r1, r1, 0f7FC00001\n@!p2 ld.global.f32 r2, [r1-4]\n"
+            "@uniform if p1\nendif\nmov.u32 r3, %ctaid.y\nld.const.b32 r4, [0x100]\n.end"
+        )
+    )
+    assert "mov.b32 r1, 0x3fc00000" in text
+    assert "add.f32 r1, r1, 0f7FC00001" in text
+    assert "@!p2 ld.global.b32 r2, [r1-4]" in text
+    assert "@uniform if p1" in text
+    assert "mov.b32 r3, %ctaid.y" in text
+    assert "ld.const.b32 r4, [0x100]" in text
+
+
+def test_format_instruction() -> None:
+    p = wg.assemble(".kernel k\nfma.f32 r1, r2, -0.5, r3\nsetp.lt.s32 p0, r1, -7\n.end")
+    assert [format_instruction(i) for i in p.kernels[0].instructions] == [
+        "fma.f32 r1, r2, -0.5, r3",
+        "setp.lt.s32 p0, r1, -7",
+    ]

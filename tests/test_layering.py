@@ -1,0 +1,73 @@
+"""DESIGN section 6: imports point downward only; backends and the compiler never meet."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "wavegpu"
+
+LAYERS = {
+    "errors": 0,
+    "isa": 1,
+    "encoding": 2,
+    "wbin": 3,
+    "asm": 4,
+    "dis": 4,
+    "emulator": 5,
+    "compiler": 6,
+    "backends": 6,
+    "runtime": 7,
+    "cli": 8,
+}
+FORBIDDEN_PAIRS = {("compiler", "backends"), ("backends", "compiler")}
+
+
+def part_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "wavegpu" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def imports(path: Path) -> list[tuple[str, int]]:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    pkg = list(rel.parts[:-1])
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[: len(pkg) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.append((mod, node.lineno))
+    return out
+
+
+def test_no_upward_imports() -> None:
+    bad = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        me = rel.parts[0].removesuffix(".py")
+        if me == "__init__" or me == "__main__":
+            continue  # the package facade re-exports every layer
+        assert me in LAYERS, f"{rel}: module not placed in a layer of DESIGN section 6"
+        for mod, line in imports(path):
+            other = part_of(mod)
+            if other is None or other == me or other == "__init__":
+                continue
+            if other not in LAYERS:
+                continue
+            if LAYERS[other] > LAYERS[me] or (me, other) in FORBIDDEN_PAIRS:
+                bad.append(f"{rel}:{line}: {me} imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def test_checker_sees_relative_imports(tmp_path: Path) -> None:
+    # the checker must resolve `from ..x import y` to the right layer
+    p = SRC / "isa" / "table.py"
+    mods = [m for m, _ in imports(p)]
+    assert "wavegpu.isa.types" in mods
