@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LINT_DIRS := src tests examples tools $(wildcard benchmarks/*.py)
 
 .PHONY: demo test lint docs bench clean venv
 
@@ -18,12 +19,12 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks examples tools
+	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks examples tools
-	$(PY) -m ruff format --check src tests benchmarks examples tools
+	$(PY) -m ruff check $(LINT_DIRS)
+	$(PY) -m ruff format --check $(LINT_DIRS)
 
 docs: $(STAMP)
 	$(PY) tools/gen_docs.py
