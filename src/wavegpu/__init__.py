@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from .asm import assemble
 from .dis import disassemble
-from .errors import AsmError, CapabilityError, Diagnostic, EncodingError, Span, WaveError, WbinError
+from .emulator import EmulationResult, Stats, emulate
+from .errors import (
+    AsmError,
+    CapabilityError,
+    Diagnostic,
+    EncodingError,
+    Span,
+    Trap,
+    UndefinedBehaviour,
+    WaveError,
+    WbinError,
+)
 from .isa import ISA_VERSION, DataType, get_capability
 from .isa.capabilities import EMULATOR, DeviceCaps
 from .wbin import Kernel, Param, Program, load
@@ -19,15 +30,20 @@ __all__ = [
     "DataType",
     "DeviceCaps",
     "Diagnostic",
+    "EmulationResult",
     "EncodingError",
     "Kernel",
     "Param",
     "Program",
     "Span",
+    "Stats",
+    "Trap",
+    "UndefinedBehaviour",
     "WaveError",
     "WbinError",
     "assemble",
     "disassemble",
+    "emulate",
     "get_capability",
     "load",
 ]

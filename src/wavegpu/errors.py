@@ -91,3 +91,37 @@ class WbinError(WaveError):
 
 class CapabilityError(WaveError):
     """An unknown capability name or device."""
+
+
+@dataclass
+class Trap(WaveError):
+    """A run-time trap: names kernel, pc, instruction, workgroup, thread and (if any) address."""
+
+    reason: str
+    kernel: str = ""
+    pc: int = -1
+    instruction: str = ""
+    workgroup: tuple[int, int, int] | None = None
+    thread: tuple[int, int, int] | None = None
+    address: int | None = None
+    source: str | None = None  # "file:line:col" from the kernel's line table
+
+    def __post_init__(self) -> None:
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [
+            f"trap: {self.reason}",
+            f"  kernel {self.kernel!r}, pc {self.pc}: {self.instruction}",
+        ]
+        if self.workgroup is not None:
+            parts.append(f"  workgroup {self.workgroup}, thread {self.thread}")
+        if self.address is not None:
+            parts.append(f"  address 0x{self.address:x} ({self.address})")
+        if self.source:
+            parts.append(f"  at {self.source}")
+        return "\n".join(parts)
+
+
+class UndefinedBehaviour(Trap):
+    """Undefined behaviour found by the emulator's checking mode (check=True)."""

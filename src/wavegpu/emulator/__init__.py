@@ -1,0 +1,6 @@
+"""The reference emulator: vectorised SIMT execution of WAVE kernels in NumPy."""
+
+from .launch import DEFAULT_MAX_INSTRUCTIONS, EmulationResult, emulate
+from .stats import Stats
+
+__all__ = ["DEFAULT_MAX_INSTRUCTIONS", "EmulationResult", "Stats", "emulate"]

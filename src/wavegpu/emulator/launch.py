@@ -1,0 +1,203 @@
+"""`emulate`: run a kernel of a Program on the reference emulator."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dis import format_instruction
+from ..errors import Trap, WaveError
+from ..isa.capabilities import EMULATOR, occupancy
+from ..isa.structure import footprint
+from ..wbin.program import Kernel, Program
+from .machine import Batch, Launch, Memory, pad16
+from .stats import Stats
+
+DEFAULT_MAX_INSTRUCTIONS = 10_000_000  # per thread; traps endless loops
+BATCH_LANES = 1 << 20  # lanes per batch: bounds the register file's memory
+MAX_BATCH_BYTES = 256 << 20  # register file of one batch
+
+
+@dataclass
+class EmulationResult:
+    """Device memory after the run (NumPy uint8) and the run's statistics."""
+
+    memory: np.ndarray
+    stats: Stats
+    kernel: str
+
+    def view(self, dtype: np.dtype | type, offset: int = 0, count: int | None = None) -> np.ndarray:
+        """A typed copy of part of device memory."""
+        dt = np.dtype(dtype)
+        end = self.memory.size if count is None else offset + count * dt.itemsize
+        return self.memory[offset:end].view(dt).copy()
+
+
+_MALLOC_TUNED = False
+
+
+def _tune_malloc() -> None:
+    """Keep freed multi-megabyte NumPy temporaries in the heap (glibc), so per-instruction
+    arrays are reused instead of page-faulted afresh; WAVEGPU_NO_MALLOPT=1 disables it."""
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED = True
+    if os.environ.get("WAVEGPU_NO_MALLOPT") or sys.platform != "linux":
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: the largest value glibc accepts
+        libc.mallopt(-1, 512 << 20)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+def dim3(v: int | Sequence[int] | None, what: str) -> tuple[int, int, int]:
+    if v is None:
+        raise WaveError(f"{what} size is required")
+    t = (int(v),) if isinstance(v, int | np.integer) else tuple(int(x) for x in v)
+    if not 1 <= len(t) <= 3:
+        raise WaveError(f"{what} must have 1 to 3 dimensions, got {len(t)}")
+    t = t + (1,) * (3 - len(t))
+    if min(t) < 1:
+        raise WaveError(f"{what} dimensions must be at least 1, got {t}")
+    return t[0], t[1], t[2]
+
+
+def arg_bits(a: object) -> int:
+    """A kernel argument as 32 register bits (ints wrap; floats are binary32)."""
+    if isinstance(a, bool | np.bool_):
+        return int(a)
+    if isinstance(a, int | np.integer):
+        v = int(a)
+        if not -(1 << 31) <= v < (1 << 32):
+            raise WaveError(f"argument {v} does not fit in 32 bits")
+        return v & 0xFFFFFFFF
+    if isinstance(a, float | np.floating):
+        if isinstance(a, np.floating) and a.dtype.itemsize == 4:
+            return int(np.asarray(a).view(np.uint32))
+        return struct.unpack("<I", struct.pack("<f", float(a)))[0]
+    raise WaveError(f"argument {a!r}: expected an int or a float")
+
+
+def new_memory(memory: int | bytes | bytearray | np.ndarray | None, name: str) -> Memory:
+    """A private copy of a memory image (a size, bytes or a NumPy array), padded to 16 bytes."""
+    if memory is None:
+        memory = 0
+    if isinstance(memory, int | np.integer):
+        size = int(memory)
+        if not 0 <= size <= (1 << 32):
+            raise WaveError(f"{name} memory size {size} out of range (0 .. 4 GiB)")
+        return Memory(np.zeros(pad16(size), dtype=np.uint8), size, name)
+    if isinstance(memory, bytes | bytearray | memoryview):
+        src = np.frombuffer(memory, dtype=np.uint8)
+    elif isinstance(memory, np.ndarray):
+        src = np.ascontiguousarray(memory).reshape(-1).view(np.uint8)
+    else:
+        raise WaveError(
+            f"{name} memory: expected a size, bytes or a NumPy array, not {type(memory).__name__}"
+        )
+    if src.size > (1 << 32):
+        raise WaveError(f"{name} memory of {src.size} bytes exceeds the 32-bit address space")
+    buf = np.empty(pad16(src.size), dtype=np.uint8)
+    buf[: src.size] = src
+    buf[src.size :] = 0
+    return Memory(buf, src.size, name)
+
+
+def _check_registers(k: Kernel) -> None:
+    for pc, inst in enumerate(k.instructions):
+        g, p = footprint(inst)
+        if g > k.registers or p > k.predicates:
+            what = f"r{g - 1}" if g > k.registers else f"p{p - 1}"
+            raise Trap(
+                f"{what} is beyond the kernel's declared {k.registers} registers and {k.predicates} "
+                "predicates",
+                k.name,
+                pc,
+                format_instruction(inst),
+            )
+
+
+def emulate(
+    prog: Program | Kernel,
+    kernel: int | str = 0,
+    grid: int | Sequence[int] = (1, 1, 1),
+    workgroup: int | Sequence[int] | None = None,
+    memory: int | bytes | bytearray | np.ndarray | None = 0,
+    args: Sequence[object] = (),
+    wave_width: int = 32,
+    check: bool = False,
+    constants: bytes | np.ndarray | None = None,
+    max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
+    progress: Callable[[int, int], None] | None = None,
+    batch_lanes: int = BATCH_LANES,
+) -> EmulationResult:
+    """Run one kernel on the reference emulator.
+
+    `memory` is the device memory (a size, bytes or a uint8 image, copied); `args` preset r0, r1,
+    ... (buffer addresses or scalars; floats become binary32 bits); `constants` is the
+    constant-memory image read by `ld.const`. `workgroup` defaults to the kernel's
+    `.workgroup_size` hint, and must equal it when both are given. `progress(done, total)` is
+    called after each batch of workgroups.
+    """
+    _tune_malloc()
+    k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
+    if wave_width < 1 or wave_width > 64 or wave_width & (wave_width - 1):
+        raise WaveError(f"wave width must be a power of two from 1 to 64, not {wave_width}")
+    g = dim3(grid, "grid")
+    if workgroup is None:
+        wg = k.workgroup_size or (wave_width, 1, 1)
+    else:
+        wg = dim3(workgroup, "workgroup")
+        if k.workgroup_size is not None and wg != k.workgroup_size:
+            raise WaveError(
+                f"kernel {k.name!r} requires workgroup size {k.workgroup_size} (.workgroup_size), "
+                f"launched with {wg}"
+            )
+    caps = EMULATOR.with_wave_width(wave_width)
+    threads = wg[0] * wg[1] * wg[2]
+    if threads > caps.constants["MAX_WORKGROUP_SIZE"]:
+        raise WaveError(
+            f"workgroup of {threads} threads exceeds MAX_WORKGROUP_SIZE "
+            f"({caps.constants['MAX_WORKGROUP_SIZE']})"
+        )
+    if max_instructions < 1:
+        raise WaveError("max_instructions must be positive")
+    bits = tuple(arg_bits(a) for a in args)
+    if len(bits) > k.registers:
+        raise WaveError(f"{len(bits)} arguments but kernel {k.name!r} has {k.registers} registers")
+    _check_registers(k)
+    dev = new_memory(memory, "global")
+    const = new_memory(constants, "const")
+    launch = Launch(g, wg, wave_width, bits, max_instructions, check)
+    n_wg = g[0] * g[1] * g[2]
+    stats = Stats(
+        wave_width=wave_width,
+        workgroups=n_wg,
+        threads=n_wg * threads,
+        registers=k.registers,
+        local_memory=k.local_memory,
+    )
+    waves_per_wg = -(-threads // wave_width)
+    stats.waves = n_wg * waves_per_wg
+    stats.occupancy_waves = occupancy(caps, k.registers, k.local_memory, threads)
+    lanes_per_wg = waves_per_wg * wave_width
+    by_regs = MAX_BATCH_BYTES // (4 * max(k.registers, 1) * lanes_per_wg)
+    per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
+    done = 0
+    while done < n_wg:
+        cnt = min(per_batch, n_wg - done)
+        Batch(k, launch, done, cnt, dev, const, stats).run()
+        stats.batches += 1
+        done += cnt
+        if progress is not None:
+            progress(done, n_wg)
+    return EmulationResult(dev.u8[: dev.size], stats, k.name)
