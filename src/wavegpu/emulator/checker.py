@@ -141,7 +141,7 @@ class Checker:
             first = int(w[i]) if w[i] >= 0 else int(self.reader[byte[i]])
             other = ""
             if first >= 0:
-                wg, th = b.lane_ids(first)
+                _wg, th = b.lane_ids(first)
                 other = f" (thread {th} touched it before, no barrier between)"
             raise b.trap(
                 pc,

@@ -524,10 +524,10 @@ class Batch:
         vkind = spec.operands[1].kind
         ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(vkind, 1)
         if isinstance(val_op, Imm):
-            comps = [
-                (lambda c=np.asarray((val_op.bits >> (32 * i)) & 0xFFFFFFFF, dtype=U32): c)
-                for i in range(ncomp)
+            consts = [
+                np.asarray((val_op.bits >> (32 * i)) & 0xFFFFFFFF, dtype=U32) for i in range(ncomp)
             ]
+            comps = [_constant(c) for c in consts]
         elif isinstance(val_op, Reg):
             comps = [self.reader(val_op)]
         else:
@@ -943,6 +943,10 @@ class Batch:
                 pc = pc + 1 if nxt is None else nxt
                 if self.n_active == 0 and pc < n and insts[pc].spec.cls != "control":
                     pc = closer[pc]
+
+
+def _constant(c: np.ndarray) -> Reader:
+    return lambda: c
 
 
 def _mask_from(idx: np.ndarray, n: int) -> np.ndarray:
