@@ -24,7 +24,7 @@ COMBINE: dict[str, Combine] = {
     "xor.b32": np.bitwise_xor,
     "exch.b32": lambda o, v: v,
     "cas.b32": lambda o, v, c: np.where(o == v, c, o).astype(U32),
-    "add.f32": lambda o, v: (o.view(np.float32) + v.view(np.float32)).view(U32),
+    "add.f32": lambda o, v: sem.canon32(o.view(np.float32) + v.view(np.float32)),
 }
 
 
@@ -103,4 +103,4 @@ def _rounds(
     return old
 
 
-__all__ = ["COMBINE", "apply", "sem"]
+__all__ = ["COMBINE", "apply"]

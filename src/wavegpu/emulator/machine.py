@@ -975,13 +975,17 @@ def wave_reduce(op: str, x: np.ndarray, a: np.ndarray) -> np.ndarray:
         return np.bitwise_xor.reduce(np.where(a, x, U32(0)), axis=1)
     if op in ("min.f32", "max.f32"):
         v = x.view(np.float32)
-        vals = np.where(a, v, np.float32(np.nan))
-        r = np.fmin.reduce(vals, axis=1) if op == "min.f32" else np.fmax.reduce(vals, axis=1)
+        use = a & (v == v)  # active and not NaN (np.fmin.reduce is wrong for some NaNs)
+        if op == "min.f32":
+            r = np.where(use, v, np.float32(np.inf)).min(axis=1)
+        else:
+            r = np.where(use, v, np.float32(-np.inf)).max(axis=1)
+        r = np.where(use.any(axis=1), r, np.float32(np.nan))
         zero = r == 0
         if zero.any():
             neg = (a & (v == 0) & np.signbit(v)).any(axis=1)
             pos = (a & (v == 0) & ~np.signbit(v)).any(axis=1)
             negative = neg if op == "min.f32" else neg & ~pos
             r = np.where(zero, np.where(negative, np.float32(-0.0), np.float32(0.0)), r)
-        return np.asarray(r, dtype=np.float32).view(U32)
+        return sem.canon32(r)
     raise NotImplementedError(op)

@@ -1,5 +1,9 @@
 """Vectorised value semantics of every ALU row (DESIGN section 3), on raw register bits.
 
+Float arithmetic returns canonical NaNs (f32 0x7FFFFFFF, f64 0x7FFFFFFFFFFFFFFF, f16 and bf16
+0x7FFF), as NVIDIA GPUs do, so results do not depend on the host CPU's NaN propagation;
+moves, neg and abs keep the bits.
+
 A function takes its source operands as NumPy arrays of raw bits (uint32 for a register, uint64
 for a register pair, bool for a predicate) and returns the destination's raw bits the same
 way. Memory, atomics, wave operations, control flow and special registers need machine state
@@ -60,9 +64,31 @@ def bits64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=F64).view(U64)
 
 
+CANON_F32 = U32(0x7FFFFFFF)
+CANON_F64 = U64(0x7FFFFFFFFFFFFFFF)
+CANON_F16 = np.uint16(0x7FFF)
+
+
+def canon32(x: np.ndarray) -> np.ndarray:
+    """float32 values -> bits, with every NaN made the canonical 0x7FFFFFFF."""
+    x = np.asarray(x, dtype=F32)
+    nan = x != x
+    if nan.any():
+        return np.where(nan, CANON_F32, x.view(U32))
+    return x.view(U32)
+
+
+def canon64(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=F64)
+    nan = x != x
+    if nan.any():
+        return np.where(nan, CANON_F64, x.view(U64))
+    return x.view(U64)
+
+
 def f32_from64(x: np.ndarray) -> np.ndarray:
-    """Round float64 to float32 (nearest even) and return the bits."""
-    return np.asarray(x, dtype=F64).astype(F32).view(U32)
+    """Round float64 to float32 (nearest even) and return the bits (NaN canonical)."""
+    return canon32(np.asarray(x, dtype=F64).astype(F32))
 
 
 # ---- moves ------------------------------------------------------------------------------------
@@ -359,6 +385,7 @@ def _bfi(a: np.ndarray, b: np.ndarray, c: np.ndarray, e: np.ndarray) -> np.ndarr
 # ---- floating point helpers -------------------------------------------------------------------
 def _fma64_round_odd(p: np.ndarray, c: np.ndarray) -> np.ndarray:
     """p + c in float64 rounded to odd (p, c exact float64 values without overflow)."""
+    p, c = np.broadcast_arrays(np.asarray(p, dtype=F64), np.asarray(c, dtype=F64))
     s = p + c
     bb = s - p
     e = (p - (s - bb)) + (c - bb)
@@ -419,7 +446,7 @@ def fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
             & (np.abs(a) < 2.0**500)
             & (np.abs(b) < 2.0**500)
             & (np.abs(c) < 2.0**1000)
-            & ((np.abs(ph) > tiny) | (ph == 0))
+            & ((np.abs(ph) > tiny) | (a == 0) | (b == 0))
             & ((np.abs(c) > tiny) | (c == 0))
         )
         slow = ~safe
@@ -448,11 +475,14 @@ def _fma_exact(a: float, b: float, c: float) -> float:
     try:
         return float(exact)  # correctly rounded (CPython rounds Fraction division exactly)
     except OverflowError:
-        return math.copysign(math.inf, exact)
+        return math.inf if exact > 0 else -math.inf
 
 
 def _fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    r = np.fmin(a, b)
+    """IEEE minNum: a NaN operand yields the other; -0 < +0. (np.fmin is not used: NumPy 2.4's
+    SIMD fmin/nanmin reductions return wrong results for some NaN inputs.)"""
+    an, bn = a != a, b != b
+    r = np.where(an, b, np.where(bn, a, np.minimum(a, b)))
     both_zero = (a == 0) & (b == 0)
     if np.any(both_zero):
         r = np.where(
@@ -462,7 +492,9 @@ def _fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _fmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    r = np.fmax(a, b)
+    """IEEE maxNum: a NaN operand yields the other; +0 > -0."""
+    an, bn = a != a, b != b
+    r = np.where(an, b, np.where(bn, a, np.maximum(a, b)))
     both_zero = (a == 0) & (b == 0)
     if np.any(both_zero):
         r = np.where(
@@ -474,32 +506,32 @@ def _fmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # ---- f32 -------------------------------------------------------------------------------------
 @_def("add.f32")
 def _addf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f32(a) + f32(b)).view(U32)
+    return canon32(f32(a) + f32(b))
 
 
 @_def("sub.f32")
 def _subf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f32(a) - f32(b)).view(U32)
+    return canon32(f32(a) - f32(b))
 
 
 @_def("mul.f32")
 def _mulf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f32(a) * f32(b)).view(U32)
+    return canon32(f32(a) * f32(b))
 
 
 @_def("fma.f32")
 def _fmaf(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return np.asarray(fma_f32(f32(a), f32(b), f32(c))).view(U32)
+    return canon32(fma_f32(f32(a), f32(b), f32(c)))
 
 
 @_def("div.f32")
 def _divf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f32(a) / f32(b)).view(U32)
+    return canon32(f32(a) / f32(b))
 
 
 @_def("sqrt.f32")
 def _sqrtf(a: np.ndarray) -> np.ndarray:
-    return np.sqrt(f32(a)).view(U32)
+    return canon32(np.sqrt(f32(a)))
 
 
 @_def("rcp.f32")
@@ -524,12 +556,12 @@ def _absf(a: np.ndarray) -> np.ndarray:
 
 @_def("min.f32")
 def _minf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(_fmin(f32(a), f32(b)), dtype=F32).view(U32)
+    return canon32(_fmin(f32(a), f32(b)))
 
 
 @_def("max.f32")
 def _maxf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(_fmax(f32(a), f32(b)), dtype=F32).view(U32)
+    return canon32(_fmax(f32(a), f32(b)))
 
 
 @_def("sin.f32")
@@ -560,7 +592,7 @@ def _fractf(a: np.ndarray) -> np.ndarray:
     x = f32(a)
     r = np.minimum(x - np.floor(x), ONE_MINUS_ULP)
     r = np.where(np.isinf(x), np.float32(np.nan), r)
-    return np.asarray(r, dtype=F32).view(U32)
+    return canon32(r)
 
 
 @_def("sat.f32")
@@ -572,7 +604,7 @@ def _satf(a: np.ndarray) -> np.ndarray:
 
 @_def("clamp.f32")
 def _clampf(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.asarray(_fmin(_fmax(f32(a), f32(lo)), f32(hi)), dtype=F32).view(U32)
+    return canon32(_fmin(_fmax(f32(a), f32(lo)), f32(hi)))
 
 
 # ---- f16 / bf16 (packed and scalar in the low half) -------------------------------------------
@@ -590,8 +622,11 @@ def f16_to64(h: np.ndarray) -> np.ndarray:
 
 
 def f16_from64(x: np.ndarray) -> np.ndarray:
-    """float64 -> float16 bits, round to nearest even (correct: via exact float64 arithmetic)."""
-    return np.asarray(x, dtype=F64).astype(np.float16).view(np.uint16)
+    """float64 -> float16 bits, round to nearest even; NaN becomes the canonical 0x7FFF."""
+    x = np.asarray(x, dtype=F64)
+    h = x.astype(np.float16).view(np.uint16)
+    nan = x != x
+    return np.where(nan, CANON_F16, h) if nan.any() else h
 
 
 def bf16_to32(h: np.ndarray) -> np.ndarray:
@@ -603,7 +638,7 @@ def bf16_from32(x: np.ndarray) -> np.ndarray:
     b = np.asarray(x, dtype=F32).view(U32)
     rounded = (b + U32(0x7FFF) + ((b >> U32(16)) & U32(1))) >> U32(16)
     nan = np.isnan(np.asarray(x, dtype=F32))
-    return np.where(nan, (b >> U32(16)) | U32(0x40), rounded).astype(np.uint16)
+    return np.where(nan, U32(0x7FFF), rounded).astype(np.uint16)
 
 
 def _f16_op(op: Callable[..., np.ndarray], n: int, packed: bool) -> Fn:
@@ -618,24 +653,45 @@ def _f16_op(op: Callable[..., np.ndarray], n: int, packed: bool) -> Fn:
     return fn
 
 
+def bf16_from64(x: np.ndarray) -> np.ndarray:
+    """float64 -> bfloat16 bits, rounded once (to nearest even), NaN canonical.
+
+    Going through float32 would round twice, which is wrong for fma results."""
+    x = np.asarray(x, dtype=F64)
+    b = x.view(U64)
+    # normal range: keep 7 of the 52 fraction bits, ties to even
+    r = ((b + U64((1 << 44) - 1) + ((b >> U64(45)) & U64(1))) >> U64(45)) << U64(45)
+    y = r.view(F64)
+    tiny = np.abs(x) < 2.0**-126
+    if tiny.any():  # bfloat16 subnormals are multiples of 2^-133
+        y = np.where(tiny, np.rint(x * 2.0**133) * 2.0**-133, y)
+        y = np.where(tiny & (y == 0), np.copysign(0.0, x), y)
+    with np.errstate(over="ignore"):
+        out = (y.astype(F32).view(U32) >> U32(16)).astype(np.uint16)
+    nan = x != x
+    return np.where(nan, np.uint16(0x7FFF), out) if nan.any() else out
+
+
 def _bf16_op(op: Callable[..., np.ndarray], n: int, packed: bool) -> Fn:
     def fn(*args: np.ndarray) -> np.ndarray:
         parts = [_halves(a) for a in args[:n]]
-        lo = bf16_from32(np.asarray(op(*(bf16_to32(p[0]).astype(F64) for p in parts))).astype(F32))
+        lo = bf16_from64(op(*(bf16_to32(p[0]).astype(F64) for p in parts)))
         if not packed:
             return lo.astype(U32)
-        hi = bf16_from32(np.asarray(op(*(bf16_to32(p[1]).astype(F64) for p in parts))).astype(F32))
+        hi = bf16_from64(op(*(bf16_to32(p[1]).astype(F64) for p in parts)))
         return _pack(lo, hi)
 
     return fn
 
 
+# Half-precision arithmetic in float64: products of 11- or 8-bit significands are exact; sums are
+# rounded to odd, which makes the one final rounding to f16 / bf16 correct (53 >= p + 2).
 def _add64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a + b
+    return _fma64_round_odd(a, b)
 
 
 def _sub64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a - b
+    return _fma64_round_odd(a, -b)
 
 
 def _mul64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -643,7 +699,7 @@ def _mul64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return a * b + c  # exact product (<= 22 bits) plus c: one rounding in float64, then one to f16
+    return _fma64_round_odd(a * b, c)
 
 
 for _t, _maker in (("f16", _f16_op), ("bf16", _bf16_op)):
@@ -659,32 +715,32 @@ for _t, _maker in (("f16", _f16_op), ("bf16", _bf16_op)):
 # ---- f64 on pairs ----------------------------------------------------------------------------
 @_def("add.f64")
 def _addd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f64(a) + f64(b)).view(U64)
+    return canon64(f64(a) + f64(b))
 
 
 @_def("sub.f64")
 def _subd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f64(a) - f64(b)).view(U64)
+    return canon64(f64(a) - f64(b))
 
 
 @_def("mul.f64")
 def _muld(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f64(a) * f64(b)).view(U64)
+    return canon64(f64(a) * f64(b))
 
 
 @_def("div.f64")
 def _divd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (f64(a) / f64(b)).view(U64)
+    return canon64(f64(a) / f64(b))
 
 
 @_def("fma.f64")
 def _fmad(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return np.asarray(fma_f64(f64(a), f64(b), f64(c)), dtype=F64).view(U64)
+    return canon64(fma_f64(f64(a), f64(b), f64(c)))
 
 
 @_def("sqrt.f64")
 def _sqrtd(a: np.ndarray) -> np.ndarray:
-    return np.sqrt(f64(a)).view(U64)
+    return canon64(np.sqrt(f64(a)))
 
 
 @_def("neg.f64")
@@ -699,12 +755,12 @@ def _absd(a: np.ndarray) -> np.ndarray:
 
 @_def("min.f64")
 def _mind(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(_fmin(f64(a), f64(b)), dtype=F64).view(U64)
+    return canon64(_fmin(f64(a), f64(b)))
 
 
 @_def("max.f64")
 def _maxd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(_fmax(f64(a), f64(b)), dtype=F64).view(U64)
+    return canon64(_fmax(f64(a), f64(b)))
 
 
 # ---- conversions -----------------------------------------------------------------------------
@@ -754,12 +810,12 @@ def _cvt_f64_u32(a: np.ndarray) -> np.ndarray:
 
 @_def("cvt.f16.f32")
 def _cvt_f16_f32(a: np.ndarray) -> np.ndarray:
-    return f32(a).astype(np.float16).view(np.uint16).astype(U32)
+    return f16_from64(f32(a).astype(F64)).astype(U32)
 
 
 @_def("cvt.f32.f16")
 def _cvt_f32_f16(a: np.ndarray) -> np.ndarray:
-    return (u32(a) & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(F32).view(U32)
+    return canon32((u32(a) & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(F32))
 
 
 @_def("cvt.bf16.f32")
@@ -769,17 +825,17 @@ def _cvt_bf16_f32(a: np.ndarray) -> np.ndarray:
 
 @_def("cvt.f32.bf16")
 def _cvt_f32_bf16(a: np.ndarray) -> np.ndarray:
-    return (u32(a) & U32(0xFFFF)) << U32(16)
+    return canon32(((u32(a) & U32(0xFFFF)) << U32(16)).view(F32))
 
 
 @_def("cvt.f64.f32")
 def _cvt_f64_f32(a: np.ndarray) -> np.ndarray:
-    return f32(a).astype(F64).view(U64)
+    return canon64(f32(a).astype(F64))
 
 
 @_def("cvt.f32.f64")
 def _cvt_f32_f64(a: np.ndarray) -> np.ndarray:
-    return f64(a).astype(F32).view(U32)
+    return canon32(f64(a).astype(F32))
 
 
 @_def("cvt.rz.f32.f64")
@@ -788,19 +844,19 @@ def _cvt_rz_f32_f64(a: np.ndarray) -> np.ndarray:
     r = x.astype(F32)
     over = np.abs(r.astype(F64)) > np.abs(x)
     r = np.where(over & ~np.isnan(x), np.nextafter(r, np.float32(0)), r)
-    return np.asarray(r, dtype=F32).view(U32)
+    return canon32(r)
 
 
 def _round_f32(fn: Callable[[np.ndarray], np.ndarray]) -> Fn:
     def g(a: np.ndarray) -> np.ndarray:
-        return np.asarray(fn(f32(a)), dtype=F32).view(U32)
+        return canon32(fn(f32(a)))
 
     return g
 
 
 def _round_f64(fn: Callable[[np.ndarray], np.ndarray]) -> Fn:
     def g(a: np.ndarray) -> np.ndarray:
-        return np.asarray(fn(f64(a)), dtype=F64).view(U64)
+        return canon64(fn(f64(a)))
 
     return g
 
