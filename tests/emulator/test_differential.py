@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import wavegpu as wg
 from reference import RefTrap, run
-from wavegpu.isa import ROWS, Imm, Instruction, Mem, Pair, Pred, Reg, SReg, row
+from wavegpu.isa import ROWS, Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec, row
 from wavegpu.isa.instruction import Guard
 from wavegpu.isa.semantics import VALUE_ROWS
 from wavegpu.isa.types import Kind, Role
@@ -53,7 +53,7 @@ def operand(draw: st.DrawFn, kind: Kind, role: Role, imm_ok: bool, bits: int) ->
 
 @st.composite
 def alu(draw: st.DrawFn, rows: list = VALUE) -> Instruction:  # type: ignore[type-arg]
-    r = draw(st.sampled_from(rows + [row("mov.b32.sreg")]))
+    r = draw(st.sampled_from([*rows, row("mov.b32.sreg")]))
     ops = []
     imm_used = False
     for o in r.operands:
@@ -85,7 +85,7 @@ def memory_op(draw: st.DrawFn) -> list[Instruction]:
         val = (
             draw(operand(r.operands[1].kind, Role.SRC, False, 32))
             if r.operands[1].kind in (Kind.REG, Kind.PAIR)
-            else __import__("wavegpu").isa.Vec(draw(st.sampled_from([2, 4, 6, 8])), 2)
+            else Vec(draw(st.sampled_from([2, 4, 6, 8])), 2)
         )
         return [Instruction(r, (Mem(0, off), val))]
     if kind == "ld":
@@ -99,7 +99,7 @@ def memory_op(draw: st.DrawFn) -> list[Instruction]:
         elif k is Kind.PAIR:
             dst = Pair(draw(st.sampled_from([2, 4, 6, 8, 10])))
         else:
-            dst = __import__("wavegpu").isa.Vec(draw(st.sampled_from([2, 4, 6, 8])), k.vector_len)
+            dst = Vec(draw(st.sampled_from([2, 4, 6, 8])), k.vector_len)
         return [Instruction(r, (dst, Mem(0, off)))]
     r = draw(st.sampled_from(ATOMS))
     # shared counters live after all slots, at absolute addresses
@@ -226,7 +226,8 @@ def prologue(seed_vals: list[int]) -> list[Instruction]:
 def epilogue() -> list[Instruction]:
     out = [Instruction(row("st.global.b32"), (Mem(0, 4 * i), R(w))) for i, w in enumerate(WORK)]
     for i, p in enumerate(PRED_FREE[:4]):
-        out.append(Instruction(row("selp.b32"), (R(1), Imm(1 << i), Imm(0), Pred(p))))
+        out.append(Instruction(row("mov.b32"), (R(2), Imm(1 << i))))
+        out.append(Instruction(row("selp.b32"), (R(1), R(2), Imm(0), Pred(p))))
         out.append(Instruction(row("st.global.b8"), (Mem(0, 4 * 12 + i), R(1))))
     return out
 
@@ -330,7 +331,8 @@ def _one_row(r, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
     insts.append(Instruction(r, tuple(ops)))
     dk = r.operands[0].kind
     if dk is Kind.PRED:
-        insts.append(Instruction(row("selp.b32"), (R(8), Imm(1), Imm(0), Pred(0))))
+        insts.append(Instruction(row("mov.b32"), (R(9), Imm(1))))
+        insts.append(Instruction(row("selp.b32"), (R(8), R(9), Imm(0), Pred(0))))
     insts.append(
         Instruction(
             row("st.global.b64" if dk is Kind.PAIR else "st.global.b32"),

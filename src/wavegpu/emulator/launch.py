@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dis import format_instruction
-from ..errors import Trap, WaveError
+from ..encoding import check_operands
+from ..errors import EncodingError, Trap, WaveError
 from ..isa.capabilities import EMULATOR, occupancy
-from ..isa.structure import footprint
+from ..isa.structure import check_structure, footprint
 from ..wbin.program import Kernel, Program
 from .machine import Batch, Launch, Memory, pad16
 from .stats import Stats
@@ -112,8 +113,17 @@ def new_memory(memory: int | bytes | bytearray | np.ndarray | None, name: str) -
     return Memory(buf, src.size, name)
 
 
-def _check_registers(k: Kernel) -> None:
+def _validate(k: Kernel) -> None:
+    """What the .wbin reader guarantees, for kernels built in memory: legal operands, balanced
+    control flow, and no register beyond the declared counts."""
+    for issue in check_structure(k.instructions):
+        inst = k.instructions[issue.index]
+        raise Trap(issue.message, k.name, issue.index, format_instruction(inst))
     for pc, inst in enumerate(k.instructions):
+        try:
+            check_operands(inst)
+        except EncodingError as e:
+            raise Trap(f"illegal instruction: {e.reason}", k.name, pc, inst.spec.name) from None
         g, p = footprint(inst)
         if g > k.registers or p > k.predicates:
             what = f"r{g - 1}" if g > k.registers else f"p{p - 1}"
@@ -174,7 +184,7 @@ def emulate(
     bits = tuple(arg_bits(a) for a in args)
     if len(bits) > k.registers:
         raise WaveError(f"{len(bits)} arguments but kernel {k.name!r} has {k.registers} registers")
-    _check_registers(k)
+    _validate(k)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
     launch = Launch(g, wg, wave_width, bits, max_instructions, check)
