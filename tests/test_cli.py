@@ -89,3 +89,135 @@ def test_binary_garbage_as_text(tmp_path: Path) -> None:
     f.write_bytes(b"\xff\xfe\x00garbage")
     r = run("dis", str(f))
     assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+def _emu(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+
+
+VADD = str(next(p for p in EXAMPLES if p.name == "vector_add.wave"))
+
+
+def test_wave_emu_runs_rust_style_scripts(tmp_path: Path) -> None:
+    wbin = tmp_path / "v.wbin"
+    assert run("asm", VADD, "-o", str(wbin)).returncode == 0
+    r = _emu(
+        str(wbin),
+        "--grid",
+        "1,1,1",
+        "--workgroup",
+        "256,1,1",
+        "--fill-iota",
+        "0:f32:256:1",
+        "--fill-iota",
+        "1024:f32:256:2",
+        "--fill-zero",
+        "2048:f32:256",
+        "--set-reg",
+        "0:0",
+        "--set-reg",
+        "1:1024",
+        "--set-reg",
+        "2:0x800",
+        "--set-reg",
+        "3:256",
+        "--dump-f32",
+        "2048:4",
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0.0", "3.0", "6.0", "9.0"]
+
+
+def test_wave_emu_files_after_fills_and_dumps(tmp_path: Path) -> None:
+    import numpy as np
+
+    data = tmp_path / "in.bin"
+    data.write_bytes(np.array([1.5, 2.5], np.float32).tobytes())
+    r = _emu(
+        VADD,
+        "--fill-iota",
+        "0:f32:4:10",
+        "--arg",
+        f"0:{data}",
+        "--fill-zero",
+        "64:u32:4",
+        "--set-reg",
+        "0:0",
+        "--set-reg",
+        "1:0",
+        "--set-reg",
+        "2:64",
+        "--set-reg",
+        "3:4",
+        "--dump-f32",
+        "64:4",
+        "--dump-u32",
+        "0:1",
+        "--dump-f16",
+        "0:2",
+        "--stats",
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:4] == [
+        "3.0",
+        "5.0",
+        "40.0",
+        "60.0",
+    ]  # a + a, with the file over the first two iota values
+    assert lines[4] == str(np.array([1.5], np.float32).view(np.uint32)[0])
+    assert lines[5:7] == ["0.0", "1.9375"]  # the halves of 1.5f (0x3FC00000) as f16
+    assert "SIMD efficiency" in r.stdout
+
+
+def test_wave_emu_errors(tmp_path: Path) -> None:
+    r = _emu(VADD, "--fill-zero", "2000000:u32:4")
+    assert r.returncode == 1 and r.stderr.startswith("Error:") and "device memory" in r.stderr
+    r = _emu(VADD, "--set-reg", "0:5", "--set-reg", "3:64", "--dump-u32", "0:1")
+    assert r.returncode == 1 and "out-of-bounds" not in r.stdout and "Error:" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_wave_run_with_npy_buffers(tmp_path: Path) -> None:
+    import numpy as np
+
+    a = tmp_path / "a.npy"
+    np.save(a, np.arange(300, dtype=np.float32))
+    out = tmp_path / "c.npy"
+    r = run(
+        "run",
+        VADD,
+        "--grid",
+        "2",
+        f"a={a}",
+        "b=iota:300",
+        "c=zeros:300",
+        "n=300",
+        "--out",
+        f"c={out}",
+        "--print",
+        "c:3",
+        "--stats",
+        "--check",
+    )
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(out), 2 * np.arange(300, dtype=np.float32))
+    assert "c[:3] = [0. 2. 4.]" in r.stdout and "lane instructions" in r.stdout
+
+
+def test_wave_run_reports_traps_with_place(tmp_path: Path) -> None:
+    r = run("run", VADD, "--grid", "2", "a=zeros:10", "b=zeros:10", "c=zeros:10", "n=512")
+    assert r.returncode == 1
+    assert "trap: out-of-bounds" in r.stderr and "kernel 'vector_add'" in r.stderr
+    assert "workgroup (" in r.stderr and "vector_add.wave:" in r.stderr  # the assembly line
+    assert "Traceback" not in r.stderr
+
+
+def test_wave_run_usage_errors() -> None:
+    assert run("run", VADD, "--grid", "1", "x=1").returncode == 2
+    assert run("run", VADD, "a=zeros:4").returncode == 2  # --grid missing
+    r = run("run", VADD, "--grid", "1", "a=zeros:4", "b=zeros:4", "c=zeros:4", "n=abc")
+    assert r.returncode == 2

@@ -222,8 +222,8 @@ def test_f32_f64_conversions() -> None:
     ],
 )
 def test_float_compare_nan_rules(cmp: str, expect: list[int]) -> None:
-    a = fl(1.0, 1.0) + [NAN, f2b(1.0)]
-    b = fl(1.0, 2.0) + [f2b(1.0), 0x7FC00000]
+    a = [*fl(1.0, 1.0), NAN, f2b(1.0)]
+    b = [*fl(1.0, 2.0), f2b(1.0), 0x7FC00000]
     assert lanewise(f"setp.{cmp}.f32 p0, r4, r5", a, b) == expect
 
 

@@ -127,7 +127,7 @@ def test_atomics_return_old_values_in_lane_order(
     barrier
     shl.b32 r2, r1, 2
     ld.global.b32 r3, [r2+4]
-    atom.{space}.{op} r4, [{"r10" if space == "local" else "r10"}], r3
+    atom.{space}.{op} r4, [r10], r3
     st.global.b32 [r2+{4 * (n + 1)}], r4
     barrier
     mov.b32 r12, {4 * (2 * n + 1)}

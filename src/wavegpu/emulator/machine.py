@@ -132,33 +132,33 @@ class Batch:
         if name == "lane_in_wg":
             return np.tile(np.arange(self.lanes_per_wg, dtype=U32), self.n_wg)
         if name == "wg_in_batch":
-            return np.repeat(np.arange(self.n_wg, dtype=np.int64), self.lanes_per_wg)
+            return np.repeat(np.arange(self.n_wg, dtype=U32), self.lanes_per_wg)
         if name == "real":
             return self._get("lane_in_wg") < U32(self.T)
         if name == "real_idx":
             return np.flatnonzero(self._get("real"))
         if name == "local_base":
-            return self._get("wg_in_batch") * self.local_stride
+            return self._get("wg_in_batch").astype(np.int64) * self.local_stride
         if name == "lid":
             return np.tile(np.arange(W, dtype=U32), N // W)
         if name == "lane_index":
             return np.arange(N, dtype=np.int64)
         lin = self._get("lane_in_wg")
         if name == "tid.x":
-            return lin % U32(wx)
+            return lin if wx == self.lanes_per_wg else lin % U32(wx)
         if name == "tid.y":
             return (lin // U32(wx)) % U32(wy)
         if name == "tid.z":
             return lin // U32(wx * wy)
         if name == "wid":
             return lin // U32(W)
-        wg_lin = self._get("wg_in_batch") + self.first_wg
+        wg_lin = self._get("wg_in_batch") + U32(self.first_wg)
         if name == "ctaid.x":
-            return (wg_lin % gx).astype(U32)
+            return wg_lin if self.first_wg + self.n_wg <= gx else wg_lin % U32(gx)
         if name == "ctaid.y":
-            return ((wg_lin // gx) % gy).astype(U32)
+            return (wg_lin // U32(gx)) % U32(gy)
         if name == "ctaid.z":
-            return (wg_lin // (gx * gy)).astype(U32)
+            return wg_lin // U32(gx * gy)
         raise KeyError(name)
 
     @property
