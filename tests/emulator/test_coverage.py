@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import instructions
 
 import wavegpu as wg
+from strategies import instructions
 from wavegpu.emulator.machine import Batch, Launch, Memory
 from wavegpu.emulator.stats import Stats
 from wavegpu.isa import ROWS, Instruction, Pred, Reg, row
@@ -24,8 +24,11 @@ def test_every_row_compiles_to_an_operation(spec) -> None:  # type: ignore[no-un
         if spec.name in ("if", "if.uniform"):
             insts += [Instruction(row("endif"))]
         elif spec.name in ("else", "endif"):
-            insts = [Instruction(row("if"), (Pred(0),)), *([inst] if spec.name == "else" else []),
-                     Instruction(row("endif"))]
+            insts = [
+                Instruction(row("if"), (Pred(0),)),
+                *([inst] if spec.name == "else" else []),
+                Instruction(row("endif")),
+            ]
         elif spec.name == "loop":
             insts += [Instruction(row("endloop"))]
         elif spec.name == "endloop":
@@ -56,14 +59,25 @@ def test_illegal_hand_built_instructions_trap() -> None:
 def test_progress_is_reported_per_batch() -> None:
     prog = wg.assemble(".kernel k\nmov.u32 r1, %tid.x\n.end")
     seen: list[tuple[int, int]] = []
-    wg.emulate(prog, grid=10, workgroup=32, batch_lanes=96, progress=lambda d, t: seen.append((d, t)))
+    wg.emulate(
+        prog, grid=10, workgroup=32, batch_lanes=96, progress=lambda d, t: seen.append((d, t))
+    )
     assert seen == [(3, 10), (6, 10), (9, 10), (10, 10)]
 
 
 def test_bad_launch_arguments() -> None:
     prog = wg.assemble(".kernel k\n.registers 2\nret\n.end")
-    for kw in ({"grid": (0, 1)}, {"grid": (1, 2, 3, 4)}, {"workgroup": 2048}, {"args": [1, 2, 3]},
-               {"args": [1 << 40]}, {"args": ["x"]}, {"memory": "lots"}, {"kernel": "nope"}, {"kernel": 3}):
+    for kw in (
+        {"grid": (0, 1)},
+        {"grid": (1, 2, 3, 4)},
+        {"workgroup": 2048},
+        {"args": [1, 2, 3]},
+        {"args": [1 << 40]},
+        {"args": ["x"]},
+        {"memory": "lots"},
+        {"kernel": "nope"},
+        {"kernel": 3},
+    ):
         with pytest.raises(wg.WaveError):
             wg.emulate(prog, **kw)  # type: ignore[arg-type]
 
