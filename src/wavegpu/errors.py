@@ -125,3 +125,7 @@ class Trap(WaveError):
 
 class UndefinedBehaviour(Trap):
     """Undefined behaviour found by the emulator's checking mode (check=True)."""
+
+
+class CompileError(DiagnosticError):
+    """A kernel outside the kernel language, or ill-typed; diagnostics carry source spans."""

@@ -1,0 +1,115 @@
+"""The compiler: kernels (Python; Rust, C++ and TypeScript later) -> HIR -> SSA MIR -> passes ->
+structured LIR -> Chaitin-Briggs allocation -> .wbin. Everything below HIR is language-free."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import CompileError, Diagnostic
+from ..wbin.program import Kernel, Param, Program
+from . import hir
+from .lir import ir as lir_ir
+from .lir.lower import lower as lower_lir
+from .mir import dump as dump_mir
+from .mir.lower import lower as lower_mir
+from .mir.verify import verify
+from .passes import PASSES, pipeline, run_passes
+from .regalloc import allocate
+from .types import ArrayType
+
+STAGES = ("hir", "mir", *PASSES, "lir", "regalloc")
+
+
+@dataclass
+class Options:
+    opt: int = 2
+    max_registers: int | None = None
+    workgroup: tuple[int, int, int] | None = None
+    passes: list[str] | None = None  # an explicit pass list instead of the -O pipeline
+    dump_after: set[str] = field(default_factory=set)
+    dumps: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (stage, text) collected for dump_after
+
+
+def compile_hir(fn: hir.Function, options: Options) -> Kernel:
+    def dump(stage: str, text: Callable[[], str]) -> None:
+        if stage in options.dump_after or "all" in options.dump_after:
+            options.dumps.append((stage, text()))
+
+    dump("hir", lambda: hir.dump(fn))
+    mir = lower_mir(fn)
+    verify(mir, "lowering")
+    dump("mir", lambda: dump_mir(mir))
+    names = options.passes if options.passes is not None else pipeline(options.opt)
+    unknown = [n for n in names if n not in PASSES]
+    if unknown:
+        raise CompileError(
+            [Diagnostic(f"unknown pass(es): {', '.join(unknown)}; passes: {', '.join(PASSES)}")]
+        )
+    run_passes(mir, names, lambda name, f: dump(name, lambda: dump_mir(f)), options.max_registers)
+    lf = lower_lir(mir)
+    dump("lir", lambda: lir_ir.dump(lf))
+    alloc = allocate(lf, options.max_registers or 256)
+    dump("regalloc", lambda: lir_ir.dump(lf))
+    params = [
+        Param(
+            p.name,
+            "buffer" if isinstance(p.type, ArrayType) else "scalar",
+            (p.type.elem if isinstance(p.type, ArrayType) else p.type).data_type,
+        )
+        for p in fn.params
+    ]
+    from .emit import emit
+
+    return emit(lf, alloc, params)
+
+
+def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
+    """Python source text, a path to a .py file, or a function (decorated or not)."""
+    from .frontends.python import frontend, function_source, kernel_options, kernels_in_text
+
+    if callable(source):
+        src, node = function_source(source)  # type: ignore[arg-type]
+        units = [(src, node)]
+    else:
+        text = str(source)
+        if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
+            filename = text
+            with open(text, encoding="utf-8") as f:
+                text = f.read()
+        units = kernels_in_text(text, filename or "<string>")
+    kernels = []
+    for src, node in units:
+        fn = frontend(src, node)
+        opts = kernel_options(node)
+        o = Options(
+            opt=options.opt,
+            max_registers=options.max_registers,
+            workgroup=options.workgroup,
+            passes=options.passes,
+            dump_after=options.dump_after,
+            dumps=options.dumps,
+        )
+        if o.max_registers is None and isinstance(opts.get("max_registers"), int):
+            o.max_registers = opts["max_registers"]  # type: ignore[assignment]
+        wg = o.workgroup or opts.get("workgroup")
+        if wg is not None:
+            t = (wg,) if isinstance(wg, int) else tuple(wg)  # type: ignore[arg-type]
+            t = tuple(int(x) for x in t) + (1,) * (3 - len(t))
+            fn = hir.Function(
+                fn.name,
+                fn.params,
+                fn.body,
+                fn.variables,
+                fn.locals,
+                fn.source_file,
+                (t[0], t[1], t[2]),
+            )
+        kernels.append(compile_hir(fn, o))
+    return Program(tuple(kernels))
+
+
+__all__ = ["STAGES", "Options", "compile_hir", "compile_python"]

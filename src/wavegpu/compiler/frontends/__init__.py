@@ -1,0 +1,1 @@
+"""Frontends: each turns one source language into HIR (only Python so far)."""

@@ -1,0 +1,788 @@
+"""The Python frontend: a decorated function's `ast` to typed HIR, with errors that name the place."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import itertools
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...errors import CompileError, Diagnostic, Span
+from .. import hir
+from ..types import BOOL, F16, F32, F64, I32, SCALARS, U32, ArrayType, ScalarType
+
+VOID = ScalarType("void", 0, "void")
+MODULES = {"wg", "wavegpu", "math"}
+
+BINOPS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "truediv",
+    ast.FloorDiv: "floordiv",
+    ast.Mod: "mod",
+    ast.BitAnd: "and",
+    ast.BitOr: "or",
+    ast.BitXor: "xor",
+    ast.LShift: "shl",
+    ast.RShift: "shr",
+}
+CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+IDS = {
+    "thread_id",
+    "workgroup_id",
+    "workgroup_size",
+    "grid_size",
+    "global_id",
+    "lane_id",
+    "wave_id",
+    "wave_width",
+}
+ATOMICS = {
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_exchange",
+    "atomic_cas",
+}
+WAVE1 = {
+    "wave_reduce_add",
+    "wave_reduce_min",
+    "wave_reduce_max",
+    "wave_reduce_and",
+    "wave_reduce_or",
+    "wave_prefix_add",
+}
+WAVE2 = {
+    "wave_shuffle",
+    "wave_shuffle_up",
+    "wave_shuffle_down",
+    "wave_shuffle_xor",
+    "wave_broadcast",
+}
+MATH1 = {"sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil"}
+CASTS = {
+    "i32": I32,
+    "u32": U32,
+    "f32": F32,
+    "f16": F16,
+    "f64": F64,
+    "int": I32,
+    "float": F32,
+    "bool": BOOL,
+}
+
+
+@dataclass
+class Source:
+    text: str
+    file: str
+    line_offset: int = 0  # added to ast line numbers
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.lines = self.text.splitlines()
+
+
+def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]:
+    """The source and ast of a Python function (its decorators are ignored)."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or "<kernel>"
+    except (OSError, TypeError) as e:
+        raise CompileError(
+            [Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]
+        ) from None
+    text = textwrap.dedent("".join(lines))
+    src = Source(text, file, first - 1)
+    tree = ast.parse(text)
+    node = tree.body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return src, node
+
+
+def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
+    """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
+    src = Source(text, file)
+    try:
+        tree = ast.parse(text, filename=file)
+    except SyntaxError as e:
+        line = (e.text or "").rstrip("\n")
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line)
+                )
+            ]
+        ) from None
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
+    chosen = decorated or fns
+    if not chosen:
+        raise CompileError([Diagnostic(f"{file}: no kernel function found")])
+    return [(src, f) for f in chosen]
+
+
+def _is_kernel_decorator(d: ast.expr) -> bool:
+    target = d.func if isinstance(d, ast.Call) else d
+    if isinstance(target, ast.Attribute):
+        return target.attr == "kernel"
+    return isinstance(target, ast.Name) and target.id == "kernel"
+
+
+def kernel_options(node: ast.FunctionDef) -> dict[str, object]:
+    """Literal keyword options of a @wg.kernel(...) decorator in source text."""
+    for d in node.decorator_list:
+        if isinstance(d, ast.Call) and _is_kernel_decorator(d):
+            out = {}
+            for kw in d.keywords:
+                with contextlib.suppress(ValueError):
+                    out[kw.arg or ""] = ast.literal_eval(kw.value)
+            return out
+    return {}
+
+
+class Frontend:
+    def __init__(self, src: Source, node: ast.FunctionDef):
+        self.src = src
+        self.node = node
+        self.diags: list[Diagnostic] = []
+        self.vars: dict[str, ScalarType] = {}
+        self.arrays: dict[str, ArrayType] = {}
+        self.scalars: dict[str, ScalarType] = {}
+        self.locals: list[hir.LocalArray] = []
+        self.loop_depth = 0
+        self.tmp = 0
+
+    # -- diagnostics
+    def span(self, n: ast.AST) -> Span:
+        line = getattr(n, "lineno", 1)
+        col = getattr(n, "col_offset", 0) + 1
+        end = getattr(n, "end_col_offset", None)
+        length = max(1, (end or col) - col + 1) if getattr(n, "end_lineno", line) == line else 1
+        text = self.src.lines[line - 1] if 0 < line <= len(self.src.lines) else ""
+        return Span(self.src.file, line + self.src.line_offset, col, length, text)
+
+    def error(self, n: ast.AST, msg: str) -> _Bail:
+        self.diags.append(Diagnostic(msg, self.span(n)))
+        return _Bail()
+
+    # -- entry
+    def run(self) -> hir.Function:
+        node = self.node
+        params = []
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+            self.error(
+                node, "kernel parameters must be plain positional parameters without defaults"
+            )
+        for arg in a.args:
+            if arg.annotation is None:
+                self.error(
+                    arg,
+                    f"parameter {arg.arg!r} needs a type annotation such as wg.f32 or wg.f32[:]",
+                )
+                continue
+            t = self.annotation(arg.annotation)
+            if t is None:
+                continue
+            if isinstance(t, ArrayType):
+                self.arrays[arg.arg] = t
+            else:
+                if t is BOOL or t is VOID:
+                    self.error(arg, "scalar parameters are i32, u32, f32, f16 or f64")
+                self.scalars[arg.arg] = t
+                self.vars[arg.arg] = t
+            params.append(hir.Param(arg.arg, t, self.span(arg)))
+        if node.returns is not None and not (
+            isinstance(node.returns, ast.Constant) and node.returns.value is None
+        ):
+            self.error(node.returns, "kernels return nothing")
+        body = self.block(node.body)
+        if self.diags:
+            raise CompileError(self.diags)
+        variables = tuple((k, v) for k, v in self.vars.items() if k not in self.scalars)
+        return hir.Function(
+            node.name, tuple(params), body, variables, tuple(self.locals), self.src.file
+        )
+
+    def annotation(self, n: ast.expr) -> ScalarType | ArrayType | None:
+        if isinstance(n, ast.Subscript):
+            base = self.type_name(n.value)
+            if base is None:
+                self.error(n, "unknown type")
+                return None
+            if not (
+                isinstance(n.slice, ast.Slice) and n.slice.lower is None and n.slice.upper is None
+            ):
+                self.error(n, f"array types are written {base.name}[:]")
+                return None
+            if base is BOOL:
+                self.error(n, "arrays of bool are not supported; use u32")
+                return None
+            return ArrayType(base, "global")
+        t = self.type_name(n)
+        if t is None:
+            self.error(
+                n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]"
+            )
+        return t
+
+    def type_name(self, n: ast.expr) -> ScalarType | None:
+        name = self.builtin_name(n)
+        if name in SCALARS:
+            return SCALARS[name]
+        if isinstance(n, ast.Name) and n.id == "bool":
+            return BOOL
+        return None
+
+    def builtin_name(self, n: ast.expr) -> str | None:
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
+            return n.attr
+        if isinstance(n, ast.Name) and n.id not in self.vars and n.id not in self.arrays:
+            return n.id
+        return None
+
+    # -- statements
+    def block(self, stmts: list[ast.stmt]) -> tuple[hir.Stmt, ...]:
+        out: list[hir.Stmt] = []
+        for s in stmts:
+            try:
+                r = self.stmt(s)
+            except _Bail:
+                continue
+            if r is not None:
+                out.extend(r if isinstance(r, list) else [r])
+        return tuple(out)
+
+    def stmt(self, s: ast.stmt) -> hir.Stmt | list[hir.Stmt] | None:
+        sp = self.span(s)
+        if isinstance(s, ast.Pass):
+            return None
+        if isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                return None  # a docstring
+            e = self.expr(s.value)
+            if not isinstance(e, hir.Call):
+                raise self.error(
+                    s, "an expression statement must call barrier(), fence() or an atomic"
+                )
+            return hir.ExprStmt(sp, e)
+        if isinstance(s, ast.AnnAssign):
+            if not isinstance(s.target, ast.Name):
+                raise self.error(s, "annotated assignment needs a plain name")
+            t = self.annotation(s.annotation)
+            if not isinstance(t, ScalarType):
+                raise self.error(s.annotation, "local variables are scalars")
+            if s.value is None:
+                raise self.error(s, "give the variable a value")
+            return self.assign_name(s.target, self.expr(s.value, t), s, declared=t)
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise self.error(s, "chained assignment (a = b = c) is not supported")
+            tgt = s.targets[0]
+            if isinstance(tgt, ast.Name) and self.is_call_to(s.value, "local_array"):
+                return self.local_array(tgt, s.value)  # type: ignore[arg-type]
+            if isinstance(tgt, ast.Name):
+                hint = self.vars.get(tgt.id)
+                return self.assign_name(tgt, self.expr(s.value, hint), s)
+            if isinstance(tgt, ast.Subscript):
+                arr, idx = self.subscript(tgt)
+                v = self.coerce(
+                    self.expr(s.value, self.arrays[arr].elem), self.arrays[arr].elem, s.value
+                )
+                return hir.Store(sp, arr, idx, v)
+            raise self.error(
+                tgt, "only names and array elements can be assigned (no tuple unpacking)"
+            )
+        if isinstance(s, ast.AugAssign):
+            op = BINOPS.get(type(s.op))
+            if op is None:
+                raise self.error(s, "unsupported augmented assignment")
+            if isinstance(s.target, ast.Name):
+                if s.target.id not in self.vars:
+                    raise self.error(s.target, f"{s.target.id!r} is used before it is assigned")
+                cur = hir.Var(self.vars[s.target.id], sp, s.target.id)
+                val = self.binary(op, cur, self.expr(s.value, cur.type), s)
+                return self.assign_name(s.target, val, s)
+            if isinstance(s.target, ast.Subscript):
+                arr, idx = self.subscript(s.target)
+                elem = self.arrays[arr].elem
+                if not isinstance(idx, hir.Const | hir.Var):
+                    tmp = self.fresh("idx", idx.type)
+                    pre = hir.Assign(sp, tmp, idx)
+                    idx = hir.Var(idx.type, sp, tmp)
+                else:
+                    pre = None
+                cur2 = hir.Load(elem, sp, arr, idx)
+                val = self.coerce(self.binary(op, cur2, self.expr(s.value, elem), s), elem, s)
+                st = hir.Store(sp, arr, idx, val)
+                return [pre, st] if pre else st
+            raise self.error(s, "unsupported augmented assignment target")
+        if isinstance(s, ast.If):
+            cond = self.condition(s.test)
+            return hir.If(sp, cond, self.block(s.body), self.block(s.orelse))
+        if isinstance(s, ast.While):
+            if s.orelse:
+                raise self.error(s, "while ... else is not supported")
+            cond = self.condition(s.test)
+            self.loop_depth += 1
+            body = self.block(s.body)
+            self.loop_depth -= 1
+            return hir.While(sp, cond, body)
+        if isinstance(s, ast.For):
+            return self.for_loop(s)
+        if isinstance(s, ast.Break | ast.Continue):
+            if not self.loop_depth:
+                raise self.error(
+                    s, f"'{'break' if isinstance(s, ast.Break) else 'continue'}' outside a loop"
+                )
+            return hir.Break(sp) if isinstance(s, ast.Break) else hir.Continue(sp)
+        if isinstance(s, ast.Return):
+            if s.value is not None and not (
+                isinstance(s.value, ast.Constant) and s.value.value is None
+            ):
+                raise self.error(s.value, "kernels return no value (write results to an array)")
+            return hir.Return(sp)
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            raise self.error(s, "nested functions and classes are not supported in kernels")
+        if isinstance(s, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
+            raise self.error(s, f"'{type(s).__name__.lower()}' is not supported in kernels")
+        raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
+
+    def fresh(self, hint: str, t: ScalarType) -> str:
+        self.tmp += 1
+        name = f"${hint}{self.tmp}"
+        self.vars[name] = t
+        return name
+
+    def assign_name(
+        self, tgt: ast.Name, value: hir.Expr, s: ast.stmt, declared: ScalarType | None = None
+    ) -> hir.Stmt:
+        name = tgt.id
+        if name in self.arrays:
+            raise self.error(tgt, f"{name!r} is an array; assign its elements")
+        if name in self.scalars:
+            raise self.error(tgt, f"parameter {name!r} is read-only; copy it to a variable first")
+        if name in MODULES or name in CASTS:
+            raise self.error(tgt, f"{name!r} is a builtin name")
+        if value.type is VOID:
+            raise self.error(s, "this call has no value")
+        want = declared or self.vars.get(name)
+        if want is not None:
+            value = self.coerce(value, want, s)
+        self.vars.setdefault(name, value.type)
+        return hir.Assign(self.span(s), name, value)
+
+    def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
+        if len(call.args) != 2 or call.keywords:
+            raise self.error(call, "local_array(dtype, count) takes a type and a constant count")
+        t = self.type_name(call.args[0])
+        if t is None or t is BOOL:
+            raise self.error(
+                call.args[0], "local_array element type must be i32, u32, f32, f16 or f64"
+            )
+        cnt = call.args[1]
+        if not (isinstance(cnt, ast.Constant) and isinstance(cnt.value, int) and cnt.value > 0):
+            raise self.error(
+                cnt, "local_array needs a positive constant count (no dynamic allocation on a GPU)"
+            )
+        if tgt.id in self.arrays or tgt.id in self.vars:
+            raise self.error(tgt, f"{tgt.id!r} is already defined")
+        at = ArrayType(t, "local")
+        self.arrays[tgt.id] = at
+        self.locals.append(hir.LocalArray(tgt.id, at, cnt.value, self.span(call)))
+        return None
+
+    def for_loop(self, s: ast.For) -> hir.Stmt:
+        sp = self.span(s)
+        if s.orelse:
+            raise self.error(s, "for ... else is not supported")
+        if not isinstance(s.target, ast.Name):
+            raise self.error(s.target, "the loop variable must be a name")
+        it = s.iter
+        if not (
+            isinstance(it, ast.Call)
+            and self.builtin_name(it.func) == "range"
+            and not it.keywords
+            and 1 <= len(it.args) <= 3
+        ):
+            raise self.error(it, "kernels loop with for ... in range(start, stop, step)")
+        args = [self.expr(a) for a in it.args]
+        if len(args) == 1:
+            args = [hir.Const(args[0].type, sp, 0), args[0]]
+        if len(args) == 2:
+            args.append(hir.Const(args[0].type, sp, 1))
+        t = self.vars.get(s.target.id)
+        if t is None:
+            t = next((a.type for a in args if not isinstance(a, hir.Const)), I32)
+        if not t.is_int:
+            raise self.error(it, "range() takes integers")
+        start, stop, step = (self.coerce(a, t, s) for a in args)
+        if isinstance(step, hir.Const) and step.value == 0:
+            raise self.error(it.args[2], "range() step must not be zero")
+        self.vars.setdefault(s.target.id, t)
+        if self.vars[s.target.id] != t:
+            raise self.error(
+                s.target, f"{s.target.id!r} is {self.vars[s.target.id]}, the range is {t}"
+            )
+        self.loop_depth += 1
+        body = self.block(s.body)
+        self.loop_depth -= 1
+        return hir.For(sp, s.target.id, start, stop, step, body)
+
+    # -- expressions
+    def condition(self, n: ast.expr) -> hir.Expr:
+        e = self.expr(n)
+        return self.truth(e, n)
+
+    def truth(self, e: hir.Expr, n: ast.AST) -> hir.Expr:
+        if e.type is BOOL:
+            return e
+        if e.type is VOID:
+            raise self.error(n, "this call has no value")
+        return hir.Compare(
+            BOOL, e.span, "ne", e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0)
+        )
+
+    def is_call_to(self, n: ast.expr, name: str) -> bool:
+        return isinstance(n, ast.Call) and self.builtin_name(n.func) == name
+
+    def subscript(self, n: ast.Subscript) -> tuple[str, hir.Expr]:
+        if not isinstance(n.value, ast.Name) or n.value.id not in self.arrays:
+            raise self.error(
+                n.value, "only arrays (buffer parameters or local_array) can be indexed"
+            )
+        if isinstance(n.slice, ast.Slice | ast.Tuple):
+            raise self.error(n.slice, "index arrays with one integer (no slices or tuples)")
+        idx = self.expr(n.slice, I32)
+        if not idx.type.is_int:
+            raise self.error(n.slice, f"an array index is an integer, not {idx.type}")
+        return n.value.id, idx
+
+    def expr(self, n: ast.expr, hint: ScalarType | None = None) -> hir.Expr:
+        sp = self.span(n)
+        if isinstance(n, ast.Constant):
+            v = n.value
+            if isinstance(v, bool):
+                return hir.Const(BOOL, sp, v)
+            if isinstance(v, int):
+                t = (
+                    hint
+                    if hint is not None and hint is not BOOL and hint is not VOID
+                    else (I32 if -(2**31) <= v < 2**31 else U32)
+                )
+                if t.is_float:
+                    return hir.Const(t, sp, float(v))
+                lo, hi = (-(2**31), 2**31 - 1) if t is I32 else (0, 2**32 - 1)
+                if not lo <= v <= hi:
+                    raise self.error(n, f"{v} does not fit in {t}")
+                return hir.Const(t, sp, v)
+            if isinstance(v, float):
+                t = hint if hint is not None and hint.is_float else F32
+                return hir.Const(t, sp, v)
+            raise self.error(n, f"constants of type {type(v).__name__} are not supported")
+        if isinstance(n, ast.Name):
+            if n.id in self.vars:
+                return hir.Var(self.vars[n.id], sp, n.id)
+            if n.id in self.arrays:
+                raise self.error(n, f"{n.id!r} is an array: index it")
+            if n.id in ("True", "False"):
+                return hir.Const(BOOL, sp, n.id == "True")
+            raise self.error(n, f"{n.id!r} is not defined (or is used before it is assigned)")
+        if isinstance(n, ast.BinOp):
+            op = BINOPS.get(type(n.op))
+            if op is None:
+                raise self.error(n, f"operator {type(n.op).__name__} is not supported")
+            left = self.expr(n.left, hint)
+            right = self.expr(n.right, left.type if not isinstance(left, hir.Const) else hint)
+            if isinstance(left, hir.Const) and not isinstance(right, hir.Const):
+                left = self.expr(n.left, right.type)
+            return self.binary(op, left, right, n)
+        if isinstance(n, ast.UnaryOp):
+            e = self.expr(n.operand, hint)
+            if isinstance(n.op, ast.Not):
+                return hir.Unary(BOOL, sp, "not", self.truth(e, n.operand))
+            if isinstance(n.op, ast.USub):
+                if e.type is BOOL:
+                    raise self.error(n, "cannot negate a bool")
+                if isinstance(e, hir.Const):
+                    return self.expr(ast.copy_location(ast.Constant(-e.value), n), e.type)
+                return hir.Unary(e.type, sp, "neg", e)
+            if isinstance(n.op, ast.UAdd):
+                return e
+            if isinstance(n.op, ast.Invert):
+                if not e.type.is_int:
+                    raise self.error(n, "~ needs an integer")
+                return hir.Unary(e.type, sp, "bnot", e)
+        if isinstance(n, ast.BoolOp):
+            parts = [self.truth(self.expr(v), v) for v in n.values]
+            op = "and" if isinstance(n.op, ast.And) else "or"
+            acc = parts[0]
+            for p in parts[1:]:
+                acc = hir.Logical(BOOL, sp, op, acc, p)
+            return acc
+        if isinstance(n, ast.Compare):
+            items = [n.left, *n.comparators]
+            exprs = [self.expr(x) for x in items]
+            for i, x in enumerate(exprs[1:-1], start=1):
+                if isinstance(x, hir.Call):
+                    raise self.error(
+                        items[i], "a call in the middle of a chained comparison; assign it first"
+                    )
+            result = None
+            for (a_node, b_node), op, a, b in zip(
+                itertools.pairwise(items), n.ops, exprs, exprs[1:]
+            ):
+                c = self.compare(CMPOPS.get(type(op)), a, b, n, a_node, b_node)
+                result = c if result is None else hir.Logical(BOOL, sp, "and", result, c)
+            assert result is not None
+            return result
+        if isinstance(n, ast.IfExp):
+            cond = self.condition(n.test)
+            a = self.expr(n.body, hint)
+            b = self.expr(n.orelse, a.type)
+            t = self.unify(a, b, n)
+            return hir.IfExpr(t, sp, cond, self.coerce(a, t, n), self.coerce(b, t, n))
+        if isinstance(n, ast.Subscript):
+            arr, idx = self.subscript(n)
+            return hir.Load(self.arrays[arr].elem, sp, arr, idx)
+        if isinstance(n, ast.Call):
+            return self.call(n, hint)
+        raise self.error(n, f"{type(n).__name__} expressions are not supported in kernels")
+
+    def unify(self, a: hir.Expr, b: hir.Expr, n: ast.AST) -> ScalarType:
+        ta, tb = a.type, b.type
+        if ta == tb:
+            return ta
+        if VOID in (ta, tb):
+            raise self.error(n, "this call has no value")
+        if BOOL in (ta, tb):
+            raise self.error(n, f"cannot mix bool and {tb if ta is BOOL else ta}")
+        if ta.is_float or tb.is_float:
+            if ta.is_float and tb.is_float:
+                return max(ta, tb, key=lambda t: t.bits)
+            return ta if ta.is_float else tb
+        if isinstance(a, hir.Const):
+            return tb
+        if isinstance(b, hir.Const):
+            return ta
+        raise self.error(n, f"mixing {ta} and {tb}: convert one explicitly, e.g. {ta}(x)")
+
+    def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST) -> hir.Expr:
+        if e.type == t:
+            return e
+        if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
+            if t.is_float:
+                return hir.Const(t, e.span, float(e.value))
+            if isinstance(e.value, int):
+                lo, hi = (-(2**31), 2**31 - 1) if t is I32 else (0, 2**32 - 1)
+                if lo <= e.value <= hi:
+                    return hir.Const(t, e.span, e.value)
+        if e.type.is_int and t.is_float:
+            return hir.Cast(t, e.span, e)  # implicit int -> float, as Python promotes
+        if e.type.is_float and t.is_float and e.type.bits < t.bits:
+            return hir.Cast(t, e.span, e)
+        raise self.error(n, f"expected {t}, got {e.type}: convert explicitly, e.g. {t}(...)")
+
+    def binary(self, op: str, a: hir.Expr, b: hir.Expr, n: ast.AST) -> hir.Expr:
+        sp = self.span(n)
+        if op in ("and", "or", "xor") and a.type is BOOL and b.type is BOOL:
+            return hir.Binary(BOOL, sp, op, a, b)
+        t = self.unify(a, b, n)
+        if t is BOOL:
+            raise self.error(n, f"operator {op} does not take bools")
+        if op in ("and", "or", "xor", "shl", "shr") and not t.is_int:
+            raise self.error(n, f"bitwise operators need integers, not {t}")
+        if op == "truediv" and t.is_int:
+            t = F32
+        return hir.Binary(t, sp, op, self.coerce(a, t, n), self.coerce(b, t, n))
+
+    def compare(
+        self, op: str | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST
+    ) -> hir.Expr:
+        if op is None:
+            raise self.error(
+                n, "only ==, !=, <, <=, >, >= comparisons are supported (no 'is' or 'in')"
+            )
+        if a.type is BOOL and b.type is BOOL:
+            if op not in ("eq", "ne"):
+                raise self.error(n, "bools compare with == and != only")
+            return hir.Compare(BOOL, self.span(n), op, a, b)
+        if isinstance(a, hir.Const) and not isinstance(b, hir.Const):
+            a = self.coerce(a, b.type, an) if not (a.type.is_float and b.type.is_int) else a
+        if isinstance(b, hir.Const) and not isinstance(a, hir.Const):
+            b = self.coerce(b, a.type, bn) if not (b.type.is_float and a.type.is_int) else b
+        t = self.unify(a, b, n)
+        return hir.Compare(BOOL, self.span(n), op, self.coerce(a, t, an), self.coerce(b, t, bn))
+
+    def call(self, n: ast.Call, hint: ScalarType | None) -> hir.Expr:
+        sp = self.span(n)
+        name = self.builtin_name(n.func)
+        if name is None:
+            raise self.error(
+                n.func, "only builtins can be called in kernels (no user functions: no recursion)"
+            )
+        if name in CASTS:
+            if len(n.args) != 1 or n.keywords:
+                raise self.error(n, f"{name}(x) takes one argument")
+            t = CASTS[name]
+            e = self.expr(n.args[0], t)
+            if t is BOOL:
+                return self.truth(e, n)
+            if e.type is t:
+                return e
+            if e.type is BOOL:
+                return hir.IfExpr(
+                    t,
+                    sp,
+                    e,
+                    hir.Const(t, sp, 1 if t.is_int else 1.0),
+                    hir.Const(t, sp, 0 if t.is_int else 0.0),
+                )
+            if isinstance(e, hir.Const) and (e.type.is_int and t.is_int):
+                return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
+            return hir.Cast(t, sp, e)
+        kw = {k.arg: k.value for k in n.keywords}
+        if name in IDS:
+            axis = 0
+            if name in ("lane_id", "wave_id", "wave_width"):
+                if n.args or kw:
+                    raise self.error(n, f"{name}() takes no arguments")
+            else:
+                node = n.args[0] if n.args else kw.get("axis")
+                if node is not None:
+                    if not (isinstance(node, ast.Constant) and node.value in (0, 1, 2)):
+                        raise self.error(node, "axis must be the constant 0, 1 or 2")
+                    axis = node.value
+            return hir.Call(I32, sp, name, (), None, (("axis", axis),))
+        if name == "barrier":
+            if n.args or kw:
+                raise self.error(n, "barrier() takes no arguments")
+            return hir.Call(VOID, sp, "barrier")
+        if name == "fence":
+            scope = n.args[0] if n.args else kw.get("scope")
+            if scope is None:
+                scope_v = "device"
+            elif isinstance(scope, ast.Constant) and scope.value in ("wave", "workgroup", "device"):
+                scope_v = scope.value
+            else:
+                raise self.error(n, "fence(scope) takes 'wave', 'workgroup' or 'device'")
+            return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
+        if name == "local_array":
+            raise self.error(
+                n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)"
+            )
+        if name in ATOMICS:
+            want = 4 if name == "atomic_cas" else 3
+            if len(n.args) != want or kw:
+                raise self.error(
+                    n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})"
+                )
+            arr = n.args[0]
+            if not isinstance(arr, ast.Name) or arr.id not in self.arrays:
+                raise self.error(arr, "the first argument of an atomic is an array")
+            elem = self.arrays[arr.id].elem
+            if elem not in (I32, U32, F32):
+                raise self.error(arr, f"atomics work on i32, u32 and f32 arrays, not {elem}")
+            if elem is F32 and name not in ("atomic_add", "atomic_exchange", "atomic_cas"):
+                raise self.error(
+                    n, f"{name} on f32 arrays is not supported (use atomic_cas in a loop)"
+                )
+            idx = self.expr(n.args[1], I32)
+            if not idx.type.is_int:
+                raise self.error(n.args[1], "an array index is an integer")
+            vals = tuple(self.coerce(self.expr(v, elem), elem, v) for v in n.args[2:])
+            return hir.Call(elem, sp, name, (idx, *vals), arr.id)
+        if name in WAVE1 or name in WAVE2:
+            want = 1 if name in WAVE1 else 2
+            if len(n.args) != want or kw:
+                raise self.error(n, f"{name} takes {want} argument(s)")
+            x = self.expr(n.args[0], hint)
+            if x.type not in (I32, U32, F32):
+                raise self.error(
+                    n.args[0], f"{name} works on i32, u32 and f32 values, not {x.type}"
+                )
+            if name in ("wave_reduce_and", "wave_reduce_or", "wave_prefix_add") and x.type is F32:
+                raise self.error(n.args[0], f"{name} needs an integer")
+            args: tuple[hir.Expr, ...] = (x,)
+            if want == 2:
+                lane = self.expr(n.args[1], I32)
+                if not lane.type.is_int:
+                    raise self.error(n.args[1], "a lane or distance is an integer")
+                args = (x, lane)
+            return hir.Call(x.type, sp, name, args)
+        if name in ("wave_ballot", "wave_any", "wave_all"):
+            if len(n.args) != 1 or kw:
+                raise self.error(n, f"{name}(condition)")
+            c = self.condition(n.args[0])
+            return hir.Call(U32 if name == "wave_ballot" else BOOL, sp, name, (c,))
+        if name in MATH1:
+            if len(n.args) != 1 or kw:
+                raise self.error(n, f"{name}(x) takes one argument")
+            x = self.expr(n.args[0], hint if hint and hint.is_float else F32)
+            if x.type.is_int:
+                x = hir.Cast(F32, sp, x)
+            if x.type not in (F32, F64) or (
+                x.type is F64 and name not in ("sqrt", "floor", "ceil")
+            ):
+                raise self.error(
+                    n.args[0],
+                    f"{name} takes f32{' or f64' if name in ('sqrt', 'floor', 'ceil') else ''}",
+                )
+            return hir.Call(x.type, sp, name, (x,))
+        if name == "fma":
+            if len(n.args) != 3:
+                raise self.error(n, "fma(a, b, c) computes a*b + c with one rounding")
+            xs = [self.expr(a, hint if hint and hint.is_float else F32) for a in n.args]
+            t = xs[0].type
+            for x in xs[1:]:
+                t = self.unify(hir.Var(t, sp, "_"), x, n)
+            if not t.is_float:
+                t = F32
+            return hir.Call(t, sp, "fma", tuple(self.coerce(x, t, a) for x, a in zip(xs, n.args)))
+        if name == "abs":
+            if len(n.args) != 1:
+                raise self.error(n, "abs(x) takes one argument")
+            x = self.expr(n.args[0], hint)
+            if x.type is BOOL or x.type is VOID:
+                raise self.error(n, "abs takes a number")
+            return hir.Call(x.type, sp, "abs", (x,))
+        if name in ("min", "max"):
+            if len(n.args) != 2 or kw:
+                raise self.error(n, f"{name}(a, b) takes two arguments")
+            a = self.expr(n.args[0], hint)
+            b = self.expr(n.args[1], a.type)
+            if isinstance(a, hir.Const) and not isinstance(b, hir.Const):
+                a = self.expr(n.args[0], b.type)
+            t = self.unify(a, b, n)
+            if t is BOOL:
+                raise self.error(n, f"{name} takes numbers")
+            return hir.Call(t, sp, name, (self.coerce(a, t, n), self.coerce(b, t, n)))
+        if name in ("print", "len", "input", "open", "range"):
+            raise self.error(n, f"{name}() is not available in kernels")
+        raise self.error(n.func, f"unknown builtin {name!r}")
+
+
+class _Bail(Exception):
+    """Abandon the current statement after recording a diagnostic."""
+
+
+def _wrap32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
+    fe = Frontend(src, node)
+    try:
+        return fe.run()
+    except _Bail:
+        raise CompileError(fe.diags) from None

@@ -1,0 +1,246 @@
+"""HIR: the typed, structured form of a kernel every frontend produces (one language-free tree).
+
+Frontends type-check while building it; `check` performs the GPU validation that does not depend
+on the source language, and `dump` prints it deterministically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import Span
+from .types import ArrayType, ScalarType, Type
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: Type  # a ScalarType (scalar, by value) or ArrayType (buffer)
+    span: Span | None = None
+
+
+# ---- expressions ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Expr:
+    type: ScalarType
+    span: Span | None
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str  # "neg", "not", "bnot"
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    op: str  # add sub mul truediv floordiv mod and or xor shl shr
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    op: str  # eq ne lt le gt ge
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Logical(Expr):
+    op: str  # "and" / "or", short-circuit
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class IfExpr(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Load(Expr):
+    array: str
+    index: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """An intrinsic: special registers, math, atomics, wave operations, barrier, fence."""
+
+    name: str
+    args: tuple[Expr, ...] = ()
+    array: str | None = None  # the array operand of an atomic
+    attrs: tuple[tuple[str, object], ...] = ()
+
+
+# ---- statements -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Stmt:
+    span: Span | None
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store(Stmt):
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class ExprStmt(Stmt):
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    other: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class While(Stmt):
+    cond: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """for var in range(start, stop, step): step's sign decides the test when it is not constant."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class LocalArray:
+    name: str
+    type: ArrayType
+    count: int
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    variables: tuple[tuple[str, ScalarType], ...]
+    locals: tuple[LocalArray, ...] = ()
+    source_file: str = "<kernel>"
+    workgroup_size: tuple[int, int, int] | None = None
+    options: dict[str, object] = field(default_factory=dict, compare=False)
+
+    def array_type(self, name: str) -> ArrayType:
+        for p in self.params:
+            if p.name == name and isinstance(p.type, ArrayType):
+                return p.type
+        for la in self.locals:
+            if la.name == name:
+                return la.type
+        raise KeyError(name)
+
+
+# ---- printer -----------------------------------------------------------------------------------
+def show_expr(e: Expr) -> str:
+    if isinstance(e, Const):
+        return f"{e.value!r}:{e.type}"
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Unary):
+        return f"({e.op} {show_expr(e.operand)})"
+    if isinstance(e, Binary | Compare | Logical):
+        return f"({show_expr(e.left)} {e.op} {show_expr(e.right)})"
+    if isinstance(e, IfExpr):
+        return f"({show_expr(e.then)} if {show_expr(e.cond)} else {show_expr(e.other)})"
+    if isinstance(e, Cast):
+        return f"{e.type}({show_expr(e.operand)})"
+    if isinstance(e, Load):
+        return f"{e.array}[{show_expr(e.index)}]"
+    if isinstance(e, Call):
+        args = (
+            ([e.array] if e.array else [])
+            + [show_expr(a) for a in e.args]
+            + [f"{k}={v}" for k, v in e.attrs]
+        )
+        return f"{e.name}({', '.join(args)}):{e.type}"
+    raise TypeError(e)
+
+
+def _show_body(body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
+    for s in body:
+        if isinstance(s, Assign):
+            out.append(f"{ind}{s.name} = {show_expr(s.value)}")
+        elif isinstance(s, Store):
+            out.append(f"{ind}{s.array}[{show_expr(s.index)}] = {show_expr(s.value)}")
+        elif isinstance(s, ExprStmt):
+            out.append(f"{ind}{show_expr(s.expr)}")
+        elif isinstance(s, If):
+            out.append(f"{ind}if {show_expr(s.cond)}:")
+            _show_body(s.then, ind + "    ", out)
+            if s.other:
+                out.append(f"{ind}else:")
+                _show_body(s.other, ind + "    ", out)
+        elif isinstance(s, While):
+            out.append(f"{ind}while {show_expr(s.cond)}:")
+            _show_body(s.body, ind + "    ", out)
+        elif isinstance(s, For):
+            out.append(
+                f"{ind}for {s.var} in range({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):"
+            )
+            _show_body(s.body, ind + "    ", out)
+        else:
+            out.append(f"{ind}{type(s).__name__.lower()}")
+
+
+def dump(fn: Function) -> str:
+    params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
+    out = [f"kernel {fn.name}({params})"]
+    for la in fn.locals:
+        out.append(f"  local {la.name}: {la.type.elem}[{la.count}]")
+    for name, t in fn.variables:
+        out.append(f"  var {name}: {t}")
+    _show_body(fn.body, "  ", out)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""LIR: structured, non-SSA instructions over virtual registers, ready for allocation."""

@@ -1,0 +1,138 @@
+"""LIR: ISA rows over virtual registers, in structured order (if/else/endif, loop/.../endloop)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import Span
+from ...isa.table import BY_KEY, InstrSpec
+
+
+@dataclass(eq=False)
+class VReg:
+    id: int
+    cls: str  # "r" 32-bit register, "p" even-aligned register pair, "q" predicate
+    phys: int | None = None  # after allocation (or pinned: parameters arrive in r0..)
+    name: str = ""
+
+    @property
+    def width(self) -> int:
+        return 2 if self.cls == "p" else 1
+
+    def __repr__(self) -> str:
+        pre = {"r": "v", "p": "w", "q": "q"}[self.cls]
+        return f"{pre}{self.id}" + (f"({self.name})" if self.name else "")
+
+
+@dataclass(frozen=True)
+class Imm:
+    bits: int
+    width: int = 32
+
+
+@dataclass(frozen=True)
+class SpecialReg:
+    id: int
+
+
+@dataclass(frozen=True)
+class Address:
+    base: VReg | None
+    offset: int = 0
+
+
+LOperand = VReg | Imm | SpecialReg | Address
+
+
+@dataclass(eq=False)
+class LInst:
+    key: str  # the row key
+    operands: list[LOperand] = field(default_factory=list)
+    guard: tuple[VReg, bool] | None = None  # (predicate, negated)
+    span: Span | None = None
+
+    @property
+    def spec(self) -> InstrSpec:
+        return BY_KEY[self.key]
+
+    def defs(self) -> list[VReg]:
+        spec = self.spec
+        return [
+            o
+            for o, s in zip(self.operands, spec.operands)
+            if s.role.value == "d" and isinstance(o, VReg)
+        ]
+
+    def uses(self) -> list[VReg]:
+        spec = self.spec
+        out: list[VReg] = []
+        for o, s in zip(self.operands, spec.operands):
+            if isinstance(o, Address) and o.base is not None:
+                out.append(o.base)
+            elif s.role.value == "s" and isinstance(o, VReg):
+                out.append(o)
+        if self.guard is not None:
+            out.append(self.guard[0])
+            out.extend(self.defs())  # a guarded write keeps the old value in the other lanes
+        return out
+
+    @property
+    def is_move(self) -> bool:
+        return (
+            self.key in ("mov.b32", "mov.b64", "mov.pred")
+            and self.guard is None
+            and isinstance(self.operands[1], VReg)
+        )
+
+
+@dataclass(eq=False)
+class LFunction:
+    name: str
+    insts: list[LInst]
+    params: list[VReg]  # parameter i arrives in r(i)
+    next_id: int
+    local_bytes: int  # local arrays
+    workgroup_size: tuple[int, int, int] | None
+    source_file: str
+
+    def new(self, cls: str, name: str = "") -> VReg:
+        v = VReg(self.next_id, cls, name=name)
+        self.next_id += 1
+        return v
+
+
+def show(o: LOperand) -> str:
+    if isinstance(o, VReg):
+        if o.phys is not None:
+            return (
+                f"p{o.phys}"
+                if o.cls == "q"
+                else (f"r{o.phys}:r{o.phys + 1}" if o.cls == "p" else f"r{o.phys}")
+            )
+        return repr(o)
+    if isinstance(o, Imm):
+        return str(o.bits) if o.bits < 10 else hex(o.bits)
+    if isinstance(o, SpecialReg):
+        from ...isa.registers import SREG_BY_ID
+
+        return SREG_BY_ID[o.id].name
+    base = show(o.base) if o.base is not None else ""
+    if not base:
+        return f"[{o.offset}]"
+    return f"[{base}{'+' if o.offset >= 0 else '-'}{abs(o.offset)}]" if o.offset else f"[{base}]"
+
+
+def dump(fn: LFunction) -> str:
+    out = [f"lir {fn.name}(" + ", ".join(show(p) for p in fn.params) + ")"]
+    depth = 1
+    for i in fn.insts:
+        n = i.spec.name
+        if n in ("else", "endif", "endloop"):
+            depth -= 1
+        guard = f"@{'!' if i.guard[1] else ''}{show(i.guard[0])} " if i.guard else ""
+        name = "@uniform if" if i.spec.uniform else i.spec.name
+        ops = ", ".join(show(o) for o in i.operands)
+        out.append("  " * depth + f"{guard}{name} {ops}".rstrip())
+        if n in ("if", "if.uniform", "else", "loop"):
+            depth += 1
+    return "\n".join(out) + "\n"

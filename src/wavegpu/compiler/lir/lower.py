@@ -1,0 +1,520 @@
+"""MIR -> LIR: out of SSA, structured control flow rebuilt, instructions selected.
+
+Out of SSA (Sreedhar's method I): each phi gets a fresh copy variable, written at the end of every
+predecessor and read into the phi's value at the start of its block, so no copy is lost and no
+swap can clobber. Structure: natural loops become loop/endloop; inside a region (a loop body, or
+the function with its loops collapsed) a conditional branch becomes if/else/endif up to the
+branch's immediate postdominator; edges to the loop header or its exit become continue/break.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ...errors import CompileError, Diagnostic, Span
+from ...isa.registers import SREG_BY_NAME
+from ...isa.table import BY_KEY
+from ...isa.types import Kind
+from ..mir.analysis import Loop, idoms, loops
+from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Ret, Value
+from ..select import row_for
+from ..types import BOOL, F16, F32, F64, I32, U32, ScalarType
+from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
+
+SINK = "<sink>"
+
+
+class Selector:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.out: list[LInst] = []
+        self.lf = LFunction(
+            fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file
+        )
+        self.vals: dict[int, VReg] = {}
+        self.vars: dict[str, VReg] = {
+            name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()
+        }
+        self.phi_copy: dict[int, VReg] = {}
+        self.span: Span | None = None
+        # parameters arrive pinned in r0..r(k-1); the body uses copies that may move or spill
+        for p in fn.params:
+            pinned = self.lf.new("r", p.name)
+            self.lf.params.append(pinned)
+            self.out.append(LInst("mov.b32", [self.vreg(p.value), pinned], None, None))
+
+    # -- registers and operands
+    def vreg(self, v: Value) -> VReg:
+        r = self.vals.get(v.id)
+        if r is None:
+            r = self.vals[v.id] = self.lf.new(cls_of(v.type))
+        return r
+
+    def emit(self, key: str, ops: list[LOperand], guard: tuple[VReg, bool] | None = None) -> None:
+        self.out.append(LInst(key, ops, guard, self.span))
+
+    def materialize(self, c: Const) -> VReg:
+        if c.type is BOOL:
+            t = self.lf.new("r")
+            p = self.lf.new("q")
+            self.emit("mov.b32", [t, Imm(0)])
+            self.emit("setp.eq.u32" if c.value else "setp.ne.u32", [p, t, Imm(0)])
+            return p
+        r = self.lf.new(cls_of(c.type))
+        self.emit("mov.b64" if c.type is F64 else "mov.b32", [r, imm(c)])
+        return r
+
+    def true_pred(self) -> VReg:
+        return self.materialize(Const(True, BOOL))
+
+    def operand(self, o: Operand) -> VReg:
+        return self.vreg(o) if isinstance(o, Value) else self.materialize(o)
+
+    def row(
+        self,
+        key: str,
+        dst: VReg | None,
+        args: list[Operand],
+        guard: tuple[VReg, bool] | None = None,
+    ) -> None:
+        """Emit row `key` with destination and sources, using at most one immediate."""
+        spec = BY_KEY[key]
+        ops: list[LOperand] = [] if dst is None else [dst]
+        srcs = [s for s in spec.operands if s.role.value == "s"]
+        used_imm = False
+        for a, s in zip(args, srcs):
+            if isinstance(a, Const) and s.accepts_immediate and not used_imm and a.type is not BOOL:
+                ops.append(imm(a))
+                used_imm = True
+            else:
+                ops.append(self.operand(a))
+        self.emit(key, ops, guard)
+
+    # -- instructions
+    def inst(self, i: Inst) -> None:
+        self.span = i.span
+        op = i.op
+        d = self.vreg(i.dst) if i.dst is not None else None
+        t = i.dst.type if i.dst is not None else None
+        a = i.args
+        if op == "getvar":
+            assert d is not None and i.var is not None
+            self.move(d, self.vars[i.var])
+            return
+        if op == "setvar":
+            assert i.var is not None
+            src = a[0]
+            var = self.vars[i.var]
+            if isinstance(src, Const):
+                if src.type is BOOL:
+                    self.move(var, self.materialize(src))
+                else:
+                    self.emit("mov.b64" if src.type is F64 else "mov.b32", [var, imm(src)])
+            else:
+                self.move(var, self.vreg(src))
+            return
+        if op.startswith("sreg."):
+            assert d is not None
+            name = "%" + op[5:]
+            self.emit("mov.b32.sreg", [d, SpecialReg(SREG_BY_NAME[name].id)])
+            return
+        if op.startswith(("load.", "store.")):
+            self.memory(op, d, t, a)
+            return
+        if op.startswith("atomic."):
+            _, aop, space = op.split(".")
+            assert t is not None and d is not None
+            suffix = {
+                "add": "add.f32" if t is F32 else "add.u32",
+                "sub": "sub.u32",
+                "min": "min.s32" if t is I32 else "min.u32",
+                "max": "max.s32" if t is I32 else "max.u32",
+                "and": "and.b32",
+                "or": "or.b32",
+                "xor": "xor.b32",
+                "exch": "exch.b32",
+                "cas": "cas.b32",
+            }[aop]
+            ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
+            self.emit(f"atom.{space}.{suffix}", ops)
+            return
+        if op.startswith("wave."):
+            self.wave(op, d, t, a)
+            return
+        if op == "barrier":
+            self.emit("barrier", [])
+            return
+        if op.startswith("fence."):
+            self.emit(op, [])
+            return
+        assert d is not None and t is not None
+        argt = [x.type for x in a]
+        if op == "select":
+            if t is BOOL:
+                c, x, y = (self.operand(v) for v in a)
+                nc = self.lf.new("q")
+                self.emit("not.pred", [nc, c])
+                t1, t2 = self.lf.new("q"), self.lf.new("q")
+                self.emit("and.pred", [t1, c, x])
+                self.emit("and.pred", [t2, nc, y])
+                self.emit("or.pred", [d, t1, t2])
+                return
+            self.row("selp.b64" if t is F64 else "selp.b32", d, [a[1], a[2], a[0]])
+            return
+        if op in ("cmp.eq", "cmp.ne") and argt[0] is BOOL:
+            x, y = self.operand(a[0]), self.operand(a[1])
+            if op == "cmp.ne":
+                self.emit("xor.pred", [d, x, y])
+            else:
+                tmp = self.lf.new("q")
+                self.emit("xor.pred", [tmp, x, y])
+                self.emit("not.pred", [d, tmp])
+            return
+        if F16 in argt or t is F16:
+            key = row_for(op, t, argt)
+            if key is None and op != "cvt":
+                self.via_f32(op, d, t, a)
+                return
+        if op == "cvt":
+            self.convert(d, t, a[0])
+            return
+        if op == "abs" and t is U32:
+            self.row("mov.b32", d, [a[0]])
+            return
+        if op == "neg" and t is U32:
+            self.row("neg.s32", d, [a[0]])
+            return
+        key = row_for(op, t, argt)
+        if key is None:
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"no instruction for {op} on {', '.join(x.name for x in argt)}", i.span
+                    )
+                ]
+            )
+        self.row(key, d, list(a))
+
+    def move(self, d: VReg, s: VReg) -> None:
+        self.emit({"r": "mov.b32", "p": "mov.b64", "q": "mov.pred"}[d.cls], [d, s])
+
+    def via_f32(self, op: str, d: VReg, t: ScalarType, a: list[Operand]) -> None:
+        """f16 operations without an f16 row: compute in f32 and convert back."""
+        args32: list[Operand] = []
+        for x in a:
+            if x.type is F16:
+                r = self.lf.new("r")
+                self.row("cvt.f32.f16", r, [x])
+                args32.append(_Reg(r))  # type: ignore[arg-type]
+            else:
+                args32.append(x)
+        key = row_for(op, F32 if t is F16 else t, [F32 if x.type is F16 else x.type for x in a])
+        if key is None:
+            raise CompileError([Diagnostic(f"no instruction for {op} on f16", self.span)])
+        if t is F16:
+            tmp = self.lf.new("r")
+            self.emit(key, [tmp, *[self._op(x) for x in args32]])
+            self.emit("cvt.f16.f32", [d, tmp])
+        else:
+            self.emit(key, [d, *[self._op(x) for x in args32]])
+
+    def _op(self, x: Operand | _Reg) -> LOperand:
+        if isinstance(x, _Reg):
+            return x.r
+        return self.operand(x)
+
+    def convert(self, d: VReg, t: ScalarType, x: Operand) -> None:
+        st = x.type
+        key = row_for("cvt", t, [st])
+        if key is not None:
+            self.row(key, d, [x])
+            return
+        # two steps through f32 (f16 <-> integers or f64)
+        mid = self.lf.new("r")
+        k1 = row_for("cvt", F32, [st])
+        k2 = row_for("cvt", t, [F32])
+        if k1 is None or k2 is None:
+            raise CompileError([Diagnostic(f"cannot convert {st.name} to {t.name}", self.span)])
+        self.row(k1, mid, [x])
+        self.emit(k2, [d, mid])
+
+    def address(self, a: Operand) -> Address:
+        if isinstance(a, Const):
+            v = int(a.value) & 0xFFFFFFFF
+            return Address(None, v - (1 << 32) if v >> 31 else v)
+        return Address(self.vreg(a), 0)
+
+    def memory(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand]) -> None:
+        kind, space = op.split(".")
+        if kind == "load":
+            assert t is not None and d is not None
+            w = {"f64": "b64", "f16": "u16"}.get(t.name, "b32")
+            self.emit(f"ld.{space}.{w}", [d, self.address(a[0])])
+        else:
+            vt = a[1].type
+            w = {"f64": "b64", "f16": "b16"}.get(vt.name, "b32")
+            self.emit(f"st.{space}.{w}", [self.address(a[0]), self.operand(a[1])])
+
+    def wave(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand]) -> None:
+        assert d is not None and t is not None
+        parts = op.split(".")
+        if parts[1] == "reduce":
+            o = parts[2]
+            st = a[0].type
+            suffix = {
+                "add": "add.u32",
+                "and": "and.b32",
+                "or": "or.b32",
+                "min": {"i32": "min.s32", "u32": "min.u32", "f32": "min.f32"}[st.name]
+                if o == "min"
+                else "",
+                "max": {"i32": "max.s32", "u32": "max.u32", "f32": "max.f32"}[st.name]
+                if o == "max"
+                else "",
+            }[o]
+            self.emit(f"wave.reduce.{suffix}", [d, self.operand(a[0])])
+        elif parts[1] == "prefix":
+            self.emit("wave.prefix.add.u32", [d, self.operand(a[0])])
+        elif parts[1] == "shuffle":
+            key = "wave.shuffle.b32" if parts[2] == "idx" else f"wave.shuffle.{parts[2]}.b32"
+            self.row(key, d, [a[0], a[1]])
+        elif parts[1] == "broadcast":
+            self.row("wave.broadcast.b32", d, [a[0], a[1]])
+        elif parts[1] == "ballot":
+            self.emit("wave.ballot.b32", [d, self.operand(a[0])])
+        else:
+            self.emit(f"wave.{parts[1]}", [d, self.operand(a[0])])
+
+
+class _Reg:
+    """An already-selected register standing in for an operand."""
+
+    def __init__(self, r: VReg):
+        self.r = r
+        self.type = F32
+
+
+def cls_of(t: ScalarType) -> str:
+    return "q" if t is BOOL else ("p" if t is F64 else "r")
+
+
+def imm(c: Const) -> Imm:
+    t = c.type
+    if t is F32:
+        return Imm(struct.unpack("<I", struct.pack("<f", float(c.value)))[0])
+    if t is F64:
+        return Imm(struct.unpack("<Q", struct.pack("<d", float(c.value)))[0], 64)
+    if t is F16:
+        import numpy as np
+
+        return Imm(int(np.asarray(float(c.value), np.float16).view(np.uint16)))
+    return Imm(int(c.value) & 0xFFFFFFFF)
+
+
+# ---- structure ---------------------------------------------------------------------------------
+class Structurizer:
+    def __init__(self, fn: Function, sel: Selector):
+        self.fn = fn
+        self.sel = sel
+        self.idom = idoms(fn.entry, lambda b: b.succs)
+        self.loops = loops(fn, self.idom)
+        self.loop_of: dict[Block, Loop] = {}
+        for lp in sorted(self.loops, key=lambda lp: -len(lp.blocks)):
+            for b in lp.blocks:
+                self.loop_of[b] = lp  # innermost wins (sorted outermost first)
+        self.headers = {lp.header: lp for lp in self.loops}
+        self.pdom_cache: dict[int, dict[object, object]] = {}
+        self.emitted: set[Block] = set()
+
+    # -- region postdominators
+    def region_blocks(self, region: Loop | None) -> set[Block]:
+        return set(self.fn.blocks) if region is None else region.blocks
+
+    def node(self, b: Block, region: Loop | None) -> object:
+        """b as a node of region's collapsed graph: a block, a direct nested loop, or SINK."""
+        blocks = self.region_blocks(region)
+        if b not in blocks or (region is not None and b is region.header):
+            return SINK
+        lp = self.loop_of.get(b)
+        while lp is not None and lp.parent is not region:
+            lp = lp.parent
+        if lp is not None and lp is not region:
+            return lp
+        return b
+
+    def ipdom(self, b: Block, region: Loop | None) -> Block | None:
+        key = id(region)
+        if key not in self.pdom_cache:
+            succ: dict[object, list[object]] = {}
+            nodes = {self.node(x, region) for x in self.region_blocks(region)} - {SINK}
+            if region is not None:
+                nodes.add(region.header)
+            for n in nodes:
+                outs: list[Block]
+                if isinstance(n, Loop):
+                    outs = list(n.exits)
+                else:
+                    outs = n.succs  # type: ignore[attr-defined]
+                succ[n] = [
+                    SINK if (region is not None and o is region.header) else self.node(o, region)
+                    for o in outs
+                ]
+                if not succ[n]:
+                    succ[n] = [SINK]  # ret (or a loop without exits) ends the region
+            preds: dict[object, list[object]] = {n: [] for n in [*nodes, SINK]}
+            for n, ss in succ.items():
+                for s in ss:
+                    preds.setdefault(s, []).append(n)
+            self.pdom_cache[key] = idoms(SINK, lambda n: preds.get(n, []))  # type: ignore[arg-type]
+        pd = self.pdom_cache[key].get(b)
+        if pd is None or pd == SINK:
+            return None
+        if isinstance(pd, Loop):
+            return pd.header
+        return pd  # type: ignore[return-value]
+
+    # -- emission
+    def run(self) -> None:
+        self.seq(self.fn.entry, None, None, True)
+
+    def forward(self, b: Block) -> Block:
+        """Skip empty blocks that only jump on (so `if c: break` becomes `break c`)."""
+        seen = 0
+        while (
+            not b.insts
+            and not b.phis
+            and isinstance(b.term, Br)
+            and b not in self.headers
+            and not b.term.target.phis
+            and seen < 100
+        ):
+            b = b.term.target
+            seen += 1
+        return b
+
+    def kind(self, b: Block, region: Loop | None) -> str:
+        if region is not None:
+            if b is region.header:
+                return "cont"
+            if b not in region.blocks:
+                return "brk"
+        return "norm"
+
+    def jump(self, what: str, pred: VReg | None) -> None:
+        self.sel.emit("break" if what == "brk" else "continue", [pred or self.sel.true_pred()])
+
+    def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool) -> None:
+        sel = self.sel
+        while b is not None and b is not stop:
+            lp = self.headers.get(b)
+            if lp is not None and lp is not region:
+                sel.emit("loop", [])
+                self.seq(b, lp, None, True)
+                sel.emit("endloop", [])
+                exits = [e for e in lp.exits]
+                if len(exits) > 1:
+                    raise CompileError([Diagnostic(f"loop at {b.name} has several exits")])
+                b = exits[0] if exits else None
+                continue
+            if b in self.emitted:
+                raise CompileError(
+                    [Diagnostic(f"internal error: block {b.name} reached twice while structuring")]
+                )
+            self.emitted.add(b)
+            self.block_body(b)
+            t = b.term
+            if isinstance(t, Ret) or t is None:
+                sel.emit("ret", [])
+                return
+            if isinstance(t, Br):
+                target = self.forward(t.target) if not t.target.phis else t.target
+                k = self.kind(target, region)
+                if k == "cont":
+                    if not tail:
+                        self.jump("cont", None)
+                    return
+                if k == "brk":
+                    self.jump("brk", None)
+                    return
+                b = target
+                continue
+            assert isinstance(t, CondBr)
+            c = sel.operand(t.cond)
+            x = self.forward(t.then) if not t.then.phis else t.then
+            y = self.forward(t.other) if not t.other.phis else t.other
+            kx, ky = self.kind(x, region), self.kind(y, region)
+            if kx != "norm" or ky != "norm":
+                if kx != "norm":
+                    self.jump(kx, c)
+                if ky != "norm":
+                    nc = sel.lf.new("q")
+                    sel.emit("not.pred", [nc, c])
+                    self.jump(ky, nc)
+                if kx != "norm" and ky != "norm":
+                    return
+                b = y if kx != "norm" else x
+                continue
+            m = self.ipdom(b, region)
+            if x is m:
+                nc = sel.lf.new("q")
+                sel.emit("not.pred", [nc, c])
+                sel.emit("if", [nc])
+                self.seq(y, region, m, False)
+                sel.emit("endif", [])
+            else:
+                sel.emit("if", [c])
+                self.seq(x, region, m, False)
+                if y is not m:
+                    sel.emit("else", [])
+                    self.seq(y, region, m, False)
+                sel.emit("endif", [])
+            b = m
+
+    def block_body(self, b: Block) -> None:
+        sel = self.sel
+        for phi in b.phis:
+            cp = sel.phi_copy.setdefault(phi.dst.id, sel.lf.new(cls_of(phi.dst.type)))
+            sel.move(sel.vreg(phi.dst), cp)
+        for i in b.insts:
+            sel.inst(i)
+        for s in b.succs:
+            for phi in s.phis:
+                cp = sel.phi_copy.setdefault(phi.dst.id, sel.lf.new(cls_of(phi.dst.type)))
+                v = next(v for blk, v in phi.incoming if blk is b)
+                if isinstance(v, Const):
+                    if v.type is BOOL:
+                        sel.move(cp, sel.materialize(v))
+                    else:
+                        sel.emit("mov.b64" if v.type is F64 else "mov.b32", [cp, imm(v)])
+                else:
+                    sel.move(cp, sel.vreg(v))
+
+
+def lower(fn: Function) -> LFunction:
+    sel = Selector(fn)
+    Structurizer(fn, sel).run()
+    _check_operand_kinds(sel.lf)
+    return sel.lf
+
+
+def _check_operand_kinds(lf: LFunction) -> None:
+    for i in lf.insts:
+        spec = i.spec
+        if len(i.operands) != len(spec.operands):
+            raise CompileError(
+                [Diagnostic(f"internal error: {spec.key} got {len(i.operands)} operands", i.span)]
+            )
+        for o, s in zip(i.operands, spec.operands):
+            want = {Kind.REG: "r", Kind.PAIR: "p", Kind.PRED: "q"}.get(s.kind)
+            if isinstance(o, VReg) and want is not None and o.cls != want:
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"internal error: {spec.key} operand class {o.cls}, expected {want}",
+                            i.span,
+                        )
+                    ]
+                )
+
+
+__all__ = ["U32", "lower"]

@@ -1,0 +1,77 @@
+"""MIR editing helpers shared by the passes: use replacement, constant conversion."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..types import ScalarType
+from .ir import CondBr, Const, Function, Operand, Value
+
+
+def replace_uses(fn: Function, mapping: dict[Value, Operand]) -> None:
+    """Replace every use of the mapped values (following chains of replacements)."""
+    if not mapping:
+        return
+
+    def res(o: Operand) -> Operand:
+        seen = 0
+        while isinstance(o, Value) and o in mapping and seen < 10_000:
+            o = mapping[o]
+            seen += 1
+        return o
+
+    for b in fn.blocks:
+        for phi in b.phis:
+            phi.incoming = [(blk, res(v)) for blk, v in phi.incoming]
+        for i in b.insts:
+            i.args = [res(a) for a in i.args]
+        if isinstance(b.term, CondBr):
+            b.term.cond = res(b.term.cond)
+
+
+def use_counts(fn: Function) -> dict[Value, int]:
+    out: dict[Value, int] = {}
+    for b in fn.blocks:
+        for phi in b.phis:
+            for _, v in phi.incoming:
+                if isinstance(v, Value):
+                    out[v] = out.get(v, 0) + 1
+        for i in b.insts:
+            for a in i.args:
+                if isinstance(a, Value):
+                    out[a] = out.get(a, 0) + 1
+        if isinstance(b.term, CondBr) and isinstance(b.term.cond, Value):
+            out[b.term.cond] = out.get(b.term.cond, 0) + 1
+    return out
+
+
+def const_bits(c: Const) -> np.ndarray:
+    """A constant's raw register bits (uint32, or uint64 for f64, bool for bool)."""
+    t, v = c.type, c.value
+    if t.kind == "bool":
+        return np.asarray(bool(v))
+    if t.name == "f32":
+        return np.asarray(struct.unpack("<I", struct.pack("<f", float(v)))[0], dtype=np.uint32)
+    if t.name == "f64":
+        return np.asarray(struct.unpack("<Q", struct.pack("<d", float(v)))[0], dtype=np.uint64)
+    if t.name == "f16":
+        return np.asarray(int(np.asarray(float(v), np.float16).view(np.uint16)), dtype=np.uint32)
+    return np.asarray(int(v) & 0xFFFFFFFF, dtype=np.uint32)
+
+
+def const_from_bits(bits: np.ndarray, t: ScalarType) -> Const:
+    b = np.asarray(bits)
+    if t.kind == "bool":
+        return Const(bool(b), t)
+    if t.name == "f32":
+        return Const(float(np.asarray(int(b) & 0xFFFFFFFF, np.uint32).view(np.float32)), t)
+    if t.name == "f64":
+        return Const(float(np.asarray(int(b), np.uint64).view(np.float64)), t)
+    if t.name == "f16":
+        return Const(float(np.asarray(int(b) & 0xFFFF, np.uint16).view(np.float16)), t)
+    x = int(b) & 0xFFFFFFFF
+    if t.name == "i32" and x >> 31:
+        x -= 1 << 32
+    return Const(x, t)

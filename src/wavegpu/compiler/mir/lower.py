@@ -1,0 +1,447 @@
+"""HIR -> MIR: a CFG of basic blocks, variables in slots (setvar/getvar), explicit addresses."""
+
+from __future__ import annotations
+
+import math
+
+from ...errors import CompileError, Diagnostic, Span
+from .. import hir
+from ..types import BOOL, F32, F64, I32, U32, ScalarType
+from .analysis import rpo
+from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
+
+SREG = {
+    "thread_id": "tid",
+    "workgroup_id": "ctaid",
+    "workgroup_size": "ntid",
+    "grid_size": "nctaid",
+}
+ATOMIC_OPS = {
+    "atomic_add": "add",
+    "atomic_sub": "sub",
+    "atomic_min": "min",
+    "atomic_max": "max",
+    "atomic_and": "and",
+    "atomic_or": "or",
+    "atomic_xor": "xor",
+    "atomic_exchange": "exch",
+    "atomic_cas": "cas",
+}
+
+
+class Lowerer:
+    def __init__(self, f: hir.Function):
+        self.h = f
+        params = []
+        self.fn = Function(
+            f.name, params, [], source_file=f.source_file, workgroup_size=f.workgroup_size
+        )
+        self.scalar: dict[str, Value] = {}
+        self.buffers: dict[str, tuple[Value, ScalarType]] = {}
+        for p in f.params:
+            if isinstance(p.type, ScalarType):
+                v = self.fn.new_value(p.type)
+                params.append(Param(p.name, p.type, "scalar", None, v))
+                self.scalar[p.name] = v
+            else:
+                v = self.fn.new_value(U32)
+                params.append(Param(p.name, U32, "buffer", p.type.elem, v))
+                self.buffers[p.name] = (v, p.type.elem)
+        self.locals: dict[str, LocalArray] = {}
+        off = 0
+        for la in f.locals:
+            size = la.type.elem.size
+            off = (off + 7) // 8 * 8
+            arr = LocalArray(la.name, la.type.elem, la.count, off)
+            self.fn.locals.append(arr)
+            self.locals[la.name] = arr
+            off += size * la.count
+        for name, t in f.variables:
+            self.fn.vars[name] = t
+        self.nblocks = 0
+        self.cur = self.new_block()
+        self.loops: list[tuple[Block, Block]] = []  # (continue target, break target)
+        self.span: Span | None = None
+        self.tmp = 0
+
+    # -- building
+    def new_block(self) -> Block:
+        b = Block(f"bb{self.nblocks}")
+        self.nblocks += 1
+        self.fn.blocks.append(b)
+        return b
+
+    def emit(
+        self, op: str, args: list[Operand], t: ScalarType | None, var: str | None = None
+    ) -> Value:
+        dst = self.fn.new_value(t) if t is not None else None
+        self.cur.insts.append(Inst(op, dst, args, var, self.span))
+        return dst  # type: ignore[return-value]
+
+    def term(self, t: Br | CondBr | Ret) -> None:
+        if self.cur.term is None:
+            self.cur.term = t
+
+    def jump(self, target: Block) -> None:
+        self.term(Br(target))
+
+    def fresh_var(self, t: ScalarType) -> str:
+        self.tmp += 1
+        name = f"$t{self.tmp}"
+        self.fn.vars[name] = t
+        return name
+
+    # -- statements
+    def body(self, stmts: tuple[hir.Stmt, ...]) -> None:
+        for s in stmts:
+            if self.cur.term is not None:  # code after break/continue/return: unreachable
+                self.cur = self.new_block()
+            self.stmt(s)
+
+    def stmt(self, s: hir.Stmt) -> None:
+        self.span = s.span
+        if isinstance(s, hir.Assign):
+            v = self.expr(s.value)
+            self.emit("setvar", [v], None, s.name)
+        elif isinstance(s, hir.Store):
+            addr, space, _elem = self.address(s.array, s.index)
+            v = self.expr(s.value)
+            self.emit(f"store.{space}", [addr, v], None)
+        elif isinstance(s, hir.ExprStmt):
+            self.expr(s.expr)
+        elif isinstance(s, hir.If):
+            c = self.expr(s.cond)
+            then, join = self.new_block(), self.new_block()
+            other = self.new_block() if s.other else join
+            self.term(CondBr(c, then, other))
+            self.cur = then
+            self.body(s.then)
+            self.jump(join)
+            if s.other:
+                self.cur = other
+                self.body(s.other)
+                self.jump(join)
+            self.cur = join
+        elif isinstance(s, hir.While):
+            header, body, exit_ = self.new_block(), self.new_block(), self.new_block()
+            self.jump(header)
+            self.cur = header
+            self.span = s.span
+            c = self.expr(s.cond)
+            self.term(CondBr(c, body, exit_))
+            self.loops.append((header, exit_))
+            self.cur = body
+            self.body(s.body)
+            self.jump(header)
+            self.loops.pop()
+            self.cur = exit_
+        elif isinstance(s, hir.For):
+            self.for_loop(s)
+        elif isinstance(s, hir.Break):
+            self.jump(self.loops[-1][1])
+        elif isinstance(s, hir.Continue):
+            self.jump(self.loops[-1][0])
+        elif isinstance(s, hir.Return):
+            self.term(Ret())
+        else:
+            raise TypeError(s)
+
+    def for_loop(self, s: hir.For) -> None:
+        t = s.start.type
+        counter = self.fresh_var(t)
+        self.emit("setvar", [self.expr(s.start)], None, counter)
+        stop = self.expr(s.stop)
+        step = self.expr(s.step)
+        if isinstance(stop, Value):
+            sv = self.fresh_var(t)
+            self.emit("setvar", [stop], None, sv)
+        if isinstance(step, Value):
+            st = self.fresh_var(t)
+            self.emit("setvar", [step], None, st)
+        header, body, latch, exit_ = (
+            self.new_block(),
+            self.new_block(),
+            self.new_block(),
+            self.new_block(),
+        )
+        self.jump(header)
+        self.cur = header
+        self.span = s.span
+        i = self.emit("getvar", [], t, counter)
+        stop_v = stop if isinstance(stop, Const) else self.emit("getvar", [], t, sv)
+        if isinstance(step, Const):
+            cond = self.emit("cmp.lt" if step.value > 0 else "cmp.gt", [i, stop_v], BOOL)
+        else:
+            step_v = self.emit("getvar", [], t, st)
+            up = self.emit("cmp.lt", [i, stop_v], BOOL)
+            down = self.emit("cmp.gt", [i, stop_v], BOOL)
+            pos = self.emit("cmp.gt", [step_v, Const(0, t)], BOOL)
+            cond = self.emit("select", [pos, up, down], BOOL)
+        self.term(CondBr(cond, body, exit_))
+        self.cur = body
+        self.emit("setvar", [i], None, s.var)
+        self.loops.append((latch, exit_))
+        self.body(s.body)
+        self.loops.pop()
+        self.jump(latch)
+        self.cur = latch
+        self.span = s.span
+        i2 = self.emit("getvar", [], t, counter)
+        step_l = step if isinstance(step, Const) else self.emit("getvar", [], t, st)
+        self.emit("setvar", [self.emit("add", [i2, step_l], t)], None, counter)
+        self.jump(header)
+        self.cur = exit_
+
+    # -- expressions
+    def address(self, array: str, index: hir.Expr) -> tuple[Operand, str, ScalarType]:
+        idx = self.expr(index)
+        if idx.type is not U32:
+            idx = self.convert(idx, U32)
+        if array in self.buffers:
+            base, elem = self.buffers[array]
+            space = "global"
+            base_op: Operand = base
+        else:
+            la = self.locals[array]
+            elem, space, base_op = la.elem, "local", Const(la.offset, U32)
+        scaled = idx if elem.size == 1 else self.binop("mul", idx, Const(elem.size, U32), U32)
+        if isinstance(base_op, Const) and base_op.value == 0:
+            return scaled, space, elem
+        return self.binop("add", base_op, scaled, U32), space, elem
+
+    def binop(self, op: str, a: Operand, b: Operand, t: ScalarType) -> Value:
+        return self.emit(op, [a, b], t)
+
+    def convert(self, v: Operand, t: ScalarType) -> Operand:
+        if v.type == t:
+            return v
+        if isinstance(v, Const) and v.type.is_int and t.is_int:
+            x = int(v.value) & 0xFFFFFFFF
+            return Const(x if t is U32 else (x - (1 << 32) if x >> 31 else x), t)
+        return self.emit("cvt", [v], t)
+
+    def expr(self, e: hir.Expr) -> Operand:
+        span, self.span = self.span, e.span or self.span
+        try:
+            return self._expr(e)
+        finally:
+            self.span = span
+
+    def _expr(self, e: hir.Expr) -> Operand:
+        t = e.type
+        if isinstance(e, hir.Const):
+            v = e.value
+            if t.is_int:
+                x = int(v) & 0xFFFFFFFF
+                v = x if t is U32 else (x - (1 << 32) if x >> 31 else x)
+            elif t.is_float:
+                v = float(v)
+            return Const(v, t)
+        if isinstance(e, hir.Var):
+            if e.name in self.scalar:
+                return self.scalar[e.name]
+            return self.emit("getvar", [], t, e.name)
+        if isinstance(e, hir.Unary):
+            x = self.expr(e.operand)
+            if e.op == "neg":
+                return self.emit("neg", [x], t)
+            return self.emit("not", [x], t)  # logical not of a bool, bitwise not of an int
+        if isinstance(e, hir.Binary):
+            a, b = self.expr(e.left), self.expr(e.right)
+            if e.op == "truediv":
+                return self.emit("div", [self.convert(a, t), self.convert(b, t)], t)
+            if e.op == "floordiv":
+                return self.floordiv(a, b, t)
+            if e.op == "mod":
+                return self.floormod(a, b, t)
+            return self.emit(e.op, [a, b], t)
+        if isinstance(e, hir.Compare):
+            return self.emit(f"cmp.{e.op}", [self.expr(e.left), self.expr(e.right)], BOOL)
+        if isinstance(e, hir.Logical):
+            res = self.fresh_var(BOOL)
+            a = self.expr(e.left)
+            self.emit("setvar", [a], None, res)
+            rhs, join = self.new_block(), self.new_block()
+            self.term(CondBr(a, rhs, join) if e.op == "and" else CondBr(a, join, rhs))
+            self.cur = rhs
+            self.emit("setvar", [self.expr(e.right)], None, res)
+            self.jump(join)
+            self.cur = join
+            return self.emit("getvar", [], BOOL, res)
+        if isinstance(e, hir.IfExpr):
+            res = self.fresh_var(t)
+            c = self.expr(e.cond)
+            then, other, join = self.new_block(), self.new_block(), self.new_block()
+            self.term(CondBr(c, then, other))
+            for blk, val in ((then, e.then), (other, e.other)):
+                self.cur = blk
+                self.emit("setvar", [self.expr(val)], None, res)
+                self.jump(join)
+            self.cur = join
+            return self.emit("getvar", [], t, res)
+        if isinstance(e, hir.Cast):
+            return self.convert(self.expr(e.operand), t)
+        if isinstance(e, hir.Load):
+            addr, space, _elem = self.address(e.array, e.index)
+            return self.emit(f"load.{space}", [addr], t)
+        if isinstance(e, hir.Call):
+            return self.call(e)
+        raise TypeError(e)
+
+    def floordiv(self, a: Operand, b: Operand, t: ScalarType) -> Operand:
+        if t.is_float:
+            return self.emit("floor", [self.emit("div", [a, b], t)], t)
+        q = self.emit("div", [a, b], t)
+        if t is U32:
+            return q
+        # Python rounds toward -inf: q - 1 when the remainder is non-zero and signs differ
+        r = self.emit("rem", [a, b], t)
+        fix = self.emit(
+            "and",
+            [
+                self.emit("cmp.ne", [r, Const(0, t)], BOOL),
+                self.emit("cmp.lt", [self.emit("xor", [r, b], t), Const(0, t)], BOOL),
+            ],
+            BOOL,
+        )
+        return self.emit("sub", [q, self.emit("select", [fix, Const(1, t), Const(0, t)], t)], t)
+
+    def floormod(self, a: Operand, b: Operand, t: ScalarType) -> Operand:
+        if t.is_float:
+            q = self.emit("floor", [self.emit("div", [a, b], t)], t)
+            return self.emit("sub", [a, self.emit("mul", [q, b], t)], t)
+        r = self.emit("rem", [a, b], t)
+        if t is U32:
+            return r
+        fix = self.emit(
+            "and",
+            [
+                self.emit("cmp.ne", [r, Const(0, t)], BOOL),
+                self.emit("cmp.lt", [self.emit("xor", [r, b], t), Const(0, t)], BOOL),
+            ],
+            BOOL,
+        )
+        return self.emit("add", [r, self.emit("select", [fix, b, Const(0, t)], t)], t)
+
+    def sreg(self, name: str, axis: int) -> Operand:
+        v = self.emit(
+            f"sreg.{name}"
+            + (f".{'xyz'[axis]}" if name in ("tid", "ctaid", "ntid", "nctaid") else ""),
+            [],
+            U32,
+        )
+        return v
+
+    def call(self, e: hir.Call) -> Operand:
+        n = e.name
+        t = e.type
+        attrs = dict(e.attrs)
+        if n in SREG:
+            return self.convert(self.sreg(SREG[n], int(attrs["axis"])), I32)  # type: ignore[arg-type]
+        if n == "global_id":
+            axis = int(attrs["axis"])  # type: ignore[arg-type]
+            g = self.emit(
+                "mad",
+                [self.sreg("ctaid", axis), self.sreg("ntid", axis), self.sreg("tid", axis)],
+                U32,
+            )
+            return self.convert(g, I32)
+        if n in ("lane_id", "wave_id", "wave_width"):
+            return self.convert(
+                self.sreg({"lane_id": "lid", "wave_id": "wid", "wave_width": "wave_width"}[n], 0),
+                I32,
+            )
+        if n == "barrier":
+            self.emit("barrier", [], None)
+            return Const(0, I32)
+        if n == "fence":
+            self.emit(f"fence.{attrs['scope']}", [], None)
+            return Const(0, I32)
+        if n in ATOMIC_OPS:
+            assert e.array is not None
+            addr, space, _ = self.address(e.array, e.args[0])
+            vals = [self.expr(a) for a in e.args[1:]]
+            return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t)
+        if n.startswith("wave_"):
+            args = [self.expr(a) for a in e.args]
+            if n == "wave_reduce_add" and t is F32:
+                return self.butterfly(args[0])
+            op = {
+                "wave_reduce_add": "wave.reduce.add",
+                "wave_reduce_min": "wave.reduce.min",
+                "wave_reduce_max": "wave.reduce.max",
+                "wave_reduce_and": "wave.reduce.and",
+                "wave_reduce_or": "wave.reduce.or",
+                "wave_prefix_add": "wave.prefix.add",
+                "wave_shuffle": "wave.shuffle.idx",
+                "wave_shuffle_up": "wave.shuffle.up",
+                "wave_shuffle_down": "wave.shuffle.down",
+                "wave_shuffle_xor": "wave.shuffle.xor",
+                "wave_broadcast": "wave.broadcast",
+                "wave_ballot": "wave.ballot",
+                "wave_any": "wave.any",
+                "wave_all": "wave.all",
+            }[n]
+            if len(args) == 2:
+                args[1] = self.convert(args[1], U32)
+            return self.emit(op, args, t)
+        args = [self.expr(a) for a in e.args]
+        if n == "exp":
+            return self.emit("exp2", [self.emit("mul", [args[0], Const(1 / math.log(2), t)], t)], t)
+        if n == "log":
+            return self.emit("mul", [self.emit("log2", args, t), Const(math.log(2), t)], t)
+        if n in (
+            "sqrt",
+            "rsqrt",
+            "sin",
+            "cos",
+            "exp2",
+            "log2",
+            "floor",
+            "ceil",
+            "fma",
+            "abs",
+            "min",
+            "max",
+        ):
+            return self.emit(n, args, t)
+        raise CompileError([Diagnostic(f"no lowering for {n}", e.span)])
+
+    def butterfly(self, x: Operand) -> Operand:
+        """f32 sum over the wave: x += shuffle_xor(x, d) for d = W/2, W/4, ..., 1 (all lanes active)."""
+        acc, dist = self.fresh_var(F32), self.fresh_var(U32)
+        self.emit("setvar", [x], None, acc)
+        w = self.sreg("wave_width", 0)
+        self.emit("setvar", [self.emit("shr", [w, Const(1, U32)], U32)], None, dist)
+        header, body, exit_ = self.new_block(), self.new_block(), self.new_block()
+        self.jump(header)
+        self.cur = header
+        d = self.emit("getvar", [], U32, dist)
+        self.term(CondBr(self.emit("cmp.ne", [d, Const(0, U32)], BOOL), body, exit_))
+        self.cur = body
+        a = self.emit("getvar", [], F32, acc)
+        d2 = self.emit("getvar", [], U32, dist)
+        other = self.emit("wave.shuffle.xor", [a, d2], F32)
+        self.emit("setvar", [self.emit("add", [a, other], F32)], None, acc)
+        self.emit("setvar", [self.emit("shr", [d2, Const(1, U32)], U32)], None, dist)
+        self.jump(header)
+        self.cur = exit_
+        return self.emit("getvar", [], F32, acc)
+
+    def finish(self) -> Function:
+        self.term(Ret())
+        for b in self.fn.blocks:
+            if b.term is None:
+                b.term = Ret()
+        reachable = set(rpo(self.fn.entry, lambda b: b.succs))
+        self.fn.blocks = [b for b in self.fn.blocks if b in reachable]
+        return self.fn
+
+
+def lower(f: hir.Function) -> Function:
+    lo = Lowerer(f)
+    lo.body(f.body)
+    return lo.finish()
+
+
+__all__ = ["F64", "lower"]

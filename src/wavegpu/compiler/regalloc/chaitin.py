@@ -1,0 +1,517 @@
+"""Chaitin-Briggs register allocation on LIR: build, coalesce, simplify, spill, select.
+
+Predicates are coloured first over p0..p7 (a spilled predicate lives in a GPR: `mov g, 0;
+@p mov g, 1` after its definition, `setp.ne.u32 p, g, 0` before each use). Then 32-bit registers
+and even-aligned pairs share r0..r(K-1); parameters are precoloured r0..r(k-1). A spilled GPR
+lives in a per-thread slot of local memory addressed from a register set up at entry:
+base + linear thread id * stride. Spill costs weigh each use and definition by 10^loop depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import CompileError, Diagnostic
+from ...isa.capabilities import EMULATOR
+from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
+
+INF = float("inf")
+NUM_PREDS = 8
+MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
+MAX_WG = EMULATOR.constants["MAX_WORKGROUP_SIZE"]
+
+
+@dataclass
+class Allocation:
+    registers: int
+    predicates: int
+    spill_bytes: int  # total local memory for spill slots
+    spilled: int  # number of spilled virtual registers
+    local_memory: int  # arrays + spill area
+
+
+# ---- control flow of structured LIR ------------------------------------------------------------
+def successors(insts: list[LInst]) -> list[list[int]]:
+    n = len(insts)
+    match: dict[int, tuple[int | None, int]] = {}
+    loop_of: list[tuple[int, int] | None] = [None] * n
+    stack: list[list[int | None]] = []
+    loops: list[int] = []
+    for i, ins in enumerate(insts):
+        name = ins.spec.name
+        if name in ("if", "if.uniform", "loop"):
+            stack.append([i, None])
+            if name == "loop":
+                loops.append(i)
+        elif name == "else":
+            stack[-1][1] = i
+        elif name in ("endif", "endloop"):
+            start, els = stack.pop()
+            assert start is not None
+            match[start] = (els, i)
+            if name == "endloop":
+                loops.pop()
+        del ins
+    # innermost loop of each instruction
+    open_loops: list[int] = []
+    for i, ins in enumerate(insts):
+        name = ins.spec.name
+        if name == "loop":
+            open_loops.append(i)
+        elif name == "endloop":
+            open_loops.pop()
+        if open_loops:
+            lp = open_loops[-1]
+            loop_of[i] = (lp, match[lp][1])
+    succ: list[list[int]] = [[] for _ in range(n)]
+    else_end: dict[int, int] = {els: end for els, end in match.values() if els is not None}
+    for i, ins in enumerate(insts):
+        name = ins.spec.name
+        nxt = [i + 1] if i + 1 < n else []
+        if name in ("if", "if.uniform"):
+            els, end = match[i]
+            succ[i] = [*nxt, els + 1 if els is not None else end]
+        elif name == "else":
+            succ[i] = [else_end[i]]
+        elif name == "endloop":
+            lp = next(s for s, (_e, e) in match.items() if e == i)
+            succ[i] = [lp + 1, *nxt]
+        elif name == "break":
+            assert loop_of[i] is not None
+            succ[i] = [loop_of[i][1] + 1, *nxt] if loop_of[i][1] + 1 < n else nxt  # type: ignore[index]
+        elif name == "continue":
+            assert loop_of[i] is not None
+            succ[i] = [loop_of[i][0] + 1, *nxt]  # type: ignore[index]
+        elif name == "ret":
+            succ[i] = nxt if ins.guard is not None else []
+        else:
+            succ[i] = nxt
+    return succ
+
+
+def loop_depths(insts: list[LInst]) -> list[int]:
+    d = 0
+    out = []
+    for ins in insts:
+        name = ins.spec.name
+        if name == "endloop":
+            d -= 1
+        out.append(d)
+        if name == "loop":
+            d += 1
+    return out
+
+
+# ---- one register class ------------------------------------------------------------------------
+class ClassAllocator:
+    def __init__(self, lf: LFunction, classes: tuple[str, ...], K: int):
+        self.lf = lf
+        self.classes = classes
+        self.K = K
+
+    def vregs_of(self, ins: LInst) -> tuple[list[VReg], list[VReg]]:
+        d = [v for v in ins.defs() if v.cls in self.classes]
+        u = [v for v in ins.uses() if v.cls in self.classes]
+        return d, u
+
+    def liveness(self) -> tuple[list[int], list[VReg], dict[int, int]]:
+        """live-out bitsets per instruction, the vregs indexed, index of each vreg id."""
+        insts = self.lf.insts
+        index: dict[int, int] = {}
+        regs: list[VReg] = []
+
+        def idx(v: VReg) -> int:
+            if v.id not in index:
+                index[v.id] = len(regs)
+                regs.append(v)
+            return index[v.id]
+
+        defs, uses = [], []
+        for ins in insts:
+            d, u = self.vregs_of(ins)
+            dm = 0
+            for v in d:
+                dm |= 1 << idx(v)
+            um = 0
+            for v in u:
+                um |= 1 << idx(v)
+            defs.append(dm)
+            uses.append(um)
+        for p in self.lf.params:
+            if p.cls in self.classes:
+                idx(p)
+        succ = successors(insts)
+        n = len(insts)
+        live_in = [0] * n
+        live_out = [0] * n
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n - 1, -1, -1):
+                out = 0
+                for s in succ[i]:
+                    out |= live_in[s]
+                inn = uses[i] | (out & ~defs[i])
+                if out != live_out[i] or inn != live_in[i]:
+                    live_out[i], live_in[i] = out, inn
+                    changed = True
+        self.live_in0 = live_in[0] if n else 0
+        return live_out, regs, index
+
+    def run(self, spill_cb, cost_of_new: set[int]) -> dict[int, int]:  # type: ignore[no-untyped-def]
+        for _round in range(40):
+            result = self.attempt(cost_of_new)
+            if isinstance(result, dict):
+                return result
+            spill_cb(result)
+        raise CompileError(
+            [Diagnostic(f"register allocation did not converge for kernel {self.lf.name!r}")]
+        )
+
+    def attempt(self, unspillable: set[int]) -> dict[int, int] | list[VReg]:
+        insts = self.lf.insts
+        live_out, regs, index = self.liveness()
+        # undefined at entry (read before any write): give it a zero, except parameters
+        params = {p.id for p in self.lf.params}
+        undefined = [
+            regs[j] for j in range(len(regs)) if self.live_in0 >> j & 1 and regs[j].id not in params
+        ]
+        if undefined:
+            for v in undefined:
+                key = {"r": "mov.b32", "p": "mov.b64", "q": None}[v.cls]
+                if key is None:
+                    z = self.lf.new("r")
+                    insts[0:0] = [
+                        LInst("mov.b32", [z, Imm(0)]),
+                        LInst("setp.ne.u32", [v, z, Imm(0)]),
+                    ]
+                else:
+                    insts.insert(0, LInst(key, [v, Imm(0, 64 if v.cls == "p" else 32)]))
+            return self.attempt(unspillable)
+        nr = len(regs)
+        adj: list[set[int]] = [set() for _ in range(nr)]
+        moves: list[tuple[int, int]] = []
+        depth = loop_depths(insts)
+        cost = [0.0] * nr
+        for i, ins in enumerate(insts):
+            d, u = self.vregs_of(ins)
+            w = 10.0 ** min(depth[i], 8)
+            for v in d + u:
+                cost[index[v.id]] += w
+            live = live_out[i]
+            src = None
+            if (
+                ins.is_move
+                and isinstance(ins.operands[1], VReg)
+                and ins.operands[1].cls in self.classes
+            ):
+                src = index[ins.operands[1].id]
+                moves.append((index[ins.operands[0].id], src))  # type: ignore[union-attr]
+            for v in d:
+                a = index[v.id]
+                bits = live
+                j = 0
+                while bits:
+                    if bits & 1 and j != a and j != src:
+                        adj[a].add(j)
+                        adj[j].add(a)
+                    bits >>= 1
+                    j += 1
+            if len(d) > 1:
+                for x in d:
+                    for y in d:
+                        if x is not y:
+                            adj[index[x.id]].add(index[y.id])
+        # parameters interfere with each other (all live at entry)
+        pinned: dict[int, int] = {}
+        for j, v in enumerate(regs):
+            if v.phys is not None:
+                pinned[j] = v.phys
+        for a in pinned:
+            for b in pinned:
+                if a != b:
+                    adj[a].add(b)
+        width = [v.width for v in regs]
+        for j, v in enumerate(regs):
+            if v.id in unspillable:
+                cost[j] = INF
+        # ---- coalescing (conservative)
+        parent = list(range(nr))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        K = self.K
+        for a, b in moves:
+            ra, rb = find(a), find(b)
+            if ra == rb or rb in adj[ra] or width[ra] != width[rb]:
+                continue
+            if ra in pinned and rb in pinned:
+                continue
+            if rb in pinned:
+                ra, rb = rb, ra
+            if (
+                ra in pinned
+            ):  # George: every neighbour of rb already conflicts with ra, or is insignificant
+                ok = all(t in adj[ra] or len(adj[t]) < K for t in adj[rb])
+                ok = ok and all(pinned.get(t) != pinned[ra] for t in adj[rb])
+            else:  # Briggs: the merged node has fewer than K significant neighbours
+                nb = adj[ra] | adj[rb]
+                ok = sum(1 for t in nb if len(adj[t]) >= K) < K
+            if not ok:
+                continue
+            parent[rb] = ra
+            for t in adj[rb]:
+                adj[t].discard(rb)
+                adj[t].add(ra)
+                adj[ra].add(t)
+            adj[rb] = set()
+            cost[ra] = (
+                max(cost[ra], cost[rb]) if INF in (cost[ra], cost[rb]) else cost[ra] + cost[rb]
+            )
+        roots = [j for j in range(nr) if find(j) == j]
+        # ---- simplify (optimistic)
+        active = {j for j in roots if j not in pinned}
+        deg_neighbors = {j: set(adj[j]) for j in roots}
+        stack: list[int] = []
+
+        def colorable(j: int) -> bool:
+            nb = [t for t in deg_neighbors[j] if t in active or t in pinned]
+            if width[j] == 2:
+                return len(nb) < K // 2
+            return sum(width[t] for t in nb) < K
+
+        while active:
+            pick = next((j for j in active if colorable(j)), None)
+            if pick is None:
+                pick = min(
+                    active,
+                    key=lambda j: (cost[j] / (len(deg_neighbors[j]) + 1), -len(deg_neighbors[j])),
+                )
+            active.remove(pick)
+            stack.append(pick)
+        # ---- select
+        color: dict[int, int] = dict(pinned)
+        spilled: list[int] = []
+        while stack:
+            j = stack.pop()
+            taken: set[int] = set()
+            for t in adj[j]:
+                c = color.get(t)
+                if c is not None:
+                    taken.add(c)
+                    if width[t] == 2:
+                        taken.add(c + 1)
+            choice = None
+            step = 2 if width[j] == 2 else 1
+            for r in range(0, K - width[j] + 1, step):
+                if r not in taken and (width[j] == 1 or r + 1 not in taken):
+                    choice = r
+                    break
+            if choice is None:
+                spilled.append(j)
+            else:
+                color[j] = choice
+        if spilled:
+            bad = [regs[j] for j in spilled if cost[j] == INF]
+            if bad:
+                raise CompileError(
+                    [
+                        Diagnostic(
+                            f"kernel {self.lf.name!r} cannot be allocated in {K} registers: even after spilling, more "
+                            f"values are live at once than registers exist (raise max_registers)"
+                        )
+                    ]
+                )
+            # members of a coalesced spilled node spill together
+            out = []
+            for j in spilled:
+                out.extend(regs[m] for m in range(nr) if find(m) == j)
+            return out
+        return {regs[j].id: color[find(j)] for j in range(nr)}
+
+
+# ---- the whole function ------------------------------------------------------------------------
+def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
+    K = max(1, min(256, max_registers))
+    unspillable: set[int] = set()
+
+    # predicates: spill into GPRs
+    pred_home: dict[int, VReg] = {}
+
+    def spill_preds(vs: list[VReg]) -> None:
+        for v in vs:
+            g = pred_home.setdefault(v.id, lf.new("r", f"spill_{v!r}"))
+            out: list[LInst] = []
+            for ins in lf.insts:
+                uses = [u for u in ins.uses() if u is v]
+                defs = [d for d in ins.defs() if d is v]
+                if uses:
+                    t = lf.new("q")
+                    unspillable.add(t.id)
+                    out.append(LInst("setp.ne.u32", [t, g, Imm(0)], None, ins.span))
+                    _replace(ins, v, t)
+                    if defs:
+                        out.append(ins)
+                        out += [
+                            LInst("mov.b32", [g, Imm(0)], None, ins.span),
+                            LInst("mov.b32", [g, Imm(1)], (t, False), ins.span),
+                        ]
+                        continue
+                if defs and not uses:
+                    t = lf.new("q")
+                    unspillable.add(t.id)
+                    _replace(ins, v, t)
+                    out.append(ins)
+                    out += [
+                        LInst("mov.b32", [g, Imm(0)], None, ins.span),
+                        LInst("mov.b32", [g, Imm(1)], (t, False), ins.span),
+                    ]
+                    continue
+                out.append(ins)
+            lf.insts[:] = out
+
+    pcolors = ClassAllocator(lf, ("q",), NUM_PREDS).run(spill_preds, unspillable)
+    # GPRs: spill into local memory
+    for i, p in enumerate(lf.params):
+        p.phys = i
+    if len(lf.params) > K:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"kernel {lf.name!r} has {len(lf.params)} parameters but max_registers is {K}"
+                )
+            ]
+        )
+    slots: dict[int, int] = {}
+    state: dict[str, object] = {"next": 0, "addr": None, "patch": []}
+
+    def spill_addr() -> VReg:
+        if state["addr"] is None:
+            a = lf.new("r", "spill_addr")
+            unspillable.add(a.id)
+            tx, ty, tz, nx, ny = (lf.new("r") for _ in range(5))
+            for t in (tx, ty, tz, nx, ny):
+                unspillable.add(t.id)
+            mul = LInst("mul.lo.u32", [a, tx, Imm(0)])
+            add = LInst("add.u32", [a, a, Imm(0)])
+            entry = [
+                LInst("mov.b32.sreg", [tx, SpecialReg(0)]),
+                LInst("mov.b32.sreg", [ty, SpecialReg(1)]),
+                LInst("mov.b32.sreg", [tz, SpecialReg(2)]),
+                LInst("mov.b32.sreg", [nx, SpecialReg(8)]),
+                LInst("mov.b32.sreg", [ny, SpecialReg(9)]),
+                LInst("mad.lo.u32", [ty, tz, ny, ty]),
+                LInst("mad.lo.u32", [tx, ty, nx, tx]),
+                mul,
+                add,
+            ]
+            lf.insts[0:0] = entry
+            state["addr"] = a
+            state["patch"] = [mul, add]
+        return state["addr"]  # type: ignore[return-value]
+
+    def spill_gprs(vs: list[VReg]) -> None:
+        addr = spill_addr()
+        for v in vs:
+            if v.id not in slots:
+                n = int(state["next"])  # type: ignore[arg-type]
+                if v.cls == "p" and n % 2:
+                    n += 1
+                slots[v.id] = n
+                state["next"] = n + v.width
+            off = 4 * slots[v.id]
+            ld, st = (
+                ("ld.local.b64", "st.local.b64")
+                if v.cls == "p"
+                else ("ld.local.b32", "st.local.b32")
+            )
+            out: list[LInst] = []
+            for ins in lf.insts:
+                uses = any(u is v for u in ins.uses())
+                defs = any(d is v for d in ins.defs())
+                if not uses and not defs:
+                    out.append(ins)
+                    continue
+                t = lf.new(v.cls)
+                unspillable.add(t.id)
+                if uses:
+                    out.append(LInst(ld, [t, Address(addr, off)], None, ins.span))
+                _replace(ins, v, t)
+                out.append(ins)
+                if defs:
+                    out.append(LInst(st, [Address(addr, off), t], None, ins.span))
+            lf.insts[:] = out
+
+    gcolors = ClassAllocator(lf, ("r", "p"), K).run(spill_gprs, unspillable)
+    for ins in lf.insts:
+        for o in [*ins.operands, *([ins.guard[0]] if ins.guard else [])]:
+            base = o.base if isinstance(o, Address) else o
+            if isinstance(base, VReg):
+                table = pcolors if base.cls == "q" else gcolors
+                if base.id in table:
+                    base.phys = table[base.id]
+    # drop moves that coalescing made trivial
+    lf.insts[:] = [
+        i for i in lf.insts if not (i.is_move and i.operands[0].phys == i.operands[1].phys)
+    ]  # type: ignore[union-attr]
+    nslots = int(state["next"])  # type: ignore[arg-type]
+    spill_bytes = 0
+    local = lf.local_bytes
+    if state["addr"] is not None:
+        stride = (4 * nslots + 7) // 8 * 8
+        base = (lf.local_bytes + 7) // 8 * 8
+        threads = (
+            lf.workgroup_size[0] * lf.workgroup_size[1] * lf.workgroup_size[2]
+            if lf.workgroup_size
+            else MAX_WG
+        )
+        spill_bytes = stride * threads
+        local = base + spill_bytes
+        if local > MAX_LOCAL:
+            hint = (
+                ""
+                if lf.workgroup_size
+                else " (no workgroup size given: room is made for 1024 threads; pass "
+                "workgroup=(x, y, z) to @wg.kernel)"
+            )
+            raise CompileError(
+                [
+                    Diagnostic(
+                        f"kernel {lf.name!r} spills {nslots} registers per thread: {local} bytes of "
+                        f"local memory exceed {MAX_LOCAL}{hint}"
+                    )
+                ]
+            )
+        mul, add = state["patch"]  # type: ignore[misc]
+        mul.operands[2] = Imm(stride)
+        add.operands[2] = Imm(base)
+    regs_used = 0
+    preds_used = 0
+    for ins in lf.insts:
+        for o in [*ins.operands, *([ins.guard[0]] if ins.guard else [])]:
+            base = o.base if isinstance(o, Address) else o
+            if isinstance(base, VReg) and base.phys is not None:
+                if base.cls == "q":
+                    preds_used = max(preds_used, base.phys + 1)
+                else:
+                    regs_used = max(regs_used, base.phys + base.width)
+    regs_used = max(regs_used, len(lf.params), 1)
+    return Allocation(regs_used, preds_used, spill_bytes, len(slots) + len(pred_home), local)
+
+
+def _replace(ins: LInst, old: VReg, new: VReg) -> None:
+    ops = []
+    for o in ins.operands:
+        if o is old:
+            ops.append(new)
+        elif isinstance(o, Address) and o.base is old:
+            ops.append(Address(new, o.offset))
+        else:
+            ops.append(o)
+    ins.operands = ops
+    if ins.guard is not None and ins.guard[0] is old:
+        ins.guard = (new, ins.guard[1])

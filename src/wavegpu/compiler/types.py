@@ -1,0 +1,95 @@
+"""Kernel-language types: i32 u32 f32 f16 f64 bool, and arrays of them in device or local memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..isa.types import DataType
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """A scalar type. In annotations `wg.f32[:]` makes an array type; called in plain Python
+    (outside a compiled kernel) it converts like NumPy (32-bit integers wrap)."""
+
+    name: str
+    bits: int
+    kind: str  # "int", "uint", "float", "bool"
+
+    def __getitem__(self, item: object) -> ArrayType:
+        if item != slice(None):
+            raise TypeError(f"array types are written {self.name}[:]")
+        return ArrayType(self, "global")
+
+    def __call__(self, value: object) -> object:
+        return NUMPY[self.name](value)  # type: ignore[operator]
+
+    def __repr__(self) -> str:
+        return self.name
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    @property
+    def signed(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def size(self) -> int:
+        return max(1, self.bits // 8) if self.kind != "bool" else 1
+
+    @property
+    def wide(self) -> bool:
+        return self.bits == 64
+
+    @property
+    def data_type(self) -> DataType:
+        return {
+            "i32": DataType.S32,
+            "u32": DataType.U32,
+            "f32": DataType.F32,
+            "f16": DataType.F16,
+            "f64": DataType.F64,
+            "bool": DataType.PRED,
+        }[self.name]
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    elem: ScalarType
+    space: str  # "global" (a buffer parameter) or "local" (local_array)
+
+    def __repr__(self) -> str:
+        return f"{self.elem.name}[{'local' if self.space == 'local' else ':'}]"
+
+
+I32 = ScalarType("i32", 32, "int")
+U32 = ScalarType("u32", 32, "uint")
+F32 = ScalarType("f32", 32, "float")
+F16 = ScalarType("f16", 16, "float")
+F64 = ScalarType("f64", 64, "float")
+BOOL = ScalarType("bool", 1, "bool")
+SCALARS = {t.name: t for t in (I32, U32, F32, F16, F64, BOOL)}
+
+
+def _bool(v: object) -> bool:
+    return bool(v)
+
+
+NUMPY = {
+    "i32": np.int32,
+    "u32": np.uint32,
+    "f32": np.float32,
+    "f16": np.float16,
+    "f64": np.float64,
+    "bool": _bool,
+}
+
+Type = ScalarType | ArrayType
