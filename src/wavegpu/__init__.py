@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from .asm import assemble
+from .compiler.types import BOOL as bool_
+from .compiler.types import F16 as f16
+from .compiler.types import F32 as f32
+from .compiler.types import F64 as f64
+from .compiler.types import I32 as i32
+from .compiler.types import U32 as u32
 from .dis import disassemble
 from .emulator import EmulationResult, Stats, emulate
 from .errors import (
     AsmError,
     CapabilityError,
+    CompileError,
     Diagnostic,
     EncodingError,
     Span,
@@ -18,6 +25,9 @@ from .errors import (
 )
 from .isa import ISA_VERSION, DataType, get_capability
 from .isa.capabilities import EMULATOR, DeviceCaps
+from .runtime.kernel import KernelFunction, compile, kernel
+from .runtime.pyexec import *  # noqa: F403 - the kernel builtins, for plain-Python runs
+from .runtime.pyexec import python_thread
 from .wbin import Kernel, Param, Program, load
 
 __version__ = "0.1.0"
@@ -27,12 +37,14 @@ __all__ = [
     "ISA_VERSION",
     "AsmError",
     "CapabilityError",
+    "CompileError",
     "DataType",
     "DeviceCaps",
     "Diagnostic",
     "EmulationResult",
     "EncodingError",
     "Kernel",
+    "KernelFunction",
     "Param",
     "Program",
     "Span",
@@ -42,8 +54,17 @@ __all__ = [
     "WaveError",
     "WbinError",
     "assemble",
+    "bool_",
+    "compile",
     "disassemble",
     "emulate",
+    "f16",
+    "f32",
+    "f64",
     "get_capability",
+    "i32",
+    "kernel",
     "load",
+    "python_thread",
+    "u32",
 ]

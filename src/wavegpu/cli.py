@@ -734,5 +734,58 @@ def emu_main(
         sys.exit(1)
 
 
+@main.command("compile")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="output .wbin (default: SOURCE with .wbin)",
+)
+@click.option(
+    "-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True, help="optimisation level"
+)
+@click.option(
+    "--max-registers", type=click.IntRange(1, 256), default=None, help="force spilling above this"
+)
+@click.option(
+    "--dump-after",
+    "dump_after",
+    multiple=True,
+    metavar="STAGE",
+    help="print the IR after a stage: hir, mir, a pass name, lir, regalloc, or all",
+)
+@user_errors
+def compile_cmd(
+    source: str,
+    output: str | None,
+    opt: int,
+    max_registers: int | None,
+    dump_after: tuple[str, ...],
+) -> None:
+    """Compile a Python kernel file to .wbin."""
+    from .compiler import STAGES
+    from .runtime.kernel import compile as compile_source
+
+    bad = [s for s in dump_after if s not in (*STAGES, "all")]
+    if bad:
+        raise click.UsageError(f"--dump-after {bad[0]}: stages are {', '.join(STAGES)}, all")
+    dumps: list[tuple[str, str]] = []
+    prog = compile_source(
+        source, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps
+    )
+    for stage, text in dumps:
+        click.echo(f";; ---- after {stage}")
+        click.echo(text, nl=False)
+    dest = output or os.path.splitext(source)[0] + ".wbin"
+    data = prog.to_bytes()
+    write_output(dest, data, (source,))
+    for k in prog.kernels:
+        out.print(
+            f"{dest}: kernel {k.name}: {len(k.instructions)} instructions, {k.registers} registers, "
+            f"{k.predicates} predicates, {k.local_memory} B local memory"
+        )
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -15,7 +15,7 @@ from ...errors import CompileError, Diagnostic, Span
 from ...isa.registers import SREG_BY_NAME
 from ...isa.table import BY_KEY
 from ...isa.types import Kind
-from ..mir.analysis import Loop, idoms, loops
+from ..mir.analysis import Loop, idoms, loops, rpo
 from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Ret, Value
 from ..select import row_for
 from ..types import BOOL, F16, F32, F64, I32, U32, ScalarType
@@ -318,6 +318,7 @@ class Structurizer:
         self.sel = sel
         self.idom = idoms(fn.entry, lambda b: b.succs)
         self.loops = loops(fn, self.idom)
+        self.extend_break_paths()
         self.loop_of: dict[Block, Loop] = {}
         for lp in sorted(self.loops, key=lambda lp: -len(lp.blocks)):
             for b in lp.blocks:
@@ -325,6 +326,33 @@ class Structurizer:
         self.headers = {lp.header: lp for lp in self.loops}
         self.pdom_cache: dict[int, dict[object, object]] = {}
         self.emitted: set[Block] = set()
+
+    def extend_break_paths(self) -> None:
+        """Give each loop the blocks of its break paths (reached only from inside the loop on the way
+        to its follow block), so that the follow is the loop's one exit."""
+        preds = self.fn.preds()
+        for lp in sorted(self.loops, key=lambda lp: -lp.depth):
+            outside = {s for b in lp.blocks for s in b.succs if s not in lp.blocks}
+            if len(outside) <= 1:
+                continue
+            hs = [s for s in lp.header.succs if s not in lp.blocks]
+            follow = hs[0] if hs else max(outside, key=lambda e: len(preds.get(e, [])))
+            work = [e for e in outside if e is not follow]
+            while work:
+                e = work.pop()
+                if (
+                    e in lp.blocks
+                    or e is follow
+                    or not all(p in lp.blocks for p in preds.get(e, []))
+                ):
+                    continue
+                anc: Loop | None = lp
+                while anc is not None:
+                    anc.blocks.add(e)
+                    anc = anc.parent
+                work.extend(e.succs)
+            for x in self.loops:
+                x.exits = {s for b in x.blocks for s in b.succs if s not in x.blocks}
 
     # -- region postdominators
     def region_blocks(self, region: Loop | None) -> set[Block]:
@@ -342,36 +370,50 @@ class Structurizer:
             return lp
         return b
 
-    def ipdom(self, b: Block, region: Loop | None) -> Block | None:
+    def graph(self, region: Loop | None) -> tuple[dict[object, list[object]], dict[object, int]]:
+        """The region's collapsed graph (nested loops as single nodes) and reverse postorder."""
         key = id(region)
         if key not in self.pdom_cache:
+            entry = self.fn.entry if region is None else region.header
             succ: dict[object, list[object]] = {}
-            nodes = {self.node(x, region) for x in self.region_blocks(region)} - {SINK}
-            if region is not None:
-                nodes.add(region.header)
-            for n in nodes:
-                outs: list[Block]
-                if isinstance(n, Loop):
-                    outs = list(n.exits)
-                else:
-                    outs = n.succs  # type: ignore[attr-defined]
+            work: list[object] = [entry]
+            while work:
+                n = work.pop()
+                if n in succ or n == SINK:
+                    continue
+                outs = list(n.exits) if isinstance(n, Loop) else n.succs  # type: ignore[attr-defined]
                 succ[n] = [
                     SINK if (region is not None and o is region.header) else self.node(o, region)
                     for o in outs
                 ]
-                if not succ[n]:
-                    succ[n] = [SINK]  # ret (or a loop without exits) ends the region
-            preds: dict[object, list[object]] = {n: [] for n in [*nodes, SINK]}
-            for n, ss in succ.items():
-                for s in ss:
-                    preds.setdefault(s, []).append(n)
-            self.pdom_cache[key] = idoms(SINK, lambda n: preds.get(n, []))  # type: ignore[arg-type]
-        pd = self.pdom_cache[key].get(b)
-        if pd is None or pd == SINK:
+                work.extend(succ[n])
+            order = rpo(entry, lambda n: [s for s in succ.get(n, []) if s != SINK])  # type: ignore[arg-type]
+            self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})  # type: ignore[assignment]
+        return self.pdom_cache[key]  # type: ignore[return-value]
+
+    def merge(self, b: Block, x: Block, y: Block, region: Loop | None) -> Block | None:
+        """Where the arms of the branch at b meet again: the first node in reverse postorder that
+        both reach (arms that end in return, break or continue reach none)."""
+        succ, order = self.graph(region)
+
+        def reach(start: Block) -> set[object]:
+            n0 = self.node(start, region)
+            seen: set[object] = set()
+            work = [n0]
+            while work:
+                n = work.pop()
+                if n == SINK or n in seen or n not in succ:
+                    continue
+                seen.add(n)
+                work.extend(succ[n])
+            return seen
+
+        common = reach(x) & reach(y)
+        common.discard(self.node(b, region))
+        if not common:
             return None
-        if isinstance(pd, Loop):
-            return pd.header
-        return pd  # type: ignore[return-value]
+        m = min(common, key=lambda n: order.get(n, 1 << 30))
+        return m.header if isinstance(m, Loop) else m  # type: ignore[return-value]
 
     # -- emission
     def run(self) -> None:
@@ -406,6 +448,10 @@ class Structurizer:
     def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool) -> None:
         sel = self.sel
         while b is not None and b is not stop:
+            if region is not None and b is region.header and b in self.emitted:
+                if not tail:  # the arms met again at the loop's start: the next iteration
+                    self.jump("cont", None)
+                return
             lp = self.headers.get(b)
             if lp is not None and lp is not region:
                 sel.emit("loop", [])
@@ -428,6 +474,8 @@ class Structurizer:
                 return
             if isinstance(t, Br):
                 target = self.forward(t.target) if not t.target.phis else t.target
+                if target is stop:
+                    return
                 k = self.kind(target, region)
                 if k == "cont":
                     if not tail:
@@ -454,19 +502,22 @@ class Structurizer:
                     return
                 b = y if kx != "norm" else x
                 continue
-            m = self.ipdom(b, region)
+            m = self.merge(b, x, y, region)
+            if m is not None:
+                m = self.forward(m) if not m.phis else m
+            inner = m if m is not None else stop
             if x is m:
                 nc = sel.lf.new("q")
                 sel.emit("not.pred", [nc, c])
                 sel.emit("if", [nc])
-                self.seq(y, region, m, False)
+                self.seq(y, region, inner, False)
                 sel.emit("endif", [])
             else:
                 sel.emit("if", [c])
-                self.seq(x, region, m, False)
-                if y is not m:
+                self.seq(x, region, inner, False)
+                if y is not m and y is not inner:
                     sel.emit("else", [])
-                    self.seq(y, region, m, False)
+                    self.seq(y, region, inner, False)
                 sel.emit("endif", [])
             b = m
 

@@ -60,7 +60,8 @@ class Lowerer:
             self.fn.vars[name] = t
         self.nblocks = 0
         self.cur = self.new_block()
-        self.loops: list[tuple[Block, Block]] = []  # (continue target, break target)
+        # (continue target, break target, code run before continuing: a for loop's increment)
+        self.loops: list[tuple[Block, Block, object]] = []
         self.span: Span | None = None
         self.tmp = 0
 
@@ -129,7 +130,7 @@ class Lowerer:
             self.span = s.span
             c = self.expr(s.cond)
             self.term(CondBr(c, body, exit_))
-            self.loops.append((header, exit_))
+            self.loops.append((header, exit_, None))
             self.cur = body
             self.body(s.body)
             self.jump(header)
@@ -140,7 +141,10 @@ class Lowerer:
         elif isinstance(s, hir.Break):
             self.jump(self.loops[-1][1])
         elif isinstance(s, hir.Continue):
-            self.jump(self.loops[-1][0])
+            target, _exit, step = self.loops[-1]
+            if step is not None:
+                step()  # type: ignore[operator]  # the increment, so continue goes to the loop's start
+            self.jump(target)
         elif isinstance(s, hir.Return):
             self.term(Ret())
         else:
@@ -180,15 +184,19 @@ class Lowerer:
         self.term(CondBr(cond, body, exit_))
         self.cur = body
         self.emit("setvar", [i], None, s.var)
-        self.loops.append((latch, exit_))
+
+        def increment() -> None:
+            self.span = s.span
+            i2 = self.emit("getvar", [], t, counter)
+            step_l = step if isinstance(step, Const) else self.emit("getvar", [], t, st)
+            self.emit("setvar", [self.emit("add", [i2, step_l], t)], None, counter)
+
+        self.loops.append((header, exit_, increment))
         self.body(s.body)
         self.loops.pop()
         self.jump(latch)
         self.cur = latch
-        self.span = s.span
-        i2 = self.emit("getvar", [], t, counter)
-        step_l = step if isinstance(step, Const) else self.emit("getvar", [], t, st)
-        self.emit("setvar", [self.emit("add", [i2, step_l], t)], None, counter)
+        increment()
         self.jump(header)
         self.cur = exit_
 

@@ -1,5 +1,6 @@
-"""Loop unrolling (-O3): counted loops (`for i in range(a, b, c)` with constant bounds) are fully
-unrolled when the trip count is small and the estimated register pressure allows it.
+"""Loop unrolling (-O3): counted loops (`for i in range(a, b, c)` with constant bounds and no
+`break` or `return`) are fully unrolled when the trip count is small and the estimated register
+pressure allows it.
 
 It runs before mem2reg, while variables still live in slots: each copy of the loop is the
 header's instructions followed by a clone of the body and latch."""
@@ -73,6 +74,8 @@ def run(fn: Function, max_registers: int | None = None) -> bool:
         body = _loop_blocks(fn, header, exit_)
         if any(isinstance(b.term, Ret) for b in body) or not body:
             continue
+        if any(exit_ in b.succs for b in body):
+            continue  # a break would become a jump past the later copies: not structured
         size = sum(len(b.insts) for b in body) + len(header.insts)
         vars_used = {i.var for b in [header, *body] for i in b.insts if i.var}
         limit = MAX_PRESSURE if max_registers is None else min(MAX_PRESSURE, max_registers // 2)

@@ -1,0 +1,277 @@
+"""Run a kernel function as plain Python, one thread at a time (debugging, and the oracle of the
+compiler's differential tests). Builtins read the thread set by `python_thread`."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import WaveError
+
+
+@dataclass(frozen=True)
+class ThreadContext:
+    thread: tuple[int, int, int] = (0, 0, 0)
+    workgroup: tuple[int, int, int] = (0, 0, 0)
+    workgroup_size: tuple[int, int, int] = (1, 1, 1)
+    grid: tuple[int, int, int] = (1, 1, 1)
+    wave_width: int = 32
+
+
+_CTX: contextvars.ContextVar[ThreadContext | None] = contextvars.ContextVar(
+    "wavegpu_thread", default=None
+)
+
+
+@contextlib.contextmanager
+def python_thread(global_id: int | None = None, **kw: object) -> Iterator[ThreadContext]:
+    """Make builtins answer for one thread: python_thread(global_id=i) or thread=..., workgroup=..."""
+    if global_id is not None:
+        kw.setdefault("thread", (global_id, 0, 0))
+        kw.setdefault("workgroup_size", (max(global_id + 1, 1), 1, 1))
+    ctx = ThreadContext(
+        **{
+            k: (tuple(v) + (0,) * (3 - len(v)) if isinstance(v, tuple) else v)  # type: ignore[arg-type]
+            for k, v in kw.items()
+        }
+    )
+    token = _CTX.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CTX.reset(token)
+
+
+def _ctx() -> ThreadContext:
+    c = _CTX.get()
+    if c is None:
+        raise WaveError(
+            "kernel builtins run in plain Python only inside `with wg.python_thread(...)`; "
+            "call the kernel with grid=... to run it on a device"
+        )
+    return c
+
+
+def thread_id(axis: int = 0) -> np.int32:
+    return np.int32(_ctx().thread[axis])
+
+
+def workgroup_id(axis: int = 0) -> np.int32:
+    return np.int32(_ctx().workgroup[axis])
+
+
+def workgroup_size(axis: int = 0) -> np.int32:
+    return np.int32(_ctx().workgroup_size[axis])
+
+
+def grid_size(axis: int = 0) -> np.int32:
+    return np.int32(_ctx().grid[axis])
+
+
+def global_id(axis: int = 0) -> np.int32:
+    c = _ctx()
+    return np.int32(c.workgroup[axis] * c.workgroup_size[axis] + c.thread[axis])
+
+
+def lane_id() -> np.int32:
+    c = _ctx()
+    return np.int32(c.thread[0] % c.wave_width)
+
+
+def wave_id() -> np.int32:
+    c = _ctx()
+    return np.int32(c.thread[0] // c.wave_width)
+
+
+def wave_width() -> np.int32:
+    return np.int32(_ctx().wave_width)
+
+
+def barrier() -> None:
+    """One thread at a time: a barrier orders nothing here."""
+
+
+def fence(scope: str = "device") -> None:
+    del scope
+
+
+def local_array(dtype: object, n: int) -> np.ndarray:
+    from ..compiler.types import NUMPY
+
+    return np.zeros(n, dtype=NUMPY[dtype.name])  # type: ignore[attr-defined]
+
+
+def _atomic(op: str):  # type: ignore[no-untyped-def]
+    def fn(arr: np.ndarray, index: int, *vals: object) -> object:
+        old = arr[index].copy()
+        v = arr.dtype.type(vals[0])
+        arr[index] = {
+            "add": lambda: old + v,
+            "sub": lambda: old - v,
+            "min": lambda: min(old, v),
+            "max": lambda: max(old, v),
+            "and": lambda: old & v,
+            "or": lambda: old | v,
+            "xor": lambda: old ^ v,
+            "exchange": lambda: v,
+            "cas": lambda: arr.dtype.type(vals[1]) if old == v else old,
+        }[op]()
+        return old
+
+    return fn
+
+
+atomic_add, atomic_sub, atomic_min, atomic_max = (_atomic(o) for o in ("add", "sub", "min", "max"))
+atomic_and, atomic_or, atomic_xor, atomic_exchange, atomic_cas = (
+    _atomic(o) for o in ("and", "or", "xor", "exchange", "cas")
+)
+
+
+def _one_lane(x: object, *_: object) -> object:
+    """A wave of one thread: reductions and shuffles return the thread's own value."""
+    return x
+
+
+wave_reduce_add = wave_reduce_min = wave_reduce_max = wave_reduce_and = wave_reduce_or = _one_lane
+wave_shuffle = wave_shuffle_up = wave_shuffle_down = wave_shuffle_xor = wave_broadcast = _one_lane
+
+
+def wave_prefix_add(x: object) -> object:
+    return type(x)(0)  # type: ignore[call-arg]
+
+
+def wave_ballot(c: object) -> np.uint32:
+    return np.uint32(1 if c else 0)
+
+
+def wave_any(c: object) -> bool:
+    return bool(c)
+
+
+wave_all = wave_any
+
+
+def _f(fn):  # type: ignore[no-untyped-def]
+    def g(x: object) -> object:
+        arr = np.asarray(x)
+        dt = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float32)
+        with np.errstate(all="ignore"):
+            return dt.type(fn(arr.astype(np.float64)))
+
+    return g
+
+
+sqrt, sin, cos, exp, exp2, log, log2, floor, ceil = (
+    _f(f) for f in (np.sqrt, np.sin, np.cos, np.exp, np.exp2, np.log, np.log2, np.floor, np.ceil)
+)
+rsqrt = _f(lambda x: 1.0 / np.sqrt(x))
+
+
+def fma(a: object, b: object, c: object) -> object:
+    from ..isa.semantics import fma_f32, fma_f64
+
+    if np.asarray(a).dtype == np.float64:
+        return np.float64(fma_f64(np.float64(a), np.float64(b), np.float64(c)))
+    return np.float32(fma_f32(np.float32(a), np.float32(b), np.float32(c)))
+
+
+__all__ = [
+    "atomic_add",
+    "atomic_and",
+    "atomic_cas",
+    "atomic_exchange",
+    "atomic_max",
+    "atomic_min",
+    "atomic_or",
+    "atomic_sub",
+    "atomic_xor",
+    "barrier",
+    "ceil",
+    "cos",
+    "exp",
+    "exp2",
+    "fence",
+    "floor",
+    "fma",
+    "global_id",
+    "grid_size",
+    "lane_id",
+    "local_array",
+    "log",
+    "log2",
+    "python_thread",
+    "rsqrt",
+    "sin",
+    "sqrt",
+    "thread_id",
+    "wave_all",
+    "wave_any",
+    "wave_ballot",
+    "wave_broadcast",
+    "wave_id",
+    "wave_prefix_add",
+    "wave_reduce_add",
+    "wave_reduce_and",
+    "wave_reduce_max",
+    "wave_reduce_min",
+    "wave_reduce_or",
+    "wave_shuffle",
+    "wave_shuffle_down",
+    "wave_shuffle_up",
+    "wave_shuffle_xor",
+    "wave_width",
+    "workgroup_id",
+    "workgroup_size",
+]
+
+BUILTINS = (
+    "thread_id",
+    "workgroup_id",
+    "workgroup_size",
+    "grid_size",
+    "global_id",
+    "lane_id",
+    "wave_id",
+    "wave_width",
+    "barrier",
+    "fence",
+    "local_array",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_exchange",
+    "atomic_cas",
+    "wave_reduce_add",
+    "wave_reduce_min",
+    "wave_reduce_max",
+    "wave_reduce_and",
+    "wave_reduce_or",
+    "wave_prefix_add",
+    "wave_shuffle",
+    "wave_shuffle_up",
+    "wave_shuffle_down",
+    "wave_shuffle_xor",
+    "wave_broadcast",
+    "wave_ballot",
+    "wave_any",
+    "wave_all",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "fma",
+    "floor",
+    "ceil",
+)

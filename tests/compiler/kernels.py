@@ -1,0 +1,124 @@
+"""The compiler's test corpus: Python kernels covering the kernel language."""
+
+import wavegpu as wg
+
+
+@wg.kernel
+def saxpy(a: wg.f32, x: wg.f32[:], y: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+@wg.kernel(workgroup=256)
+def reduce_sum(data: wg.f32[:], out: wg.f32[:], n: wg.i32):
+    s = wg.local_array(wg.f32, 256)
+    t = wg.thread_id()
+    i = wg.global_id()
+    s[t] = data[i] if i < n else 0.0
+    wg.barrier()
+    stride = 128
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        wg.barrier()
+        stride //= 2
+    if t == 0:
+        out[wg.workgroup_id()] = s[0]
+
+
+@wg.kernel
+def histogram(data: wg.u32[:], bins: wg.u32[:], fbins: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i >= n:
+        return
+    b = data[i] % 16
+    wg.atomic_add(bins, b, 1)
+    wg.atomic_add(fbins, b, 0.5)
+
+
+@wg.kernel(workgroup=(16, 16))
+def matmul(a: wg.f32[:], b: wg.f32[:], c: wg.f32[:], n: wg.i32):
+    ta = wg.local_array(wg.f32, 256)
+    tb = wg.local_array(wg.f32, 256)
+    tx = wg.thread_id(0)
+    ty = wg.thread_id(1)
+    row = wg.workgroup_id(1) * 16 + ty
+    col = wg.workgroup_id(0) * 16 + tx
+    acc = 0.0
+    for t in range(0, n, 16):
+        ta[ty * 16 + tx] = a[row * n + t + tx]
+        tb[ty * 16 + tx] = b[(t + ty) * n + col]
+        wg.barrier()
+        for k in range(16):
+            acc = wg.fma(ta[ty * 16 + k], tb[k * 16 + tx], acc)
+        wg.barrier()
+    c[row * n + col] = acc
+
+
+@wg.kernel
+def scan(x: wg.u32[:], out: wg.u32[:], totals: wg.u32[:]):
+    i = wg.global_id()
+    v = x[i]
+    out[i] = wg.wave_prefix_add(v) + v
+    total = wg.wave_reduce_add(v)
+    if wg.lane_id() == 0:
+        totals[i // wg.wave_width()] = total
+    lanes = wg.wave_ballot(v % 2 == 1)
+    if wg.wave_all(v < 1000) and wg.wave_any(v > 0):
+        x[i] = lanes
+    x[i] += wg.u32(wg.wave_shuffle_xor(wg.i32(v), 1)) + wg.wave_broadcast(v, 3)
+
+
+@wg.kernel
+def loops(out: wg.i32[:], n: wg.i32):
+    i = wg.global_id()
+    if i >= n:
+        return
+    acc = 0
+    for k in range(10, -4, -3):
+        if k == 4:
+            continue
+        acc += k * i
+    j = i
+    while True:
+        j = j // 2
+        if j < 3:
+            break
+        acc -= j % 7
+    for k in range(i % 5):
+        for m in range(k, 6):
+            if m == 4:
+                break
+            acc += m
+    if acc > 1000:
+        out[i] = -1
+        return
+    out[i] = acc
+
+
+@wg.kernel
+def floor_ops(a: wg.i32[:], b: wg.i32[:], q: wg.i32[:], r: wg.i32[:], fq: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        x = a[i]
+        y = b[i]
+        q[i] = x // y
+        r[i] = x % y
+        fq[i] = wg.f32(x) / wg.f32(y) + (x // 7) + (x % -6) + (x // 8) + (x % 16)
+
+
+@wg.kernel
+def math_fns(x: wg.f32[:], out: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        v = x[i]
+        o = i * 8
+        out[o] = wg.sqrt(v)
+        out[o + 1] = wg.sin(v) + wg.cos(v)
+        out[o + 2] = wg.exp(v * 0.1) + wg.log2(v + 1.0)
+        out[o + 3] = wg.floor(v * 1.5) - wg.ceil(v * 0.3)
+        out[o + 4] = wg.fma(v, v, -1.0)
+        out[o + 5] = max(v, 2.5) - min(v, 1.5) + abs(v - 3.0)
+        out[o + 6] = wg.f32(wg.i32(v * 10.0)) + wg.f32(wg.u32(v))
+        out[o + 7] = wg.rsqrt(v + 1.0) + wg.exp2(v * 0.25) + wg.log(v + 1.0)
