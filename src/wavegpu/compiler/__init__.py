@@ -13,6 +13,7 @@ from . import hir
 from .lir import ir as lir_ir
 from .lir.lower import lower as lower_lir
 from .mir import dump as dump_mir
+from .mir.legalize import legalize
 from .mir.lower import lower as lower_mir
 from .mir.verify import verify
 from .passes import PASSES, pipeline, run_passes
@@ -50,6 +51,9 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
             [Diagnostic(f"unknown pass(es): {', '.join(unknown)}; passes: {', '.join(PASSES)}")]
         )
     run_passes(mir, names, lambda name, f: dump(name, lambda: dump_mir(f)), options.max_registers)
+    if legalize(mir) and options.passes is None and options.opt >= 2:
+        run_passes(mir, ["strength", "cse", "dce"])  # the expanded divisions by constants
+    verify(mir, "legalisation")
     lf = lower_lir(mir)
     dump("lir", lambda: lir_ir.dump(lf))
     alloc = allocate(lf, options.max_registers or 256)

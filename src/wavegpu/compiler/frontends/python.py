@@ -768,6 +768,12 @@ class Frontend:
             return hir.Call(t, sp, name, (self.coerce(a, t, n), self.coerce(b, t, n)))
         if name in ("print", "len", "input", "open", "range"):
             raise self.error(n, f"{name}() is not available in kernels")
+        if isinstance(n.func, ast.Name):
+            raise self.error(
+                n.func,
+                f"{name!r} is not a builtin: kernels call only builtins (no user functions: "
+                "no recursion)",
+            )
         raise self.error(n.func, f"unknown builtin {name!r}")
 
 

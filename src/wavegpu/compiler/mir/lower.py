@@ -299,37 +299,14 @@ class Lowerer:
     def floordiv(self, a: Operand, b: Operand, t: ScalarType) -> Operand:
         if t.is_float:
             return self.emit("floor", [self.emit("div", [a, b], t)], t)
-        q = self.emit("div", [a, b], t)
-        if t is U32:
-            return q
-        # Python rounds toward -inf: q - 1 when the remainder is non-zero and signs differ
-        r = self.emit("rem", [a, b], t)
-        fix = self.emit(
-            "and",
-            [
-                self.emit("cmp.ne", [r, Const(0, t)], BOOL),
-                self.emit("cmp.lt", [self.emit("xor", [r, b], t), Const(0, t)], BOOL),
-            ],
-            BOOL,
-        )
-        return self.emit("sub", [q, self.emit("select", [fix, Const(1, t), Const(0, t)], t)], t)
+        # integers stay `floordiv` (Python rounding) until legalisation, so passes see the intent
+        return self.emit("div" if t is U32 else "floordiv", [a, b], t)
 
     def floormod(self, a: Operand, b: Operand, t: ScalarType) -> Operand:
         if t.is_float:
             q = self.emit("floor", [self.emit("div", [a, b], t)], t)
             return self.emit("sub", [a, self.emit("mul", [q, b], t)], t)
-        r = self.emit("rem", [a, b], t)
-        if t is U32:
-            return r
-        fix = self.emit(
-            "and",
-            [
-                self.emit("cmp.ne", [r, Const(0, t)], BOOL),
-                self.emit("cmp.lt", [self.emit("xor", [r, b], t), Const(0, t)], BOOL),
-            ],
-            BOOL,
-        )
-        return self.emit("add", [r, self.emit("select", [fix, b, Const(0, t)], t)], t)
+        return self.emit("rem" if t is U32 else "floormod", [a, b], t)
 
     def sreg(self, name: str, axis: int) -> Operand:
         v = self.emit(

@@ -20,13 +20,14 @@ def run(fn: Function) -> bool:
         if d is not None:
             children[d].append(b)
     phi_var: dict[int, str] = {}
+    order = {b: k for k, b in enumerate(fn.blocks)}
     for var, t in fn.vars.items():
-        defs = {b for b in fn.blocks if any(i.op == "setvar" and i.var == var for i in b.insts)}
-        work = list(defs)
+        defs = [b for b in fn.blocks if any(i.op == "setvar" and i.var == var for i in b.insts)]
+        work = list(reversed(defs))
         placed: set[Block] = set()
         while work:
             b = work.pop()
-            for f in df.get(b, ()):
+            for f in sorted(df.get(b, ()), key=order.__getitem__):  # deterministic phi numbering
                 if f not in placed:
                     placed.add(f)
                     phi = Phi(fn.new_value(t), [])

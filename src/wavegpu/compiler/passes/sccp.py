@@ -27,6 +27,11 @@ def fold(i: Inst, args: list[Const]) -> Const | None:
     if op in ("cmp.eq", "cmp.ne") and args[0].type.kind == "bool":
         eq = bool(args[0].value) == bool(args[1].value)
         return Const(eq if op == "cmp.eq" else not eq, t)
+    if op in ("floordiv", "floormod"):
+        x, y = int(args[0].value), int(args[1].value)
+        if y == 0 or (x == -(2**31) and y == -1):
+            return None  # left to the run-time sequence and its division-by-zero rules
+        return Const(x // y if op == "floordiv" else x % y, t)
     if op == "neg" and t.name == "u32":
         return Const((-int(args[0].value)) & 0xFFFFFFFF, t)
     key = row_for(op, t, [a.type for a in args])

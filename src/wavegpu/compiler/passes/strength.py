@@ -76,6 +76,11 @@ def _reduce(fn: Function, i: Inst) -> tuple[list[Inst], Operand] | None:
         return [], a
     b = _Builder(fn, i)
     k = _pow2(c)
+    if i.op in ("floordiv", "floormod") and k is not None and t is I32:
+        # Python rounds toward -inf: an arithmetic shift; the remainder takes the divisor's sign
+        if i.op == "floordiv":
+            return [Inst("shr", i.dst, [a, Const(k, I32)], None, i.span)], i.dst
+        return [Inst("and", i.dst, [a, Const((1 << k) - 1, I32)], None, i.span)], i.dst
     if i.op == "mul" and k is not None:
         return [*b.out, Inst("shl", i.dst, [a, Const(k, t)], None, i.span)], i.dst
     if i.op not in ("div", "rem") or not isinstance(c, Const):
