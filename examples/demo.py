@@ -1,8 +1,9 @@
-"""`make demo`: assemble SAXPY, run it on a million elements in the emulator, check it against
-NumPy and print the statistics."""
+"""`make demo`: compile a Python kernel (SAXPY), run it on a million elements in the emulator,
+check it against NumPy and print the statistics."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -14,57 +15,39 @@ from rich.table import Table
 import wavegpu as wg
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE / "kernels"))
 
-SAXPY = """
-// y[i] = a * x[i] + y[i]
-.kernel saxpy
-.param a, scalar, f32
-.param x, buffer, f32
-.param y, buffer, f32
-.param n, scalar, u32
-.workgroup_size 256, 1, 1
-    mov.u32 r4, %tid.x
-    mov.u32 r5, %ctaid.x
-    mov.u32 r6, %ntid.x
-    mad.lo.s32 r4, r5, r6, r4        // i
-    setp.ge.u32 p0, r4, r3
-    @p0 ret
-    shl.b32 r5, r4, 2
-    add.u32 r6, r1, r5
-    ld.global.f32 r7, [r6]           // x[i]
-    add.u32 r6, r2, r5
-    ld.global.f32 r8, [r6]           // y[i]
-    fma.f32 r8, r0, r7, r8           // fused, one rounding
-    st.global.f32 [r6], r8
-.end
-"""
+from saxpy import saxpy  # noqa: E402 - the kernel module lives in examples/kernels
 
 
 def main() -> None:
     con = Console()
-    prog = wg.assemble(SAXPY, "saxpy.wave")
+    t0 = time.perf_counter()
+    prog = (
+        saxpy.program
+    )  # compiled once: Python -> HIR -> SSA MIR -> passes -> LIR -> registers -> .wbin
+    dt_compile = time.perf_counter() - t0
     data = prog.to_bytes()
-    con.rule(f"[bold]saxpy[/]: {len(data)} bytes of .wbin")
-    text = wg.disassemble(wg.Program.from_bytes(data))
-    con.print(Syntax(text, "asm", theme="ansi_dark", line_numbers=True))
-    assert wg.assemble(text).to_bytes() == data, "disassembly must reassemble to identical bytes"
+    k = prog.kernels[0]
+    con.rule(
+        f"[bold]saxpy[/] compiled in {dt_compile * 1e3:.1f} ms: {len(k.instructions)} instructions, "
+        f"{k.registers} registers, {len(data)} bytes of .wbin"
+    )
+    con.print(Syntax(wg.disassemble(prog), "asm", theme="ansi_dark", line_numbers=True))
 
     n = 1 << 20
     rng = np.random.default_rng(0)
     a = np.float32(2.5)
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
-    # parameters: a (scalar bits in r0), x and y (byte addresses in r1, r2), n (r3)
-    mem = np.concatenate([x, y])
-    t0 = time.perf_counter()
-    res = wg.emulate(prog, grid=(n + 255) // 256, memory=mem, args=[a, 0, 4 * n, n])
-    dt = time.perf_counter() - t0
-    got = res.view(np.float32, 4 * n, n)
     want = (np.float64(a) * x.astype(np.float64) + y.astype(np.float64)).astype(
         np.float32
-    )  # fused: exact
-    ok = np.array_equal(got, want)
-    con.print(f"ran saxpy on {n:,} elements in {dt * 1e3:.1f} ms; first values {got[:4]}")
+    )  # fma: one rounding
+    t0 = time.perf_counter()
+    res = saxpy(a, x, y, n, grid=(n + 255) // 256, workgroup=256)  # y is updated in place
+    dt = time.perf_counter() - t0
+    ok = np.array_equal(y, want)
+    con.print(f"ran saxpy on {n:,} elements in {dt * 1e3:.1f} ms; y[:4] = {y[:4]}")
     con.print(f"check against NumPy: {'[green]bit-identical[/]' if ok else '[red]MISMATCH[/]'}")
     s = res.stats
     t = Table(title="statistics")

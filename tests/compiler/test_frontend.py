@@ -87,3 +87,8 @@ def test_syntax_errors_have_a_place() -> None:
     with pytest.raises(wg.CompileError) as ei:
         wg.compile("def k(x: wg.f32[:]):\n    x[0] = = 1\n")
     assert ei.value.diagnostics[0].span.line == 2
+
+
+def test_math_constants() -> None:
+    f = build("y = math.pi * 2.0\nz = wg.inf\nw = wg.f64(1.0) * math.e")
+    assert {k: str(v) for k, v in f.variables} == {"y": "f32", "z": "f32", "w": "f64"}

@@ -47,6 +47,18 @@ def test_pipeline_golden(name: str, request: pytest.FixtureRequest) -> None:
         assert dump(parse(out)) == out
 
 
+@pytest.mark.parametrize("name", CASES)
+def test_lir_golden(name: str, request: pytest.FixtureRequest) -> None:
+    """LIR after structuring and after register allocation (-O2)."""
+    from wavegpu.compiler import Options, compile_python
+
+    opts = Options(opt=2, dump_after={"lir", "regalloc"})
+    compile_python(CASES[name].python, opts)
+    update = request.config.getoption("--update-golden")
+    for stage, text in opts.dumps:
+        check_golden(GOLDEN / f"{name}.{stage}.lir", text, update)
+
+
 @pytest.mark.parametrize("pass_name", sorted(PASSES))
 def test_every_pass_preserves_meaning(pass_name: str) -> None:
     """Each pass alone (after mem2reg where it needs SSA) keeps the corpus kernel's results."""

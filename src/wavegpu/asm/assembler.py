@@ -322,6 +322,10 @@ class Assembler:
             k.params.append(Param(pname, kind, dt))
             return
         if name == ".loc":
+            if len(ops) == 1 and ops[0].text == "none":
+                k.pending_loc = None
+                k.has_loc = True
+                return
             if len(ops) != 1:
                 raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", head.col, len(name))
             m = re.fullmatch(r'("(?:[^"\\]|\\.)*")\s+(\d+)(?:\s+(\d+))?', ops[0].text)
@@ -424,8 +428,7 @@ class Assembler:
             roles = ("else", "endif") if mn != "loop" else ("endloop",)
             label_refs = [(t, r) for (t, _), r in zip(label_refs, roles)]
         inst = self.resolve(mn, head, ops, guard)
-        loc = k.pending_loc
-        k.pending_loc = None
+        loc = k.pending_loc  # sticky: applies until the next .loc (or `.loc none`)
         if self.debug_lines and loc is None:
             loc = SourceLoc(self.filename, self.lineno, head.col)
         k.insts.append(_Inst(inst, span, label_refs, loc))
@@ -640,8 +643,6 @@ class Assembler:
                 f"declares {regs} registers",
                 k.directive_spans.get(".registers", k.span),
             )
-        if k.pending_loc is not None:
-            self.error_at("'.loc' must be followed by an instruction", k.span)
         lines = tuple(x.loc for x in k.insts) if any(x.loc is not None for x in k.insts) else None
         return Kernel(
             k.name,

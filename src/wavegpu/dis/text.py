@@ -109,13 +109,16 @@ def format_kernel(k: Kernel) -> str:
     for p in k.params:
         out.append(f".param {p.name}, {p.kind}, {p.dtype.text}")
     depth = 1
+    shown = None
     for i, inst in enumerate(k.instructions):
         n = inst.spec.name
         if n in ("else", "endif", "endloop"):
             depth -= 1
         loc = k.loc(i)
-        if loc is not None:
-            out.append(f"{'    ' * depth}.loc {json.dumps(loc.file)} {loc.line} {loc.col}")
+        if loc != shown and k.lines is not None:  # .loc is sticky: print it when it changes
+            text = "none" if loc is None else f"{json.dumps(loc.file)} {loc.line} {loc.col}"
+            out.append(f"{'    ' * depth}.loc {text}")
+            shown = loc
         out.append("    " * depth + format_instruction(inst))
         if n in ("if", "if.uniform", "else", "loop"):
             depth += 1

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import inspect
 import itertools
+import math
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ WAVE2 = {
     "wave_broadcast",
 }
 MATH1 = {"sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil"}
+CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan}
 CASTS = {
     "i32": I32,
     "u32": U32,
@@ -551,6 +553,12 @@ class Frontend:
             b = self.expr(n.orelse, a.type)
             t = self.unify(a, b, n)
             return hir.IfExpr(t, sp, cond, self.coerce(a, t, n), self.coerce(b, t, n))
+        if isinstance(n, ast.Attribute):
+            name = self.builtin_name(n)
+            if name in CONSTANTS:
+                t = hint if hint is not None and hint.is_float else F32
+                return hir.Const(t, sp, CONSTANTS[name])
+            raise self.error(n, f"unknown name {ast.unparse(n)!r}")
         if isinstance(n, ast.Subscript):
             arr, idx = self.subscript(n)
             return hir.Load(self.arrays[arr].elem, sp, arr, idx)
