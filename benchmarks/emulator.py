@@ -69,18 +69,12 @@ def sgemm(n: int) -> Case:
     mem = np.concatenate([A.ravel(), B.ravel(), np.zeros(n * n, np.float32)])
 
     def run() -> wg.EmulationResult:
-        return wg.emulate(
-            prog, grid=(n // 16, n // 16), memory=mem, args=[0, 4 * n * n, 8 * n * n, n]
-        )
+        return wg.emulate(prog, grid=(n // 16, n // 16), memory=mem, args=[0, 4 * n * n, 8 * n * n, n])
 
     ref = A.astype(np.float64) @ B.astype(np.float64)
 
     def ok(r: wg.EmulationResult) -> bool:
-        return bool(
-            np.allclose(
-                r.view(np.float32, 8 * n * n, n * n).reshape(n, n), ref, rtol=1e-3, atol=1e-3
-            )
-        )
+        return bool(np.allclose(r.view(np.float32, 8 * n * n, n * n).reshape(n, n), ref, rtol=1e-3, atol=1e-3))
 
     return f"SGEMM 16x16 tiles {n}^3", run, ok
 
@@ -93,9 +87,7 @@ def reduction(n: int) -> Case:
     return (
         f"tree reduction 2^{n.bit_length() - 1}",
         run,
-        lambda r: np.array_equal(
-            r.view(np.uint32, 4 * n, n // 256), x.reshape(-1, 256).sum(axis=1)
-        ),
+        lambda r: np.array_equal(r.view(np.uint32, 4 * n, n // 256), x.reshape(-1, 256).sum(axis=1)),
     )
 
 
@@ -107,9 +99,7 @@ def histogram(n: int) -> Case:
     return (
         f"histogram 256 bins, 2^{n.bit_length() - 1} atomics",
         run,
-        lambda r: np.array_equal(
-            r.view(np.uint32, 4 * n, 256), np.bincount(x & 255, minlength=256)
-        ),
+        lambda r: np.array_equal(r.view(np.uint32, 4 * n, 256), np.bincount(x & 255, minlength=256)),
     )
 
 
@@ -129,13 +119,9 @@ def main() -> None:
         f"# {platform.processor() or platform.machine()}, {platform.python_implementation()} "
         f"{platform.python_version()}, NumPy {np.__version__}, wavegpu {wg.__version__}"
     )
-    print(
-        f"{'case':<38} {'best ms':>9} {'lane-instr':>12} {'M lane-instr/s':>15} {'peak MB':>8}  check"
-    )
+    print(f"{'case':<38} {'best ms':>9} {'lane-instr':>12} {'M lane-instr/s':>15} {'peak MB':>8}  check")
     for make in makers:
-        name, run, ok = (
-            make()
-        )  # inputs are built per case, so earlier cases leave no large arrays behind
+        name, run, ok = make()  # inputs are built per case, so earlier cases leave no large arrays behind
         res = run()  # warm-up
         best = float("inf")
         for _ in range(args.repeat):

@@ -23,9 +23,7 @@ from saxpy import saxpy  # noqa: E402 - the kernel module lives in examples/kern
 def main() -> None:
     con = Console()
     t0 = time.perf_counter()
-    prog = (
-        saxpy.program
-    )  # compiled once: Python -> HIR -> SSA MIR -> passes -> LIR -> registers -> .wbin
+    prog = saxpy.program  # compiled once: Python -> HIR -> SSA MIR -> passes -> LIR -> registers -> .wbin
     dt_compile = time.perf_counter() - t0
     data = prog.to_bytes()
     k = prog.kernels[0]
@@ -40,9 +38,7 @@ def main() -> None:
     a = np.float32(2.5)
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
-    want = (np.float64(a) * x.astype(np.float64) + y.astype(np.float64)).astype(
-        np.float32
-    )  # fma: one rounding
+    want = (np.float64(a) * x.astype(np.float64) + y.astype(np.float64)).astype(np.float32)  # fma: one rounding
     t0 = time.perf_counter()
     res = saxpy(a, x, y, n, grid=(n + 255) // 256, workgroup=256)  # y is updated in place
     dt = time.perf_counter() - t0

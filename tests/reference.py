@@ -314,11 +314,7 @@ def alu(name: str, a: list[int]) -> int | bool:
                 return 0x7FFFFFFF
             if math.isnan(x[0]):
                 return 0x7FFFFFFF
-            fl = (
-                math.copysign(float(math.floor(x[0])), x[0])
-                if math.floor(x[0]) == 0
-                else float(math.floor(x[0]))
-            )
+            fl = math.copysign(float(math.floor(x[0])), x[0]) if math.floor(x[0]) == 0 else float(math.floor(x[0]))
             return to_f32(min(x[0] - fl, f32(0x3F7FFFFF)))
         return to_f32(_float_op(op, x))
     if t == "f64" and op in ("add", "sub", "mul", "div", "sqrt", "fma", "neg", "abs", "min", "max"):
@@ -564,9 +560,7 @@ def run(
 
     def address(i: int, m: Mem, width: int, space: str) -> tuple[bytearray | bytes, int]:
         a = ((read(i, Reg(m.base)) if m.base is not None else 0) + m.offset) & M32
-        buf: bytearray | bytes = (
-            mem if space == "global" else const if space == "const" else locals_[info[i][0]]
-        )
+        buf: bytearray | bytes = mem if space == "global" else const if space == "const" else locals_[info[i][0]]
         if a + width > len(buf) or a % width:
             raise RefTrap(f"bad {space} access at {a}")
         return buf, a
@@ -616,10 +610,7 @@ def run(
             elif name == "else":
                 fr = frames[-1]
                 lf = left()
-                active = [
-                    e and not c and threads[i].alive and not lf[i]
-                    for i, (e, c) in enumerate(zip(fr[1], fr[2]))
-                ]  # type: ignore[arg-type]
+                active = [e and not c and threads[i].alive and not lf[i] for i, (e, c) in enumerate(zip(fr[1], fr[2]))]  # type: ignore[arg-type]
             elif name == "endif":
                 fr = frames.pop()
                 lf = left()
@@ -628,9 +619,7 @@ def run(
                 frames.append(["loop", active[:], [False] * len(threads), [False] * len(threads)])
             elif name == "endloop":
                 fr = frames[-1]
-                again = [
-                    e and threads[i].alive and not b for i, (e, b) in enumerate(zip(fr[1], fr[2]))
-                ]  # type: ignore[arg-type]
+                again = [e and threads[i].alive and not b for i, (e, b) in enumerate(zip(fr[1], fr[2]))]  # type: ignore[arg-type]
                 if any(again):
                     fr[3] = [False] * len(threads)
                     active = again
@@ -721,9 +710,7 @@ def run(
         if not any(active):
             # skip forward to the closing instruction of the innermost construct
             depth = 0
-            while pc < len(insts) and not (
-                insts[pc].spec.name in ("else", "endif", "endloop") and depth == 0
-            ):
+            while pc < len(insts) and not (insts[pc].spec.name in ("else", "endif", "endloop") and depth == 0):
                 n = insts[pc].spec.name
                 if n in ("if", "if.uniform", "loop"):
                     depth += 1
@@ -808,9 +795,7 @@ def _wave(
                 r = to_f32(acc)
             results += [(i, r) for i in ex]
         elif name.startswith(("wave.shuffle", "wave.broadcast")):
-            mode = (
-                "idx" if name in ("wave.shuffle.b32", "wave.broadcast.b32") else name.split(".")[2]
-            )
+            mode = "idx" if name in ("wave.shuffle.b32", "wave.broadcast.b32") else name.split(".")[2]
             for i in ex:
                 ln = lane_of[i]
                 b = int(read(i, ops[2]))

@@ -109,9 +109,7 @@ def bodies(draw: st.DrawFn, depth: int = 0, max_reg: int = 64) -> list[Instructi
     """A structured instruction list: straight-line code with nested if/else and loops."""
     out: list[Instruction] = []
     for _ in range(draw(st.integers(0, 6))):
-        kind = draw(
-            st.sampled_from(["plain", "plain", "plain", "if", "loop"] if depth < 3 else ["plain"])
-        )
+        kind = draw(st.sampled_from(["plain", "plain", "plain", "if", "loop"] if depth < 3 else ["plain"]))
         p = Pred(draw(st.integers(0, 7)))
         if kind == "plain":
             out.append(draw(instructions(max_reg=max_reg)))
@@ -149,20 +147,14 @@ def kernels(draw: st.DrawFn, name: str | None = None) -> Kernel:
         Param(
             f"p{i}",
             draw(st.sampled_from(["buffer", "scalar"])),
-            draw(
-                st.sampled_from(
-                    [DataType.F32, DataType.U32, DataType.S32, DataType.F16, DataType.F64]
-                )
-            ),
+            draw(st.sampled_from([DataType.F32, DataType.U32, DataType.S32, DataType.F16, DataType.F64])),
         )
         for i in range(nparams)
     )
     regs = max(gmax, nparams, 1) + draw(st.integers(0, 3))
     regs = min(regs, 256)
     preds = min(8, pmax + draw(st.integers(0, 2)))
-    wg = draw(
-        st.one_of(st.none(), st.tuples(st.integers(1, 64), st.integers(1, 4), st.integers(1, 4)))
-    )
+    wg = draw(st.one_of(st.none(), st.tuples(st.integers(1, 64), st.integers(1, 4), st.integers(1, 4))))
     lines = None
     if insts and draw(st.booleans()):
         lines = tuple(

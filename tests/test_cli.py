@@ -93,9 +93,7 @@ def test_binary_garbage_as_text(tmp_path: Path) -> None:
 
 def _emu(*args: str) -> subprocess.CompletedProcess[str]:
     code = "import sys; from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
 
 
 VADD = str(next(p for p in EXAMPLES if p.name == "vector_add.wave"))

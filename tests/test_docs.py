@@ -10,9 +10,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def test_encoding_doc_is_current() -> None:
-    assert (DOCS / "encoding.md").read_text() == render(), (
-        "docs/encoding.md is stale: run `make docs`"
-    )
+    assert (DOCS / "encoding.md").read_text() == render(), "docs/encoding.md is stale: run `make docs`"
 
 
 def test_hand_written_docs_exist() -> None:

@@ -95,9 +95,7 @@ def main() -> None:
     type=click.Path(dir_okay=False),
     help="output .wbin (default: SOURCE with .wbin)",
 )
-@click.option(
-    "-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table"
-)
+@click.option("-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table")
 @user_errors
 def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
     """Assemble SOURCE (.wave, canonical or flat dialect) to a .wbin file."""
@@ -112,9 +110,7 @@ def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
 
 @main.command("dis")
 @click.argument("binary", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout"
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout")
 @user_errors
 def dis_cmd(binary: str, output: str | None) -> None:
     """Disassemble a .wbin file (or canonicalise a .wave file) to canonical text."""
@@ -148,12 +144,8 @@ def _device_table(caps: DeviceCaps) -> Table:
 
 @main.command("info")
 @click.argument("binary", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--device", "show_device", is_flag=True, help="show the emulated device's capabilities"
-)
-@click.option(
-    "--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table"
-)
+@click.option("--device", "show_device", is_flag=True, help="show the emulated device's capabilities")
+@click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table")
 @user_errors
 def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> None:
     """Show kernel metadata of BINARY, or the device capability table with --device."""
@@ -219,13 +211,9 @@ def _dims(text: str | None, what: str) -> tuple[int, ...] | None:
     try:
         vals = tuple(int(x, 0) for x in text.replace("x", ",").split(","))
     except ValueError:
-        raise click.BadParameter(
-            f"expected X[,Y[,Z]] integers, got {text!r}", param_hint=what
-        ) from None
+        raise click.BadParameter(f"expected X[,Y[,Z]] integers, got {text!r}", param_hint=what) from None
     if not 1 <= len(vals) <= 3 or min(vals) < 1:
-        raise click.BadParameter(
-            f"expected 1 to 3 positive integers, got {text!r}", param_hint=what
-        )
+        raise click.BadParameter(f"expected 1 to 3 positive integers, got {text!r}", param_hint=what)
     return vals
 
 
@@ -298,9 +286,7 @@ def _stats_table(stats: Any, seconds: float) -> Table:
         ),
         (
             "throughput",
-            f"{stats.lane_instructions / seconds / 1e6:,.1f} M lane-instructions/s"
-            if seconds
-            else "-",
+            f"{stats.lane_instructions / seconds / 1e6:,.1f} M lane-instructions/s" if seconds else "-",
         ),
     ]
     t2 = Table.grid(padding=(0, 2))
@@ -317,9 +303,7 @@ def _stats_table(stats: Any, seconds: float) -> Table:
 @main.command("run", context_settings={"ignore_unknown_options": False})
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
 @click.argument("arguments", nargs=-1)
-@click.option(
-    "--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: the first)"
-)
+@click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: the first)")
 @click.option("--grid", "-g", required=True, help="workgroups X[,Y[,Z]]")
 @click.option(
     "--workgroup",
@@ -328,9 +312,7 @@ def _stats_table(stats: Any, seconds: float) -> Table:
     help="threads per workgroup X[,Y[,Z]] (default: the kernel's hint)",
 )
 @click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
-@click.option(
-    "--check", is_flag=True, help="report undefined behaviour (races, divergent barriers, ...)"
-)
+@click.option("--check", is_flag=True, help="report undefined behaviour (races, divergent barriers, ...)")
 @click.option("--stats", "show_stats", is_flag=True, help="print execution statistics")
 @click.option(
     "--out",
@@ -340,12 +322,8 @@ def _stats_table(stats: Any, seconds: float) -> Table:
     metavar="PARAM=FILE.npy",
     help="save a buffer after the run",
 )
-@click.option(
-    "--print", "prints", multiple=True, metavar="PARAM[:COUNT]", help="print (part of) a buffer"
-)
-@click.option(
-    "--max-instructions", type=click.IntRange(1), default=None, help="per-thread instruction budget"
-)
+@click.option("--print", "prints", multiple=True, metavar="PARAM[:COUNT]", help="print (part of) a buffer")
+@click.option("--max-instructions", type=click.IntRange(1), default=None, help="per-thread instruction budget")
 @user_errors
 def run_cmd(
     source: str,
@@ -375,14 +353,10 @@ def run_cmd(
     from .runtime.buffers import NUMPY_TYPES, pack
 
     prog = read_program(source, debug_lines=True)
-    which: int | str = (
-        0 if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
-    )
+    which: int | str = 0 if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
     k = prog.kernel(which)
     if not k.params:
-        raise WaveError(
-            f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets"
-        )
+        raise WaveError(f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets")
     params = {p.name: p for p in k.params}
     values: dict[str, object] = {}
     for a in arguments:
@@ -390,9 +364,7 @@ def run_cmd(
             raise click.UsageError(f"argument {a!r}: expected PARAM=VALUE")
         name, val = a.split("=", 1)
         if name not in params:
-            raise click.UsageError(
-                f"kernel {k.name!r} has no parameter {name!r}; parameters: {', '.join(params)}"
-            )
+            raise click.UsageError(f"kernel {k.name!r} has no parameter {name!r}; parameters: {', '.join(params)}")
         p = params[name]
         if p.kind == "scalar":
             try:
@@ -404,9 +376,7 @@ def run_cmd(
             if not cnt.isdigit():
                 raise click.UsageError(f"{name}: expected {kind}:COUNT")
             dt = NUMPY_TYPES[p.dtype]
-            values[name] = (
-                np.zeros(int(cnt), dt) if kind == "zeros" else np.arange(int(cnt)).astype(dt)
-            )
+            values[name] = np.zeros(int(cnt), dt) if kind == "zeros" else np.arange(int(cnt)).astype(dt)
         else:
             try:
                 values[name] = np.load(val, allow_pickle=False)
@@ -520,30 +490,16 @@ def _float_text(v: float) -> str:
     show_default=True,
     help="local memory bytes (a kernel's .local_memory takes precedence)",
 )
-@click.option(
-    "--device-memory", type=click.IntRange(0, 1 << 32), default=1048576, show_default=True
-)
+@click.option("--device-memory", type=click.IntRange(0, 1 << 32), default=1048576, show_default=True)
 @click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
-@click.option(
-    "--kernel", "kernel_name", default=None, help="kernel name or index (default: the first)"
-)
-@click.option(
-    "--set-reg", multiple=True, metavar="REG:VALUE", help="initial register value for all threads"
-)
-@click.option(
-    "--arg", "args", multiple=True, metavar="OFFSET:FILE", help="load a file into device memory"
-)
+@click.option("--kernel", "kernel_name", default=None, help="kernel name or index (default: the first)")
+@click.option("--set-reg", multiple=True, metavar="REG:VALUE", help="initial register value for all threads")
+@click.option("--arg", "args", multiple=True, metavar="OFFSET:FILE", help="load a file into device memory")
 @click.option("--fill-zero", multiple=True, metavar="OFFSET:TYPE:COUNT")
 @click.option("--fill-iota", multiple=True, metavar="OFFSET:TYPE:COUNT[:SCALE]")
-@click.option(
-    "--dump-u32", multiple=True, metavar="OFFSET:COUNT", help="print u32 values, one per line"
-)
-@click.option(
-    "--dump-f32", multiple=True, metavar="OFFSET:COUNT", help="print f32 values, one per line"
-)
-@click.option(
-    "--dump-f16", multiple=True, metavar="OFFSET:COUNT", help="print f16 values, one per line"
-)
+@click.option("--dump-u32", multiple=True, metavar="OFFSET:COUNT", help="print u32 values, one per line")
+@click.option("--dump-f32", multiple=True, metavar="OFFSET:COUNT", help="print f32 values, one per line")
+@click.option("--dump-f16", multiple=True, metavar="OFFSET:COUNT", help="print f16 values, one per line")
 @click.option("--dump-memory", default=None, metavar="START:END", help="hex dump of device memory")
 @click.option("--stats", "show_stats", is_flag=True, help="print execution statistics")
 @click.option("--check", is_flag=True, help="report undefined behaviour")
@@ -589,20 +545,12 @@ def emu_main(
 
     try:
         prog = read_program(binary, debug_lines=True)
-        which: int | str = (
-            0
-            if kernel_name is None
-            else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
-        )
+        which: int | str = 0 if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
         k = prog.kernel(which)
         mem = np.zeros(device_memory, dtype=np.uint8)
 
         def put(off: int, data: bytes | np.ndarray, what: str) -> None:
-            raw = (
-                np.frombuffer(bytes(data), dtype=np.uint8)
-                if isinstance(data, bytes)
-                else data.view(np.uint8)
-            )
+            raw = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, bytes) else data.view(np.uint8)
             if off + raw.size > mem.size:
                 raise WaveError(
                     f"{what}: {raw.size} bytes at offset {off} exceed the device memory "
@@ -619,9 +567,7 @@ def emu_main(
         for spec in fill_iota:
             parts = spec.split(":")
             if not 3 <= len(parts) <= 4:
-                raise click.UsageError(
-                    f"--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got {spec!r}"
-                )
+                raise click.UsageError(f"--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got {spec!r}")
             dt = _emu_type(parts[1], "--fill-iota")
             scale = _number(parts[3]) if len(parts) == 4 else 1
             n = int(parts[2])
@@ -701,18 +647,12 @@ def emu_main(
                 _emu_offset(e, "--dump-memory") if sep else -1,
             )
             if end <= start or end > m.size:
-                raise click.UsageError(
-                    "--dump-memory expects START:END with START < END <= device memory"
-                )
+                raise click.UsageError("--dump-memory expects START:END with START < END <= device memory")
             click.echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
             data = m[start:end]
             for i in range(0, data.size, 16):
                 chunk = data[i : i + 16]
-                hexes = (
-                    " ".join(f"{b:02x}" for b in chunk[:8])
-                    + "  "
-                    + " ".join(f"{b:02x}" for b in chunk[8:])
-                )
+                hexes = " ".join(f"{b:02x}" for b in chunk[:8]) + "  " + " ".join(f"{b:02x}" for b in chunk[8:])
                 text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
                 click.echo(f"{start + i:08x}: {hexes:<49} |{text}|")
         for spec in dump_f32:
@@ -742,12 +682,8 @@ def emu_main(
     type=click.Path(dir_okay=False),
     help="output .wbin (default: SOURCE with .wbin)",
 )
-@click.option(
-    "-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True, help="optimisation level"
-)
-@click.option(
-    "--max-registers", type=click.IntRange(1, 256), default=None, help="force spilling above this"
-)
+@click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True, help="optimisation level")
+@click.option("--max-registers", type=click.IntRange(1, 256), default=None, help="force spilling above this")
 @click.option(
     "--dump-after",
     "dump_after",
@@ -755,6 +691,7 @@ def emu_main(
     metavar="STAGE",
     help="print the IR after a stage: hir, mir, a pass name, lir, regalloc, or all",
 )
+@click.option("--passes", default=None, metavar="P1,P2,...", help="run exactly these passes instead of -O's")
 @user_errors
 def compile_cmd(
     source: str,
@@ -762,6 +699,7 @@ def compile_cmd(
     opt: int,
     max_registers: int | None,
     dump_after: tuple[str, ...],
+    passes: str | None,
 ) -> None:
     """Compile a Python kernel file to .wbin."""
     from .compiler import STAGES
@@ -771,8 +709,9 @@ def compile_cmd(
     if bad:
         raise click.UsageError(f"--dump-after {bad[0]}: stages are {', '.join(STAGES)}, all")
     dumps: list[tuple[str, str]] = []
+    plist = [p for p in passes.split(",") if p] if passes is not None else None
     prog = compile_source(
-        source, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps
+        source, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps, passes=plist
     )
     for stage, text in dumps:
         click.echo(f";; ---- after {stage}")

@@ -34,11 +34,7 @@ class Diagnostic:
         if not self.span.text:
             return head
         line = self.span.text.rstrip("\n").expandtabs(1)
-        caret = (
-            " " * (self.span.col - 1)
-            + "^"
-            + "~" * max(0, min(self.span.length, len(line) - self.span.col + 1) - 1)
-        )
+        caret = " " * (self.span.col - 1) + "^" + "~" * max(0, min(self.span.length, len(line) - self.span.col + 1) - 1)
         return f"{head}\n    {line}\n    {caret}"
 
 

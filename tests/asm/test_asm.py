@@ -67,9 +67,7 @@ def test_register_inference_and_declaration() -> None:
 
 
 def test_aliases_map_to_canonical_rows() -> None:
-    k = one(
-        "ld.global.f32 r1, [r2]\nmov.u32 r3, %tid.x\nselp.s32 r1, r2, r3, p0\ncvt.rzi.s32.f32 r1, r2"
-    )
+    k = one("ld.global.f32 r1, [r2]\nmov.u32 r3, %tid.x\nselp.s32 r1, r2, r3, p0\ncvt.rzi.s32.f32 r1, r2")
     assert [i.spec.name for i in k.instructions] == [
         "ld.global.b32",
         "mov.b32",

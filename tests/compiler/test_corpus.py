@@ -123,10 +123,7 @@ def test_floor_division_and_modulo_on_negatives(opt: int) -> None:
         assert r[i] == x % y, (x, y)
         f = np.float32(np.float32(x) / np.float32(y))
         want = np.float32(
-            np.float32(
-                np.float32(np.float32(f + np.float32(x // 7)) + np.float32(x % -6))
-                + np.float32(x // 8)
-            )
+            np.float32(np.float32(np.float32(f + np.float32(x // 7)) + np.float32(x % -6)) + np.float32(x // 8))
             + np.float32(x % 16)
         )
         assert fq[i] == want, (x, y)
@@ -143,15 +140,9 @@ def test_math_functions(opt: int) -> None:
     np.testing.assert_allclose(o[:, 0], np.sqrt(v), rtol=1e-6)
     np.testing.assert_allclose(o[:, 1], np.sin(v) + np.cos(v), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(o[:, 2], np.exp(v * 0.1) + np.log2(v + 1), rtol=1e-5)
-    np.testing.assert_allclose(
-        o[:, 3], np.floor(x * np.float32(1.5)) - np.ceil(x * np.float32(0.3)), rtol=0
-    )
+    np.testing.assert_allclose(o[:, 3], np.floor(x * np.float32(1.5)) - np.ceil(x * np.float32(0.3)), rtol=0)
     np.testing.assert_allclose(o[:, 4], v * v - 1, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(
-        o[:, 5], np.maximum(v, 2.5) - np.minimum(v, 1.5) + np.abs(v - 3), rtol=1e-6
-    )
+    np.testing.assert_allclose(o[:, 5], np.maximum(v, 2.5) - np.minimum(v, 1.5) + np.abs(v - 3), rtol=1e-6)
     np.testing.assert_allclose(o[:, 6], np.trunc(x * np.float32(10)) + np.trunc(v), rtol=0)
-    np.testing.assert_allclose(
-        o[:, 7], 1 / np.sqrt(v + 1) + 2 ** (v / 4) + np.log(v + 1), rtol=1e-5
-    )
+    np.testing.assert_allclose(o[:, 7], 1 / np.sqrt(v + 1) + 2 ** (v / 4) + np.log(v + 1), rtol=1e-5)
     assert math.isfinite(float(o.sum()))

@@ -27,9 +27,7 @@ def lowered(kf) -> str:  # type: ignore[no-untyped-def]
 def check_golden(path: Path, text: str, update: bool) -> None:
     if update or not path.exists():
         path.write_text(text)
-    assert path.read_text() == text, (
-        f"{path.name} differs; rerun with --update-golden and review the diff"
-    )
+    assert path.read_text() == text, f"{path.name} differs; rerun with --update-golden and review the diff"
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -113,9 +111,7 @@ def test_out_of_ssa_handles_the_swap_problem(n: int, want: tuple[int, int]) -> N
     verify(fn)
     lf = lower_lir(fn)
     alloc = allocate(lf)
-    k = emit(
-        lf, alloc, [Param("out", "buffer", wg.DataType.S32), Param("n", "scalar", wg.DataType.S32)]
-    )
+    k = emit(lf, alloc, [Param("out", "buffer", wg.DataType.S32), Param("n", "scalar", wg.DataType.S32)])
     res = wg.emulate(k, grid=1, workgroup=1, memory=8, args=[0, n])
     assert tuple(res.memory.view(np.int32)) == want
 

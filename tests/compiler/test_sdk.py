@@ -118,3 +118,35 @@ def test_wave_compile_cli(tmp_path: Path) -> None:
         timeout=120,
     )
     assert r.returncode == 1 and f"{bad}:5:12: error:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_passes_are_selectable_by_name(tmp_path: Path) -> None:
+    out = tmp_path / "s.wbin"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wavegpu.cli",
+            "compile",
+            str(EX / "saxpy.py"),
+            "-o",
+            str(out),
+            "--passes",
+            "mem2reg,sccp,dce",
+            "--dump-after",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    stages = [line.split()[-1] for line in r.stdout.splitlines() if line.startswith(";; ---- after")]
+    assert stages == ["hir", "mir", "mem2reg", "sccp", "dce", "lir", "regalloc"]
+    r = subprocess.run(
+        [sys.executable, "-m", "wavegpu.cli", "compile", str(EX / "saxpy.py"), "-o", str(out), "--passes", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 1 and "unknown pass" in r.stderr

@@ -65,9 +65,7 @@ def test_checker_accepts_correct_programs() -> None:
 
 
 def test_trap_names_source_line_from_line_table() -> None:
-    prog = wg.assemble(
-        ".kernel k\n  mov.b32 r1, 3\n  ld.global.b32 r2, [r1]\n.end", "kern.wave", debug_lines=True
-    )
+    prog = wg.assemble(".kernel k\n  mov.b32 r1, 3\n  ld.global.b32 r2, [r1]\n.end", "kern.wave", debug_lines=True)
     with pytest.raises(wg.Trap) as ei:
         wg.emulate(prog, memory=16)
     assert ei.value.source == "kern.wave:3:3"
@@ -95,24 +93,16 @@ def test_statistics() -> None:
     assert (s.workgroups, s.threads, s.waves) == (2, 32, 4)
     assert s.by_class["load"].lanes == 32 and s.by_class["load"].waves == 4
     assert s.by_class["bit"].lanes == 32  # shl
-    assert (
-        s.by_class["int"].lanes == 24
-    )  # add.u32 in the 12 lanes of each workgroup that take the branch
-    assert (
-        s.by_class["int"].waves == 4
-    )  # every wave has an active lane there (waves 1 and 3 in part)
+    assert s.by_class["int"].lanes == 24  # add.u32 in the 12 lanes of each workgroup that take the branch
+    assert s.by_class["int"].waves == 4  # every wave has an active lane there (waves 1 and 3 in part)
     assert s.device_bytes_read == 32 * 4 + 32 * 4  # loads + atomic reads
     assert s.device_bytes_written == 32 * 4 + 32 * 4
     assert s.local_bytes_written == 32 * 4
     assert s.barriers == 2
     assert s.atomics == 32
-    assert (
-        s.branches == 4 and s.divergent_branches == 2
-    )  # waves 1 and 3 hold lanes 8..15: 8..11 take it
+    assert s.branches == 4 and s.divergent_branches == 2  # waves 1 and 3 hold lanes 8..15: 8..11 take it
     assert 0 < s.simd_efficiency < 1
-    assert s.occupancy_waves == wg.isa.capabilities.occupancy(
-        wg.EMULATOR.with_wave_width(8), 6, 256, 16
-    )
+    assert s.occupancy_waves == wg.isa.capabilities.occupancy(wg.EMULATOR.with_wave_width(8), 6, 256, 16)
     assert s.lane_instructions == sum(c.lanes for c in s.by_class.values())
     d = s.as_dict()
     assert d["lane_instructions"] == s.lane_instructions and "by_class" in d

@@ -28,14 +28,10 @@ STORE_TID = """
 """
 
 
-def per_thread(
-    body: str, grid: tuple[int, ...], wgs: tuple[int, ...], W: int = 32, **kw: object
-) -> np.ndarray:
+def per_thread(body: str, grid: tuple[int, ...], wgs: tuple[int, ...], W: int = 32, **kw: object) -> np.ndarray:
     n = int(np.prod(grid) * np.prod(wgs))
     src = f".kernel t\n.registers 32\n{STORE_TID}\n{body}\n    st.global.b32 [r29], r1\n.end"
-    return run(src, grid=grid, workgroup=wgs, memory=4 * n, wave_width=W, **kw).memory.view(
-        np.uint32
-    )
+    return run(src, grid=grid, workgroup=wgs, memory=4 * n, wave_width=W, **kw).memory.view(np.uint32)
 
 
 @pytest.mark.parametrize(
@@ -208,9 +204,7 @@ def test_exited_threads_do_not_hold_up_barriers() -> None:
 
 
 def test_partial_last_wave() -> None:
-    got = per_thread(
-        "    mov.u32 r1, %lid\n    wave.reduce.add.u32 r1, r1", (2, 1, 1), (5, 1, 1), W=4
-    )
+    got = per_thread("    mov.u32 r1, %lid\n    wave.reduce.add.u32 r1, r1", (2, 1, 1), (5, 1, 1), W=4)
     assert list(got) == [6, 6, 6, 6, 0] * 2  # the fifth thread is alone in its wave
 
 
@@ -222,16 +216,10 @@ def test_instruction_budget_traps_endless_loops() -> None:
 
 
 def test_huge_grids_run_in_batches_with_identical_results() -> None:
-    src = (
-        ".kernel t\n.registers 32\n"
-        + STORE_TID
-        + "    mul.lo.u32 r1, r29, 3\n    st.global.b32 [r29], r1\n.end"
-    )
+    src = ".kernel t\n.registers 32\n" + STORE_TID + "    mul.lo.u32 r1, r29, 3\n    st.global.b32 [r29], r1\n.end"
     prog = wg.assemble(src)
     a = wg.emulate(prog, grid=(20, 3), workgroup=(8, 2), memory=4 * 960, wave_width=8)
-    b = wg.emulate(
-        prog, grid=(20, 3), workgroup=(8, 2), memory=4 * 960, wave_width=8, batch_lanes=32
-    )
+    b = wg.emulate(prog, grid=(20, 3), workgroup=(8, 2), memory=4 * 960, wave_width=8, batch_lanes=32)
     assert a.stats.batches == 1 and b.stats.batches == 30
     assert np.array_equal(a.memory, b.memory)
     assert list(a.memory.view(np.uint32)) == [12 * i for i in range(960)]

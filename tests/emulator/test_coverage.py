@@ -59,9 +59,7 @@ def test_illegal_hand_built_instructions_trap() -> None:
 def test_progress_is_reported_per_batch() -> None:
     prog = wg.assemble(".kernel k\nmov.u32 r1, %tid.x\n.end")
     seen: list[tuple[int, int]] = []
-    wg.emulate(
-        prog, grid=10, workgroup=32, batch_lanes=96, progress=lambda d, t: seen.append((d, t))
-    )
+    wg.emulate(prog, grid=10, workgroup=32, batch_lanes=96, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(3, 10), (6, 10), (9, 10), (10, 10)]
 
 

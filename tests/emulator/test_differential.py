@@ -60,11 +60,7 @@ def alu(draw: st.DrawFn, rows: list = VALUE) -> Instruction:  # type: ignore[typ
         op = draw(operand(o.kind, o.role, not imm_used, o.imm_bits))
         imm_used |= isinstance(op, Imm)
         ops.append(op)
-    guard = (
-        Guard(draw(st.sampled_from(PRED_FREE)), draw(st.booleans()))
-        if draw(st.integers(0, 5)) == 0
-        else None
-    )
+    guard = Guard(draw(st.sampled_from(PRED_FREE)), draw(st.booleans())) if draw(st.integers(0, 5)) == 0 else None
     return Instruction(r, tuple(ops), guard)
 
 
@@ -119,16 +115,8 @@ def wave_op(draw: st.DrawFn) -> Instruction:
     for o in r.operands:
         if o.kind is Kind.PRED:
             ops.append(Pred(draw(st.sampled_from(PRED_FREE))))
-        elif (
-            o.role is Role.SRC
-            and r.name.startswith(("wave.shuffle", "wave.broadcast"))
-            and len(ops) == 2
-        ):
-            ops.append(
-                Imm(draw(st.integers(0, 40)))
-                if draw(st.booleans())
-                else R(draw(st.sampled_from(WORK)))
-            )
+        elif o.role is Role.SRC and r.name.startswith(("wave.shuffle", "wave.broadcast")) and len(ops) == 2:
+            ops.append(Imm(draw(st.integers(0, 40))) if draw(st.booleans()) else R(draw(st.sampled_from(WORK))))
         else:
             ops.append(R(draw(st.sampled_from(WORK))))
     return Instruction(r, tuple(ops))
@@ -140,36 +128,19 @@ def block(draw: st.DrawFn, depth: int = 0) -> list[Instruction]:
     for _ in range(draw(st.integers(1, 7))):
         choice = draw(
             st.sampled_from(
-                ["alu"] * 6
-                + ["mem", "wave", "setp"]
-                + (["if", "loop"] if depth < 2 else [])
-                + ["ret"] * (depth > 0)
+                ["alu"] * 6 + ["mem", "wave", "setp"] + (["if", "loop"] if depth < 2 else []) + ["ret"] * (depth > 0)
             )
         )
         if choice == "alu":
             out.append(draw(alu()))
         elif choice == "setp":
-            out.append(
-                draw(
-                    alu(
-                        [
-                            r
-                            for r in VALUE
-                            if r.name.startswith("setp.") and r.name.endswith(("s32", "u32"))
-                        ]
-                    )
-                )
-            )
+            out.append(draw(alu([r for r in VALUE if r.name.startswith("setp.") and r.name.endswith(("s32", "u32"))])))
         elif choice == "mem":
             out += draw(memory_op())
         elif choice == "wave":
             out.append(draw(wave_op()))
         elif choice == "ret":
-            out.append(
-                Instruction(
-                    row("ret"), (), Guard(draw(st.sampled_from(PRED_FREE)), draw(st.booleans()))
-                )
-            )
+            out.append(Instruction(row("ret"), (), Guard(draw(st.sampled_from(PRED_FREE)), draw(st.booleans()))))
         elif choice == "if":
             out.append(Instruction(row("if"), (Pred(draw(st.sampled_from(PRED_FREE))),)))
             out += draw(block(depth + 1))
@@ -301,11 +272,7 @@ def _one_row(r, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
         0x3FC00000,
         0x40490FDB,
     ]
-    vals = data.draw(
-        st.lists(
-            st.sampled_from(specials) | st.integers(0, 2**32 - 1), min_size=32 * 8, max_size=32 * 8
-        )
-    )
+    vals = data.draw(st.lists(st.sampled_from(specials) | st.integers(0, 2**32 - 1), min_size=32 * 8, max_size=32 * 8))
     mem = np.array(vals, dtype=np.uint32).view(np.uint8)
     insts = [
         Instruction(row("mov.b32.sreg"), (R(20), SReg(0))),

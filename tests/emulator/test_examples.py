@@ -82,9 +82,7 @@ def test_sgemm_tiled() -> None:
     # the kernel accumulates with fma in k order: reproduce exactly
     ref = np.zeros((n, n), np.float32)
     for k in range(n):
-        ref = (
-            A[:, k : k + 1].astype(np.float64) * B[k : k + 1, :].astype(np.float64) + ref
-        ).astype(np.float32)
+        ref = (A[:, k : k + 1].astype(np.float64) * B[k : k + 1, :].astype(np.float64) + ref).astype(np.float32)
     np.testing.assert_array_equal(C, ref)
 
 

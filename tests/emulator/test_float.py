@@ -18,9 +18,7 @@ def fl(*xs: float) -> list[int]:
 
 
 def test_basic_f32_is_ieee() -> None:
-    assert lanewise("add.f32 r7, r4, r5", fl(1.5, 1e38, -0.0), fl(2.25, 1e38, 0.0)) == fl(
-        3.75, 2e38, 0.0
-    )
+    assert lanewise("add.f32 r7, r4, r5", fl(1.5, 1e38, -0.0), fl(2.25, 1e38, 0.0)) == fl(3.75, 2e38, 0.0)
     assert lanewise("sub.f32 r7, r4, r5", fl(1.0, 3e38), fl(3.0, -3e38)) == [f2b(-2.0), INF]
     assert lanewise("mul.f32 r7, r4, r5", fl(1e-30, 0.0), fl(1e-20, -1.0)) == [
         f2b(np.float32(1e-30) * np.float32(1e-20)),
@@ -61,9 +59,12 @@ def test_fma_is_fused_and_correctly_rounded() -> None:
 
 
 def test_min_max_return_the_non_nan_operand() -> None:
-    assert lanewise(
-        "min.f32 r7, r4, r5", [NAN, f2b(1.0), 0x7FC00000, f2b(-0.0)], [f2b(2.0), NAN, NAN, 0]
-    ) == [f2b(2.0), f2b(1.0), NAN, f2b(-0.0)]
+    assert lanewise("min.f32 r7, r4, r5", [NAN, f2b(1.0), 0x7FC00000, f2b(-0.0)], [f2b(2.0), NAN, NAN, 0]) == [
+        f2b(2.0),
+        f2b(1.0),
+        NAN,
+        f2b(-0.0),
+    ]
     assert lanewise("max.f32 r7, r4, r5", [0x7FA8FEAA, f2b(-0.0)], [f2b(-5.0), 0]) == [f2b(-5.0), 0]
 
 
@@ -102,12 +103,8 @@ def test_rounding_extensions() -> None:
         f2b(0.75),
         0x3F7FFFFF,
     ]
-    assert lanewise("sat.f32 r7, r4", [f2b(2.0), f2b(-1.0), f2b(0.5), NAN]) == fl(
-        1.0, 0.0, 0.5, 0.0
-    )
-    assert lanewise("clamp.f32 r7, r4, r5, r6", fl(5.0, -5.0), fl(-1.0, -1.0), fl(1.0, 1.0)) == fl(
-        1.0, -1.0
-    )
+    assert lanewise("sat.f32 r7, r4", [f2b(2.0), f2b(-1.0), f2b(0.5), NAN]) == fl(1.0, 0.0, 0.5, 0.0)
+    assert lanewise("clamp.f32 r7, r4, r5, r6", fl(5.0, -5.0), fl(-1.0, -1.0), fl(1.0, 1.0)) == fl(1.0, -1.0)
 
 
 def test_conversions_to_int_truncate_saturate_and_zero_nan() -> None:
@@ -138,9 +135,7 @@ def test_conversions_to_int_truncate_saturate_and_zero_nan() -> None:
 
 
 def test_conversions_from_int_round_to_nearest_even() -> None:
-    assert lanewise("cvt.f32.s32 r7, r4", [(-1) & M, 16777217, 0x80000000]) == fl(
-        -1.0, 16777216.0, -(2.0**31)
-    )
+    assert lanewise("cvt.f32.s32 r7, r4", [(-1) & M, 16777217, 0x80000000]) == fl(-1.0, 16777216.0, -(2.0**31))
     assert lanewise("cvt.f32.u32 r7, r4", [M, 16777219]) == fl(4294967296.0, 16777220.0)
 
 
@@ -181,17 +176,11 @@ def test_f64_on_pairs() -> None:
     a, b, c = d2b(1.5), d2b(2.25), d2b(-1.0)
     assert lanewise("add.f64 r14:r15, r8:r9, r10:r11", [a], [b], wide=True) == [d2b(3.75)]
     assert lanewise("mul.f64 r14:r15, r8:r9, r10:r11", [a], [b], wide=True) == [d2b(3.375)]
-    assert lanewise("div.f64 r14:r15, r8:r9, r10:r11", [d2b(1.0)], [d2b(3.0)], wide=True) == [
-        d2b(1 / 3)
-    ]
-    assert lanewise("fma.f64 r14:r15, r8:r9, r10:r11, r12:r13", [a], [b], [c], wide=True) == [
-        d2b(2.375)
-    ]
+    assert lanewise("div.f64 r14:r15, r8:r9, r10:r11", [d2b(1.0)], [d2b(3.0)], wide=True) == [d2b(1 / 3)]
+    assert lanewise("fma.f64 r14:r15, r8:r9, r10:r11, r12:r13", [a], [b], [c], wide=True) == [d2b(2.375)]
     x = d2b(1 + 2**-52)
     y = d2b(1 - 2**-52)
-    assert lanewise("fma.f64 r14:r15, r8:r9, r10:r11, r12:r13", [x], [y], [c], wide=True) == [
-        d2b(-(2.0**-104))
-    ]
+    assert lanewise("fma.f64 r14:r15, r8:r9, r10:r11, r12:r13", [x], [y], [c], wide=True) == [d2b(-(2.0**-104))]
     assert b2d(lanewise("sqrt.f64 r14:r15, r8:r9", [d2b(2.0)], wide=True)[0]) == math.sqrt(2.0)
 
 
@@ -241,16 +230,11 @@ def test_float_compare_nan_rules(cmp: str, expect: list[int]) -> None:
 def test_integer_compare(cmp: str, expect: list[int]) -> None:
     assert lanewise(f"setp.{cmp}.s32 p0, r4, r5", [M, 5], [1, 5]) == expect
     unsigned = lanewise(f"setp.{cmp}.u32 p0, r4, r5", [M, 5], [1, 5])
-    assert (
-        unsigned
-        == {"eq": [0, 1], "ne": [1, 0], "lt": [0, 0], "le": [0, 1], "gt": [1, 0], "ge": [1, 1]}[cmp]
-    )
+    assert unsigned == {"eq": [0, 1], "ne": [1, 0], "lt": [0, 0], "le": [0, 1], "gt": [1, 0], "ge": [1, 1]}[cmp]
 
 
 def test_select() -> None:
-    assert lanewise(
-        "setp.lt.s32 p1, r4, 0\nselp.b32 r7, r5, r6, p1", [M, 1], [10, 10], [20, 20]
-    ) == [10, 20]
+    assert lanewise("setp.lt.s32 p1, r4, 0\nselp.b32 r7, r5, r6, p1", [M, 1], [10, 10], [20, 20]) == [10, 20]
     assert lanewise("slct.s32.f32 r7, r4, r5, r6", [1, 1, 1], [2, 2, 2], fl(0.0, -0.0, -1.0)) == [
         1,
         1,

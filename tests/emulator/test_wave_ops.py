@@ -30,9 +30,7 @@ def wave(body: str, W: int = 8, n: int = 8, mem_in: np.ndarray | None = None) ->
 def test_reductions_over_active_lanes() -> None:
     assert wave("    wave.reduce.add.u32 r2, r1") == [sum(range(1, 80, 10))] * 8
     odd = "    and.b32 r3, r10, 1\n    setp.eq.u32 p0, r3, 1\n    if p0\n{}\n    endif"
-    assert (
-        wave(odd.format("        wave.reduce.add.u32 r2, r1")) == [0xDEAD, 164] * 4
-    )  # 11+31+51+71
+    assert wave(odd.format("        wave.reduce.add.u32 r2, r1")) == [0xDEAD, 164] * 4  # 11+31+51+71
     assert wave(odd.format("        wave.reduce.min.s32 r2, r1")) == [0xDEAD, 11] * 4
     assert wave(odd.format("        wave.reduce.max.u32 r2, r1")) == [0xDEAD, 71] * 4
     vals = np.array([3, 0xFFFFFFFF, 5, 0x80000000, 1, 1, 2, 7], np.uint32)
@@ -40,17 +38,11 @@ def test_reductions_over_active_lanes() -> None:
     assert wave("    wave.reduce.max.s32 r2, r1", mem_in=vals) == [7] * 8
     assert wave("    wave.reduce.and.b32 r2, r1", mem_in=vals) == [0] * 8
     assert wave("    wave.reduce.or.b32 r2, r1", mem_in=vals) == [0xFFFFFFFF] * 8
-    assert (
-        wave("    wave.reduce.xor.b32 r2, r1", mem_in=np.array([1, 2, 4, 8, 1, 2, 4, 0], np.uint32))
-        == [8] * 8
-    )
+    assert wave("    wave.reduce.xor.b32 r2, r1", mem_in=np.array([1, 2, 4, 8, 1, 2, 4, 0], np.uint32)) == [8] * 8
 
 
 def test_waves_reduce_separately() -> None:
-    assert (
-        wave("    wave.reduce.add.u32 r2, r1", W=4)
-        == [1 + 11 + 21 + 31] * 4 + [41 + 51 + 61 + 71] * 4
-    )
+    assert wave("    wave.reduce.add.u32 r2, r1", W=4) == [1 + 11 + 21 + 31] * 4 + [41 + 51 + 61 + 71] * 4
 
 
 def test_shuffle_rules() -> None:
@@ -99,10 +91,7 @@ def test_ballot_any_all() -> None:
 
 
 def test_ballot_with_w64() -> None:
-    assert (
-        wave("    setp.ge.u32 p0, r10, 30\n    wave.ballot.b32 r2, p0", W=64, n=64)
-        == [0xC0000000] * 64
-    )
+    assert wave("    setp.ge.u32 p0, r10, 30\n    wave.ballot.b32 r2, p0", W=64, n=64) == [0xC0000000] * 64
 
 
 def test_mma_m16n8k8_matches_numpy_with_ptx_layout() -> None:
@@ -148,9 +137,7 @@ def test_mma_m16n8k8_matches_numpy_with_ptx_layout() -> None:
 
 
 def test_mma_needs_w32_and_full_waves() -> None:
-    src = (
-        ".kernel m\nmma.m16n8k8.f32.f16 {r8, r9, r10, r11}, {r0, r1}, {r2}, {r3, r4, r5, r6}\n.end"
-    )
+    src = ".kernel m\nmma.m16n8k8.f32.f16 {r8, r9, r10, r11}, {r0, r1}, {r2}, {r3, r4, r5, r6}\n.end"
     with pytest.raises(wg.Trap, match="wave width of 32"):
         run(src, workgroup=16, wave_width=16)
     with pytest.raises(wg.Trap, match="every lane"):

@@ -59,12 +59,8 @@ def test_field_extremes() -> None:
 
 def test_sizes_follow_the_layout() -> None:
     assert len(encode(Instruction(row("not.b32"), (Reg(1), Reg(2))))) == 1  # base word only
-    assert (
-        len(encode(Instruction(row("add.s32"), (Reg(1), Reg(2), Imm(5))))) == 2
-    )  # base + immediate
-    assert (
-        len(encode(Instruction(row("add.s32"), (Reg(1), Reg(2), Reg(3))))) == 2
-    )  # base + operand word
+    assert len(encode(Instruction(row("add.s32"), (Reg(1), Reg(2), Imm(5))))) == 2  # base + immediate
+    assert len(encode(Instruction(row("add.s32"), (Reg(1), Reg(2), Reg(3))))) == 2  # base + operand word
     assert len(encode(Instruction(row("ld.global.b32"), (Reg(1), Mem(2, 16))))) == 2
     assert len(encode(Instruction(row("bfi.b32"), (Reg(1), Reg(2), Reg(3), Reg(4), Reg(5))))) == 3
     assert len(encode(Instruction(row("add.f64"), (Pair(0), Pair(2), Imm(1, 64))))) == 3

@@ -70,9 +70,7 @@ def parse_operand(tok: Token) -> POp:
                 raise SyntaxProblem(f"a vector holds plain registers, not {x!r}", tok.col, len(t))
             regs.append(int(m.group(1)))
         if not regs or any(b != a + 1 for a, b in itertools.pairwise(regs)):
-            raise SyntaxProblem(
-                "vector registers must be consecutive ({rN, rN+1, ...})", tok.col, len(t)
-            )
+            raise SyntaxProblem("vector registers must be consecutive ({rN, rN+1, ...})", tok.col, len(t))
         return POp("vec", tok, n=regs[0], count=len(regs))
     if t.startswith("["):
         if not t.endswith("]"):
@@ -91,9 +89,7 @@ def parse_operand(tok: Token) -> POp:
             return POp("mem", tok, base=int(m.group(1)), n=off)
         lit = parse_literal(inner)
         if lit is None or lit.kind != "int":
-            raise SyntaxProblem(
-                f"bad memory operand {t!r}: expected [rN], [rN+off] or [address]", tok.col, len(t)
-            )
+            raise SyntaxProblem(f"bad memory operand {t!r}: expected [rN], [rN+off] or [address]", tok.col, len(t))
         a = int(lit.value)
         if not -(1 << 31) <= a < (1 << 32):
             raise SyntaxProblem("address does not fit in 32 bits", tok.col, len(t))
@@ -273,9 +269,7 @@ class Assembler:
                 k.registers = v
             elif name == ".predicates":
                 if not 0 <= v <= NUM_PREDS:
-                    raise SyntaxProblem(
-                        f".predicates must be 0..{NUM_PREDS}", ops[0].col, len(ops[0].text)
-                    )
+                    raise SyntaxProblem(f".predicates must be 0..{NUM_PREDS}", ops[0].col, len(ops[0].text))
                 k.predicates = v
             else:
                 if not 0 <= v <= MAX_LOCAL:
@@ -303,16 +297,12 @@ class Assembler:
             return
         if name == ".param":
             if len(ops) != 3:
-                raise SyntaxProblem(
-                    "expected '.param NAME, buffer|scalar, TYPE'", head.col, len(name)
-                )
+                raise SyntaxProblem("expected '.param NAME, buffer|scalar, TYPE'", head.col, len(name))
             pname, kind, ty = (o.text for o in ops)
             if not _NAME.fullmatch(pname):
                 raise SyntaxProblem(f"bad parameter name {pname!r}", ops[0].col, len(pname))
             if kind not in ("buffer", "scalar"):
-                raise SyntaxProblem(
-                    "parameter kind must be 'buffer' or 'scalar'", ops[1].col, len(kind)
-                )
+                raise SyntaxProblem("parameter kind must be 'buffer' or 'scalar'", ops[1].col, len(kind))
             try:
                 dt = DataType.from_text(ty)
             except KeyError:
@@ -330,9 +320,7 @@ class Assembler:
                 raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", head.col, len(name))
             m = re.fullmatch(r'("(?:[^"\\]|\\.)*")\s+(\d+)(?:\s+(\d+))?', ops[0].text)
             if not m:
-                raise SyntaxProblem(
-                    "expected '.loc \"FILE\" LINE [COL]'", ops[0].col, len(ops[0].text)
-                )
+                raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", ops[0].col, len(ops[0].text))
             try:
                 fname = json.loads(m.group(1))
             except ValueError:
@@ -345,9 +333,7 @@ class Assembler:
     def int_operands(self, head: Token, ops: tuple[Token, ...], lo: int, hi: int) -> list[int]:
         if not lo <= len(ops) <= hi:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
-            raise SyntaxProblem(
-                f"{head.text} takes {want} integer operand(s)", head.col, len(head.text)
-            )
+            raise SyntaxProblem(f"{head.text} takes {want} integer operand(s)", head.col, len(head.text))
         out = []
         for o in ops:
             lit = parse_literal(o.text)
@@ -389,9 +375,7 @@ class Assembler:
             else:
                 m = re.fullmatch(r"@(!?)p(\d+)", g)
                 if not m:
-                    raise SyntaxProblem(
-                        f"bad guard {g!r}: expected @pN, @!pN or @uniform", st.guard.col, len(g)
-                    )
+                    raise SyntaxProblem(f"bad guard {g!r}: expected @pN, @!pN or @uniform", st.guard.col, len(g))
                 pn = int(m.group(2))
                 if pn >= NUM_PREDS:
                     raise SyntaxProblem(
@@ -407,9 +391,7 @@ class Assembler:
         label_refs: list[tuple[Token, str]] = []
         if uniform:
             if mn != "if":
-                raise SyntaxProblem(
-                    "@uniform annotates an 'if' only", st.guard.col if st.guard else head.col
-                )
+                raise SyntaxProblem("@uniform annotates an 'if' only", st.guard.col if st.guard else head.col)
             mn = "if.uniform"
         if mn in ("if", "if.uniform", "loop"):
             # trailing label operands: if p, else_label, endif_label / loop end_label
@@ -419,9 +401,7 @@ class Assembler:
             want = 2 if mn != "loop" else 1
             if label_refs and len(label_refs) != want:
                 raise SyntaxProblem(
-                    "expected 'if pN, ELSE_LABEL, ENDIF_LABEL'"
-                    if mn != "loop"
-                    else "expected 'loop END_LABEL'",
+                    "expected 'if pN, ELSE_LABEL, ENDIF_LABEL'" if mn != "loop" else "expected 'loop END_LABEL'",
                     head.col,
                     len(head.text),
                 )
@@ -439,18 +419,14 @@ class Assembler:
             return self.fit_rows(mn, rows, head, ops, guard, None)
         return self.resolve_flat(mn, head, ops, guard)
 
-    def resolve_flat(
-        self, mn: str, head: Token, ops: list[POp], guard: Guard | None
-    ) -> Instruction:
+    def resolve_flat(self, mn: str, head: Token, ops: list[POp], guard: Guard | None) -> Instruction:
         if mn == "mov":
             if len(ops) == 2 and ops[1].shape == "sreg":
                 return self.fit_rows(mn, [table.row("mov.b32.sreg")], head, ops, guard, None)
             return self.fit_rows(mn, [table.row("mov.b32")], head, ops, guard, None)
         if mn in ("fence_acquire", "fence_release", "fence_acq_rel"):
             if len(ops) != 1 or ops[0].shape != "scope":
-                raise SyntaxProblem(
-                    f"expected '{mn} SCOPE' (wave, workgroup, device or system)", head.col, len(mn)
-                )
+                raise SyntaxProblem(f"expected '{mn} SCOPE' (wave, workgroup, device or system)", head.col, len(mn))
             scope = SCOPES[ops[0].tok.text.lstrip(".")]
             return self.fit_rows(mn, [table.row(f"fence.{scope}")], head, [], guard, None)
         forms = FLAT.get(mn)
@@ -496,15 +472,12 @@ class Assembler:
         if len(top) == 1 or len({p.message for p in top}) == 1:
             raise top[0]
         raise SyntaxProblem(
-            f"operands do not match any form of '{mn}': "
-            + "; ".join(f"{r.name} {r.format}" for r in rows),
+            f"operands do not match any form of '{mn}': " + "; ".join(f"{r.name} {r.format}" for r in rows),
             head.col,
             len(head.text),
         )
 
-    def fit(
-        self, mn: str, row: InstrSpec, head: Token, ops: list[POp], guard: Guard | None, flat: bool
-    ) -> Instruction:
+    def fit(self, mn: str, row: InstrSpec, head: Token, ops: list[POp], guard: Guard | None, flat: bool) -> Instruction:
         if len(ops) != len(row.operands):
             raise _FitProblem(
                 0,
@@ -515,9 +488,7 @@ class Assembler:
                 ),
             )
         if guard is not None and not row.guardable:
-            raise _FitProblem(
-                1, SyntaxProblem(f"'{row.name}' cannot be guarded", head.col, len(head.text))
-            )
+            raise _FitProblem(1, SyntaxProblem(f"'{row.name}' cannot be guarded", head.col, len(head.text)))
         float_mn = _alias_is_float(mn, row)
         out: list[Operand] = []
         for i, (p, os) in enumerate(zip(ops, row.operands)):
@@ -525,9 +496,7 @@ class Assembler:
                 out.append(self.fit_operand(p, os, flat, float_mn))
             except SyntaxProblem as e:
                 # a wrong kind of operand is a weaker match than a right kind with a bad value
-                raise _FitProblem(
-                    2 + 2 * i + (0 if e.message.startswith("expected") else 1), e
-                ) from None
+                raise _FitProblem(2 + 2 * i + (0 if e.message.startswith("expected") else 1), e) from None
         inst = Instruction(row, tuple(out), guard)
         try:
             check_operands(inst)
@@ -554,9 +523,7 @@ class Assembler:
             if not os.accepts_immediate:
                 raise bad(_KIND_TEXT[k])
             assert p.lit is not None
-            fs = os.dtype in (DataType.F32, DataType.F64) or (
-                float_mn and os.dtype.text.startswith("b")
-            )
+            fs = os.dtype in (DataType.F32, DataType.F64) or (float_mn and os.dtype.text.startswith("b"))
             try:
                 bits = literal_bits(p.lit, os.imm_bits, fs)
             except ValueError as e:

@@ -21,9 +21,7 @@ class FlatForm:
 FLAT: dict[str, dict[int, FlatForm]] = {}
 
 
-def _f(
-    mn: str, key: str, n: int, order: tuple[int, ...] | None = None, scope: bool = False
-) -> None:
+def _f(mn: str, key: str, n: int, order: tuple[int, ...] | None = None, scope: bool = False) -> None:
     FLAT.setdefault(mn, {})[n + (1 if scope else 0)] = FlatForm(key, order, scope)
 
 
@@ -167,14 +165,10 @@ for _fence in ("fence_acquire", "fence_release", "fence_acq_rel"):
 
 NOT_IN_WAVE = {
     "call": "'call' (subroutines) is not part of WAVE v0.1: kernels have no calls",
-    "mma_load_a": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; "
-    "use mma.m16n8k8.f32.f16",
-    "mma_load_b": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; "
-    "use mma.m16n8k8.f32.f16",
-    "mma_compute": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; "
-    "use mma.m16n8k8.f32.f16",
-    "mma_store_c": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; "
-    "use mma.m16n8k8.f32.f16",
+    "mma_load_a": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; use mma.m16n8k8.f32.f16",
+    "mma_load_b": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; use mma.m16n8k8.f32.f16",
+    "mma_compute": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; use mma.m16n8k8.f32.f16",
+    "mma_store_c": "the Rust toolchain's 4x4 'mma_*' instructions are not part of WAVE v0.1; use mma.m16n8k8.f32.f16",
 }
 
 SCOPES = {"wave": "wave", "workgroup": "workgroup", "device": "device", "system": "device"}

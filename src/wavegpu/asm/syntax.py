@@ -145,11 +145,7 @@ def parse_literal(text: str) -> Literal | None:
     t = text.strip()
     m = _HEXF.fullmatch(t)
     if m:
-        return (
-            Literal("hexf32", int(m.group(1), 16))
-            if m.group(1)
-            else Literal("hexf64", int(m.group(2), 16))
-        )
+        return Literal("hexf32", int(m.group(1), 16)) if m.group(1) else Literal("hexf64", int(m.group(2), 16))
     m = _INT.fullmatch(t)
     if m:
         body = t.lstrip("+-").replace("_", "")

@@ -30,9 +30,7 @@ class Options:
     workgroup: tuple[int, int, int] | None = None
     passes: list[str] | None = None  # an explicit pass list instead of the -O pipeline
     dump_after: set[str] = field(default_factory=set)
-    dumps: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # (stage, text) collected for dump_after
+    dumps: list[tuple[str, str]] = field(default_factory=list)  # (stage, text) collected for dump_after
 
 
 def compile_hir(fn: hir.Function, options: Options) -> Kernel:
@@ -47,9 +45,7 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
     names = options.passes if options.passes is not None else pipeline(options.opt)
     unknown = [n for n in names if n not in PASSES]
     if unknown:
-        raise CompileError(
-            [Diagnostic(f"unknown pass(es): {', '.join(unknown)}; passes: {', '.join(PASSES)}")]
-        )
+        raise CompileError([Diagnostic(f"unknown pass(es): {', '.join(unknown)}; passes: {', '.join(PASSES)}")])
     run_passes(mir, names, lambda name, f: dump(name, lambda: dump_mir(f)), options.max_registers)
     if legalize(mir) and options.passes is None and options.opt >= 2:
         run_passes(mir, ["strength", "cse", "dce"])  # the expanded divisions by constants

@@ -50,13 +50,9 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
         try:
             check_operands(inst)
         except EncodingError as e:
-            raise CompileError(
-                [Diagnostic(f"internal error emitting {i.key}: {e.reason}", i.span)]
-            ) from None
+            raise CompileError([Diagnostic(f"internal error emitting {i.key}: {e.reason}", i.span)]) from None
         insts.append(inst)
-        lines.append(
-            SourceLoc(i.span.file, i.span.line, i.span.col) if i.span is not None else None
-        )
+        lines.append(SourceLoc(i.span.file, i.span.line, i.span.col) if i.span is not None else None)
     if not insts or insts[-1].spec.name != "ret":
         insts.append(Instruction(BY_KEY["ret"]))
         lines.append(None)

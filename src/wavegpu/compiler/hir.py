@@ -200,11 +200,7 @@ def show_expr(e: Expr) -> str:
     if isinstance(e, Load):
         return f"{e.array}[{show_expr(e.index)}]"
     if isinstance(e, Call):
-        args = (
-            ([e.array] if e.array else [])
-            + [show_expr(a) for a in e.args]
-            + [f"{k}={v}" for k, v in e.attrs]
-        )
+        args = ([e.array] if e.array else []) + [show_expr(a) for a in e.args] + [f"{k}={v}" for k, v in e.attrs]
         return f"{e.name}({', '.join(args)}):{e.type}"
     raise TypeError(e)
 
@@ -227,9 +223,7 @@ def _show_body(body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
             out.append(f"{ind}while {show_expr(s.cond)}:")
             _show_body(s.body, ind + "    ", out)
         elif isinstance(s, For):
-            out.append(
-                f"{ind}for {s.var} in range({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):"
-            )
+            out.append(f"{ind}for {s.var} in range({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):")
             _show_body(s.body, ind + "    ", out)
         else:
             out.append(f"{ind}{type(s).__name__.lower()}")

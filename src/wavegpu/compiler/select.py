@@ -90,9 +90,7 @@ def row_for(op: str, dst: ScalarType | None, args: list[ScalarType]) -> str | No
             return None  # eq/ne on bools: xor.pred / not
         if t.is_float:
             cc = {"ne": "neu"}.get(cc, cc)  # Python: nan != nan is True
-        return (
-            f"setp.{_CMP.get(cc, cc)}.{_SFX[t.name]}" if t.name in _SFX and t is not F16 else None
-        )
+        return f"setp.{_CMP.get(cc, cc)}.{_SFX[t.name]}" if t.name in _SFX and t is not F16 else None
     if op == "cvt":
         assert dst is not None
         return _CVT.get((dst.name, t.name))

@@ -68,9 +68,7 @@ def apply(
         last = np.r_[seg_start[1:], n] - 1
         words[sidx[seg_start]] = base + (incl[last] - seg_base_sum)
     else:
-        old_sorted = _rounds(
-            words, sidx, sval, None if third is None else third[order], combine, seg_id, seg_start
-        )
+        old_sorted = _rounds(words, sidx, sval, None if third is None else third[order], combine, seg_id, seg_start)
     old = np.empty(n, dtype=U32)
     old[order] = old_sorted
     return old
@@ -97,9 +95,7 @@ def _rounds(
         w = sidx[sel]
         o = words[w].copy()
         old[sel] = o
-        words[w] = (
-            combine(o, sval[sel], sthird[sel]) if sthird is not None else combine(o, sval[sel])
-        )
+        words[w] = combine(o, sval[sel], sthird[sel]) if sthird is not None else combine(o, sval[sel])
     return old
 
 

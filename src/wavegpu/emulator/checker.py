@@ -98,9 +98,7 @@ class Checker:
                 ub=True,
             )
 
-    def shuffle_source(
-        self, pc: int, m: np.ndarray | None, src: np.ndarray, in_range: np.ndarray
-    ) -> None:
+    def shuffle_source(self, pc: int, m: np.ndarray | None, src: np.ndarray, in_range: np.ndarray) -> None:
         lanes = self.b.active if m is None else m
         bad = lanes & in_range & ~self.b.active[src]
         bad &= self.b.alive[src] | True  # an exited or inactive source lane is equally undefined
@@ -114,9 +112,7 @@ class Checker:
             )
 
     # -- local memory races
-    def local_access(
-        self, pc: int, idx: np.ndarray | None, addr: np.ndarray, width: int, write: bool
-    ) -> None:
+    def local_access(self, pc: int, idx: np.ndarray | None, addr: np.ndarray, width: int, write: bool) -> None:
         b = self.b
         lanes = np.arange(b.N) if idx is None else idx
         if lanes.size == 0:

@@ -102,9 +102,7 @@ def new_memory(memory: int | bytes | bytearray | np.ndarray | None, name: str) -
     elif isinstance(memory, np.ndarray):
         src = np.ascontiguousarray(memory).reshape(-1).view(np.uint8)
     else:
-        raise WaveError(
-            f"{name} memory: expected a size, bytes or a NumPy array, not {type(memory).__name__}"
-        )
+        raise WaveError(f"{name} memory: expected a size, bytes or a NumPy array, not {type(memory).__name__}")
     if src.size > (1 << 32):
         raise WaveError(f"{name} memory of {src.size} bytes exceeds the 32-bit address space")
     buf = np.empty(pad16(src.size), dtype=np.uint8)
@@ -128,8 +126,7 @@ def _validate(k: Kernel) -> None:
         if g > k.registers or p > k.predicates:
             what = f"r{g - 1}" if g > k.registers else f"p{p - 1}"
             raise Trap(
-                f"{what} is beyond the kernel's declared {k.registers} registers and {k.predicates} "
-                "predicates",
+                f"{what} is beyond the kernel's declared {k.registers} registers and {k.predicates} predicates",
                 k.name,
                 pc,
                 format_instruction(inst),
@@ -169,15 +166,13 @@ def emulate(
         wg = dim3(workgroup, "workgroup")
         if k.workgroup_size is not None and wg != k.workgroup_size:
             raise WaveError(
-                f"kernel {k.name!r} requires workgroup size {k.workgroup_size} (.workgroup_size), "
-                f"launched with {wg}"
+                f"kernel {k.name!r} requires workgroup size {k.workgroup_size} (.workgroup_size), launched with {wg}"
             )
     caps = EMULATOR.with_wave_width(wave_width)
     threads = wg[0] * wg[1] * wg[2]
     if threads > caps.constants["MAX_WORKGROUP_SIZE"]:
         raise WaveError(
-            f"workgroup of {threads} threads exceeds MAX_WORKGROUP_SIZE "
-            f"({caps.constants['MAX_WORKGROUP_SIZE']})"
+            f"workgroup of {threads} threads exceeds MAX_WORKGROUP_SIZE ({caps.constants['MAX_WORKGROUP_SIZE']})"
         )
     if max_instructions < 1:
         raise WaveError("max_instructions must be positive")

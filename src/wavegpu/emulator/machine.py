@@ -450,7 +450,9 @@ class Batch:
             lane = int(idx[first]) if idx is not None else first
             a = int(a64[first])
             if a + width > limit:
-                why = f"out-of-bounds {space} access of {width} byte(s) at address {a} ({space} memory has {limit} bytes)"
+                why = (
+                    f"out-of-bounds {space} access of {width} byte(s) at address {a} ({space} memory has {limit} bytes)"
+                )
             else:
                 why = f"misaligned {space} access: address {a} is not a multiple of {width}"
             raise self.trap(pc, why, lane, a)
@@ -494,9 +496,7 @@ class Batch:
                     vals = [v.view(np.int8).astype(np.int32).view(U32) if signed else v.astype(U32)]
                 elif width == 2:
                     v = buf.u16[addr >> 1]
-                    vals = [
-                        v.view(np.int16).astype(np.int32).view(U32) if signed else v.astype(U32)
-                    ]
+                    vals = [v.view(np.int16).astype(np.int32).view(U32) if signed else v.astype(U32)]
                 elif ncomp == 1:
                     vals = [buf.u32[addr >> 2]]
                 else:
@@ -524,9 +524,7 @@ class Batch:
         vkind = spec.operands[1].kind
         ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(vkind, 1)
         if isinstance(val_op, Imm):
-            consts = [
-                np.asarray((val_op.bits >> (32 * i)) & 0xFFFFFFFF, dtype=U32) for i in range(ncomp)
-            ]
+            consts = [np.asarray((val_op.bits >> (32 * i)) & 0xFFFFFFFF, dtype=U32) for i in range(ncomp)]
             comps = [_constant(c) for c in consts]
         elif isinstance(val_op, Reg):
             comps = [self.reader(val_op)]
@@ -607,9 +605,7 @@ class Batch:
                     dst(full, _mask_from(idx, self.N))
             n = old.size
             self.stats.atomics += n
-            setattr(
-                self.stats, f"{stat}_bytes_read", getattr(self.stats, f"{stat}_bytes_read") + 4 * n
-            )
+            setattr(self.stats, f"{stat}_bytes_read", getattr(self.stats, f"{stat}_bytes_read") + 4 * n)
             setattr(
                 self.stats,
                 f"{stat}_bytes_written",
@@ -651,9 +647,7 @@ class Batch:
             return reduce
 
         if name.startswith(("wave.shuffle", "wave.broadcast")):
-            mode = (
-                "idx" if name in ("wave.shuffle.b32", "wave.broadcast.b32") else name.split(".")[2]
-            )
+            mode = "idx" if name in ("wave.shuffle.b32", "wave.broadcast.b32") else name.split(".")[2]
 
             def shuffle() -> None:
                 m, _act = prologue()
@@ -715,9 +709,7 @@ class Batch:
     # ------------------------------------------------------------------ mma
     def compile_mma(self, inst: Instruction, pc: int) -> Op:
         d, a, b, c = inst.operands
-        assert (
-            isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
-        )
+        assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
         guard = self.guard_reader(inst)
         chk = self.checker
         lane = np.arange(32)
@@ -731,9 +723,7 @@ class Batch:
 
         def run() -> None:
             if self.W != 32:
-                raise self.trap(
-                    pc, f"mma.m16n8k8 needs a wave width of 32 (this launch: {self.W})", 0
-                )
+                raise self.trap(pc, f"mma.m16n8k8 needs a wave width of 32 (this launch: {self.W})", 0)
             m = self.exec_mask(guard)
             act = (self.active if m is None else m).reshape(-1, 32)
             partial = act.any(axis=1) & ~act.all(axis=1)
@@ -760,9 +750,7 @@ class Batch:
                 C[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = cv
             D = (np.matmul(A, B) + C).astype(np.float32)
             for i in range(4):
-                out = np.ascontiguousarray(
-                    D[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)]
-                ).reshape(-1)
+                out = np.ascontiguousarray(D[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)]).reshape(-1)
                 self.set_reg(d.n + i, out.view(U32), m)
             if chk:
                 chk.mark(d.n, 4, m)
@@ -780,9 +768,7 @@ class Batch:
             if self.full:
                 self.stats.barriers += self.n_wg
             else:
-                self.stats.barriers += int(
-                    np.count_nonzero(self.active.reshape(self.n_wg, -1).any(axis=1))
-                )
+                self.stats.barriers += int(np.count_nonzero(self.active.reshape(self.n_wg, -1).any(axis=1)))
             self._count(pc, None)
 
         return run

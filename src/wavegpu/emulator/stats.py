@@ -63,9 +63,7 @@ class Stats:
             "wave_instructions": self.wave_instructions,
             "lane_instructions": self.lane_instructions,
             "simd_efficiency": self.simd_efficiency,
-            "by_class": {
-                k: {"waves": v.waves, "lanes": v.lanes} for k, v in sorted(self.by_class.items())
-            },
+            "by_class": {k: {"waves": v.waves, "lanes": v.lanes} for k, v in sorted(self.by_class.items())},
             "device_bytes_read": self.device_bytes_read,
             "device_bytes_written": self.device_bytes_written,
             "local_bytes_read": self.local_bytes_read,

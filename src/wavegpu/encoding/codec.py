@@ -36,9 +36,7 @@ def check_operands(inst: Instruction) -> None:
     """Raise EncodingError unless the operands are legal for the row."""
     spec = inst.spec
     if len(inst.operands) != len(spec.operands):
-        raise EncodingError(
-            f"{spec.name}: expected {len(spec.operands)} operands, got {len(inst.operands)}"
-        )
+        raise EncodingError(f"{spec.name}: expected {len(spec.operands)} operands, got {len(inst.operands)}")
     if inst.guard is not None:
         if not spec.guardable:
             raise EncodingError(f"{spec.name} cannot be guarded")
@@ -56,21 +54,13 @@ def check_operands(inst: Instruction) -> None:
             continue
         k = os.kind
         if k is Kind.REG:
-            if (
-                not isinstance(op, Reg)
-                or not 0 <= op.n < NUM_GPRS
-                or not 0 <= op.sel < len(SUBREGS)
-            ):
+            if not isinstance(op, Reg) or not 0 <= op.n < NUM_GPRS or not 0 <= op.sel < len(SUBREGS):
                 raise EncodingError(f"{where}: expected a register r0..r{NUM_GPRS - 1}")
         elif k is Kind.PAIR:
             if not isinstance(op, Pair) or not 0 <= op.n < NUM_GPRS - 1 or op.n % 2:
                 raise EncodingError(f"{where}: expected an even register pair")
         elif k in (Kind.VEC1, Kind.VEC2, Kind.VEC4):
-            if (
-                not isinstance(op, Vec)
-                or op.count != k.vector_len
-                or not 0 <= op.n <= NUM_GPRS - op.count
-            ):
+            if not isinstance(op, Vec) or op.count != k.vector_len or not 0 <= op.n <= NUM_GPRS - op.count:
                 raise EncodingError(f"{where}: expected {k.vector_len} consecutive registers")
         elif k is Kind.PRED:
             if not isinstance(op, Pred) or not 0 <= op.n < NUM_PREDS:
@@ -89,9 +79,7 @@ def check_operands(inst: Instruction) -> None:
                 if op.offset:
                     imms += 1
     if imms > 1:
-        raise EncodingError(
-            f"{spec.name}: at most one immediate (or memory offset) per instruction"
-        )
+        raise EncodingError(f"{spec.name}: at most one immediate (or memory offset) per instruction")
 
 
 def encode(inst: Instruction) -> list[int]:
@@ -127,10 +115,7 @@ def encode(inst: Instruction) -> list[int]:
     assert len(fields) <= MAX_FIELDS
     need_aux = len(fields) > 4 or any(sels)
     need_op = (
-        need_aux
-        or len(fields) > 2
-        or inst.guard is not None
-        or (imm is not None and slot != _implicit_slot(spec))
+        need_aux or len(fields) > 2 or inst.guard is not None or (imm is not None and slot != _implicit_slot(spec))
     )
     f = fields + [0] * (MAX_FIELDS - len(fields))
     w0 = (
@@ -175,9 +160,7 @@ def encode_bytes(inst: Instruction) -> bytes:
     return b"".join(w.to_bytes(4, "little") for w in encode(inst))
 
 
-def decode(
-    words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 0
-) -> tuple[Instruction, int]:
+def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 0) -> tuple[Instruction, int]:
     """Decode one instruction at words[pos]; returns it and the number of words used.
 
     Raises EncodingError naming the byte offset (base_offset + 4 * pos) on bad input.
@@ -275,9 +258,7 @@ def decode(
     except EncodingError as e:
         raise fail(e.reason) from None
     if again != list(words[pos : pos + n]):
-        raise fail(
-            f"non-canonical encoding of {spec.name} (fields out of range or unused bits set)"
-        )
+        raise fail(f"non-canonical encoding of {spec.name} (fields out of range or unused bits set)")
     return inst, n
 
 
@@ -289,9 +270,7 @@ def _signed(v: int) -> int:
 def decode_all(data: bytes, base_offset: int = 0) -> list[tuple[int, Instruction]]:
     """Decode a code section; returns (byte offset within data, instruction) pairs."""
     if len(data) % 4:
-        raise EncodingError(
-            "code size is not a multiple of 4 bytes", base_offset + len(data) // 4 * 4
-        )
+        raise EncodingError("code size is not a multiple of 4 bytes", base_offset + len(data) // 4 * 4)
     words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
     out = []
     pos = 0

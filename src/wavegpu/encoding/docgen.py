@@ -48,9 +48,7 @@ def render() -> str:
         "| --- | --- | --- | --- |",
     ]
     for s in SPECIAL_REGISTERS:
-        lines.append(
-            f"| {s.id} | `{s.name}` | `{s.flat}` | {s.doc}{' (extension)' if s.ext else ''} |"
-        )
+        lines.append(f"| {s.id} | `{s.name}` | `{s.flat}` | {s.doc}{' (extension)' if s.ext else ''} |")
     lines += [
         "",
         "## Instruction table",

@@ -426,9 +426,7 @@ def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Correctly rounded float64 fma (Boldo-Melquiond with round-to-odd; exact fallback)."""
-    a, b, c = np.broadcast_arrays(
-        np.asarray(a, dtype=F64), np.asarray(b, dtype=F64), np.asarray(c, dtype=F64)
-    )
+    a, b, c = np.broadcast_arrays(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64), np.asarray(c, dtype=F64))
     with np.errstate(all="ignore"):
         ph = a * b
         ah, al = _split(a)
@@ -485,9 +483,7 @@ def _fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r = np.where(an, b, np.where(bn, a, np.minimum(a, b)))
     both_zero = (a == 0) & (b == 0)
     if np.any(both_zero):
-        r = np.where(
-            both_zero, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0).astype(r.dtype), r
-        )
+        r = np.where(both_zero, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0).astype(r.dtype), r)
     return r
 
 
@@ -497,9 +493,7 @@ def _fmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r = np.where(an, b, np.where(bn, a, np.maximum(a, b)))
     both_zero = (a == 0) & (b == 0)
     if np.any(both_zero):
-        r = np.where(
-            both_zero, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0).astype(r.dtype), r
-        )
+        r = np.where(both_zero, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0).astype(r.dtype), r)
     return r
 
 

@@ -43,11 +43,7 @@ def check_structure(insts: Sequence[Instruction]) -> list[StructureIssue]:
             issues.append(StructureIssue(i, f"'{n}' outside of a loop"))
     for kind, i in stack:
         closer = "endloop" if kind == "loop" else "endif"
-        issues.append(
-            StructureIssue(
-                i, f"'{'loop' if kind == 'loop' else 'if'}' is never closed by '{closer}'"
-            )
-        )
+        issues.append(StructureIssue(i, f"'{'loop' if kind == 'loop' else 'if'}' is never closed by '{closer}'"))
     return issues
 
 

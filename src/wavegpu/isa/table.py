@@ -174,13 +174,7 @@ def group(
         row_cls = cls
         if cls == "f32" and v.operands:
             bits = v.operands[0].dtype
-            row_cls = (
-                "f64"
-                if bits is T.F64
-                else "f16"
-                if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2)
-                else cls
-            )
+            row_cls = "f64" if bits is T.F64 else "f16" if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2) else cls
         row_flags = dict(flags)
         row_flags.update(dict(v.extra))
         ROWS.append(
@@ -424,9 +418,7 @@ group(
 # ---- floating point: f32 and (optional) f16, bf16, f64 ---------------------------------------
 FLOATS = (T.F32, T.F16X2, T.F16, T.BF16X2, T.BF16, T.F64)
 _fspec_add = (T.F32, T.F16X2, T.F64)
-group(
-    0x28, "add", "f32", typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS)
-)
+group(0x28, "add", "f32", typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS))
 group(
     0x29,
     "sub",
@@ -449,17 +441,13 @@ group(
     0x2B,
     "fma",
     "f32",
-    typed(
-        FLOATS, _tern, "fused multiply-add a*b + c, one rounding", spec=_fspec_add, caps=FLOAT_CAPS
-    ),
+    typed(FLOATS, _tern, "fused multiply-add a*b + c, one rounding", spec=_fspec_add, caps=FLOAT_CAPS),
 )
 group(
     0x2C,
     "div",
     "f32",
-    typed(
-        (T.F32, T.F64), _bin, "division, correctly rounded", spec=(T.F32, T.F64), caps=FLOAT_CAPS
-    ),
+    typed((T.F32, T.F64), _bin, "division, correctly rounded", spec=(T.F32, T.F64), caps=FLOAT_CAPS),
 )
 group(0x2D, "rcp", "f32", typed((T.F32,), _un, "reciprocal (approximate, 1 ulp)", spec=(T.F32,)))
 group(
@@ -484,9 +472,7 @@ group(
     0x31,
     "abs",
     "f32",
-    typed(
-        (T.F32, T.F64), _un, "absolute value (clears the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS
-    ),
+    typed((T.F32, T.F64), _un, "absolute value (clears the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS),
 )
 group(
     0x32,
@@ -532,9 +518,7 @@ def _cvt(
     cap: str | None = None,
     aliases: tuple[str, ...] = (),
 ) -> V:
-    return V(
-        f"{prefix}{dt.text}.{st.text}", (rd(dt), rs(st)), doc, ext=ext, cap=cap, aliases=aliases
-    )
+    return V(f"{prefix}{dt.text}.{st.text}", (rd(dt), rs(st)), doc, ext=ext, cap=cap, aliases=aliases)
 
 
 group(
@@ -577,9 +561,7 @@ group(
             ext=True,
             aliases=("cvt.rzi.u32.f32",),
         ),
-        _cvt(
-            "rni.", T.U32, T.F32, "f32 to unsigned int, round to nearest even, saturate", ext=True
-        ),
+        _cvt("rni.", T.U32, T.F32, "f32 to unsigned int, round to nearest even, saturate", ext=True),
         _cvt("rmi.", T.U32, T.F32, "f32 to unsigned int, round toward -inf, saturate", ext=True),
         _cvt("rpi.", T.U32, T.F32, "f32 to unsigned int, round toward +inf, saturate", ext=True),
         _cvt(
@@ -797,13 +779,7 @@ for _opc, _space in ((0x50, "global"), (0x51, "local"), (0x52, "const")):
                 sfx,
                 (dst, mem(mt)),
                 f"load {w} byte(s) from {_SPACE_DOC[_space]}"
-                + (
-                    " (sign-extended)"
-                    if sfx.startswith("s")
-                    else " (zero-extended)"
-                    if w < 4
-                    else ""
-                ),
+                + (" (sign-extended)" if sfx.startswith("s") else " (zero-extended)" if w < 4 else ""),
                 ext=(_space, sfx) not in _SPEC_LOADS,
                 aliases=tuple(f"ld.{_space}.{a}" for a in al),
                 extra=(("width", w),),

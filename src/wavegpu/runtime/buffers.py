@@ -72,9 +72,7 @@ def scalar_bits(value: object, p: Param) -> int:
         if dt is DataType.F16:
             return int(np.asarray(float(value), dtype=np.float16).view(np.uint16))  # type: ignore[arg-type]
         if dt.bits == 64:
-            raise WaveError(
-                f"parameter {p.name!r}: 64-bit scalars do not fit a 32-bit register; pass a buffer"
-            )
+            raise WaveError(f"parameter {p.name!r}: 64-bit scalars do not fit a 32-bit register; pass a buffer")
         if isinstance(value, float | np.floating) and not float(value).is_integer():
             raise WaveError(f"parameter {p.name!r} ({dt.text}) needs an integer, got {value!r}")
         v = int(value)  # type: ignore[call-overload]
@@ -85,9 +83,7 @@ def scalar_bits(value: object, p: Param) -> int:
     return v & 0xFFFFFFFF
 
 
-def pack(
-    kernel: Kernel, values: Sequence[object] | Mapping[str, object], extra_bytes: int = 0
-) -> Layout:
+def pack(kernel: Kernel, values: Sequence[object] | Mapping[str, object], extra_bytes: int = 0) -> Layout:
     """Place buffer arguments (NumPy arrays) in one device memory and encode scalars.
 
     `values` follows the kernel's parameters, by position or by name. A buffer value is an
@@ -108,9 +104,7 @@ def pack(
     else:
         seq = list(values)
         if len(seq) != len(params):
-            raise WaveError(
-                f"kernel {kernel.name!r} takes {len(params)} argument(s), got {len(seq)}"
-            )
+            raise WaveError(f"kernel {kernel.name!r} takes {len(params)} argument(s), got {len(seq)}")
     offset = 0
     slots: dict[str, Slot] = {}
     datas: list[tuple[int, np.ndarray]] = []
@@ -125,9 +119,7 @@ def pack(
         else:
             src = np.asarray(v)
             if src.dtype != dt and not np.can_cast(src.dtype, dt, casting="same_kind"):
-                raise WaveError(
-                    f"parameter {p.name!r} is {p.dtype.text}[]; cannot convert an array of {src.dtype}"
-                )
+                raise WaveError(f"parameter {p.name!r} is {p.dtype.text}[]; cannot convert an array of {src.dtype}")
             arr = np.ascontiguousarray(src, dtype=dt).reshape(-1)
         slots[p.name] = Slot(p.name, offset, arr.size, dt)
         datas.append((offset, arr))
@@ -135,9 +127,7 @@ def pack(
         offset += (arr.nbytes + ALIGN - 1) // ALIGN * ALIGN or ALIGN
     total = offset + extra_bytes
     if total > (1 << 32):
-        raise WaveError(
-            f"arguments need {total} bytes of device memory, more than the 32-bit address space"
-        )
+        raise WaveError(f"arguments need {total} bytes of device memory, more than the 32-bit address space")
     mem = np.zeros(total, dtype=np.uint8)
     for off, arr in datas:
         mem[off : off + arr.nbytes] = arr.view(np.uint8).reshape(-1)

@@ -36,9 +36,7 @@ def _cache_key(source: str, options: dict[str, object]) -> str:
     return h.hexdigest()
 
 
-def compile_cached(
-    source_key: str, options: dict[str, object], build: Callable[[], Program]
-) -> Program:
+def compile_cached(source_key: str, options: dict[str, object], build: Callable[[], Program]) -> Program:
     key = _cache_key(source_key, options)
     prog = _MEMORY_CACHE.get(key)
     if prog is not None:
@@ -80,11 +78,7 @@ class KernelFunction:
         self.__wrapped__ = fn
         self.opt = opt
         self.max_registers = max_registers
-        self.workgroup = (
-            None
-            if workgroup is None
-            else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
-        )
+        self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
 
     @property
     def source(self) -> str:
@@ -92,12 +86,7 @@ class KernelFunction:
             return textwrap.dedent(inspect.getsource(self.python))
         except (OSError, TypeError) as e:
             raise CompileError(
-                [
-                    Diagnostic(
-                        f"cannot read the source of {self.__name__!r}: {e} (kernels must be "
-                        "defined in a file)"
-                    )
-                ]
+                [Diagnostic(f"cannot read the source of {self.__name__!r}: {e} (kernels must be defined in a file)")]
             ) from None
 
     def options(self) -> dict[str, object]:
@@ -143,9 +132,7 @@ class KernelFunction:
         for p, a in zip(k.params, args):
             if p.kind == "buffer" and isinstance(a, np.ndarray):
                 new = layout.read(res.memory, p.name)
-                if not np.array_equal(
-                    new.view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-                ):
+                if not np.array_equal(new.view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8)):
                     np.copyto(a, new.reshape(a.shape).astype(a.dtype, copy=False))
         return res
 
@@ -183,19 +170,19 @@ def compile(
     max_registers: int | None = None,
     dump_after: Sequence[str] = (),
     dumps: list[tuple[str, str]] | None = None,
+    passes: list[str] | None = None,
 ) -> Program:
-    """Compile source text, a path, or a (decorated) function to a Program."""
+    """Compile source text, a path, or a (decorated) function to a Program.
+
+    `passes` replaces the -O pipeline by an explicit list of pass names."""
     from ..compiler import Options, compile_python
 
-    options = Options(opt=opt, max_registers=max_registers, dump_after=set(dump_after))
+    options = Options(opt=opt, max_registers=max_registers, dump_after=set(dump_after), passes=passes)
     filename = None
     if isinstance(source, KernelFunction):
         source = source.python
     elif isinstance(source, os.PathLike) or (
-        isinstance(source, str)
-        and "\n" not in source
-        and Path(source).suffix in LANGS
-        and Path(source).exists()
+        isinstance(source, str) and "\n" not in source and Path(source).suffix in LANGS and Path(source).exists()
     ):
         path = Path(source)  # type: ignore[arg-type]
         lang = lang or LANGS[path.suffix]

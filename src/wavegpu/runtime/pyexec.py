@@ -22,9 +22,7 @@ class ThreadContext:
     wave_width: int = 32
 
 
-_CTX: contextvars.ContextVar[ThreadContext | None] = contextvars.ContextVar(
-    "wavegpu_thread", default=None
-)
+_CTX: contextvars.ContextVar[ThreadContext | None] = contextvars.ContextVar("wavegpu_thread", default=None)
 
 
 @contextlib.contextmanager

@@ -103,9 +103,7 @@ def write(prog: Program) -> bytes:
             try:
                 code += encode_bytes(inst)
             except EncodingError as e:
-                raise WbinError(
-                    f"kernel {k.name!r}: cannot encode {inst.spec.name}: {e.reason}"
-                ) from None
+                raise WbinError(f"kernel {k.name!r}: cannot encode {inst.spec.name}: {e.reason}") from None
         p_first = nparams
         for p in k.params:
             params += PARAM.pack(strings.add(p.name), PARAM_KINDS.index(p.kind), p.dtype.code, 0)
@@ -170,9 +168,7 @@ class _Reader:
     def fail(self, reason: str, offset: int | None) -> WbinError:
         return WbinError(reason, offset, self.path)
 
-    def unpack(
-        self, st: struct.Struct, names: tuple[str, ...], off: int, what: str
-    ) -> dict[str, int]:
+    def unpack(self, st: struct.Struct, names: tuple[str, ...], off: int, what: str) -> dict[str, int]:
         if off < 0 or off + st.size > len(self.data):
             raise self.fail(
                 f"truncated file: {what} needs {st.size} bytes at offset {off}",
@@ -264,9 +260,7 @@ def _read(data: bytes, path: str | None) -> Program:
     for name, off, size, fo in secs:
         if name == "string table":
             if off < HEADER.size or off + size > len(data):
-                raise r.fail(
-                    f"{name} [{off}, {off + size}) lies outside the file (size {len(data)})", fo
-                )
+                raise r.fail(f"{name} [{off}, {off + size}) lies outside the file (size {len(data)})", fo)
         else:
             r.section(name, off, size, fo)
     spans = sorted((off, off + size, name, fo) for name, off, size, fo in secs if size)
@@ -327,8 +321,7 @@ def _read(data: bytes, path: str | None) -> Program:
         else:
             if min(wg) < 1 or wg[0] * wg[1] * wg[2] > MAX_WORKGROUP:
                 raise r.fail(
-                    f"kernel {name!r}: workgroup size hint {wg} invalid (each >= 1, product <= "
-                    f"{MAX_WORKGROUP})",
+                    f"kernel {name!r}: workgroup size hint {wg} invalid (each >= 1, product <= {MAX_WORKGROUP})",
                     koff("wg_x"),
                 )
             wgs = wg
@@ -339,9 +332,7 @@ def _read(data: bytes, path: str | None) -> Program:
             )
         # parameters
         if k["param_first"] + k["param_count"] > h["param_count"]:
-            raise r.fail(
-                f"kernel {name!r}: parameter range out of the parameter table", koff("param_first")
-            )
+            raise r.fail(f"kernel {name!r}: parameter range out of the parameter table", koff("param_first"))
         params = []
         for pi in range(k["param_first"], k["param_first"] + k["param_count"]):
             pbase = h["param_off"] + pi * PARAM.size
@@ -357,9 +348,7 @@ def _read(data: bytes, path: str | None) -> Program:
             try:
                 dt = DataType.from_code(p["dtype"])
             except KeyError:
-                raise r.fail(
-                    f"parameter {pname!r}: unknown element type code {p['dtype']}", pbase + 5
-                ) from None
+                raise r.fail(f"parameter {pname!r}: unknown element type code {p['dtype']}", pbase + 5) from None
             if p["reserved"]:
                 raise r.fail(f"parameter {pname!r}: reserved field is not zero", pbase + 6)
             params.append(Param(pname, PARAM_KINDS[p["kind"]], dt))
@@ -396,9 +385,7 @@ def _read(data: bytes, path: str | None) -> Program:
         lines: tuple[SourceLoc | None, ...] | None = None
         if k["line_count"]:
             if k["line_first"] + k["line_count"] > h["line_count"]:
-                raise r.fail(
-                    f"kernel {name!r}: line range out of the line table", koff("line_first")
-                )
+                raise r.fail(f"kernel {name!r}: line range out of the line table", koff("line_first"))
             index = {pc: i for i, pc in enumerate(pcs)}
             locs: list[SourceLoc | None] = [None] * len(insts)
             last = -1
@@ -407,8 +394,7 @@ def _read(data: bytes, path: str | None) -> Program:
                 e = r.unpack(LINE, LINE_FIELDS, lbase, f"line entry {li}")
                 if e["pc"] not in index or e["pc"] <= last:
                     raise r.fail(
-                        f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary "
-                        f"of kernel {name!r}",
+                        f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary of kernel {name!r}",
                         lbase,
                     )
                 last = e["pc"]
@@ -416,9 +402,7 @@ def _read(data: bytes, path: str | None) -> Program:
                 locs[index[e["pc"]]] = SourceLoc(fname, e["line"], e["col"])
             lines = tuple(locs)
         elif k["line_first"]:
-            raise r.fail(
-                f"kernel {name!r}: line index set without line entries", koff("line_first")
-            )
+            raise r.fail(f"kernel {name!r}: line index set without line entries", koff("line_first"))
         kernels.append(
             Kernel(
                 name,

@@ -55,9 +55,7 @@ class Program:
             for k in self.kernels:
                 if k.name == which:
                     return k
-            raise WaveError(
-                f"no kernel named {which!r}; kernels: {', '.join(k.name for k in self.kernels)}"
-            )
+            raise WaveError(f"no kernel named {which!r}; kernels: {', '.join(k.name for k in self.kernels)}")
         if not -len(self.kernels) <= which < len(self.kernels) or not self.kernels:
             raise WaveError(f"kernel index {which} out of range ({len(self.kernels)} kernel(s))")
         return self.kernels[which]

@@ -99,9 +99,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
         lines, first = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or "<kernel>"
     except (OSError, TypeError) as e:
-        raise CompileError(
-            [Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]
-        ) from None
+        raise CompileError([Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]) from None
     text = textwrap.dedent("".join(lines))
     src = Source(text, file, first - 1)
     tree = ast.parse(text)
@@ -118,11 +116,7 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
     except SyntaxError as e:
         line = (e.text or "").rstrip("\n")
         raise CompileError(
-            [
-                Diagnostic(
-                    f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line)
-                )
-            ]
+            [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
         ) from None
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
@@ -182,9 +176,7 @@ class Frontend:
         params = []
         a = node.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-            self.error(
-                node, "kernel parameters must be plain positional parameters without defaults"
-            )
+            self.error(node, "kernel parameters must be plain positional parameters without defaults")
         for arg in a.args:
             if arg.annotation is None:
                 self.error(
@@ -203,17 +195,13 @@ class Frontend:
                 self.scalars[arg.arg] = t
                 self.vars[arg.arg] = t
             params.append(hir.Param(arg.arg, t, self.span(arg)))
-        if node.returns is not None and not (
-            isinstance(node.returns, ast.Constant) and node.returns.value is None
-        ):
+        if node.returns is not None and not (isinstance(node.returns, ast.Constant) and node.returns.value is None):
             self.error(node.returns, "kernels return nothing")
         body = self.block(node.body)
         if self.diags:
             raise CompileError(self.diags)
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.scalars)
-        return hir.Function(
-            node.name, tuple(params), body, variables, tuple(self.locals), self.src.file
-        )
+        return hir.Function(node.name, tuple(params), body, variables, tuple(self.locals), self.src.file)
 
     def annotation(self, n: ast.expr) -> ScalarType | ArrayType | None:
         if isinstance(n, ast.Subscript):
@@ -221,9 +209,7 @@ class Frontend:
             if base is None:
                 self.error(n, "unknown type")
                 return None
-            if not (
-                isinstance(n.slice, ast.Slice) and n.slice.lower is None and n.slice.upper is None
-            ):
+            if not (isinstance(n.slice, ast.Slice) and n.slice.lower is None and n.slice.upper is None):
                 self.error(n, f"array types are written {base.name}[:]")
                 return None
             if base is BOOL:
@@ -232,9 +218,7 @@ class Frontend:
             return ArrayType(base, "global")
         t = self.type_name(n)
         if t is None:
-            self.error(
-                n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]"
-            )
+            self.error(n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]")
         return t
 
     def type_name(self, n: ast.expr) -> ScalarType | None:
@@ -273,9 +257,7 @@ class Frontend:
                 return None  # a docstring
             e = self.expr(s.value)
             if not isinstance(e, hir.Call):
-                raise self.error(
-                    s, "an expression statement must call barrier(), fence() or an atomic"
-                )
+                raise self.error(s, "an expression statement must call barrier(), fence() or an atomic")
             return hir.ExprStmt(sp, e)
         if isinstance(s, ast.AnnAssign):
             if not isinstance(s.target, ast.Name):
@@ -297,13 +279,9 @@ class Frontend:
                 return self.assign_name(tgt, self.expr(s.value, hint), s)
             if isinstance(tgt, ast.Subscript):
                 arr, idx = self.subscript(tgt)
-                v = self.coerce(
-                    self.expr(s.value, self.arrays[arr].elem), self.arrays[arr].elem, s.value
-                )
+                v = self.coerce(self.expr(s.value, self.arrays[arr].elem), self.arrays[arr].elem, s.value)
                 return hir.Store(sp, arr, idx, v)
-            raise self.error(
-                tgt, "only names and array elements can be assigned (no tuple unpacking)"
-            )
+            raise self.error(tgt, "only names and array elements can be assigned (no tuple unpacking)")
         if isinstance(s, ast.AugAssign):
             op = BINOPS.get(type(s.op))
             if op is None:
@@ -343,14 +321,10 @@ class Frontend:
             return self.for_loop(s)
         if isinstance(s, ast.Break | ast.Continue):
             if not self.loop_depth:
-                raise self.error(
-                    s, f"'{'break' if isinstance(s, ast.Break) else 'continue'}' outside a loop"
-                )
+                raise self.error(s, f"'{'break' if isinstance(s, ast.Break) else 'continue'}' outside a loop")
             return hir.Break(sp) if isinstance(s, ast.Break) else hir.Continue(sp)
         if isinstance(s, ast.Return):
-            if s.value is not None and not (
-                isinstance(s.value, ast.Constant) and s.value.value is None
-            ):
+            if s.value is not None and not (isinstance(s.value, ast.Constant) and s.value.value is None):
                 raise self.error(s.value, "kernels return no value (write results to an array)")
             return hir.Return(sp)
         if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
@@ -365,9 +339,7 @@ class Frontend:
         self.vars[name] = t
         return name
 
-    def assign_name(
-        self, tgt: ast.Name, value: hir.Expr, s: ast.stmt, declared: ScalarType | None = None
-    ) -> hir.Stmt:
+    def assign_name(self, tgt: ast.Name, value: hir.Expr, s: ast.stmt, declared: ScalarType | None = None) -> hir.Stmt:
         name = tgt.id
         if name in self.arrays:
             raise self.error(tgt, f"{name!r} is an array; assign its elements")
@@ -388,14 +360,10 @@ class Frontend:
             raise self.error(call, "local_array(dtype, count) takes a type and a constant count")
         t = self.type_name(call.args[0])
         if t is None or t is BOOL:
-            raise self.error(
-                call.args[0], "local_array element type must be i32, u32, f32, f16 or f64"
-            )
+            raise self.error(call.args[0], "local_array element type must be i32, u32, f32, f16 or f64")
         cnt = call.args[1]
         if not (isinstance(cnt, ast.Constant) and isinstance(cnt.value, int) and cnt.value > 0):
-            raise self.error(
-                cnt, "local_array needs a positive constant count (no dynamic allocation on a GPU)"
-            )
+            raise self.error(cnt, "local_array needs a positive constant count (no dynamic allocation on a GPU)")
         if tgt.id in self.arrays or tgt.id in self.vars:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
         at = ArrayType(t, "local")
@@ -432,9 +400,7 @@ class Frontend:
             raise self.error(it.args[2], "range() step must not be zero")
         self.vars.setdefault(s.target.id, t)
         if self.vars[s.target.id] != t:
-            raise self.error(
-                s.target, f"{s.target.id!r} is {self.vars[s.target.id]}, the range is {t}"
-            )
+            raise self.error(s.target, f"{s.target.id!r} is {self.vars[s.target.id]}, the range is {t}")
         self.loop_depth += 1
         body = self.block(s.body)
         self.loop_depth -= 1
@@ -450,18 +416,14 @@ class Frontend:
             return e
         if e.type is VOID:
             raise self.error(n, "this call has no value")
-        return hir.Compare(
-            BOOL, e.span, "ne", e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0)
-        )
+        return hir.Compare(BOOL, e.span, "ne", e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
 
     def is_call_to(self, n: ast.expr, name: str) -> bool:
         return isinstance(n, ast.Call) and self.builtin_name(n.func) == name
 
     def subscript(self, n: ast.Subscript) -> tuple[str, hir.Expr]:
         if not isinstance(n.value, ast.Name) or n.value.id not in self.arrays:
-            raise self.error(
-                n.value, "only arrays (buffer parameters or local_array) can be indexed"
-            )
+            raise self.error(n.value, "only arrays (buffer parameters or local_array) can be indexed")
         if isinstance(n.slice, ast.Slice | ast.Tuple):
             raise self.error(n.slice, "index arrays with one integer (no slices or tuples)")
         idx = self.expr(n.slice, I32)
@@ -536,13 +498,9 @@ class Frontend:
             exprs = [self.expr(x) for x in items]
             for i, x in enumerate(exprs[1:-1], start=1):
                 if isinstance(x, hir.Call):
-                    raise self.error(
-                        items[i], "a call in the middle of a chained comparison; assign it first"
-                    )
+                    raise self.error(items[i], "a call in the middle of a chained comparison; assign it first")
             result = None
-            for (a_node, b_node), op, a, b in zip(
-                itertools.pairwise(items), n.ops, exprs, exprs[1:]
-            ):
+            for (a_node, b_node), op, a, b in zip(itertools.pairwise(items), n.ops, exprs, exprs[1:]):
                 c = self.compare(CMPOPS.get(type(op)), a, b, n, a_node, b_node)
                 result = c if result is None else hir.Logical(BOOL, sp, "and", result, c)
             assert result is not None
@@ -613,13 +571,9 @@ class Frontend:
             t = F32
         return hir.Binary(t, sp, op, self.coerce(a, t, n), self.coerce(b, t, n))
 
-    def compare(
-        self, op: str | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST
-    ) -> hir.Expr:
+    def compare(self, op: str | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST) -> hir.Expr:
         if op is None:
-            raise self.error(
-                n, "only ==, !=, <, <=, >, >= comparisons are supported (no 'is' or 'in')"
-            )
+            raise self.error(n, "only ==, !=, <, <=, >, >= comparisons are supported (no 'is' or 'in')")
         if a.type is BOOL and b.type is BOOL:
             if op not in ("eq", "ne"):
                 raise self.error(n, "bools compare with == and != only")
@@ -635,9 +589,7 @@ class Frontend:
         sp = self.span(n)
         name = self.builtin_name(n.func)
         if name is None:
-            raise self.error(
-                n.func, "only builtins can be called in kernels (no user functions: no recursion)"
-            )
+            raise self.error(n.func, "only builtins can be called in kernels (no user functions: no recursion)")
         if name in CASTS:
             if len(n.args) != 1 or n.keywords:
                 raise self.error(n, f"{name}(x) takes one argument")
@@ -685,15 +637,11 @@ class Frontend:
                 raise self.error(n, "fence(scope) takes 'wave', 'workgroup' or 'device'")
             return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
         if name == "local_array":
-            raise self.error(
-                n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)"
-            )
+            raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
         if name in ATOMICS:
             want = 4 if name == "atomic_cas" else 3
             if len(n.args) != want or kw:
-                raise self.error(
-                    n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})"
-                )
+                raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
             arr = n.args[0]
             if not isinstance(arr, ast.Name) or arr.id not in self.arrays:
                 raise self.error(arr, "the first argument of an atomic is an array")
@@ -701,9 +649,7 @@ class Frontend:
             if elem not in (I32, U32, F32):
                 raise self.error(arr, f"atomics work on i32, u32 and f32 arrays, not {elem}")
             if elem is F32 and name not in ("atomic_add", "atomic_exchange", "atomic_cas"):
-                raise self.error(
-                    n, f"{name} on f32 arrays is not supported (use atomic_cas in a loop)"
-                )
+                raise self.error(n, f"{name} on f32 arrays is not supported (use atomic_cas in a loop)")
             idx = self.expr(n.args[1], I32)
             if not idx.type.is_int:
                 raise self.error(n.args[1], "an array index is an integer")
@@ -715,9 +661,7 @@ class Frontend:
                 raise self.error(n, f"{name} takes {want} argument(s)")
             x = self.expr(n.args[0], hint)
             if x.type not in (I32, U32, F32):
-                raise self.error(
-                    n.args[0], f"{name} works on i32, u32 and f32 values, not {x.type}"
-                )
+                raise self.error(n.args[0], f"{name} works on i32, u32 and f32 values, not {x.type}")
             if name in ("wave_reduce_and", "wave_reduce_or", "wave_prefix_add") and x.type is F32:
                 raise self.error(n.args[0], f"{name} needs an integer")
             args: tuple[hir.Expr, ...] = (x,)
@@ -738,9 +682,7 @@ class Frontend:
             x = self.expr(n.args[0], hint if hint and hint.is_float else F32)
             if x.type.is_int:
                 x = hir.Cast(F32, sp, x)
-            if x.type not in (F32, F64) or (
-                x.type is F64 and name not in ("sqrt", "floor", "ceil")
-            ):
+            if x.type not in (F32, F64) or (x.type is F64 and name not in ("sqrt", "floor", "ceil")):
                 raise self.error(
                     n.args[0],
                     f"{name} takes f32{' or f64' if name in ('sqrt', 'floor', 'ceil') else ''}",
@@ -779,8 +721,7 @@ class Frontend:
         if isinstance(n.func, ast.Name):
             raise self.error(
                 n.func,
-                f"{name!r} is not a builtin: kernels call only builtins (no user functions: "
-                "no recursion)",
+                f"{name!r} is not a builtin: kernels call only builtins (no user functions: no recursion)",
             )
         raise self.error(n.func, f"unknown builtin {name!r}")
 

@@ -57,11 +57,7 @@ class LInst:
 
     def defs(self) -> list[VReg]:
         spec = self.spec
-        return [
-            o
-            for o, s in zip(self.operands, spec.operands)
-            if s.role.value == "d" and isinstance(o, VReg)
-        ]
+        return [o for o, s in zip(self.operands, spec.operands) if s.role.value == "d" and isinstance(o, VReg)]
 
     def uses(self) -> list[VReg]:
         spec = self.spec
@@ -79,9 +75,7 @@ class LInst:
     @property
     def is_move(self) -> bool:
         return (
-            self.key in ("mov.b32", "mov.b64", "mov.pred")
-            and self.guard is None
-            and isinstance(self.operands[1], VReg)
+            self.key in ("mov.b32", "mov.b64", "mov.pred") and self.guard is None and isinstance(self.operands[1], VReg)
         )
 
 
@@ -104,11 +98,7 @@ class LFunction:
 def show(o: LOperand) -> str:
     if isinstance(o, VReg):
         if o.phys is not None:
-            return (
-                f"p{o.phys}"
-                if o.cls == "q"
-                else (f"r{o.phys}:r{o.phys + 1}" if o.cls == "p" else f"r{o.phys}")
-            )
+            return f"p{o.phys}" if o.cls == "q" else (f"r{o.phys}:r{o.phys + 1}" if o.cls == "p" else f"r{o.phys}")
         return repr(o)
     if isinstance(o, Imm):
         return str(o.bits) if o.bits < 10 else hex(o.bits)

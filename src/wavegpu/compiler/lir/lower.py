@@ -28,13 +28,9 @@ class Selector:
     def __init__(self, fn: Function):
         self.fn = fn
         self.out: list[LInst] = []
-        self.lf = LFunction(
-            fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file
-        )
+        self.lf = LFunction(fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file)
         self.vals: dict[int, VReg] = {}
-        self.vars: dict[str, VReg] = {
-            name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()
-        }
+        self.vars: dict[str, VReg] = {name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()}
         self.phi_copy: dict[int, VReg] = {}
         self.span: Span | None = None
         # parameters arrive pinned in r0..r(k-1); the body uses copies that may move or spill
@@ -186,13 +182,7 @@ class Selector:
             return
         key = row_for(op, t, argt)
         if key is None:
-            raise CompileError(
-                [
-                    Diagnostic(
-                        f"no instruction for {op} on {', '.join(x.name for x in argt)}", i.span
-                    )
-                ]
-            )
+            raise CompileError([Diagnostic(f"no instruction for {op} on {', '.join(x.name for x in argt)}", i.span)])
         self.row(key, d, list(a))
 
     def move(self, d: VReg, s: VReg) -> None:
@@ -265,12 +255,8 @@ class Selector:
                 "add": "add.u32",
                 "and": "and.b32",
                 "or": "or.b32",
-                "min": {"i32": "min.s32", "u32": "min.u32", "f32": "min.f32"}[st.name]
-                if o == "min"
-                else "",
-                "max": {"i32": "max.s32", "u32": "max.u32", "f32": "max.f32"}[st.name]
-                if o == "max"
-                else "",
+                "min": {"i32": "min.s32", "u32": "min.u32", "f32": "min.f32"}[st.name] if o == "min" else "",
+                "max": {"i32": "max.s32", "u32": "max.u32", "f32": "max.f32"}[st.name] if o == "max" else "",
             }[o]
             self.emit(f"wave.reduce.{suffix}", [d, self.operand(a[0])])
         elif parts[1] == "prefix":
@@ -340,11 +326,7 @@ class Structurizer:
             work = [e for e in outside if e is not follow]
             while work:
                 e = work.pop()
-                if (
-                    e in lp.blocks
-                    or e is follow
-                    or not all(p in lp.blocks for p in preds.get(e, []))
-                ):
+                if e in lp.blocks or e is follow or not all(p in lp.blocks for p in preds.get(e, [])):
                     continue
                 anc: Loop | None = lp
                 while anc is not None:
@@ -382,10 +364,7 @@ class Structurizer:
                 if n in succ or n == SINK:
                     continue
                 outs = list(n.exits) if isinstance(n, Loop) else n.succs  # type: ignore[attr-defined]
-                succ[n] = [
-                    SINK if (region is not None and o is region.header) else self.node(o, region)
-                    for o in outs
-                ]
+                succ[n] = [SINK if (region is not None and o is region.header) else self.node(o, region) for o in outs]
                 work.extend(succ[n])
             order = rpo(entry, lambda n: [s for s in succ.get(n, []) if s != SINK])  # type: ignore[arg-type]
             self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})  # type: ignore[assignment]
@@ -463,9 +442,7 @@ class Structurizer:
                 b = exits[0] if exits else None
                 continue
             if b in self.emitted:
-                raise CompileError(
-                    [Diagnostic(f"internal error: block {b.name} reached twice while structuring")]
-                )
+                raise CompileError([Diagnostic(f"internal error: block {b.name} reached twice while structuring")])
             self.emitted.add(b)
             self.block_body(b)
             t = b.term
@@ -552,9 +529,7 @@ def _check_operand_kinds(lf: LFunction) -> None:
     for i in lf.insts:
         spec = i.spec
         if len(i.operands) != len(spec.operands):
-            raise CompileError(
-                [Diagnostic(f"internal error: {spec.key} got {len(i.operands)} operands", i.span)]
-            )
+            raise CompileError([Diagnostic(f"internal error: {spec.key} got {len(i.operands)} operands", i.span)])
         for o, s in zip(i.operands, spec.operands):
             want = {Kind.REG: "r", Kind.PAIR: "p", Kind.PRED: "q"}.get(s.kind)
             if isinstance(o, VReg) and want is not None and o.cls != want:

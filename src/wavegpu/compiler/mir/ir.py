@@ -71,11 +71,7 @@ class Inst:
     @property
     def pure(self) -> bool:
         """Free of effects, memory reads and lane dependence: may be removed, merged or moved."""
-        return not (
-            self.has_effects
-            or self.convergent
-            or self.op.startswith(("load", "getvar", "sreg.clock"))
-        )
+        return not (self.has_effects or self.convergent or self.op.startswith(("load", "getvar", "sreg.clock")))
 
 
 @dataclass(eq=False)
@@ -205,15 +201,12 @@ def show_inst(i: Inst) -> str:
 
 def dump(fn: Function) -> str:
     params = ", ".join(
-        f"{p.value!r}: {p.type.name} {p.name}"
-        + (f"[{p.elem.name}]" if p.kind == "buffer" and p.elem else "")
+        f"{p.value!r}: {p.type.name} {p.name}" + (f"[{p.elem.name}]" if p.kind == "buffer" and p.elem else "")
         for p in fn.params
     )
     out = [f"func @{fn.name}({params}) {{"]
     if fn.workgroup_size:
-        out.append(
-            f"  workgroup {fn.workgroup_size[0]}, {fn.workgroup_size[1]}, {fn.workgroup_size[2]}"
-        )
+        out.append(f"  workgroup {fn.workgroup_size[0]}, {fn.workgroup_size[1]}, {fn.workgroup_size[2]}")
     for la in fn.locals:
         out.append(f"  local {la.name}: {la.elem.name}[{la.count}] @{la.offset}")
     for name, t in fn.vars.items():

@@ -21,9 +21,7 @@ def legalize(fn: Function) -> bool:
             t = i.dst.type
             x, y = i.args
 
-            def op(
-                name: str, args: list[Operand], ty: object = t, out: list[Inst] = out, at: Inst = i
-            ) -> Value:
+            def op(name: str, args: list[Operand], ty: object = t, out: list[Inst] = out, at: Inst = i) -> Value:
                 v = fn.new_value(ty)  # type: ignore[arg-type]
                 out.append(Inst(name, v, args, None, at.span))
                 return v

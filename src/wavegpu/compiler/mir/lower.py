@@ -33,9 +33,7 @@ class Lowerer:
     def __init__(self, f: hir.Function):
         self.h = f
         params = []
-        self.fn = Function(
-            f.name, params, [], source_file=f.source_file, workgroup_size=f.workgroup_size
-        )
+        self.fn = Function(f.name, params, [], source_file=f.source_file, workgroup_size=f.workgroup_size)
         self.scalar: dict[str, Value] = {}
         self.buffers: dict[str, tuple[Value, ScalarType]] = {}
         for p in f.params:
@@ -72,9 +70,7 @@ class Lowerer:
         self.fn.blocks.append(b)
         return b
 
-    def emit(
-        self, op: str, args: list[Operand], t: ScalarType | None, var: str | None = None
-    ) -> Value:
+    def emit(self, op: str, args: list[Operand], t: ScalarType | None, var: str | None = None) -> Value:
         dst = self.fn.new_value(t) if t is not None else None
         self.cur.insts.append(Inst(op, dst, args, var, self.span))
         return dst  # type: ignore[return-value]
@@ -310,8 +306,7 @@ class Lowerer:
 
     def sreg(self, name: str, axis: int) -> Operand:
         v = self.emit(
-            f"sreg.{name}"
-            + (f".{'xyz'[axis]}" if name in ("tid", "ctaid", "ntid", "nctaid") else ""),
+            f"sreg.{name}" + (f".{'xyz'[axis]}" if name in ("tid", "ctaid", "ntid", "nctaid") else ""),
             [],
             U32,
         )

@@ -30,14 +30,10 @@ def parse(text: str, filename: str = "<mir>") -> Function:
     blocks: dict[str, Block] = {}
     fn: Function | None = None
     cur: Block | None = None
-    pending: list[
-        tuple[int, str]
-    ] = []  # (line number, text) of instructions, parsed after all blocks exist
+    pending: list[tuple[int, str]] = []  # (line number, text) of instructions, parsed after all blocks exist
 
     def fail(ln: int, msg: str) -> CompileError:
-        return CompileError(
-            [Diagnostic(msg, Span(filename, ln, 1, 1, lines[ln - 1] if ln <= len(lines) else ""))]
-        )
+        return CompileError([Diagnostic(msg, Span(filename, ln, 1, 1, lines[ln - 1] if ln <= len(lines) else ""))])
 
     def block(name: str) -> Block:
         if name not in blocks:
@@ -74,9 +70,7 @@ def parse(text: str, filename: str = "<mir>") -> Function:
             continue
         m = re.fullmatch(r"local ([\w$]+): (\w+)\[(\d+)\] @(\d+)", line)
         if m:
-            fn.locals.append(
-                LocalArray(m.group(1), TYPE_BY_NAME[m.group(2)], int(m.group(3)), int(m.group(4)))
-            )
+            fn.locals.append(LocalArray(m.group(1), TYPE_BY_NAME[m.group(2)], int(m.group(3)), int(m.group(4))))
             continue
         m = re.fullmatch(r"workgroup (\d+), (\d+), (\d+)", line)
         if m:
@@ -139,8 +133,7 @@ def parse(text: str, filename: str = "<mir>") -> Function:
         m = re.fullmatch(r"%(\d+) = phi (.*) : (\w+)", line)
         if m:
             inc = [
-                (block(bm.group(1)), val(bm.group(2), ln))
-                for bm in re.finditer(r"\[([\w$.]+), ([^\]]+)\]", m.group(2))
+                (block(bm.group(1)), val(bm.group(2), ln)) for bm in re.finditer(r"\[([\w$.]+), ([^\]]+)\]", m.group(2))
             ]
             b.phis.append(Phi(values[int(m.group(1))], inc))
             continue
@@ -158,9 +151,7 @@ def parse(text: str, filename: str = "<mir>") -> Function:
     fn.blocks = [blocks[n] for n in order]
     missing = [n for n in blocks if n not in order]
     if missing:
-        raise CompileError(
-            [Diagnostic(f"branch to undefined block {missing[0]}", Span(filename, 1, 1))]
-        )
+        raise CompileError([Diagnostic(f"branch to undefined block {missing[0]}", Span(filename, 1, 1))])
     fn.next_id = max(values, default=-1) + 1
     return fn
 

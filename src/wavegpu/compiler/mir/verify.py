@@ -29,9 +29,7 @@ def verify(fn: Function, stage: str = "") -> None:
                 errs.append(f"%{phi.dst.id} defined twice")
             defined[phi.dst.id] = (b, -2)
             inc = [blk for blk, _ in phi.incoming]
-            if b in idom and sorted(map(id, inc)) != sorted(
-                map(id, [p for p in preds.get(b, []) if p in idom])
-            ):
+            if b in idom and sorted(map(id, inc)) != sorted(map(id, [p for p in preds.get(b, []) if p in idom])):
                 errs.append(
                     f"phi %{phi.dst.id} in {b.name}: incoming blocks {[x.name for x in inc]} are not the "
                     f"predecessors {[p.name for p in preds.get(b, [])]}"
@@ -70,9 +68,7 @@ def verify(fn: Function, stage: str = "") -> None:
                         f"{b.name}: phi from {blk.name}",
                     )
                 if v.type != phi.dst.type:
-                    errs.append(
-                        f"phi %{phi.dst.id}: incoming {v} is {v.type.name}, not {phi.dst.type.name}"
-                    )
+                    errs.append(f"phi %{phi.dst.id}: incoming {v} is {v.type.name}, not {phi.dst.type.name}")
     if errs:
         head = f"MIR verification failed{' after ' + stage if stage else ''} in @{fn.name}"
         raise CompileError([Diagnostic(f"{head}: {e}") for e in errs])

@@ -11,9 +11,7 @@ from ..mir.ir import Block, Const, Function, Operand, Value
 
 
 def _key(op: str, args: list[Operand], t: object) -> tuple[object, ...]:
-    ks = tuple(
-        ("v", a.id) if isinstance(a, Value) else ("c", a.type.name, repr(a.value)) for a in args
-    )
+    ks = tuple(("v", a.id) if isinstance(a, Value) else ("c", a.type.name, repr(a.value)) for a in args)
     if op in ("add", "mul", "and", "or", "xor", "min", "max") or op in ("cmp.eq", "cmp.ne"):
         ks = tuple(sorted(ks, key=repr))
     return (op, t, ks)

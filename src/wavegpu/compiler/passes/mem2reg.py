@@ -36,8 +36,7 @@ def run(fn: Function) -> bool:
                     if f not in defs:
                         work.append(f)
     stacks: dict[str, list[Operand]] = {
-        v: [Const(0.0 if t.is_float else (False if t.kind == "bool" else 0), t)]
-        for v, t in fn.vars.items()
+        v: [Const(0.0 if t.is_float else (False if t.kind == "bool" else 0), t)] for v, t in fn.vars.items()
     }
     mapping: dict[Value, Operand] = {}
 

@@ -84,10 +84,7 @@ def run(fn: Function) -> bool:
     def set_value(v: Value, new: object) -> None:
         old = value.get(v.id, TOP)
         if old is not new and not (
-            isinstance(old, Const)
-            and isinstance(new, Const)
-            and old == new
-            and repr(old.value) == repr(new.value)
+            isinstance(old, Const) and isinstance(new, Const) and old == new and repr(old.value) == repr(new.value)
         ):
             value[v.id] = new
             ssa.extend(users.get(v.id, []))

@@ -68,9 +68,7 @@ def run(fn: Function) -> bool:
                 _retarget(p, b, target)
             for phi in target.phis:
                 v = next((v for blk, v in phi.incoming if blk is b), None)
-                phi.incoming = [(blk, x) for blk, x in phi.incoming if blk is not b] + [
-                    (p, v) for p in ps
-                ]  # type: ignore[misc]
+                phi.incoming = [(blk, x) for blk, x in phi.incoming if blk is not b] + [(p, v) for p in ps]  # type: ignore[misc]
             if ps:
                 progress = True
                 break

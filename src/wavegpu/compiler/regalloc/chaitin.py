@@ -164,18 +164,14 @@ class ClassAllocator:
             if isinstance(result, dict):
                 return result
             spill_cb(result)
-        raise CompileError(
-            [Diagnostic(f"register allocation did not converge for kernel {self.lf.name!r}")]
-        )
+        raise CompileError([Diagnostic(f"register allocation did not converge for kernel {self.lf.name!r}")])
 
     def attempt(self, unspillable: set[int]) -> dict[int, int] | list[VReg]:
         insts = self.lf.insts
         live_out, regs, index = self.liveness()
         # undefined at entry (read before any write): give it a zero, except parameters
         params = {p.id for p in self.lf.params}
-        undefined = [
-            regs[j] for j in range(len(regs)) if self.live_in0 >> j & 1 and regs[j].id not in params
-        ]
+        undefined = [regs[j] for j in range(len(regs)) if self.live_in0 >> j & 1 and regs[j].id not in params]
         if undefined:
             for v in undefined:
                 key = {"r": "mov.b32", "p": "mov.b64", "q": None}[v.cls]
@@ -200,11 +196,7 @@ class ClassAllocator:
                 cost[index[v.id]] += w
             live = live_out[i]
             src = None
-            if (
-                ins.is_move
-                and isinstance(ins.operands[1], VReg)
-                and ins.operands[1].cls in self.classes
-            ):
+            if ins.is_move and isinstance(ins.operands[1], VReg) and ins.operands[1].cls in self.classes:
                 src = index[ins.operands[1].id]
                 moves.append((index[ins.operands[0].id], src))  # type: ignore[union-attr]
             for v in d:
@@ -253,9 +245,7 @@ class ClassAllocator:
                 continue
             if rb in pinned:
                 ra, rb = rb, ra
-            if (
-                ra in pinned
-            ):  # George: every neighbour of rb already conflicts with ra, or is insignificant
+            if ra in pinned:  # George: every neighbour of rb already conflicts with ra, or is insignificant
                 ok = all(t in adj[ra] or len(adj[t]) < K for t in adj[rb])
                 ok = ok and all(pinned.get(t) != pinned[ra] for t in adj[rb])
             else:  # Briggs: the merged node has fewer than K significant neighbours
@@ -269,9 +259,7 @@ class ClassAllocator:
                 adj[t].add(ra)
                 adj[ra].add(t)
             adj[rb] = set()
-            cost[ra] = (
-                max(cost[ra], cost[rb]) if INF in (cost[ra], cost[rb]) else cost[ra] + cost[rb]
-            )
+            cost[ra] = max(cost[ra], cost[rb]) if INF in (cost[ra], cost[rb]) else cost[ra] + cost[rb]
         roots = [j for j in range(nr) if find(j) == j]
         # ---- simplify (optimistic)
         active = {j for j in roots if j not in pinned}
@@ -379,13 +367,7 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
     for i, p in enumerate(lf.params):
         p.phys = i
     if len(lf.params) > K:
-        raise CompileError(
-            [
-                Diagnostic(
-                    f"kernel {lf.name!r} has {len(lf.params)} parameters but max_registers is {K}"
-                )
-            ]
-        )
+        raise CompileError([Diagnostic(f"kernel {lf.name!r} has {len(lf.params)} parameters but max_registers is {K}")])
     slots: dict[int, int] = {}
     state: dict[str, object] = {"next": 0, "addr": None, "patch": []}
 
@@ -424,11 +406,7 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 slots[v.id] = n
                 state["next"] = n + v.width
             off = 4 * slots[v.id]
-            ld, st = (
-                ("ld.local.b64", "st.local.b64")
-                if v.cls == "p"
-                else ("ld.local.b32", "st.local.b32")
-            )
+            ld, st = ("ld.local.b64", "st.local.b64") if v.cls == "p" else ("ld.local.b32", "st.local.b32")
             out: list[LInst] = []
             for ins in lf.insts:
                 uses = any(u is v for u in ins.uses())
@@ -455,28 +433,21 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 if base.id in table:
                     base.phys = table[base.id]
     # drop moves that coalescing made trivial
-    lf.insts[:] = [
-        i for i in lf.insts if not (i.is_move and i.operands[0].phys == i.operands[1].phys)
-    ]  # type: ignore[union-attr]
+    lf.insts[:] = [i for i in lf.insts if not (i.is_move and i.operands[0].phys == i.operands[1].phys)]  # type: ignore[union-attr]
     nslots = int(state["next"])  # type: ignore[arg-type]
     spill_bytes = 0
     local = lf.local_bytes
     if state["addr"] is not None:
         stride = (4 * nslots + 7) // 8 * 8
         base = (lf.local_bytes + 7) // 8 * 8
-        threads = (
-            lf.workgroup_size[0] * lf.workgroup_size[1] * lf.workgroup_size[2]
-            if lf.workgroup_size
-            else MAX_WG
-        )
+        threads = lf.workgroup_size[0] * lf.workgroup_size[1] * lf.workgroup_size[2] if lf.workgroup_size else MAX_WG
         spill_bytes = stride * threads
         local = base + spill_bytes
         if local > MAX_LOCAL:
             hint = (
                 ""
                 if lf.workgroup_size
-                else " (no workgroup size given: room is made for 1024 threads; pass "
-                "workgroup=(x, y, z) to @wg.kernel)"
+                else " (no workgroup size given: room is made for 1024 threads; pass workgroup=(x, y, z) to @wg.kernel)"
             )
             raise CompileError(
                 [
