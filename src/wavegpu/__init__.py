@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .asm import assemble
+from .backends import translate
 from .compiler.types import BOOL as bool_
 from .compiler.types import F16 as f16
 from .compiler.types import F32 as f32
@@ -26,6 +27,7 @@ from .errors import (
 from .isa import ISA_VERSION, DataType, get_capability
 from .isa.capabilities import EMULATOR, DeviceCaps
 from .runtime.kernel import KernelFunction, compile, kernel
+from .runtime.launch import devices, launch
 from .runtime.pyexec import *  # noqa: F403 - the kernel builtins, for plain-Python runs
 from .runtime.pyexec import python_thread
 from .wbin import Kernel, Param, Program, load
@@ -56,6 +58,7 @@ __all__ = [
     "assemble",
     "bool_",
     "compile",
+    "devices",
     "disassemble",
     "emulate",
     "f16",
@@ -64,7 +67,9 @@ __all__ = [
     "get_capability",
     "i32",
     "kernel",
+    "launch",
     "load",
     "python_thread",
+    "translate",
     "u32",
 ]

@@ -726,5 +726,30 @@ def compile_cmd(
         )
 
 
+@main.command("translate")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", "-t", required=True, help="opencl (ptx, hip, metal, sycl, cuda, amdgcn: not yet)")
+@click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: all)")
+@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
+@user_errors
+def translate_cmd(source: str, target: str, kernel_name: str | None, wave_width: int, output: str | None) -> None:
+    """Translate a .wbin/.wave (or a Python kernel file) to vendor source."""
+    from .backends import translate
+
+    if source.endswith(".py"):
+        from .runtime.kernel import compile as compile_source
+
+        prog = compile_source(source)
+    else:
+        prog = read_program(source)
+    which = None if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
+    text = translate(prog, target, which, wave_width)
+    if output:
+        write_output(output, text, (source,))
+    else:
+        click.echo(text, nl=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

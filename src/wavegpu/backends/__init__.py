@@ -1,0 +1,33 @@
+"""Vendor backends: lift a .wbin kernel and render it for a target (registry: name -> renderer)."""
+
+from __future__ import annotations
+
+from ..errors import WaveError
+from ..wbin.program import Kernel, Program
+from .cstyle import CRenderer, OpenCL, Rendered
+
+TARGETS = {"opencl": OpenCL}
+PLANNED = ("ptx", "hip", "metal", "sycl", "cuda", "amdgcn")
+
+
+def render(
+    prog: Program | Kernel, target: str, kernel: int | str = 0, wave_width: int = 32, nargs: int | None = None
+) -> Rendered:
+    k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
+    if target not in TARGETS:
+        if target in PLANNED:
+            raise WaveError(f"the {target} backend is not available yet (available: {', '.join(TARGETS)})")
+        raise WaveError(f"unknown target {target!r} (available: {', '.join(TARGETS)})")
+    return CRenderer(TARGETS[target]()).render(k, wave_width, nargs)
+
+
+def translate(prog: Program | Kernel, target: str, kernel: int | str | None = None, wave_width: int = 32) -> str:
+    """Vendor source for one kernel (or every kernel of the program when kernel is None)."""
+    if isinstance(prog, Kernel):
+        return render(prog, target, 0, wave_width).source
+    if kernel is not None:
+        return render(prog, target, kernel, wave_width).source
+    return "\n".join(render(prog, target, i, wave_width).source for i in range(len(prog.kernels)))
+
+
+__all__ = ["PLANNED", "TARGETS", "render", "translate"]

@@ -1,0 +1,411 @@
+"""The C-style renderer: one lifted program to C-family source; dialects supply the spellings.
+
+Registers are `uint r0..rN` (zero at start, DESIGN section 3), predicates `bool p0..p7`; pairs
+combine two registers into a ulong. Every row renders with the emulator's semantics (division
+by zero, shifts of 32 or more, canonical NaNs, PTX shuffle rules, fused fma), through the
+helpers of the prelude, never C's default behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import WaveError
+from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ...isa.table import ROWS
+from ...isa.types import SUBREGS, Kind, Role
+from ...wbin.program import Kernel
+from ..lift import If, Loop, Node, Op, lift
+
+# Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
+# predicates). Helpers (wv_*) come from the prelude; F/U/D/UL reinterpret bits.
+EXPR: dict[str, str] = {
+    "mov.b32": "{a}",
+    "mov.b64": "{a}",
+    "mov.pred": "{a}",
+    "mov.b32.sreg": "{a}",
+    "add.s32": "({a} + {b})",
+    "add.u32": "({a} + {b})",
+    "sub.s32": "({a} - {b})",
+    "sub.u32": "({a} - {b})",
+    "mul.lo.s32": "({a} * {b})",
+    "mul.lo.u32": "({a} * {b})",
+    "mul.hi.s32": "(uint)(((long)(int){a} * (long)(int){b}) >> 32)",
+    "mul.hi.u32": "(uint)(((ulong){a} * (ulong){b}) >> 32)",
+    "mul.wide.s32": "(ulong)((long)(int){a} * (long)(int){b})",
+    "mul.wide.u32": "((ulong){a} * (ulong){b})",
+    "mad.lo.s32": "({a} * {b} + {c})",
+    "mad.lo.u32": "({a} * {b} + {c})",
+    "div.s32": "wv_div_s32({a}, {b})",
+    "div.u32": "wv_div_u32({a}, {b})",
+    "rem.s32": "wv_rem_s32({a}, {b})",
+    "rem.u32": "wv_rem_u32({a}, {b})",
+    "neg.s32": "(0u - {a})",
+    "abs.s32": "wv_abs_s32({a})",
+    "min.s32": "(uint)wv_min_i((int){a}, (int){b})",
+    "max.s32": "(uint)wv_max_i((int){a}, (int){b})",
+    "min.u32": "wv_min_u({a}, {b})",
+    "max.u32": "wv_max_u({a}, {b})",
+    "clamp.s32": "(uint)wv_min_i(wv_max_i((int){a}, (int){b}), (int){c})",
+    "clamp.u32": "wv_min_u(wv_max_u({a}, {b}), {c})",
+    "dp4a.s32.s32": "wv_dp4a_s({a}, {b}, {c})",
+    "dp4a.u32.u32": "wv_dp4a_u({a}, {b}, {c})",
+    "and.b32": "({a} & {b})",
+    "or.b32": "({a} | {b})",
+    "xor.b32": "({a} ^ {b})",
+    "not.b32": "(~{a})",
+    "and.pred": "({a} && {b})",
+    "or.pred": "({a} || {b})",
+    "xor.pred": "({a} != {b})",
+    "not.pred": "(!{a})",
+    "shl.b32": "wv_shl({a}, {b})",
+    "shr.u32": "wv_shr_u({a}, {b})",
+    "shr.s32": "wv_shr_s({a}, {b})",
+    "popc.b32": "wv_popc({a})",
+    "clz.b32": "wv_clz({a})",
+    "brev.b32": "wv_brev({a})",
+    "bfe.u32": "wv_bfe({a}, {b}, {c}, 0)",
+    "bfe.s32": "wv_bfe({a}, {b}, {c}, 1)",
+    "bfi.b32": "wv_bfi({a}, {b}, {c}, {e})",
+    # f32
+    "add.f32": "wv_c32(F({a}) + F({b}))",
+    "sub.f32": "wv_c32(F({a}) - F({b}))",
+    "mul.f32": "wv_c32(F({a}) * F({b}))",
+    "fma.f32": "wv_c32(fma(F({a}), F({b}), F({c})))",
+    "div.f32": "wv_c32((float)(DBL(F({a})) / DBL(F({b}))))",
+    "sqrt.f32": "wv_c32((float)sqrt(DBL(F({a}))))",
+    "rcp.f32": "wv_c32((float)(1.0 / DBL(F({a}))))",
+    "rsqrt.f32": "wv_c32((float)(1.0 / sqrt(DBL(F({a})))))",
+    "neg.f32": "({a} ^ 0x80000000u)",
+    "abs.f32": "({a} & 0x7FFFFFFFu)",
+    "min.f32": "wv_c32(wv_fmin(F({a}), F({b})))",
+    "max.f32": "wv_c32(wv_fmax(F({a}), F({b})))",
+    "sin.f32": "wv_c32((float)sin(DBL(F({a}))))",
+    "cos.f32": "wv_c32((float)cos(DBL(F({a}))))",
+    "exp2.f32": "wv_c32((float)exp2(DBL(F({a}))))",
+    "log2.f32": "wv_c32((float)log2(DBL(F({a}))))",
+    "fract.f32": "wv_fract({a})",
+    "sat.f32": "wv_sat({a})",
+    "clamp.f32": "wv_c32(wv_fmin(wv_fmax(F({a}), F({b})), F({c})))",
+    # f64 on pairs
+    "add.f64": "wv_c64(D({a}) + D({b}))",
+    "sub.f64": "wv_c64(D({a}) - D({b}))",
+    "mul.f64": "wv_c64(D({a}) * D({b}))",
+    "div.f64": "wv_c64(D({a}) / D({b}))",
+    "fma.f64": "wv_c64(fma(D({a}), D({b}), D({c})))",
+    "sqrt.f64": "wv_c64(sqrt(D({a})))",
+    "neg.f64": "({a} ^ 0x8000000000000000ul)",
+    "abs.f64": "({a} & 0x7FFFFFFFFFFFFFFFul)",
+    "min.f64": "wv_c64(wv_dmin(D({a}), D({b})))",
+    "max.f64": "wv_c64(wv_dmax(D({a}), D({b})))",
+    # f16 / bf16: exact products, sums rounded to odd in double, one final rounding
+    "add.f16x2": "wv_h2(0, {a}, {b}, 0u)",
+    "mul.f16x2": "wv_h2(1, {a}, {b}, 0u)",
+    "fma.f16x2": "wv_h2(2, {a}, {b}, {c})",
+    "add.f16": "wv_h1(0, {a}, {b}, 0u)",
+    "sub.f16": "wv_h1(3, {a}, {b}, 0u)",
+    "mul.f16": "wv_h1(1, {a}, {b}, 0u)",
+    "fma.f16": "wv_h1(2, {a}, {b}, {c})",
+    "add.bf16x2": "wv_b2(0, {a}, {b}, 0u)",
+    "mul.bf16x2": "wv_b2(1, {a}, {b}, 0u)",
+    "fma.bf16x2": "wv_b2(2, {a}, {b}, {c})",
+    "add.bf16": "wv_b1(0, {a}, {b}, 0u)",
+    "sub.bf16": "wv_b1(3, {a}, {b}, 0u)",
+    "mul.bf16": "wv_b1(1, {a}, {b}, 0u)",
+    "fma.bf16": "wv_b1(2, {a}, {b}, {c})",
+    # conversions
+    "cvt.f32.s32": "U(CVT_F_S({a}))",
+    "cvt.f32.u32": "U(CVT_F_U({a}))",
+    "cvt.s32.f32": "(uint)SAT_I_RTZ(F({a}))",
+    "cvt.rni.s32.f32": "(uint)SAT_I_RTE(F({a}))",
+    "cvt.rmi.s32.f32": "(uint)SAT_I_RTN(F({a}))",
+    "cvt.rpi.s32.f32": "(uint)SAT_I_RTP(F({a}))",
+    "cvt.u32.f32": "SAT_U_RTZ(F({a}))",
+    "cvt.rni.u32.f32": "SAT_U_RTE(F({a}))",
+    "cvt.rmi.u32.f32": "SAT_U_RTN(F({a}))",
+    "cvt.rpi.u32.f32": "SAT_U_RTP(F({a}))",
+    "cvt.f16.f32": "wv_d2h(DBL(F({a})))",
+    "cvt.f32.f16": "wv_c32(wv_h2f({a}))",
+    "cvt.f64.f32": "wv_c64(DBL(F({a})))",
+    "cvt.f32.f64": "wv_c32((float)D({a}))",
+    "cvt.f64.s32": "UL((double)(int){a})",
+    "cvt.f64.u32": "UL((double){a})",
+    "cvt.s32.f64": "(uint)SAT_I_RTZ_D(D({a}))",
+    "cvt.u32.f64": "SAT_U_RTZ_D(D({a}))",
+    "cvt.bf16.f32": "wv_d2b(DBL(F({a})))",
+    "cvt.f32.bf16": "wv_c32(F(({a} & 0xFFFFu) << 16))",
+    "cvt.rni.f32.f32": "wv_c32(rint(F({a})))",
+    "cvt.rzi.f32.f32": "wv_c32(trunc(F({a})))",
+    "cvt.rmi.f32.f32": "wv_c32(floor(F({a})))",
+    "cvt.rpi.f32.f32": "wv_c32(ceil(F({a})))",
+    "cvt.rz.f32.f64": "wv_c32(F32_RTZ(D({a})))",
+    "cvt.rni.f64.f64": "wv_c64(rint(D({a})))",
+    "cvt.rzi.f64.f64": "wv_c64(trunc(D({a})))",
+    "cvt.rmi.f64.f64": "wv_c64(floor(D({a})))",
+    "cvt.rpi.f64.f64": "wv_c64(ceil(D({a})))",
+    # selects
+    "selp.b32": "({c} ? {a} : {b})",
+    "selp.b64": "({c} ? {a} : {b})",
+    "slct.s32.f32": "(F({c}) >= 0.0f ? {a} : {b})",
+    "slct.b32.s32": "((int){c} >= 0 ? {a} : {b})",
+}
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+for _c, _o in _CMP.items():
+    EXPR[f"setp.{_c}.s32"] = f"((int){{a}} {_o} (int){{b}})"
+    EXPR[f"setp.{_c}.u32"] = f"({{a}} {_o} {{b}})"
+    for _t, _v in (("f32", "F"), ("f64", "D")):
+        nan = f"(isnan({_v}({{a}})) || isnan({_v}({{b}})))"
+        EXPR[f"setp.{_c}.{_t}"] = f"(!{nan} && {_v}({{a}}) {_o} {_v}({{b}}))"
+        EXPR[f"setp.{_c}u.{_t}"] = f"({nan} || {_v}({{a}}) {_o} {_v}({{b}}))"
+for _t, _v in (("f32", "F"), ("f64", "D")):
+    EXPR[f"setp.num.{_t}"] = f"(!isnan({_v}({{a}})) && !isnan({_v}({{b}})))"
+    EXPR[f"setp.nan.{_t}"] = f"(isnan({_v}({{a}})) || isnan({_v}({{b}})))"
+
+# Rows rendered by statement builders below rather than by EXPR.
+STATEMENT_CLASSES = ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc")
+
+
+@dataclass
+class Rendered:
+    source: str
+    entry: str
+    wave_width: int
+
+
+class Dialect:
+    """Spellings of one C-family target. Subclasses override what differs."""
+
+    name = "c"
+    unsupported: dict[str, str] = {}
+
+    def prelude(self) -> str:
+        raise NotImplementedError
+
+    def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        raise NotImplementedError
+
+    def sreg(self, sid: int, wave_width: int) -> str:
+        raise NotImplementedError
+
+    def load(self, space: str, ctype: str, addr: str) -> str:
+        raise NotImplementedError
+
+    def ptr(self, space: str, ctype: str, addr: str) -> str:
+        raise NotImplementedError
+
+    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+        raise NotImplementedError
+
+    def wave(self, op: str, args: list[str], wave_width: int) -> str:
+        raise NotImplementedError
+
+    def barrier(self) -> str:
+        raise NotImplementedError
+
+    def fence(self, scope: str) -> str:
+        raise NotImplementedError
+
+    def local_decl(self, nbytes: int) -> str:
+        raise NotImplementedError
+
+
+class CRenderer:
+    def __init__(self, dialect: Dialect):
+        self.d = dialect
+
+    # -- operands
+    def src(self, op: object, kind: Kind) -> str:
+        if isinstance(op, Imm):
+            return f"0x{op.bits:x}ul" if op.width == 64 else f"0x{op.bits:x}u"
+        if isinstance(op, Reg):
+            if op.sel == 0:
+                return f"r{op.n}"
+            _, off, width = SUBREGS[op.sel]
+            return f"((r{op.n} >> {off}) & 0x{(1 << width) - 1:x}u)"
+        if isinstance(op, Pair):
+            return f"(((ulong)r{op.n + 1} << 32) | (ulong)r{op.n})"
+        if isinstance(op, Pred):
+            return f"p{op.n}"
+        if isinstance(op, SReg):
+            return self.d.sreg(op.id, self.w)
+        raise TypeError(op)
+
+    def assign(self, op: object, value: str) -> list[str]:
+        if isinstance(op, Reg):
+            if op.sel == 0:
+                return [f"r{op.n} = {value};"]
+            _, off, width = SUBREGS[op.sel]
+            mask = ((1 << width) - 1) << off
+            return [
+                f"r{op.n} = (r{op.n} & 0x{~mask & 0xFFFFFFFF:x}u) | ((({value}) & 0x{(1 << width) - 1:x}u) << {off});"
+            ]
+        if isinstance(op, Pair):
+            return [f"{{ ulong t_ = {value}; r{op.n} = (uint)t_; r{op.n + 1} = (uint)(t_ >> 32); }}"]
+        if isinstance(op, Pred):
+            return [f"p{op.n} = {value};"]
+        raise TypeError(op)
+
+    def addr(self, m: Mem) -> str:
+        base = f"r{m.base}" if m.base is not None else "0u"
+        off = m.offset & 0xFFFFFFFF
+        return base if off == 0 else f"({base} + 0x{off:x}u)"
+
+    # -- instructions
+    def inst(self, inst: Instruction) -> list[str]:
+        spec = inst.spec
+        key = spec.key
+        if key in self.d.unsupported:
+            raise WaveError(f"{self.d.name}: {spec.name} is not supported: {self.d.unsupported[key]}")
+        ops = inst.operands
+        lines: list[str]
+        if key in EXPR:
+            srcs = [self.src(o, s.kind) for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
+            names = dict(zip("abce", srcs))
+            expr = EXPR[key].format(**names)
+            lines = self.assign(ops[spec.dests[0]], expr)
+        elif spec.cls in ("load", "store"):
+            lines = self.memory(inst)
+        elif spec.cls == "atomic":
+            lines = self.atomic(inst)
+        elif spec.cls == "wave":
+            lines = self.wave(inst)
+        elif key == "barrier":
+            lines = [self.d.barrier()]
+        elif key.startswith("fence."):
+            lines = [self.d.fence(key.split(".")[1])]
+        elif key == "nop":
+            lines = []
+        elif key in ("break", "continue"):
+            lines = [f"if ({self.src(ops[0], Kind.PRED)}) {key};"]
+        elif key == "ret":
+            lines = ["return;"]
+        else:
+            raise WaveError(f"{self.d.name}: no rendering for {spec.name}")
+        if inst.guard is not None:
+            g = f"{'!' if inst.guard.negated else ''}p{inst.guard.pred}"
+            return [f"if ({g}) {{"] + ["    " + x for x in lines] + ["}"]
+        return lines
+
+    def memory(self, inst: Instruction) -> list[str]:
+        spec = inst.spec
+        space = spec.space
+        assert space is not None and spec.mem_index is not None
+        m = inst.operands[spec.mem_index]
+        assert isinstance(m, Mem)
+        a = self.addr(m)
+        sfx = spec.name.split(".", 2)[2]
+        if spec.cls == "load":
+            dst = inst.operands[0]
+            if sfx in ("u8", "s8", "u16", "s16"):
+                ct = {"u8": "uchar", "s8": "char", "u16": "ushort", "s16": "short"}[sfx]
+                v = self.d.load(space, ct, a)
+                return self.assign(dst, f"(uint)(int){v}" if sfx.startswith("s") else f"(uint){v}")
+            if sfx == "b32":
+                return self.assign(dst, self.d.load(space, "uint", a))
+            if sfx == "b64":
+                return self.assign(dst, self.d.load(space, "ulong", a))
+            n = 2 if sfx.startswith("v2") else 4
+            assert isinstance(dst, Vec)
+            return [f"r{dst.n + i} = {self.d.load(space, 'uint', f'({a} + {4 * i}u)')};" for i in range(n)]
+        val = inst.operands[1]
+        if sfx in ("b8", "b16"):
+            ct = "uchar" if sfx == "b8" else "ushort"
+            return [f"*{self.d.ptr(space, ct, a)} = ({ct})({self.src(val, Kind.REG)});"]
+        if sfx == "b32":
+            return [f"*{self.d.ptr(space, 'uint', a)} = {self.src(val, Kind.REG)};"]
+        if sfx == "b64":
+            return [f"*{self.d.ptr(space, 'ulong', a)} = {self.src(val, Kind.PAIR)};"]
+        n = 2 if sfx.startswith("v2") else 4
+        if isinstance(val, Imm):
+            return [
+                f"*{self.d.ptr(space, 'uint', f'({a} + {4 * i}u)')} = 0x{(val.bits >> (32 * i)) & 0xFFFFFFFF:x}u;"
+                for i in range(n)
+            ]
+        assert isinstance(val, Vec)
+        return [f"*{self.d.ptr(space, 'uint', f'({a} + {4 * i}u)')} = r{val.n + i};" for i in range(n)]
+
+    def atomic(self, inst: Instruction) -> list[str]:
+        spec = inst.spec
+        space = spec.space
+        assert space is not None and spec.mem_index is not None
+        parts = spec.name.split(".")
+        op = parts[2]
+        t = parts[3]
+        mi = spec.mem_index
+        m = inst.operands[mi]
+        assert isinstance(m, Mem)
+        args = [self.src(o, Kind.REG) for o in inst.operands[mi + 1 :]]
+        ctype = "int" if t == "s32" else "uint"
+        call = self.d.atomic(space, op if not (op == "add" and t == "f32") else "addf", ctype, self.addr(m), args)
+        if spec.name.startswith("atom."):
+            return self.assign(inst.operands[0], f"(uint)({call})")
+        return [f"(void)({call});"]
+
+    def wave(self, inst: Instruction) -> list[str]:
+        spec = inst.spec
+        srcs = [self.src(o, s.kind) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
+        op = spec.name[len("wave.") :]
+        return self.assign(inst.operands[0], self.d.wave(op, srcs, self.w))
+
+    # -- structure
+    def nodes(self, ns: list[Node], ind: str, out: list[str]) -> None:
+        for n in ns:
+            if isinstance(n, Op):
+                for line in self.inst(n.inst):
+                    out.append(ind + line)
+            elif isinstance(n, If):
+                out.append(f"{ind}if (p{n.pred}) {{")
+                self.nodes(n.then, ind + "    ", out)
+                if n.other:
+                    out.append(f"{ind}}} else {{")
+                    self.nodes(n.other, ind + "    ", out)
+                out.append(f"{ind}}}")
+            elif isinstance(n, Loop):
+                out.append(f"{ind}for (;;) {{")
+                self.nodes(n.body, ind + "    ", out)
+                out.append(f"{ind}}}")
+
+    def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
+        """C source for kernel k. `nargs` register presets become kernel arguments (default: the
+        kernel's parameters)."""
+        self.w = wave_width
+        for inst in k.instructions:
+            if inst.spec.key in self.d.unsupported:
+                raise WaveError(
+                    f"{self.d.name}: kernel {k.name!r} uses {inst.spec.name}, which is not supported: "
+                    f"{self.d.unsupported[inst.spec.key]}"
+                )
+            for o in inst.operands:
+                if isinstance(o, SReg) and o.id == 15:
+                    raise WaveError(
+                        f"{self.d.name}: kernel {k.name!r} reads %clock, which has no {self.d.name} equivalent"
+                    )
+        tree = lift(k)
+        nregs = max(k.registers, len(k.params), 1)
+        params = [f"a{i}" for i in range(len(k.params) if nargs is None else nargs)]
+        body: list[str] = []
+        body.append("    uint " + ", ".join(f"r{i} = 0u" for i in range(nregs)) + ";")
+        body.append("    bool " + ", ".join(f"p{i} = false" for i in range(max(k.predicates, 1))) + ";")
+        for i in range(len(params)):
+            body.append(f"    r{i} = a{i};")
+        if k.local_memory:
+            body.append("    " + self.d.local_decl(k.local_memory))
+        self.nodes(tree, "    ", body)
+        head = self.d.kernel_open(k, params, wave_width)
+        src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n"
+        return Rendered(src, k.name, wave_width)
+
+
+def coverage(dialect: Dialect) -> dict[str, str]:
+    """(row key -> how) for every row: 'expr', 'statement', or the reason it is unsupported."""
+    out = {}
+    for r in ROWS:
+        if r.key in dialect.unsupported:
+            out[r.key] = "unsupported: " + dialect.unsupported[r.key]
+        elif r.key in EXPR:
+            out[r.key] = "expr"
+        elif r.cls in STATEMENT_CLASSES or r.key == "barrier":
+            out[r.key] = "statement"
+        else:
+            out[r.key] = "missing"
+    return out

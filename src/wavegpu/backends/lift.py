@@ -1,0 +1,78 @@
+"""Lift: a kernel's instruction list to a structured tree, the one input every renderer reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..isa.instruction import Instruction, Pred
+from ..wbin.program import Kernel
+
+
+@dataclass
+class Op:
+    """A straight-line instruction (also break, continue and ret)."""
+
+    inst: Instruction
+    pc: int
+
+
+@dataclass
+class If:
+    pred: int
+    uniform: bool
+    then: list[Node] = field(default_factory=list)
+    other: list[Node] = field(default_factory=list)
+    pc: int = 0
+
+
+@dataclass
+class Loop:
+    body: list[Node] = field(default_factory=list)
+    pc: int = 0
+
+
+Node = Op | If | Loop
+
+
+def lift(k: Kernel) -> list[Node]:
+    """The kernel as nested if/else and loops (the .wbin reader already checked the nesting)."""
+    root: list[Node] = []
+    stack: list[tuple[If | Loop, list[Node]]] = []
+    cur = root
+    for pc, inst in enumerate(k.instructions):
+        name = inst.spec.name
+        if name in ("if", "if.uniform"):
+            p = inst.operands[0]
+            assert isinstance(p, Pred)
+            node = If(p.n, name == "if.uniform", pc=pc)
+            cur.append(node)
+            stack.append((node, cur))
+            cur = node.then
+        elif name == "else":
+            node = stack[-1][0]
+            assert isinstance(node, If)
+            cur = node.other
+        elif name in ("endif", "endloop"):
+            _, cur = stack.pop()
+        elif name == "loop":
+            lp = Loop(pc=pc)
+            cur.append(lp)
+            stack.append((lp, cur))
+            cur = lp.body
+        else:
+            cur.append(Op(inst, pc))
+    assert not stack, "unbalanced structure (the .wbin reader rejects this)"
+    return root
+
+
+def walk(nodes: list[Node]) -> list[Op]:
+    """Every instruction of a tree, in order."""
+    out: list[Op] = []
+    for n in nodes:
+        if isinstance(n, Op):
+            out.append(n)
+        elif isinstance(n, If):
+            out += walk(n.then) + walk(n.other)
+        else:
+            out += walk(n.body)
+    return out
