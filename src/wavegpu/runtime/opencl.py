@@ -69,7 +69,7 @@ def ctx() -> tuple[Any, Any, Any]:
 
 
 def device_name() -> str:
-    cl, context, _ = ctx()
+    _cl, context, _queue = ctx()
     return str(context.devices[0].name).strip()
 
 
