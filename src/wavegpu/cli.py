@@ -417,9 +417,11 @@ def run_cmd(
         name, sep, path = spec.partition("=")
         if not sep or name not in layout.buffers:
             raise click.UsageError(f"--out {spec}: expected BUFFER=FILE.npy")
-        if os.path.exists(path) and os.path.samefile(path, source):
-            raise WaveError(f"{path}: refusing to overwrite the input file")
-        np.save(path, layout.read(res.memory, name))
+        import io
+
+        buf = io.BytesIO()
+        np.save(buf, layout.read(res.memory, name))
+        write_output(path, buf.getvalue(), (source,))
         out.print(f"wrote {path}")
     if show_stats:
         out.print(_stats_table(res.stats, dt))

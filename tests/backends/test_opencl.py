@@ -9,13 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
 from wavegpu.backends.cstyle import OpenCL, coverage
-from wavegpu.isa import ROWS, Imm, Instruction, Mem, Pair, Pred, Reg, SReg, row
-from wavegpu.isa.types import Kind, Role
+from wavegpu.isa import ROWS
 from wavegpu.runtime import opencl
 from wavegpu.wbin import Kernel
 
@@ -57,52 +56,13 @@ def test_every_row_is_rendered_or_unsupported_with_a_reason() -> None:
     assert all(v.startswith(("expr", "statement", "unsupported: ")) for v in cov.values())
 
 
-def row_kernel(r) -> Kernel:  # type: ignore[no-untyped-def]
-    """Each lane loads its operands from memory, runs row r, stores the result."""
-    insts = [
-        Instruction(row("mov.b32.sreg"), (Reg(20), SReg(0))),
-        Instruction(row("shl.b32"), (Reg(20), Reg(20), Imm(5))),
-    ]
-    ops: list[object] = []
-    k = 0
-    for o in r.operands:
-        if o.role is Role.DST:
-            ops.append(Pair(8) if o.kind is Kind.PAIR else Pred(0) if o.kind is Kind.PRED else Reg(8))
-            continue
-        if o.kind is Kind.PAIR:
-            insts.append(Instruction(row("ld.global.b64"), (Pair(2 * k), Mem(20, 8 * k))))
-            ops.append(Pair(2 * k))
-        elif o.kind is Kind.PRED:
-            insts.append(Instruction(row("ld.global.b32"), (Reg(2 * k), Mem(20, 8 * k))))
-            insts.append(Instruction(row("setp.lt.u32"), (Pred(1), Reg(2 * k), Imm(0x80000000))))
-            ops.append(Pred(1))
-        else:
-            insts.append(Instruction(row("ld.global.b32"), (Reg(2 * k), Mem(20, 8 * k))))
-            ops.append(Reg(2 * k))
-        k += 1
-    insts.append(Instruction(r, tuple(ops)))
-    dk = r.operands[0].kind
-    if dk is Kind.PRED:
-        insts += [
-            Instruction(row("mov.b32"), (Reg(9), Imm(1))),
-            Instruction(row("selp.b32"), (Reg(8), Reg(9), Imm(0), Pred(0))),
-        ]
-    insts.append(
-        Instruction(
-            row("st.global.b64" if dk is Kind.PAIR else "st.global.b32"),
-            (Mem(20, 0), Pair(8) if dk is Kind.PAIR else Reg(8)),
-        )
-    )
-    return Kernel("one", tuple(insts), 21, 2)
-
-
 VALUE_ROWS = [r for r in ROWS if r.key in __import__("wavegpu.isa.semantics", fromlist=["x"]).SEMANTICS]
 
 
 @needs_opencl
 @pytest.mark.parametrize("r", VALUE_ROWS, ids=lambda r: r.key)
 def test_every_value_row_matches_the_emulator(r) -> None:  # type: ignore[no-untyped-def]
-    k = row_kernel(r)
+    k = D.row_kernel(r)
     rng = np.random.default_rng(hash(r.key) & 0xFFFF)
     vals = np.array(SPECIALS * 13, np.uint32)[: 32 * 8]
     vals[::3] = rng.integers(0, 2**32, vals[::3].size, dtype=np.uint64).astype(np.uint32)
@@ -232,7 +192,10 @@ def test_random_structured_programs_match(data: st.DataObject) -> None:
             return
     k = Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)
     mem = np.random.default_rng(data.draw(st.integers(0, 2**31))).integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
-    a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W).memory
+    try:  # programs with undefined behaviour (inactive shuffle sources, ...) may differ: skip them
+        a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W, check=True).memory
+    except wg.UndefinedBehaviour:
+        assume(False)
     b = wg.launch(k, device="opencl", workgroup=threads, memory=mem, wave_width=W).memory
     assert np.array_equal(a, b), wg.disassemble(k)
 

@@ -1,6 +1,12 @@
 """The compiler's test corpus: Python kernels covering the kernel language."""
 
+import sys
+from pathlib import Path
+
 import wavegpu as wg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "kernels"))
+from matmul import sgemm_tiled as matmul  # noqa: F401 - the example's tiled matmul is in the corpus too
 
 
 @wg.kernel
@@ -35,25 +41,6 @@ def histogram(data: wg.u32[:], bins: wg.u32[:], fbins: wg.f32[:], n: wg.i32):
     b = data[i] % 16
     wg.atomic_add(bins, b, 1)
     wg.atomic_add(fbins, b, 0.5)
-
-
-@wg.kernel(workgroup=(16, 16))
-def matmul(a: wg.f32[:], b: wg.f32[:], c: wg.f32[:], n: wg.i32):
-    ta = wg.local_array(wg.f32, 256)
-    tb = wg.local_array(wg.f32, 256)
-    tx = wg.thread_id(0)
-    ty = wg.thread_id(1)
-    row = wg.workgroup_id(1) * 16 + ty
-    col = wg.workgroup_id(0) * 16 + tx
-    acc = 0.0
-    for t in range(0, n, 16):
-        ta[ty * 16 + tx] = a[row * n + t + tx]
-        tb[ty * 16 + tx] = b[(t + ty) * n + col]
-        wg.barrier()
-        for k in range(16):
-            acc = wg.fma(ta[ty * 16 + k], tb[k * 16 + tx], acc)
-        wg.barrier()
-    c[row * n + col] = acc
 
 
 @wg.kernel

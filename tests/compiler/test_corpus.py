@@ -8,6 +8,8 @@ import kernels as K
 import numpy as np
 import pytest
 
+import wavegpu as wg
+
 OPTS = [0, 1, 2, 3]
 
 
@@ -79,23 +81,11 @@ def test_scan_with_wave_ops(opt: int) -> None:
 
 
 def loops_ref(i: int) -> int:
-    acc = 0
-    for k in range(10, -4, -3):
-        if k == 4:
-            continue
-        acc += k * i
-    j = i
-    while True:
-        j = j // 2
-        if j < 3:
-            break
-        acc -= j % 7
-    for k in range(i % 5):
-        for m in range(k, 6):
-            if m == 4:
-                break
-            acc += m
-    return -1 if acc > 1000 else acc
+    """The kernel itself, run as plain Python for thread i (wg.python_thread)."""
+    out = np.full(i + 1, 7, np.int32)
+    with wg.python_thread(global_id=i):
+        K.loops.python(out, np.int32(i + 1))
+    return int(out[i])
 
 
 @pytest.mark.parametrize("opt", OPTS)

@@ -274,6 +274,17 @@ def _one_row(r, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
     ]
     vals = data.draw(st.lists(st.sampled_from(specials) | st.integers(0, 2**32 - 1), min_size=32 * 8, max_size=32 * 8))
     mem = np.array(vals, dtype=np.uint32).view(np.uint8)
+    k = row_kernel(r)
+    ref = run(k, (1, 1, 1), (8, 1, 1), mem.tobytes(), [], 8)
+    res = wg.emulate(k, grid=1, workgroup=8, memory=mem, wave_width=8)
+    a = np.frombuffer(res.memory.tobytes(), dtype=np.uint32)
+    b = np.frombuffer(bytes(ref), dtype=np.uint32)
+    assert (a == b).all(), (r.key, [(hex(v), hex(w)) for v, w in zip(a[::8], b[::8])])
+
+
+def row_kernel(r) -> Kernel:  # type: ignore[no-untyped-def]
+    """A kernel in which each lane loads row r's operands from its 32-byte slot, runs r and
+    stores the result at the slot's start (also used by the backend tests)."""
     insts = [
         Instruction(row("mov.b32.sreg"), (R(20), SReg(0))),
         Instruction(row("shl.b32"), (R(20), R(20), Imm(5))),
@@ -306,9 +317,4 @@ def _one_row(r, data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
             (Mem(20, 0), Pair(8) if dk is Kind.PAIR else R(8)),
         )
     )
-    k = Kernel("one", tuple(insts), 21, 2)
-    ref = run(k, (1, 1, 1), (8, 1, 1), mem.tobytes(), [], 8)
-    res = wg.emulate(k, grid=1, workgroup=8, memory=mem, wave_width=8)
-    a = np.frombuffer(res.memory.tobytes(), dtype=np.uint32)
-    b = np.frombuffer(bytes(ref), dtype=np.uint32)
-    assert (a == b).all(), (r.key, [(hex(v), hex(w)) for v, w in zip(a[::8], b[::8])])
+    return Kernel("one", tuple(insts), 21, 2)
