@@ -108,7 +108,10 @@ def run(
         cmem = np.zeros(16, np.uint8)
     dbuf = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=mem)
     cbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=cmem)
-    kern = getattr(prg, entry)
+    kernels = _STATE.setdefault("kernels", {})
+    kern = kernels.get((id(prg), entry))
+    if kern is None:
+        kern = kernels[(id(prg), entry)] = cl.Kernel(prg, entry)
     global_size = tuple(g * w for g, w in zip(grid, workgroup))
     kern(queue, global_size, workgroup, dbuf, cbuf, *[np.uint32(a & 0xFFFFFFFF) for a in args])
     cl.enqueue_copy(queue, mem, dbuf)
