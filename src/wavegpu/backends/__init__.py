@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
-from .cstyle import CRenderer, OpenCL, Rendered
+from .cstyle import CUDA, CRenderer, OpenCL, Rendered
 
-TARGETS = {"opencl": OpenCL}
-PLANNED = ("ptx", "hip", "metal", "sycl", "cuda", "amdgcn")
+TARGETS = {"opencl": OpenCL, "cuda": CUDA}
+PLANNED = ("ptx", "hip", "metal", "sycl", "amdgcn")
 
 
 def render(

@@ -177,6 +177,7 @@ class Dialect:
 
     name = "c"
     unsupported: dict[str, str] = {}
+    exprs: dict[str, str] = {}  # EXPR templates this dialect spells differently
 
     def prelude(self) -> str:
         raise NotImplementedError
@@ -212,6 +213,7 @@ class Dialect:
 class CRenderer:
     def __init__(self, dialect: Dialect):
         self.d = dialect
+        self.exprs = {**EXPR, **dialect.exprs}
 
     # -- operands
     def src(self, op: object, kind: Kind) -> str:
@@ -258,10 +260,10 @@ class CRenderer:
             raise WaveError(f"{self.d.name}: {spec.name} is not supported: {self.d.unsupported[key]}")
         ops = inst.operands
         lines: list[str]
-        if key in EXPR:
+        if key in self.exprs:
             srcs = [self.src(o, s.kind) for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
             names = dict(zip("abce", srcs))
-            expr = EXPR[key].format(**names)
+            expr = self.exprs[key].format(**names)
             lines = self.assign(ops[spec.dests[0]], expr)
         elif spec.cls in ("load", "store"):
             lines = self.memory(inst)
@@ -402,7 +404,7 @@ def coverage(dialect: Dialect) -> dict[str, str]:
     for r in ROWS:
         if r.key in dialect.unsupported:
             out[r.key] = "unsupported: " + dialect.unsupported[r.key]
-        elif r.key in EXPR:
+        elif r.key in EXPR or r.key in dialect.exprs:
             out[r.key] = "expr"
         elif r.cls in STATEMENT_CLASSES or r.key == "barrier":
             out[r.key] = "statement"

@@ -1,0 +1,198 @@
+"""CUDA C++ dialect (for nvcc and NVRTC): warps of 32, `__activemask()` for the active lanes,
+`*_sync` warp intrinsics; wave operations without a single intrinsic loop over the active lanes."""
+
+from __future__ import annotations
+
+from ...errors import WaveError
+from ...wbin.program import Kernel
+from .prelude import HELPERS
+from .render import Dialect
+
+HEADER = r"""
+#include <cuda_fp16.h>
+#pragma nv_diag_suppress 177  /* helpers a kernel does not call */
+#pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
+typedef unsigned int uint;
+typedef unsigned long long wv_ulong;
+#define ulong wv_ulong
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+#define WV_FN static __device__ __forceinline__
+#define F(x) __uint_as_float((uint)(x))
+#define U(x) __float_as_uint(x)
+#define D(x) __longlong_as_double((long long)(ulong)(x))
+#define UL(x) ((ulong)__double_as_longlong(x))
+#define POPC(x) ((uint)__popc(x))
+#define CLZ(x) ((uint)__clz(x))
+#define NEXT_F(a, b) nextafterf((float)(a), (float)(b))
+#define NEXT_D(a, b) nextafter((double)(a), (double)(b))
+#define WV_INF __longlong_as_double(0x7FF0000000000000ll)
+#define GLOBAL_ATOMIC_PTR uint*
+#define LOCAL_ATOMIC_PTR uint*
+#define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
+WV_FN uint D2H_BITS(double x) { return (uint)__half_as_ushort(__double2half(x)); }
+WV_FN float H2F_BITS(uint u) { return __half2float(__ushort_as_half((unsigned short)u)); }
+WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
+WV_FN uint wv_reduce_u(uint m, uint x, int op) {
+    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    for (int i = 0; i < 32; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = __shfl_sync(m, x, i);
+        acc = op == 0 ? acc + v : op == 1 ? (v < acc ? v : acc) : op == 2 ? (v > acc ? v : acc)
+            : op == 3 ? (acc & v) : op == 4 ? (acc | v) : (acc ^ v);
+    }
+    return acc;
+}
+WV_FN int wv_reduce_i(uint m, int x, int op) {
+    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
+    for (int i = 0; i < 32; i++) {
+        if (!((m >> i) & 1u)) continue;
+        int v = __shfl_sync(m, x, i);
+        acc = op == 1 ? (v < acc ? v : acc) : (v > acc ? v : acc);
+    }
+    return acc;
+}
+WV_FN float wv_reduce_f(uint m, float x, int op) {
+    float acc = __int_as_float(0x7FC00000);
+    for (int i = 0; i < 32; i++) {
+        if (!((m >> i) & 1u)) continue;
+        float v = __shfl_sync(m, x, i);
+        acc = op == 1 ? wv_fmin(acc, v) : wv_fmax(acc, v);
+    }
+    return acc;
+}
+WV_FN uint wv_prefix(uint m, uint x) {
+    uint acc = 0u, me = wv_lane();
+    for (int i = 0; i < 32; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = __shfl_sync(m, x, i);
+        if ((uint)i < me) acc += v;
+    }
+    return acc;
+}
+"""
+
+_SREG = {
+    0: "threadIdx.x",
+    1: "threadIdx.y",
+    2: "threadIdx.z",
+    5: "blockIdx.x",
+    6: "blockIdx.y",
+    7: "blockIdx.z",
+    8: "blockDim.x",
+    9: "blockDim.y",
+    10: "blockDim.z",
+    11: "gridDim.x",
+    12: "gridDim.y",
+    13: "gridDim.z",
+}
+_ATOM = {
+    "add": "atomicAdd",
+    "sub": "atomicSub",
+    "min": "atomicMin",
+    "max": "atomicMax",
+    "and": "atomicAnd",
+    "or": "atomicOr",
+    "xor": "atomicXor",
+    "exch": "atomicExch",
+}
+_OPS = {"add": 0, "min": 1, "max": 2, "and": 3, "or": 4, "xor": 5}
+
+
+class CUDA(Dialect):
+    name = "cuda"
+    unsupported = {"mma.m16n8k8.f32.f16": "needs inline PTX mma.sync (the PTX backend's job)"}
+    # nvcc and NVRTC contract a * b + c into an fma across statements by default (-fmad=true);
+    # the _rn intrinsics are never contracted, so results stay those of separate roundings.
+    exprs = {
+        "add.f32": "wv_c32(__fadd_rn(F({a}), F({b})))",
+        "sub.f32": "wv_c32(__fsub_rn(F({a}), F({b})))",
+        "mul.f32": "wv_c32(__fmul_rn(F({a}), F({b})))",
+        "add.f64": "wv_c64(__dadd_rn(D({a}), D({b})))",
+        "sub.f64": "wv_c64(__dsub_rn(D({a}), D({b})))",
+        "mul.f64": "wv_c64(__dmul_rn(D({a}), D({b})))",
+    }
+
+    def prelude(self) -> str:
+        # the helpers come before the header's wave loops, which call wv_fmin/wv_fmax
+        split = HEADER.index("WV_FN uint wv_lane()")
+        return HEADER[:split] + HELPERS + HEADER[split:]
+
+    def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        if wave_width != 32:
+            raise WaveError(f"cuda: NVIDIA warps have 32 lanes; cannot render for a wave width of {wave_width}")
+        args = ["uchar* __restrict__ mem", "const uchar* __restrict__ cmem", *(f"uint {p}" for p in params)]
+        bounds = ""
+        if k.workgroup_size is not None:
+            bounds = f"__launch_bounds__({k.workgroup_size[0] * k.workgroup_size[1] * k.workgroup_size[2]}) "
+        return f'extern "C" __global__ void {bounds}{k.name}({", ".join(args)}) {{'
+
+    def sreg(self, sid: int, wave_width: int) -> str:
+        if sid == 16:
+            return "32u"
+        if sid == 4:
+            return "wv_lane()"
+        if sid == 3:
+            return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) >> 5)"
+        if sid == 14:
+            return "((blockDim.x * blockDim.y * blockDim.z + 31u) >> 5)"
+        return f"(uint){_SREG[sid]}"
+
+    def _base(self, space: str) -> str:
+        return {"global": "mem", "local": "lmem", "const": "cmem"}[space]
+
+    def ptr(self, space: str, ctype: str, addr: str) -> str:
+        q = "const " if space == "const" else ""
+        return f"(({q}{ctype}*)({self._base(space)} + ({addr})))"
+
+    def load(self, space: str, ctype: str, addr: str) -> str:
+        return f"(*{self.ptr(space, ctype, addr)})"
+
+    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+        p = f"(({ctype}*)({self._base(space)} + ({addr})))"
+        if op == "addf":
+            fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
+            return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
+        if op == "cas":
+            return f"atomicCAS({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
+        if op == "sub":
+            return f"atomicSub((uint*){p}, (uint){args[0]})"
+        return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
+
+    def wave(self, op: str, args: list[str], wave_width: int) -> str:
+        m = "__activemask()"
+        lane = "wv_lane()"
+        if op.startswith("reduce."):
+            o, t = op.split(".")[1:]
+            if t == "f32":
+                return f"wv_c32(wv_reduce_f({m}, F({args[0]}), {_OPS[o]}))"
+            if t == "s32":
+                return f"(uint)wv_reduce_i({m}, (int){args[0]}, {_OPS[o]})"
+            return f"wv_reduce_u({m}, {args[0]}, {_OPS[o]})"
+        if op == "prefix.add.u32":
+            return f"wv_prefix({m}, {args[0]})"
+        if op in ("shuffle.b32", "broadcast.b32"):
+            return f"__shfl_sync({m}, {args[0]}, ({args[1]}) & 31u)"
+        if op == "shuffle.xor.b32":
+            return f"__shfl_sync({m}, {args[0]}, (({lane} ^ ({args[1]})) < 32u) ? ({lane} ^ ({args[1]})) : {lane})"
+        if op == "shuffle.up.b32":
+            return f"__shfl_sync({m}, {args[0]}, (({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane})"
+        if op == "shuffle.down.b32":
+            return f"__shfl_sync({m}, {args[0]}, (({args[1]}) < 32u - {lane}) ? ({lane} + ({args[1]})) : {lane})"
+        if op == "ballot.b32":
+            return f"__ballot_sync({m}, {args[0]})"
+        if op == "any":
+            return f"(bool)__any_sync({m}, {args[0]})"
+        if op == "all":
+            return f"(bool)__all_sync({m}, {args[0]})"
+        raise KeyError(op)
+
+    def barrier(self) -> str:
+        return "__syncthreads();"
+
+    def fence(self, scope: str) -> str:
+        return {"wave": "__threadfence_block();", "workgroup": "__threadfence_block();"}.get(scope, "__threadfence();")
+
+    def local_decl(self, nbytes: int) -> str:
+        words = (nbytes + 7) // 8
+        return f"__shared__ ulong lmem_[{words}]; uchar* lmem = (uchar*)lmem_;"
