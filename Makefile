@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
+	tools/system-tools.sh
 	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m pytest
 

@@ -32,40 +32,53 @@ typedef unsigned short ushort;
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
 WV_FN uint D2H_BITS(double x) { return (uint)__half_as_ushort(__double2half(x)); }
 WV_FN float H2F_BITS(uint u) { return __half2float(__ushort_as_half((unsigned short)u)); }
+/* wave primitives: the active mask, a shuffle among active lanes, votes */
+typedef uint wv_mask;
+#define WV_LANES 32
+#define WV_ACTIVE() __activemask()
+#define WV_SHFL(m, x, i) __shfl_sync(m, x, i)
+#define WV_BALLOT(m, p) __ballot_sync(m, p)
+#define WV_ANY(m, p) __any_sync(m, p)
+#define WV_ALL(m, p) __all_sync(m, p)
 WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
-WV_FN uint wv_reduce_u(uint m, uint x, int op) {
+"""
+
+# Reductions and the prefix sum loop over the active lanes (no single intrinsic keeps WAVE's
+# NaN and identity rules); shared with the HIP dialect through the WV_* primitives above.
+LOOPS = r"""
+WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
     uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
-        uint v = __shfl_sync(m, x, i);
+        uint v = WV_SHFL(m, x, i);
         acc = op == 0 ? acc + v : op == 1 ? (v < acc ? v : acc) : op == 2 ? (v > acc ? v : acc)
             : op == 3 ? (acc & v) : op == 4 ? (acc | v) : (acc ^ v);
     }
     return acc;
 }
-WV_FN int wv_reduce_i(uint m, int x, int op) {
+WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
     int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
-        int v = __shfl_sync(m, x, i);
+        int v = WV_SHFL(m, x, i);
         acc = op == 1 ? (v < acc ? v : acc) : (v > acc ? v : acc);
     }
     return acc;
 }
-WV_FN float wv_reduce_f(uint m, float x, int op) {
+WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
     float acc = __int_as_float(0x7FC00000);
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
-        float v = __shfl_sync(m, x, i);
+        float v = WV_SHFL(m, x, i);
         acc = op == 1 ? wv_fmin(acc, v) : wv_fmax(acc, v);
     }
     return acc;
 }
-WV_FN uint wv_prefix(uint m, uint x) {
+WV_FN uint wv_prefix(wv_mask m, uint x) {
     uint acc = 0u, me = wv_lane();
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
-        uint v = __shfl_sync(m, x, i);
+        uint v = WV_SHFL(m, x, i);
         if ((uint)i < me) acc += v;
     }
     return acc;
@@ -114,13 +127,14 @@ class CUDA(Dialect):
     }
 
     def prelude(self) -> str:
-        # the helpers come before the header's wave loops, which call wv_fmin/wv_fmax
-        split = HEADER.index("WV_FN uint wv_lane()")
-        return HEADER[:split] + HELPERS + HEADER[split:]
+        return HEADER + HELPERS + LOOPS  # the loops call the helpers' wv_fmin/wv_fmax
 
-    def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
+    def check_width(self, wave_width: int) -> None:
         if wave_width != 32:
             raise WaveError(f"cuda: NVIDIA warps have 32 lanes; cannot render for a wave width of {wave_width}")
+
+    def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        self.check_width(wave_width)
         args = ["uchar* __restrict__ mem", "const uchar* __restrict__ cmem", *(f"uint {p}" for p in params)]
         bounds = ""
         if k.workgroup_size is not None:
@@ -128,14 +142,15 @@ class CUDA(Dialect):
         return f'extern "C" __global__ void {bounds}{k.name}({", ".join(args)}) {{'
 
     def sreg(self, sid: int, wave_width: int) -> str:
+        w = wave_width
         if sid == 16:
-            return "32u"
+            return f"{w}u"
         if sid == 4:
             return "wv_lane()"
         if sid == 3:
-            return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) >> 5)"
+            return f"((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / {w}u)"
         if sid == 14:
-            return "((blockDim.x * blockDim.y * blockDim.z + 31u) >> 5)"
+            return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 
     def _base(self, space: str) -> str:
@@ -160,8 +175,7 @@ class CUDA(Dialect):
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
     def wave(self, op: str, args: list[str], wave_width: int) -> str:
-        m = "__activemask()"
-        lane = "wv_lane()"
+        m, lane, w = "WV_ACTIVE()", "wv_lane()", wave_width
         if op.startswith("reduce."):
             o, t = op.split(".")[1:]
             if t == "f32":
@@ -172,19 +186,19 @@ class CUDA(Dialect):
         if op == "prefix.add.u32":
             return f"wv_prefix({m}, {args[0]})"
         if op in ("shuffle.b32", "broadcast.b32"):
-            return f"__shfl_sync({m}, {args[0]}, ({args[1]}) & 31u)"
+            return f"WV_SHFL({m}, {args[0]}, ({args[1]}) % {w}u)"
         if op == "shuffle.xor.b32":
-            return f"__shfl_sync({m}, {args[0]}, (({lane} ^ ({args[1]})) < 32u) ? ({lane} ^ ({args[1]})) : {lane})"
+            return f"WV_SHFL({m}, {args[0]}, (({lane} ^ ({args[1]})) < {w}u) ? ({lane} ^ ({args[1]})) : {lane})"
         if op == "shuffle.up.b32":
-            return f"__shfl_sync({m}, {args[0]}, (({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane})"
+            return f"WV_SHFL({m}, {args[0]}, (({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane})"
         if op == "shuffle.down.b32":
-            return f"__shfl_sync({m}, {args[0]}, (({args[1]}) < 32u - {lane}) ? ({lane} + ({args[1]})) : {lane})"
+            return f"WV_SHFL({m}, {args[0]}, (({args[1]}) < {w}u - {lane}) ? ({lane} + ({args[1]})) : {lane})"
         if op == "ballot.b32":
-            return f"__ballot_sync({m}, {args[0]})"
+            return f"(uint)WV_BALLOT({m}, {args[0]})"
         if op == "any":
-            return f"(bool)__any_sync({m}, {args[0]})"
+            return f"(bool)WV_ANY({m}, {args[0]})"
         if op == "all":
-            return f"(bool)__all_sync({m}, {args[0]})"
+            return f"(bool)WV_ALL({m}, {args[0]})"
         raise KeyError(op)
 
     def barrier(self) -> str:

@@ -1,0 +1,228 @@
+"""The CUDA C++ and HIP backends: every row is rendered or refused with a reason, and what
+they render compiles with the vendor's compiler without a warning: nvcc to PTX and cubin
+(ptxas, sm_80), hipcc to code objects for gfx90a (waves of 64) and gfx1030 (waves of 32).
+No GPU is needed; running the output on one is the job of the device checks (docs/backends.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import wavegpu as wg
+from wavegpu.backends import TARGETS, render
+from wavegpu.backends.cstyle import coverage
+from wavegpu.isa import ROWS
+from wavegpu.isa.semantics import SEMANTICS
+from wavegpu.wbin import Kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
+import test_differential as D
+
+EX = Path(__file__).resolve().parents[2] / "examples"
+NVCC = shutil.which("nvcc")
+HIPCC = shutil.which("hipcc")
+# (target, wave width, tool): the tool's argument lists, one per output it must produce
+CASES = [("cuda", 32, "nvcc"), ("hip", 64, "hipcc"), ("hip", 32, "hipcc")]
+
+
+def _commands(target: str, width: int, src: Path) -> list[list[str]]:
+    if target == "cuda":
+        assert NVCC is not None
+        return [
+            [NVCC, "-arch=sm_80", flag, str(src), "-o", str(src.with_suffix(ext))]
+            for flag, ext in (("-ptx", ".ptx"), ("-cubin", ".cubin"))
+        ]
+    assert HIPCC is not None
+    arch = "gfx90a" if width == 64 else "gfx1030"
+    return [
+        [
+            HIPCC,
+            f"--offload-arch={arch}",
+            "--cuda-device-only",
+            "-c",
+            "-Wall",
+            "-Wno-unused-command-line-argument",
+            "-x",
+            "hip",
+            str(src),
+            "-o",
+            str(src.with_suffix(".o")),
+        ]
+    ]
+
+
+def _compile(target: str, width: int, kernels: list[Kernel], tmp_path: Path) -> Path:
+    """One translation unit holding every kernel (the prelude once); returns its path."""
+    prelude = TARGETS[target]().prelude()
+    parts = [prelude]
+    for k in kernels:
+        src = render(k, target, wave_width=width).source
+        assert src.startswith(prelude)
+        parts.append(src[len(prelude) :])
+    cu = tmp_path / f"k_{target}{width}.cu"
+    cu.write_text("\n".join(parts))
+    env = {**os.environ, "HIP_PLATFORM": "amd"}  # hipcc would pick nvcc when it finds one
+    for cmd in _commands(target, width, cu):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[-4000:]
+    return cu
+
+
+def _skip_without(tool: str) -> None:
+    if (NVCC if tool == "nvcc" else HIPCC) is None:
+        pytest.skip(f"{tool} is not installed (make test installs hipcc through apt; nvcc comes with CUDA 13.0)")
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_every_row_is_rendered_or_unsupported_with_a_reason(target: str) -> None:
+    cov = coverage(TARGETS[target]())
+    missing = [k for k, v in cov.items() if v == "missing"]
+    assert not missing, missing
+    assert all(v.startswith(("expr", "statement", "unsupported: ")) for v in cov.values())
+    assert [k for k, v in cov.items() if v.startswith("unsupported")] == ["mma.m16n8k8.f32.f16"]
+
+
+@pytest.mark.parametrize(("target", "width"), [("cuda", 64), ("cuda", 16), ("hip", 16)])
+def test_wave_widths_the_hardware_lacks_are_refused(target: str, width: int) -> None:
+    k = wg.assemble((EX / "vector_add.wave").read_text(), "vector_add.wave").kernels[0]
+    with pytest.raises(wg.WaveError, match="lanes; cannot render for a wave width"):
+        render(k, target, wave_width=width)
+
+
+@pytest.mark.parametrize(("target", "width", "tool"), CASES)
+def test_every_supported_row_compiles(target: str, width: int, tool: str, tmp_path: Path) -> None:
+    _skip_without(tool)
+    cov = coverage(TARGETS[target]())
+    rows = [r for r in ROWS if r.key in SEMANTICS and not cov[r.key].startswith("unsupported")]
+    kernels = [dataclasses.replace(D.row_kernel(r), name=f"row_{i}") for i, r in enumerate(rows)]
+    assert len(kernels) > 150
+    cu = _compile(target, width, kernels, tmp_path)
+    if target == "cuda":
+        assert cu.with_suffix(".ptx").read_text().count(".entry row_") == len(kernels)
+    else:  # one kernel descriptor per kernel in the code object
+        obj = cu.with_suffix(".o").read_bytes()
+        assert all(f"row_{i}.kd".encode() in obj for i in range(len(kernels)))
+
+
+@pytest.mark.parametrize(("target", "width", "tool"), CASES)
+def test_examples_and_compiled_kernels_compile(target: str, width: int, tool: str, tmp_path: Path) -> None:
+    _skip_without(tool)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
+    import kernels as K
+
+    ks = [wg.assemble(p.read_text(), p.name).kernels[0] for p in sorted(EX.glob("*.wave"))]
+    for opt in (0, 3):
+        for kf in (K.loops, K.floor_ops, K.scan, K.matmul, K.histogram):
+            k = wg.compile(kf.python, opt=opt).kernels[0]
+            ks.append(dataclasses.replace(k, name=f"{k.name}_O{opt}"))
+    cu = _compile(target, width, ks, tmp_path)
+    if target == "cuda":
+        ptx = cu.with_suffix(".ptx").read_text()
+        assert all(f".entry {k.name}(" in ptx for k in ks)
+    else:
+        obj = cu.with_suffix(".o").read_bytes()
+        assert all(f"{k.name}.kd".encode() in obj for k in ks)
+
+
+@pytest.mark.parametrize(("target", "width", "tool"), CASES)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_structured_programs_compile(
+    target: str, width: int, tool: str, tmp_path: Path, data: st.DataObject
+) -> None:
+    _skip_without(tool)
+    seed_vals = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=24, max_size=24))
+    body = [i for i in data.draw(D.block()) if i.spec.cls not in ("atomic",) and i.spec.name != "ret"]
+    if any(i.spec.cls == "control" for i in body):
+        from wavegpu.isa.structure import check_structure
+
+        if check_structure(body):
+            return
+    _compile(target, width, [Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)], tmp_path)
+
+
+MULADD = """
+.kernel muladd
+    mov.b32 r3, 0
+    ld.global.b32 r0, [r3]
+    ld.global.b32 r4, [r3+4]
+    mul.f32 r1, r0, r4
+    add.f32 r2, r1, r0
+    st.global.b32 [r3], r2
+    ret
+.end
+"""
+
+
+def test_cuda_float_arithmetic_is_never_contracted_into_fma(tmp_path: Path) -> None:
+    """nvcc fuses a * b + c by default; a mul and a dependent add must stay two roundings."""
+    k = wg.assemble(MULADD, "m.wave").kernels[0]
+    out = render(k, "cuda").source
+    assert "__fmul_rn(" in out and "__fadd_rn(" in out and " * F(" not in out
+    if NVCC is not None:
+        ptx = _compile("cuda", 32, [k], tmp_path).with_suffix(".ptx").read_text()
+        assert "mul.rn.f32" in ptx and "add.rn.f32" in ptx and "fma" not in ptx
+
+
+def test_hip_float_arithmetic_is_never_contracted_into_fma(tmp_path: Path) -> None:
+    """clang contracts across statements for HIP; the prelude's pragma turns that off."""
+    k = wg.assemble(MULADD, "m.wave").kernels[0]
+    assert "#pragma clang fp contract(off)" in render(k, "hip", wave_width=64).source
+    _skip_without("hipcc")
+    src = tmp_path / "m.hip"
+    src.write_text(render(k, "hip", wave_width=64).source)
+    r = subprocess.run(
+        [
+            HIPCC,
+            "--offload-arch=gfx90a",
+            "--cuda-device-only",
+            "-S",
+            "-Wno-unused-command-line-argument",  # type: ignore[list-item]
+            "-x",
+            "hip",
+            str(src),
+            "-o",
+            str(tmp_path / "m.s"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+    )
+    assert r.returncode == 0, r.stderr
+    asm = (tmp_path / "m.s").read_text()
+    assert "v_mul_f32" in asm and "v_add_f32" in asm and "v_fma" not in asm and "v_fmac" not in asm
+
+
+def test_hip_refuses_a_target_with_another_wave_size(tmp_path: Path) -> None:
+    _skip_without("hipcc")
+    k = wg.assemble((EX / "vector_add.wave").read_text(), "vector_add.wave").kernels[0]
+    src = tmp_path / "v.hip"
+    src.write_text(render(k, "hip", wave_width=64).source)
+    r = subprocess.run(
+        [
+            HIPCC,
+            "--offload-arch=gfx1030",
+            "--cuda-device-only",
+            "-c",
+            "-Wno-unused-command-line-argument",  # type: ignore[list-item]
+            "-x",
+            "hip",
+            str(src),
+            "-o",
+            str(tmp_path / "v.o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+    )
+    assert r.returncode != 0 and "translated for waves of 64 lanes" in r.stderr
