@@ -1,6 +1,6 @@
 """The CUDA C++ and HIP backends: every row is rendered or refused with a reason, and what
 they render compiles with the vendor's compiler without a warning: nvcc to PTX and cubin
-(ptxas, sm_80), hipcc to code objects for gfx90a (waves of 64) and gfx1030 (waves of 32).
+(ptxas for sm_75 and sm_90), hipcc to code objects for gfx90a (waves of 64) and gfx1030 (waves of 32).
 No GPU is needed; running the output on one is the job of the device checks (docs/backends.md)."""
 
 from __future__ import annotations
@@ -37,8 +37,12 @@ def _commands(target: str, width: int, src: Path) -> list[list[str]]:
     if target == "cuda":
         assert NVCC is not None
         return [
-            [NVCC, "-arch=sm_80", flag, str(src), "-o", str(src.with_suffix(ext))]
-            for flag, ext in (("-ptx", ".ptx"), ("-cubin", ".cubin"))
+            [NVCC, f"-arch={arch}", flag, str(src), "-o", str(src.with_suffix(ext))]
+            for arch, flag, ext in (
+                ("sm_75", "-ptx", ".ptx"),
+                ("sm_75", "-cubin", ".cubin"),
+                ("sm_90", "-cubin", ".sm90"),
+            )
         ]
     assert HIPCC is not None
     arch = "gfx90a" if width == 64 else "gfx1030"

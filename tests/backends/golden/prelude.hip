@@ -1,0 +1,258 @@
+
+#include <hip/hip_runtime.h>
+/* clang contracts a * b + c into an fma across statements for HIP unless told not to */
+#pragma clang fp contract(off)
+/* generated code: helpers a kernel does not call, registers set but never read, p1 != p1 */
+#pragma clang diagnostic ignored "-Wunused-function"
+#pragma clang diagnostic ignored "-Wunused-variable"
+#pragma clang diagnostic ignored "-Wunused-but-set-variable"
+#pragma clang diagnostic ignored "-Wtautological-compare"
+typedef unsigned int uint;
+typedef unsigned long long wv_ulong;
+#define ulong wv_ulong
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+#define WV_FN static __device__ __forceinline__
+#define F(x) __uint_as_float((uint)(x))
+#define U(x) __float_as_uint(x)
+#define D(x) __longlong_as_double((long long)(ulong)(x))
+#define UL(x) ((ulong)__double_as_longlong(x))
+#define POPC(x) ((uint)__popc(x))
+#define CLZ(x) ((uint)__clz(x))
+#define NEXT_F(a, b) nextafterf((float)(a), (float)(b))
+#define NEXT_D(a, b) nextafter((double)(a), (double)(b))
+#define WV_INF __longlong_as_double(0x7FF0000000000000ll)
+#define GLOBAL_ATOMIC_PTR uint*
+#define LOCAL_ATOMIC_PTR uint*
+#define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
+WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
+WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
+/* wave primitives: AMD lanes run in lockstep under the exec mask, which __ballot(1) reads */
+typedef unsigned long long wv_mask;
+#define WV_LANES 64
+#define WV_ACTIVE() __ballot(1)
+#define WV_SHFL(m, x, i) __shfl(x, (int)(i))
+#define WV_BALLOT(m, p) __ballot(p)
+#define WV_ANY(m, p) __any(p)
+#define WV_ALL(m, p) __all(p)
+WV_FN uint wv_lane() { return (uint)__lane_id(); }
+
+#define DBL(x) ((double)(x))
+#define CVT_F_S(x) ((float)(int)(x))
+#define CVT_F_U(x) ((float)(uint)(x))
+/* saturating conversions by hand: Intel's CPU runtime lacks vectorised convert_*_sat_* symbols */
+#define SAT_I_RTZ(x) wv_sat_i(trunc((double)(x)))
+#define SAT_I_RTE(x) wv_sat_i(rint((double)(x)))
+#define SAT_I_RTN(x) wv_sat_i(floor((double)(x)))
+#define SAT_I_RTP(x) wv_sat_i(ceil((double)(x)))
+#define SAT_U_RTZ(x) wv_sat_u(trunc((double)(x)))
+#define SAT_U_RTE(x) wv_sat_u(rint((double)(x)))
+#define SAT_U_RTN(x) wv_sat_u(floor((double)(x)))
+#define SAT_U_RTP(x) wv_sat_u(ceil((double)(x)))
+#define SAT_I_RTZ_D(x) wv_sat_i(trunc(x))
+#define SAT_U_RTZ_D(x) wv_sat_u(trunc(x))
+#define F32_RTZ(x) wv_f32_rtz(x)
+WV_FN uint wv_c32(float x) { return isnan(x) ? 0x7FFFFFFFu : U(x); }
+WV_FN int wv_sat_i(double v) {
+    if (isnan(v)) return 0;
+    if (v <= -2147483648.0) return (int)0x80000000;
+    if (v >= 2147483647.0) return 0x7FFFFFFF;
+    return (int)v;
+}
+WV_FN uint wv_sat_u(double v) {
+    if (isnan(v) || v <= 0.0) return 0u;
+    if (v >= 4294967295.0) return 0xFFFFFFFFu;
+    return (uint)v;
+}
+WV_FN float wv_f32_rtz(double x) {
+    float r = (float)x;
+    if (!isnan(x) && fabs((double)r) > fabs(x)) r = NEXT_F(r, 0.0f);
+    return r;
+}
+WV_FN ulong wv_c64(double x) { return isnan(x) ? 0x7FFFFFFFFFFFFFFFul : UL(x); }
+WV_FN uint wv_div_u32(uint a, uint b) { return b ? a / b : 0xFFFFFFFFu; }
+WV_FN uint wv_rem_u32(uint a, uint b) { return b ? a % b : a; }
+WV_FN uint wv_div_s32(uint a, uint b) {
+    int x = (int)a, y = (int)b;
+    if (y == 0) return 0xFFFFFFFFu;
+    if (x == (int)0x80000000 && y == -1) return a;
+    return (uint)(x / y);
+}
+WV_FN uint wv_rem_s32(uint a, uint b) {
+    int x = (int)a, y = (int)b;
+    if (y == 0) return a;
+    if (x == (int)0x80000000 && y == -1) return 0u;
+    return (uint)(x % y);
+}
+WV_FN uint wv_abs_s32(uint a) { return (int)a < 0 ? 0u - a : a; }
+WV_FN int wv_min_i(int a, int b) { return a < b ? a : b; }
+WV_FN int wv_max_i(int a, int b) { return a > b ? a : b; }
+WV_FN uint wv_min_u(uint a, uint b) { return a < b ? a : b; }
+WV_FN uint wv_max_u(uint a, uint b) { return a > b ? a : b; }
+WV_FN uint wv_shl(uint a, uint b) { return b > 31u ? 0u : a << b; }
+WV_FN uint wv_shr_u(uint a, uint b) { return b > 31u ? 0u : a >> b; }
+WV_FN uint wv_shr_s(uint a, uint b) { return (uint)((int)a >> (b > 31u ? 31u : b)); }
+WV_FN uint wv_popc(uint a) { return POPC(a); }
+WV_FN uint wv_clz(uint a) { return a ? CLZ(a) : 32u; }
+WV_FN uint wv_brev(uint v) {
+    v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
+    v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
+    v = ((v >> 4) & 0x0F0F0F0Fu) | ((v & 0x0F0F0F0Fu) << 4);
+    v = ((v >> 8) & 0x00FF00FFu) | ((v & 0x00FF00FFu) << 8);
+    return (v >> 16) | (v << 16);
+}
+WV_FN uint wv_bfe(uint a, uint b, uint c, int sgn) {
+    uint pos = b & 0xFFu, len = c & 0xFFu, out = 0u, sbit = 0u;
+    if (sgn && len) sbit = (a >> (pos + len - 1u < 31u ? pos + len - 1u : 31u)) & 1u;
+    for (uint i = 0; i < 32u; i++) {
+        uint bit = (i < len && pos + i <= 31u) ? (a >> (pos + i)) & 1u : sbit;
+        out |= bit << i;
+    }
+    return out;
+}
+WV_FN uint wv_bfi(uint ins, uint b, uint c, uint base) {
+    uint pos = b & 0xFFu, len = c & 0xFFu, out = base;
+    for (uint i = 0; i < len && pos + i <= 31u; i++)
+        out = (out & ~(1u << (pos + i))) | (((ins >> i) & 1u) << (pos + i));
+    return out;
+}
+WV_FN uint wv_dp4a_s(uint a, uint b, uint c) {
+    int acc = (int)c;
+    for (int i = 0; i < 4; i++) acc += (int)(char)(a >> (8 * i)) * (int)(char)(b >> (8 * i));
+    return (uint)acc;
+}
+WV_FN uint wv_dp4a_u(uint a, uint b, uint c) {
+    uint acc = c;
+    for (int i = 0; i < 4; i++) acc += ((a >> (8 * i)) & 0xFFu) * ((b >> (8 * i)) & 0xFFu);
+    return acc;
+}
+WV_FN float wv_fmin(float a, float b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0f && b == 0.0f) return (signbit(a) || signbit(b)) ? -0.0f : 0.0f;
+    return a < b ? a : b;
+}
+WV_FN float wv_fmax(float a, float b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0f && b == 0.0f) return (signbit(a) && signbit(b)) ? -0.0f : 0.0f;
+    return a > b ? a : b;
+}
+WV_FN double wv_dmin(double a, double b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0 && b == 0.0) return (signbit(a) || signbit(b)) ? -0.0 : 0.0;
+    return a < b ? a : b;
+}
+WV_FN double wv_dmax(double a, double b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0 && b == 0.0) return (signbit(a) && signbit(b)) ? -0.0 : 0.0;
+    return a > b ? a : b;
+}
+WV_FN uint wv_fract(uint a) {
+    float x = F(a);
+    if (isinf(x) || isnan(x)) return 0x7FFFFFFFu;
+    float r = x - floor(x);
+    return U(r < F(0x3F7FFFFFu) ? r : F(0x3F7FFFFFu));
+}
+WV_FN uint wv_sat(uint a) {
+    float x = F(a);
+    if (isnan(x)) return 0u;
+    return U(fmin(fmax(x, 0.0f), 1.0f));
+}
+/* p + c rounded to odd in double (p, c exact): makes one later rounding to <= 51 bits correct */
+WV_FN double wv_rto(double p, double c) {
+    double s = p + c;
+    double bb = s - p;
+    double e = (p - (s - bb)) + (c - bb);
+    if (e != 0.0 && isfinite(s) && (UL(s) & 1ul) == 0ul)
+        s = NEXT_D(s, e > 0.0 ? WV_INF : -WV_INF);
+    return s;
+}
+WV_FN uint wv_d2h(double x) {
+    if (isnan(x)) return 0x7FFFu;
+    return D2H_BITS(x);
+}
+WV_FN double wv_h2d(uint h) { return (double)H2F_BITS(h & 0xFFFFu); }
+WV_FN float wv_h2f(uint h) { return H2F_BITS(h & 0xFFFFu); }
+WV_FN uint wv_d2b(double x) {
+    if (isnan(x)) return 0x7FFFu;
+    double y;
+    if (fabs(x) < 0x1p-126) {
+        y = rint(x * 0x1p133) * 0x1p-133;
+        if (y == 0.0) y = copysign(0.0, x);
+    } else {
+        ulong b = UL(x);
+        b = ((b + ((1ul << 44) - 1ul) + ((b >> 45) & 1ul)) >> 45) << 45;
+        y = D(b);
+    }
+    return U((float)y) >> 16;
+}
+WV_FN double wv_b2d(uint h) { return (double)F((h & 0xFFFFu) << 16); }
+WV_FN double wv_half_op(int op, double a, double b, double c) {
+    if (op == 0) return wv_rto(a, b);
+    if (op == 1) return a * b;
+    if (op == 3) return wv_rto(a, -b);
+    return wv_rto(a * b, c);
+}
+WV_FN uint wv_h1(int op, uint a, uint b, uint c) {
+    return wv_d2h(wv_half_op(op, wv_h2d(a & 0xFFFFu), wv_h2d(b & 0xFFFFu), wv_h2d(c & 0xFFFFu)));
+}
+WV_FN uint wv_h2(int op, uint a, uint b, uint c) {
+    return wv_h1(op, a, b, c) | (wv_h1(op, a >> 16, b >> 16, c >> 16) << 16);
+}
+WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
+    return wv_d2b(wv_half_op(op, wv_b2d(a), wv_b2d(b), wv_b2d(c)));
+}
+WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
+    return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);
+}
+WV_FN uint wv_atomic_addf_g(GLOBAL_ATOMIC_PTR p, uint v) {
+    uint old = *p, prev;
+    do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    return old;
+}
+WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
+    uint old = *p, prev;
+    do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    return old;
+}
+
+WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
+    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = WV_SHFL(m, x, i);
+        acc = op == 0 ? acc + v : op == 1 ? (v < acc ? v : acc) : op == 2 ? (v > acc ? v : acc)
+            : op == 3 ? (acc & v) : op == 4 ? (acc | v) : (acc ^ v);
+    }
+    return acc;
+}
+WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
+    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        int v = WV_SHFL(m, x, i);
+        acc = op == 1 ? (v < acc ? v : acc) : (v > acc ? v : acc);
+    }
+    return acc;
+}
+WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
+    float acc = __int_as_float(0x7FC00000);
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        float v = WV_SHFL(m, x, i);
+        acc = op == 1 ? wv_fmin(acc, v) : wv_fmax(acc, v);
+    }
+    return acc;
+}
+WV_FN uint wv_prefix(wv_mask m, uint x) {
+    uint acc = 0u, me = wv_lane();
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = WV_SHFL(m, x, i);
+        if ((uint)i < me) acc += v;
+    }
+    return acc;
+}

@@ -1,0 +1,29 @@
+
+#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
+#error "vector_add was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
+#endif
+extern "C" __global__ void __launch_bounds__(256) vector_add(uchar* __restrict__ mem, const uchar* __restrict__ cmem, uint a0, uint a1, uint a2, uint a3) {
+    uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u;
+    bool p0 = false;
+    r0 = a0;
+    r1 = a1;
+    r2 = a2;
+    r3 = a3;
+    r4 = (uint)threadIdx.x;
+    r5 = (uint)blockIdx.x;
+    r6 = (uint)blockDim.x;
+    r4 = (r5 * r6 + r4);
+    p0 = (r4 >= r3);
+    if (p0) {
+        return;
+    }
+    r5 = wv_shl(r4, 0x2u);
+    r6 = (r0 + r5);
+    r7 = (*((uint*)(mem + (r6))));
+    r6 = (r1 + r5);
+    r8 = (*((uint*)(mem + (r6))));
+    r7 = wv_c32(F(r7) + F(r8));
+    r6 = (r2 + r5);
+    *((uint*)(mem + (r6))) = r7;
+    return;
+}
