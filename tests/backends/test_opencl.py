@@ -219,3 +219,21 @@ def test_translate_cli_and_unknown_targets(tmp_path: Path) -> None:
     assert r.returncode == 1 and "not available yet" in r.stderr
     with pytest.raises(wg.WaveError, match="unknown device"):
         wg.launch(_example("vector_add.wave"), device="tpu")
+
+
+@needs_opencl
+def test_kernel_functions_take_a_device() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
+    import kernels as K
+
+    n = 1000
+    a = np.random.default_rng(3).random(n).astype(np.float32)
+    b = np.random.default_rng(4).random(n).astype(np.float32)
+    outs = []
+    for device in ("emulator", "opencl"):
+        y = b.copy()
+        K.saxpy(np.float32(2.5), a, y, n, grid=4, workgroup=256, device=device)
+        outs.append(y)
+    assert np.array_equal(outs[0], outs[1]) and np.allclose(outs[0], 2.5 * a + b, rtol=1e-6)
+    with pytest.raises(wg.WaveError, match="emulator only"):
+        K.saxpy(np.float32(2.5), a, b, n, grid=4, workgroup=256, device="opencl", check=True)

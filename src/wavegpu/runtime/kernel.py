@@ -113,15 +113,14 @@ class KernelFunction:
         wave_width: int = 32,
         check: bool = False,
     ) -> Any:
-        from ..emulator import emulate
+        from .launch import launch
 
         prog = self.program
         k = prog.kernels[0]
         layout = pack(k, list(args))
-        if device != "emulator":
-            raise WaveError(f"device {device!r} is not available (only 'emulator' so far)")
-        res = emulate(
+        res = launch(
             prog,
+            device=device,
             grid=grid,
             workgroup=workgroup or k.workgroup_size,
             memory=layout.memory,

@@ -49,6 +49,8 @@ def launch(
         )
     if device != "opencl":
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
+    if check:
+        raise WaveError("check=True (the undefined-behaviour checker) runs on the emulator only; use device='emulator'")
     from ..backends import render
     from ..emulator.launch import new_memory
     from . import opencl
