@@ -29,7 +29,7 @@ import test_differential as D
 EX = Path(__file__).resolve().parents[2] / "examples"
 NVCC = shutil.which("nvcc")
 HIPCC = shutil.which("hipcc")
-# (target, wave width, tool): the tool's argument lists, one per output it must produce
+# (target, wave width, tool) of each compile check
 CASES = [("cuda", 32, "nvcc"), ("hip", 64, "hipcc"), ("hip", 32, "hipcc")]
 
 
@@ -44,23 +44,19 @@ def _commands(target: str, width: int, src: Path) -> list[list[str]]:
                 ("sm_90", "-cubin", ".sm90"),
             )
         ]
+    return [_hipcc("gfx90a" if width == 64 else "gfx1030", "-c", src, src.with_suffix(".o"))]
+
+
+def _hipcc(arch: str, mode: str, src: Path, out: Path) -> list[str]:
+    """hipcc for one AMD target, device code only (mode -c: a code object; -S: assembly)."""
     assert HIPCC is not None
-    arch = "gfx90a" if width == 64 else "gfx1030"
-    return [
-        [
-            HIPCC,
-            f"--offload-arch={arch}",
-            "--cuda-device-only",
-            "-c",
-            "-Wall",
-            "-Wno-unused-command-line-argument",
-            "-x",
-            "hip",
-            str(src),
-            "-o",
-            str(src.with_suffix(".o")),
-        ]
-    ]
+    flags = ["--cuda-device-only", mode, "-Wall", "-Wno-unused-command-line-argument", "-x", "hip"]
+    return [HIPCC, f"--offload-arch={arch}", *flags, str(src), "-o", str(out)]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HIP_PLATFORM": "amd"}  # hipcc would pick nvcc when it finds one
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
 
 
 def _compile(target: str, width: int, kernels: list[Kernel], tmp_path: Path) -> Path:
@@ -73,9 +69,8 @@ def _compile(target: str, width: int, kernels: list[Kernel], tmp_path: Path) -> 
         parts.append(src[len(prelude) :])
     cu = tmp_path / f"k_{target}{width}.cu"
     cu.write_text("\n".join(parts))
-    env = {**os.environ, "HIP_PLATFORM": "amd"}  # hipcc would pick nvcc when it finds one
     for cmd in _commands(target, width, cu):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        r = _run(cmd)
         assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[-4000:]
     return cu
 
@@ -183,24 +178,7 @@ def test_hip_float_arithmetic_is_never_contracted_into_fma(tmp_path: Path) -> No
     _skip_without("hipcc")
     src = tmp_path / "m.hip"
     src.write_text(render(k, "hip", wave_width=64).source)
-    r = subprocess.run(
-        [
-            HIPCC,
-            "--offload-arch=gfx90a",
-            "--cuda-device-only",
-            "-S",
-            "-Wno-unused-command-line-argument",  # type: ignore[list-item]
-            "-x",
-            "hip",
-            str(src),
-            "-o",
-            str(tmp_path / "m.s"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HIP_PLATFORM": "amd"},
-    )
+    r = _run(_hipcc("gfx90a", "-S", src, tmp_path / "m.s"))
     assert r.returncode == 0, r.stderr
     asm = (tmp_path / "m.s").read_text()
     assert "v_mul_f32" in asm and "v_add_f32" in asm and "v_fma" not in asm and "v_fmac" not in asm
@@ -211,22 +189,5 @@ def test_hip_refuses_a_target_with_another_wave_size(tmp_path: Path) -> None:
     k = wg.assemble((EX / "vector_add.wave").read_text(), "vector_add.wave").kernels[0]
     src = tmp_path / "v.hip"
     src.write_text(render(k, "hip", wave_width=64).source)
-    r = subprocess.run(
-        [
-            HIPCC,
-            "--offload-arch=gfx1030",
-            "--cuda-device-only",
-            "-c",
-            "-Wno-unused-command-line-argument",  # type: ignore[list-item]
-            "-x",
-            "hip",
-            str(src),
-            "-o",
-            str(tmp_path / "v.o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HIP_PLATFORM": "amd"},
-    )
+    r = _run(_hipcc("gfx1030", "-c", src, tmp_path / "v.o"))
     assert r.returncode != 0 and "translated for waves of 64 lanes" in r.stderr

@@ -174,32 +174,25 @@ class CUDA(Dialect):
             return f"atomicSub((uint*){p}, (uint){args[0]})"
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
-    def wave(self, op: str, args: list[str], wave_width: int) -> str:
-        m, lane, w = "WV_ACTIVE()", "wv_lane()", wave_width
-        if op.startswith("reduce."):
-            o, t = op.split(".")[1:]
-            if t == "f32":
-                return f"wv_c32(wv_reduce_f({m}, F({args[0]}), {_OPS[o]}))"
-            if t == "s32":
-                return f"(uint)wv_reduce_i({m}, (int){args[0]}, {_OPS[o]})"
-            return f"wv_reduce_u({m}, {args[0]}, {_OPS[o]})"
-        if op == "prefix.add.u32":
-            return f"wv_prefix({m}, {args[0]})"
-        if op in ("shuffle.b32", "broadcast.b32"):
-            return f"WV_SHFL({m}, {args[0]}, ({args[1]}) % {w}u)"
-        if op == "shuffle.xor.b32":
-            return f"WV_SHFL({m}, {args[0]}, (({lane} ^ ({args[1]})) < {w}u) ? ({lane} ^ ({args[1]})) : {lane})"
-        if op == "shuffle.up.b32":
-            return f"WV_SHFL({m}, {args[0]}, (({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane})"
-        if op == "shuffle.down.b32":
-            return f"WV_SHFL({m}, {args[0]}, (({args[1]}) < {w}u - {lane}) ? ({lane} + ({args[1]})) : {lane})"
-        if op == "ballot.b32":
-            return f"(uint)WV_BALLOT({m}, {args[0]})"
-        if op == "any":
-            return f"(bool)WV_ANY({m}, {args[0]})"
-        if op == "all":
-            return f"(bool)WV_ALL({m}, {args[0]})"
-        raise KeyError(op)
+    lane = "wv_lane()"
+
+    def shuffle(self, x: str, src: str) -> str:
+        return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
+
+    def reduce(self, op: str, dtype: str, x: str) -> str:
+        if dtype == "f32":
+            return f"wv_c32(wv_reduce_f(WV_ACTIVE(), F({x}), {_OPS[op]}))"
+        if dtype == "s32":
+            return f"(uint)wv_reduce_i(WV_ACTIVE(), (int){x}, {_OPS[op]})"
+        return f"wv_reduce_u(WV_ACTIVE(), {x}, {_OPS[op]})"
+
+    def prefix_add(self, x: str) -> str:
+        return f"wv_prefix(WV_ACTIVE(), {x})"
+
+    def vote(self, op: str, p: str) -> str:
+        if op == "ballot":
+            return f"(uint)WV_BALLOT(WV_ACTIVE(), {p})"
+        return f"(bool)WV_{op.upper()}(WV_ACTIVE(), {p})"
 
     def barrier(self) -> str:
         return "__syncthreads();"

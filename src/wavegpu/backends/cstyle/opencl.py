@@ -98,32 +98,24 @@ class OpenCL(Dialect):
             return f"atomic_cmpxchg({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
-    def wave(self, op: str, args: list[str], wave_width: int) -> str:
-        w = wave_width
-        lane = "get_sub_group_local_id()"
-        if op.startswith("reduce."):
-            o, t = op.split(".")[1:]
-            if t == "f32":
-                return f"wv_c32(sub_group_non_uniform_reduce_{o}(F({args[0]})))"
-            ct = "int" if t == "s32" else "uint"
-            return f"(uint)sub_group_non_uniform_reduce_{o}(({ct}){args[0]})"
-        if op == "prefix.add.u32":
-            return f"sub_group_non_uniform_scan_exclusive_add({args[0]})"
-        if op in ("shuffle.b32", "broadcast.b32"):
-            return f"sub_group_shuffle({args[0]}, ({args[1]}) % {w}u)"
-        if op == "shuffle.xor.b32":
-            return f"sub_group_shuffle({args[0]}, (({lane} ^ ({args[1]})) < {w}u) ? ({lane} ^ ({args[1]})) : {lane})"
-        if op == "shuffle.up.b32":
-            return f"sub_group_shuffle({args[0]}, (({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane})"
-        if op == "shuffle.down.b32":
-            return f"sub_group_shuffle({args[0]}, (({args[1]}) < {w}u - {lane}) ? ({lane} + ({args[1]})) : {lane})"
-        if op == "ballot.b32":
-            return f"sub_group_ballot({args[0]}).x"
-        if op == "any":
-            return f"(bool)sub_group_non_uniform_any({args[0]})"
-        if op == "all":
-            return f"(bool)sub_group_non_uniform_all({args[0]})"
-        raise KeyError(op)
+    lane = "get_sub_group_local_id()"
+
+    def shuffle(self, x: str, src: str) -> str:
+        return f"sub_group_shuffle({x}, {src})"
+
+    def reduce(self, op: str, dtype: str, x: str) -> str:
+        if dtype == "f32":
+            return f"wv_c32(sub_group_non_uniform_reduce_{op}(F({x})))"
+        ct = "int" if dtype == "s32" else "uint"
+        return f"(uint)sub_group_non_uniform_reduce_{op}(({ct}){x})"
+
+    def prefix_add(self, x: str) -> str:
+        return f"sub_group_non_uniform_scan_exclusive_add({x})"
+
+    def vote(self, op: str, p: str) -> str:
+        if op == "ballot":
+            return f"sub_group_ballot({p}).x"
+        return f"(bool)sub_group_non_uniform_{op}({p})"
 
     def barrier(self) -> str:
         return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"

@@ -197,8 +197,43 @@ class Dialect:
     def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
         raise NotImplementedError
 
-    def wave(self, op: str, args: list[str], wave_width: int) -> str:
+    lane = "lane"  # the expression for %lane_id
+
+    def shuffle(self, x: str, src: str) -> str:
+        """x from lane src of the wave (src is always a valid lane index)."""
         raise NotImplementedError
+
+    def reduce(self, op: str, dtype: str, x: str) -> str:
+        raise NotImplementedError
+
+    def prefix_add(self, x: str) -> str:
+        raise NotImplementedError
+
+    def vote(self, op: str, p: str) -> str:
+        """ballot (uint: the low 32 bits), any, all (bool) over the active lanes."""
+        raise NotImplementedError
+
+    def wave(self, op: str, args: list[str], wave_width: int) -> str:
+        """A wave operation; the source-lane rules of DESIGN section 3 live here, once: shuffle and
+        broadcast take the lane modulo W, and an xor/up/down source outside the wave reads the
+        lane's own value (PTX's rule)."""
+        lane, w, x = self.lane, wave_width, args[0]
+        if op.startswith("reduce."):
+            o, t = op.split(".")[1:]
+            return self.reduce(o, t, x)
+        if op == "prefix.add.u32":
+            return self.prefix_add(x)
+        if op in ("shuffle.b32", "broadcast.b32"):
+            return self.shuffle(x, f"({args[1]}) % {w}u")
+        if op == "shuffle.xor.b32":
+            return self.shuffle(x, f"(({lane} ^ ({args[1]})) < {w}u) ? ({lane} ^ ({args[1]})) : {lane}")
+        if op == "shuffle.up.b32":
+            return self.shuffle(x, f"(({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane}")
+        if op == "shuffle.down.b32":
+            return self.shuffle(x, f"(({args[1]}) < {w}u - {lane}) ? ({lane} + ({args[1]})) : {lane}")
+        if op in ("ballot.b32", "any", "all"):
+            return self.vote(op.split(".")[0], x)
+        raise KeyError(op)
 
     def barrier(self) -> str:
         raise NotImplementedError
