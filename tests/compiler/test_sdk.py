@@ -150,3 +150,16 @@ def test_passes_are_selectable_by_name(tmp_path: Path) -> None:
         timeout=120,
     )
     assert r.returncode == 1 and "unknown pass" in r.stderr
+
+
+def test_every_compiler_builtin_also_runs_as_plain_python() -> None:
+    """The kernel corpus runs each kernel as Python for its reference (runtime/pyexec.py): every
+    name the frontend accepts must exist there, and the other way round."""
+    from wavegpu.compiler.frontends import python as fe
+    from wavegpu.runtime import pyexec
+
+    accepted = fe.IDS | fe.ATOMICS | fe.WAVE1 | fe.WAVE2 | fe.MATH1 | {"barrier", "fence", "local_array", "fma"}
+    accepted |= {"wave_ballot", "wave_any", "wave_all"}
+    exported = set(pyexec.__all__) - {"python_thread"}
+    assert accepted == exported, (accepted - exported, exported - accepted)
+    assert all(callable(getattr(pyexec, n)) for n in exported)
