@@ -1,7 +1,7 @@
 """Helpers shared by every C-family dialect: the emulator's semantics in portable C.
 
 A dialect's header defines the macros they use: WV_FN (function qualifiers), F/U/D/UL (bit
-reinterpretation), DBL, POPC, CLZ, NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
+reinterpretation), POPC, CLZ, NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
 ATOMIC_CAS, GLOBAL_ATOMIC_PTR and LOCAL_ATOMIC_PTR, and the types uint, ulong, uchar, ushort.
 """
 
