@@ -84,8 +84,8 @@ def _example(name: str) -> wg.Program:
     return wg.assemble((EX / name).read_text(), name)
 
 
-@needs_opencl
-def test_examples_match_the_emulator() -> None:
+def example_cases() -> list[tuple[wg.Program, object, object, np.ndarray, list[object]]]:
+    """(program, grid, workgroup, memory, args) for every example (also used by test_sycl)."""
     n = 1000
     f = np.random.default_rng(0).random(n).astype(np.float32)
     cases = [
@@ -113,23 +113,25 @@ def test_examples_match_the_emulator() -> None:
             [0, 4096, 8192, 32],
         ),
     ]
-    for prog, grid, wgs, mem, args in cases:
+    return cases
+
+
+@needs_opencl
+def test_examples_match_the_emulator() -> None:
+    for prog, grid, wgs, mem, args in example_cases():
         a = wg.launch(prog, device="emulator", grid=grid, workgroup=wgs, memory=mem, args=args).memory
         b = wg.launch(prog, device="opencl", grid=grid, workgroup=wgs, memory=mem, args=args).memory
         assert np.array_equal(a, b), prog.kernels[0].name
 
 
-@needs_opencl
-@pytest.mark.parametrize("opt", [0, 3])
-def test_compiled_kernels_match_the_emulator(opt: int) -> None:
+def compiled_cases() -> list[tuple[object, list[object], object, object]]:
+    """(kernel function, args, grid, workgroup) from the compiler's corpus (also used by test_sycl)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
     import kernels as K  # the compiler's corpus
 
-    from wavegpu.runtime.buffers import pack
-
     n = 200
     out = np.zeros(256, np.int32)
-    for kf, args, grid, wgs in [
+    return [
         (K.loops, [out, n], 1, 256),
         (
             K.floor_ops,
@@ -151,12 +153,24 @@ def test_compiled_kernels_match_the_emulator(opt: int) -> None:
             (2, 2),
             None,
         ),
-    ]:
-        prog = wg.compile(kf.python, opt=opt)
+    ]
+
+
+def check_compiled_kernels(device: str, opt: int) -> None:
+    from wavegpu.runtime.buffers import pack
+
+    for kf, args, grid, wgs in compiled_cases():
+        prog = wg.compile(kf.python, opt=opt)  # type: ignore[attr-defined]
         layout = pack(prog.kernels[0], args)
         a = wg.launch(prog, device="emulator", grid=grid, workgroup=wgs, memory=layout.memory, args=layout.args)
-        b = wg.launch(prog, device="opencl", grid=grid, workgroup=wgs, memory=layout.memory, args=layout.args)
-        assert np.array_equal(a.memory, b.memory), kf.__name__
+        b = wg.launch(prog, device=device, grid=grid, workgroup=wgs, memory=layout.memory, args=layout.args)
+        assert np.array_equal(a.memory, b.memory), kf.__name__  # type: ignore[attr-defined]
+
+
+@needs_opencl
+@pytest.mark.parametrize("opt", [0, 3])
+def test_compiled_kernels_match_the_emulator(opt: int) -> None:
+    check_compiled_kernels("opencl", opt)
 
 
 @needs_opencl

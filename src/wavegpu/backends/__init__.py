@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
-from .cstyle import CUDA, HIP, CRenderer, OpenCL, Rendered
+from .cstyle import CUDA, HIP, SYCL, CRenderer, OpenCL, Rendered
 
-TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP}
-PLANNED = ("ptx", "metal", "sycl", "amdgcn")
+TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL}
+PLANNED = ("ptx", "metal", "amdgcn")
 
 
 def render(

@@ -1,4 +1,4 @@
-"""`wg.launch`: run a program on a device ("emulator" or "opencl"); `wg.devices()` lists them."""
+"""`wg.launch`: run a program on a device ("emulator", "opencl" or "sycl"); `wg.devices()` lists them."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from ..wbin.program import Kernel, Program
 
 
 def devices() -> list[str]:
-    """Devices that can run kernels here: always "emulator", and "opencl" when one is usable."""
+    """Devices that can run kernels here: always "emulator"; "opencl" and "sycl" when usable."""
     out = ["emulator"]
-    from . import opencl
+    from . import opencl, sycl
 
     if opencl.available()[0]:
         out.append("opencl")
+    if sycl.available()[0]:
+        out.append("sycl")
     return out
 
 
@@ -47,7 +49,7 @@ def launch(
             check=check,
             constants=constants,
         )
-    if device != "opencl":
+    if device not in ("opencl", "sycl"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
     if check:
         raise WaveError("check=True (the undefined-behaviour checker) runs on the emulator only; use device='emulator'")
@@ -61,10 +63,15 @@ def launch(
     bits = [arg_bits(a) for a in args]
     nargs = max(len(bits), len(k.params))
     bits += [0] * (nargs - len(bits))
-    src = render(k, "opencl", wave_width=wave_width, nargs=nargs)
+    src = render(k, device, wave_width=wave_width, nargs=nargs)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
-    out = opencl.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
+    if device == "opencl":
+        out = opencl.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
+    else:
+        from . import sycl
+
+        out = sycl.run_many(src.source, [(src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)])[0]
     threads = wg[0] * wg[1] * wg[2]
     stats = Stats(
         wave_width=wave_width,

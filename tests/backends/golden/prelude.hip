@@ -19,6 +19,7 @@ typedef unsigned short ushort;
 #define UL(x) ((ulong)__double_as_longlong(x))
 #define POPC(x) ((uint)__popc(x))
 #define CLZ(x) ((uint)__clz(x))
+#define BREV(x) __brev(x)
 #define NEXT_F(a, b) nextafterf((float)(a), (float)(b))
 #define NEXT_D(a, b) nextafter((double)(a), (double)(b))
 #define WV_INF __longlong_as_double(0x7FF0000000000000ll)
@@ -94,6 +95,9 @@ WV_FN uint wv_shr_u(uint a, uint b) { return b > 31u ? 0u : a >> b; }
 WV_FN uint wv_shr_s(uint a, uint b) { return (uint)((int)a >> (b > 31u ? 31u : b)); }
 WV_FN uint wv_popc(uint a) { return POPC(a); }
 WV_FN uint wv_clz(uint a) { return a ? CLZ(a) : 32u; }
+#ifdef BREV
+WV_FN uint wv_brev(uint v) { return BREV(v); }
+#else
 WV_FN uint wv_brev(uint v) {
     v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
     v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
@@ -101,6 +105,7 @@ WV_FN uint wv_brev(uint v) {
     v = ((v >> 8) & 0x00FF00FFu) | ((v & 0x00FF00FFu) << 8);
     return (v >> 16) | (v << 16);
 }
+#endif
 WV_FN uint wv_bfe(uint a, uint b, uint c, int sgn) {
     uint pos = b & 0xFFu, len = c & 0xFFu, out = 0u, sbit = 0u;
     if (sgn && len) sbit = (a >> (pos + len - 1u < 31u ? pos + len - 1u : 31u)) & 1u;

@@ -24,6 +24,7 @@ typedef unsigned short ushort;
 #define UL(x) ((ulong)__double_as_longlong(x))
 #define POPC(x) ((uint)__popc(x))
 #define CLZ(x) ((uint)__clz(x))
+#define BREV(x) __brev(x)
 #define NEXT_F(a, b) nextafterf((float)(a), (float)(b))
 #define NEXT_D(a, b) nextafter((double)(a), (double)(b))
 #define WV_INF __longlong_as_double(0x7FF0000000000000ll)

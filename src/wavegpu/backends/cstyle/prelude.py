@@ -1,7 +1,7 @@
 """Helpers shared by every C-family dialect: the emulator's semantics in portable C.
 
 A dialect's header defines the macros they use: WV_FN (function qualifiers), F/U/D/UL (bit
-reinterpretation), POPC, CLZ, NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
+reinterpretation), POPC, CLZ, optionally BREV (bit reversal), NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
 ATOMIC_CAS, GLOBAL_ATOMIC_PTR and LOCAL_ATOMIC_PTR, and the types uint, ulong, uchar, ushort.
 """
 
@@ -63,6 +63,9 @@ WV_FN uint wv_shr_u(uint a, uint b) { return b > 31u ? 0u : a >> b; }
 WV_FN uint wv_shr_s(uint a, uint b) { return (uint)((int)a >> (b > 31u ? 31u : b)); }
 WV_FN uint wv_popc(uint a) { return POPC(a); }
 WV_FN uint wv_clz(uint a) { return a ? CLZ(a) : 32u; }
+#ifdef BREV
+WV_FN uint wv_brev(uint v) { return BREV(v); }
+#else
 WV_FN uint wv_brev(uint v) {
     v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
     v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
@@ -70,6 +73,7 @@ WV_FN uint wv_brev(uint v) {
     v = ((v >> 8) & 0x00FF00FFu) | ((v & 0x00FF00FFu) << 8);
     return (v >> 16) | (v << 16);
 }
+#endif
 WV_FN uint wv_bfe(uint a, uint b, uint c, int sgn) {
     uint pos = b & 0xFFu, len = c & 0xFFu, out = 0u, sbit = 0u;
     if (sgn && len) sbit = (a >> (pos + len - 1u < 31u ? pos + len - 1u : 31u)) & 1u;

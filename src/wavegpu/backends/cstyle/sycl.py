@@ -1,0 +1,154 @@
+"""SYCL 2020 dialect in the free-function kernel form that Intel's run-time compiler
+(`intel-sycl-rt`'s kernel_compiler) builds and launches: `sycl::bit_cast`, work-group local
+memory, `atomic_ref`, sub-group shuffles, and an opportunistic group (the active lanes) for
+reductions, prefix sums and votes. W is fixed with the `sub_group_size` kernel property."""
+
+from __future__ import annotations
+
+from ...errors import WaveError
+from ...wbin.program import Kernel
+from .prelude import HELPERS
+from .render import Dialect
+
+HEADER = r"""
+#include <sycl/sycl.hpp>
+namespace syclex = sycl::ext::oneapi::experimental;
+using namespace sycl;
+typedef unsigned int uint;
+typedef unsigned long long wv_ulong;
+#define ulong wv_ulong
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+#define WV_FN static inline
+#define F(x) sycl::bit_cast<float>((uint)(x))
+#define U(x) sycl::bit_cast<uint>((float)(x))
+#define D(x) sycl::bit_cast<double>((ulong)(x))
+#define UL(x) sycl::bit_cast<ulong>((double)(x))
+#define POPC(x) ((uint)sycl::popcount((uint)(x)))
+#define CLZ(x) ((uint)sycl::clz((uint)(x)))
+/* the swap form becomes llvm.bitreverse, which Intel's run-time compiler cannot lower */
+static inline uint wv_brev_loop(uint v) { uint r = 0u; for (int i = 0; i < 32; i++) { r = (r << 1) | (v & 1u); v >>= 1; } return r; }
+#define BREV(x) wv_brev_loop(x)
+#define NEXT_F(a, b) sycl::nextafter((float)(a), (float)(b))
+#define NEXT_D(a, b) sycl::nextafter((double)(a), (double)(b))
+#define WV_INF sycl::bit_cast<double>(0x7FF0000000000000ull)
+#define GLOBAL_ATOMIC_PTR uint*
+#define LOCAL_ATOMIC_PTR uint*
+#define WV_ATOMIC(T, p) sycl::atomic_ref<T, sycl::memory_order::relaxed, sycl::memory_scope::device>(*(p))
+WV_FN uint ATOMIC_CAS(uint* p, uint c, uint v) { WV_ATOMIC(uint, p).compare_exchange_strong(c, v); return c; }
+WV_FN uint D2H_BITS(double x) { return (uint)sycl::bit_cast<ushort>((_Float16)x); }
+WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u); }
+"""
+
+_SREG = {
+    0: "it_.get_local_id(2)",
+    1: "it_.get_local_id(1)",
+    2: "it_.get_local_id(0)",
+    3: "sg_.get_group_linear_id()",
+    4: "sg_.get_local_linear_id()",
+    5: "it_.get_group(2)",
+    6: "it_.get_group(1)",
+    7: "it_.get_group(0)",
+    8: "it_.get_local_range(2)",
+    9: "it_.get_local_range(1)",
+    10: "it_.get_local_range(0)",
+    11: "it_.get_group_range(2)",
+    12: "it_.get_group_range(1)",
+    13: "it_.get_group_range(0)",
+    14: "sg_.get_group_linear_range()",
+}
+_ATOM = {
+    "add": "fetch_add",
+    "sub": "fetch_sub",
+    "min": "fetch_min",
+    "max": "fetch_max",
+    "and": "fetch_and",
+    "or": "fetch_or",
+    "xor": "fetch_xor",
+    "exch": "exchange",
+}
+_GROUP_OP = {"add": "plus", "min": "minimum", "max": "maximum", "and": "bit_and", "or": "bit_or", "xor": "bit_xor"}
+
+
+class SYCL(Dialect):
+    name = "sycl"
+    unsupported = {"mma.m16n8k8.f32.f16": "SYCL's joint_matrix tiles are not mma.m16n8k8; the PTX backend's job"}
+
+    def prelude(self) -> str:
+        return HEADER + HELPERS
+
+    def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        if wave_width not in (8, 16, 32, 64):
+            raise WaveError(f"sycl: sub-groups of {wave_width} lanes are not offered; use 8, 16, 32 or 64")
+        args = ["uchar* mem", "const uchar* cmem", *(f"uint {p}" for p in params)]
+        props = "SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclex::nd_range_kernel<3>))"
+        props += f"\nSYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclex::sub_group_size<{wave_width}>))"
+        return (
+            f'extern "C" {props}\nvoid {k.name}({", ".join(args)}) {{\n'
+            "    auto it_ = sycl::ext::oneapi::this_work_item::get_nd_item<3>();\n"
+            "    auto sg_ = it_.get_sub_group();"
+        )
+
+    def sreg(self, sid: int, wave_width: int) -> str:
+        if sid == 16:
+            return f"{wave_width}u"
+        return f"(uint){_SREG[sid]}"
+
+    def _base(self, space: str) -> str:
+        return {"global": "mem", "local": "lmem", "const": "cmem"}[space]
+
+    def ptr(self, space: str, ctype: str, addr: str) -> str:
+        q = "const " if space == "const" else ""
+        return f"(({q}{ctype}*)({self._base(space)} + ({addr})))"
+
+    def load(self, space: str, ctype: str, addr: str) -> str:
+        return f"(*{self.ptr(space, ctype, addr)})"
+
+    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+        p = f"(({ctype}*)({self._base(space)} + ({addr})))"
+        if op == "addf":
+            fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
+            return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
+        if op == "cas":
+            return f"ATOMIC_CAS((uint*){p}, (uint){args[0]}, (uint){args[1]})"
+        return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
+
+    lane = "(uint)sg_.get_local_linear_id()"
+
+    def shuffle(self, x: str, src: str) -> str:
+        return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
+
+    def _active(self, x: str, ctype: str, op: str) -> str:
+        return (
+            f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), ({ctype})({x}), "
+            f"sycl::{_GROUP_OP[op]}<{ctype}>())"
+        )
+
+    def reduce(self, op: str, dtype: str, x: str) -> str:
+        if dtype == "f32":
+            return f"wv_c32({self._active(f'F({x})', 'float', op)})"
+        return f"(uint){self._active(x, 'int' if dtype == 's32' else 'uint', op)}"
+
+    def prefix_add(self, x: str) -> str:
+        return (
+            "sycl::exclusive_scan_over_group(syclex::this_work_item::get_opportunistic_group(), "
+            f"(uint)({x}), sycl::plus<uint>())"
+        )
+
+    def vote(self, op: str, p: str) -> str:
+        if op == "ballot":
+            lane = self.lane
+            return self._active(f"(({p}) && {lane} < 32u) ? (1u << {lane}) : 0u", "uint", "or")
+        return f"({self._active(f'({p}) ? 1u : 0u', 'uint', 'or' if op == 'any' else 'and')} != 0u)"
+
+    def barrier(self) -> str:
+        return "sycl::group_barrier(it_.get_group());"
+
+    def fence(self, scope: str) -> str:
+        s = "work_group" if scope in ("wave", "workgroup") else "device"
+        return f"sycl::atomic_fence(sycl::memory_order::acq_rel, sycl::memory_scope::{s});"
+
+    def local_decl(self, nbytes: int) -> str:
+        words = (nbytes + 7) // 8
+        # work_group_static: group_local_memory_for_overwrite crashes Intel's run-time compiler here
+        return f"static syclex::work_group_static<ulong[{words}]> lmem_; uchar* lmem = (uchar*)&lmem_[0];"

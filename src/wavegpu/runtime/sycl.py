@@ -1,0 +1,155 @@
+"""The SYCL device: runs the SYCL backend's output through Intel's run-time SYCL compiler
+(`intel-sycl-rt`: headers, libsycl and libsycl-jit) on the CPU OpenCL device. A small host
+program of ours, built once with the system's g++ and cached, compiles a translation unit of
+kernels at run time and launches them; the kernels' memory goes through files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import WaveError
+from .opencl import _intel_icd
+
+RUNNER = r"""
+#include <sycl/sycl.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+namespace syclex = sycl::ext::oneapi::experimental;
+
+static std::vector<unsigned char> slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::vector<unsigned char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+/* argv[1]: the SYCL source. stdin, one launch per line:
+   kernel gx gy gz lx ly lz memfile constfile nargs a0 a1 ...  (memfile is rewritten) */
+int main(int argc, char** argv) {
+    try {
+        sycl::queue q{sycl::cpu_selector_v};
+        std::ifstream sf(argv[1]);
+        std::stringstream ss;
+        ss << sf.rdbuf();
+        auto src = syclex::create_kernel_bundle_from_source(q.get_context(), syclex::source_language::sycl, ss.str());
+        auto exe = syclex::build(src);
+        std::string line;
+        while (std::getline(std::cin, line)) {
+            std::istringstream in(line);
+            std::string name, memfile, constfile;
+            size_t g[3], l[3], nargs;
+            in >> name >> g[0] >> g[1] >> g[2] >> l[0] >> l[1] >> l[2] >> memfile >> constfile >> nargs;
+            std::vector<unsigned> args(nargs);
+            for (auto& a : args) in >> a;
+            sycl::kernel k = exe.ext_oneapi_get_kernel(name);
+            auto mem = slurp(memfile), cst = slurp(constfile);
+            unsigned char* dm = sycl::malloc_shared<unsigned char>(mem.size() + 16, q);
+            unsigned char* dc = sycl::malloc_shared<unsigned char>(cst.size() + 16, q);
+            std::copy(mem.begin(), mem.end(), dm);
+            std::copy(cst.begin(), cst.end(), dc);
+            q.submit([&](sycl::handler& h) {
+                h.set_arg(0, dm);
+                h.set_arg(1, (const unsigned char*)dc);
+                for (size_t i = 0; i < nargs; i++) h.set_arg(2 + i, args[i]);
+                /* SYCL's last dimension varies fastest: WAVE's x */
+                h.parallel_for(sycl::nd_range<3>{{g[2] * l[2], g[1] * l[1], g[0] * l[0]}, {l[2], l[1], l[0]}}, k);
+            }).wait_and_throw();
+            std::ofstream(memfile, std::ios::binary).write((const char*)dm, mem.size());
+            sycl::free(dm, q);
+            sycl::free(dc, q);
+            std::cout << "ok" << std::endl;
+        }
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << std::endl;
+        return 2;
+    }
+    return 0;
+}
+"""
+
+
+def _prefix() -> Path:
+    try:
+        dist = metadata.distribution("intel-sycl-rt")
+    except metadata.PackageNotFoundError:
+        raise WaveError("the SYCL device needs intel-sycl-rt (make test-sycl installs it)") from None
+    lib = next((f for f in dist.files or [] if f.name == "libsycl.so"), None)
+    if lib is None:
+        raise WaveError("intel-sycl-rt is installed without libsycl.so")
+    return Path(dist.locate_file(lib)).resolve().parent.parent  # <prefix>/lib/libsycl.so
+
+
+def runner() -> Path:
+    """The host program, built on first use with g++ into the wavegpu cache directory."""
+    prefix = _prefix()
+    cxx = shutil.which("g++")
+    if cxx is None:
+        raise WaveError("the SYCL device needs g++ to build its host program")
+    key = hashlib.sha256((RUNNER + str(prefix)).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("WAVEGPU_CACHE_DIR") or Path.home() / ".cache" / "wavegpu") / "sycl"
+    exe = cache / f"runner-{key}"
+    if exe.exists():
+        return exe
+    cache.mkdir(parents=True, exist_ok=True)
+    src = cache / f"runner-{key}.cpp"
+    src.write_text(RUNNER)
+    cmd = [cxx, "-std=c++17", "-O1", "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING", f"-I{prefix / 'include'}", str(src)]
+    cmd += [f"-L{prefix / 'lib'}", "-lsycl", f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(exe) + ".tmp"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise WaveError(f"building the SYCL host program failed:\n{r.stderr[-3000:]}")
+    os.replace(str(exe) + ".tmp", exe)
+    return exe
+
+
+def available() -> tuple[bool, str]:
+    try:
+        runner()
+        return True, ""
+    except WaveError as e:
+        return False, str(e)
+
+
+Launch = tuple[str, Sequence[int], Sequence[int], np.ndarray, np.ndarray, Sequence[int]]
+
+
+def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
+    """Compile source once and run each (kernel, grid, workgroup, memory, constants, args);
+    returns each launch's memory afterwards."""
+    exe = runner()
+    _intel_icd()
+    with tempfile.TemporaryDirectory(prefix="wavegpu-sycl-") as tmp:
+        d = Path(tmp)
+        (d / "k.cpp").write_text(source)
+        lines = []
+        for i, (name, g, wgs, mem, const, args) in enumerate(launches):
+            (d / f"m{i}").write_bytes(np.ascontiguousarray(mem, np.uint8).tobytes())
+            (d / f"c{i}").write_bytes(np.ascontiguousarray(const, np.uint8).tobytes())
+            nums = " ".join(str(int(a) & 0xFFFFFFFF) for a in args)
+            lines.append(
+                f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {d / f'm{i}'} {d / f'c{i}'} {len(args)} {nums}"
+            )
+        r = subprocess.run(
+            [str(exe), str(d / "k.cpp")],
+            input="\n".join(lines) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            env=os.environ.copy(),
+        )
+        if r.returncode != 0 or r.stdout.count("ok") != len(launches):
+            raise WaveError(f"the SYCL device failed: {r.stderr.strip()[-4000:]}")
+        return [np.frombuffer((d / f"m{i}").read_bytes(), np.uint8).copy() for i in range(len(launches))]
+
+
+__all__ = ["available", "run_many", "runner"]

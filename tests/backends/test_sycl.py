@@ -1,0 +1,132 @@
+"""The SYCL backend executed by Intel's run-time SYCL compiler (intel-sycl-rt, installed by
+`make test-sycl`) on the CPU device: the emulator's results bit for bit, as for OpenCL."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import wavegpu as wg
+from wavegpu.backends import render
+from wavegpu.backends.cstyle import SYCL, coverage
+from wavegpu.isa import ROWS
+from wavegpu.isa.semantics import SEMANTICS
+from wavegpu.runtime import sycl
+from wavegpu.wbin import Kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
+import test_differential as D
+import test_opencl as O
+
+OK, WHY = sycl.available()
+needs_sycl = pytest.mark.skipif(not OK, reason=f"no SYCL runtime: {WHY}")
+NO_CONST = np.zeros(0, np.uint8)
+
+
+def test_every_row_is_rendered_or_unsupported_with_a_reason() -> None:
+    cov = coverage(SYCL())
+    assert not [k for k, v in cov.items() if v == "missing"]
+    assert [k for k, v in cov.items() if v.startswith("unsupported")] == ["mma.m16n8k8.f32.f16"]
+
+
+def test_sub_group_sizes_it_lacks_are_refused() -> None:
+    k = O._example("vector_add.wave").kernels[0]
+    with pytest.raises(wg.WaveError, match="sub-groups of 12 lanes"):
+        render(k, "sycl", wave_width=12)
+
+
+@needs_sycl
+def test_every_value_row_matches_the_emulator() -> None:
+    """All value rows in one translation unit (one run-time compile), one launch each."""
+    cov = coverage(SYCL())
+    rows = [r for r in ROWS if r.key in SEMANTICS and not cov[r.key].startswith("unsupported")]
+    prelude = SYCL().prelude()
+    parts, launches, expect = [prelude], [], []
+    for i, r in enumerate(rows):
+        k = dataclasses.replace(D.row_kernel(r), name=f"row_{i}")
+        parts.append(render(k, "sycl", wave_width=32).source[len(prelude) :])
+        rng = np.random.default_rng(hash(r.key) & 0xFFFF)
+        vals = np.array(O.SPECIALS * 13, np.uint32)[: 32 * 8]
+        vals[::3] = rng.integers(0, 2**32, vals[::3].size, dtype=np.uint64).astype(np.uint32)
+        mem = vals.view(np.uint8)
+        launches.append((k.name, (1, 1, 1), (32, 1, 1), mem, NO_CONST, []))
+        expect.append(wg.launch(k, workgroup=32, memory=mem).memory.view(np.uint32))
+    outs = sycl.run_many("\n".join(parts), launches)
+    bad = []
+    for r, a, out in zip(rows, expect, outs):
+        b = out.view(np.uint32)
+        if r.key in O.APPROX:
+            fa, fb = a[::8].view(np.float32), b[::8].view(np.float32)
+            ulp = np.abs(a[::8].view(np.int32).astype(np.int64) - b[::8].view(np.int32).astype(np.int64))
+            both = np.isfinite(fa) & np.isfinite(fb)
+            if not ((ulp[both] <= 2).all() and (np.isnan(fa) == np.isnan(fb)).all()):
+                bad.append(r.key)
+        elif not np.array_equal(a, b):
+            i = np.flatnonzero(a != b)[0]
+            bad.append((r.key, hex(a[i]), hex(b[i])))
+    assert not bad, bad
+
+
+@needs_sycl
+def test_examples_match_the_emulator() -> None:
+    for prog, grid, wgs, mem, args in O.example_cases():
+        a = wg.launch(prog, device="emulator", grid=grid, workgroup=wgs, memory=mem, args=args).memory
+        b = wg.launch(prog, device="sycl", grid=grid, workgroup=wgs, memory=mem, args=args).memory
+        assert np.array_equal(a, b), prog.kernels[0].name
+
+
+@needs_sycl
+@settings(max_examples=8, deadline=None)
+@given(st.data())
+def test_random_structured_programs_match(data: st.DataObject) -> None:
+    W = data.draw(st.sampled_from([8, 16]))
+    threads = W * 2
+    D.SHARED_BASE = threads * D.SLOT_WORDS * 4
+    seed_vals = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=24, max_size=24))
+    body = [i for i in data.draw(D.block()) if i.spec.cls not in ("atomic",) and i.spec.name != "ret"]
+    if any(i.spec.cls == "control" for i in body):
+        from wavegpu.isa.structure import check_structure
+
+        if check_structure(body):
+            return
+    k = Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)
+    mem = np.random.default_rng(data.draw(st.integers(0, 2**31))).integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
+    try:
+        a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W, check=True).memory
+    except wg.UndefinedBehaviour:
+        assume(False)
+    b = wg.launch(k, device="sycl", workgroup=threads, memory=mem, wave_width=W).memory
+    assert np.array_equal(a, b), wg.disassemble(k)
+
+
+@needs_sycl
+@pytest.mark.parametrize("opt", [0, 3])
+def test_compiled_kernels_match_the_emulator(opt: int) -> None:
+    O.check_compiled_kernels("sycl", opt)
+
+
+@needs_sycl
+def test_kernel_functions_and_devices() -> None:
+    assert "sycl" in wg.devices()
+    n = 300
+    a = np.arange(n, dtype=np.float32)
+    outs = []
+    for device in ("emulator", "sycl"):
+        y = np.ones(n, np.float32)
+        _saxpy()(np.float32(0.5), a, y, n, grid=2, workgroup=256, device=device)
+        outs.append(y)
+    assert np.array_equal(outs[0], outs[1])
+
+
+def _saxpy():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
+    import kernels as K
+
+    return K.saxpy
