@@ -130,3 +130,9 @@ def _saxpy():  # type: ignore[no-untyped-def]
     import kernels as K
 
     return K.saxpy
+
+
+@needs_sycl
+def test_a_compile_error_is_reported() -> None:
+    with pytest.raises(wg.WaveError, match="(?s)SYCL device failed.*undeclared identifier"):
+        sycl.run_many(SYCL().prelude() + "\nvoid f() { nope(); }\n", [])

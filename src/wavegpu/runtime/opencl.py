@@ -17,7 +17,7 @@ from ..errors import WaveError
 _STATE: dict[str, Any] = {}
 
 
-def _intel_icd() -> None:
+def use_intel_icd() -> None:
     """Point the ICD loader at intel-opencl-rt's library (its shipped .icd names a build path)."""
     if os.environ.get("OCL_ICD_VENDORS") or os.environ.get("OCL_ICD_FILENAMES"):
         return
@@ -50,7 +50,7 @@ def available() -> tuple[bool, str]:
 def ctx() -> tuple[Any, Any, Any]:
     if "ctx" in _STATE:
         return _STATE["ctx"]
-    _intel_icd()
+    use_intel_icd()
     try:
         import pyopencl as cl
     except ImportError:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WaveError
-from .opencl import _intel_icd
+from .opencl import use_intel_icd
 
 RUNNER = r"""
 #include <sycl/sycl.hpp>
@@ -33,8 +33,8 @@ static std::vector<unsigned char> slurp(const std::string& path) {
     return std::vector<unsigned char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-/* argv[1]: the SYCL source. stdin, one launch per line:
-   kernel gx gy gz lx ly lz memfile constfile nargs a0 a1 ...  (memfile is rewritten) */
+/* argv[1]: the SYCL source; argv[2]: a folder. stdin, one launch per line:
+   kernel gx gy gz lx ly lz i nargs a0 a1 ...  (memory in folder/m<i>, rewritten; constants in folder/c<i>) */
 int main(int argc, char** argv) {
     try {
         sycl::queue q{sycl::cpu_selector_v};
@@ -46,9 +46,10 @@ int main(int argc, char** argv) {
         std::string line;
         while (std::getline(std::cin, line)) {
             std::istringstream in(line);
-            std::string name, memfile, constfile;
+            std::string name, index;
             size_t g[3], l[3], nargs;
-            in >> name >> g[0] >> g[1] >> g[2] >> l[0] >> l[1] >> l[2] >> memfile >> constfile >> nargs;
+            in >> name >> g[0] >> g[1] >> g[2] >> l[0] >> l[1] >> l[2] >> index >> nargs;
+            std::string memfile = std::string(argv[2]) + "/m" + index, constfile = std::string(argv[2]) + "/c" + index;
             std::vector<unsigned> args(nargs);
             for (auto& a : args) in >> a;
             sycl::kernel k = exe.ext_oneapi_get_kernel(name);
@@ -127,7 +128,7 @@ def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
     """Compile source once and run each (kernel, grid, workgroup, memory, constants, args);
     returns each launch's memory afterwards."""
     exe = runner()
-    _intel_icd()
+    use_intel_icd()
     with tempfile.TemporaryDirectory(prefix="wavegpu-sycl-") as tmp:
         d = Path(tmp)
         (d / "k.cpp").write_text(source)
@@ -136,11 +137,9 @@ def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
             (d / f"m{i}").write_bytes(np.ascontiguousarray(mem, np.uint8).tobytes())
             (d / f"c{i}").write_bytes(np.ascontiguousarray(const, np.uint8).tobytes())
             nums = " ".join(str(int(a) & 0xFFFFFFFF) for a in args)
-            lines.append(
-                f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {d / f'm{i}'} {d / f'c{i}'} {len(args)} {nums}"
-            )
+            lines.append(f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {i} {len(args)} {nums}")
         r = subprocess.run(
-            [str(exe), str(d / "k.cpp")],
+            [str(exe), str(d / "k.cpp"), str(d)],
             input="\n".join(lines) + "\n",
             capture_output=True,
             text=True,
