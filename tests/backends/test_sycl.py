@@ -134,5 +134,5 @@ def _saxpy():  # type: ignore[no-untyped-def]
 
 @needs_sycl
 def test_a_compile_error_is_reported() -> None:
-    with pytest.raises(wg.WaveError, match="(?s)SYCL device failed.*undeclared identifier"):
+    with pytest.raises(wg.WaveError, match=r"(?s)SYCL device failed.*undeclared identifier"):
         sycl.run_many(SYCL().prelude() + "\nvoid f() { nope(); }\n", [])
