@@ -175,6 +175,86 @@ def test_compiled_kernels_match_the_emulator(opt: int) -> None:
 
 @needs_opencl
 def test_atomics_give_the_same_totals() -> None:
+    check_atomics("opencl")
+
+
+ATOMIC_OPS = [
+    "add.u32",
+    "sub.u32",
+    "min.s32",
+    "max.s32",
+    "min.u32",
+    "max.u32",
+    "and.b32",
+    "or.b32",
+    "xor.b32",
+    "add.f32",
+]
+
+
+def _atomics_kernel() -> str:
+    """Every order-independent global and local atomic; memory: 10 global slots, 10 local
+    results per workgroup (2 groups), then per-thread u32 operands and f32 operands (128 each)."""
+    n = len(ATOMIC_OPS)
+    lines = [
+        ".kernel atoms",
+        ".local_memory 64",
+        ".workgroup_size 64, 1, 1",
+        "    mov.u32 r1, %tid.x",
+        "    mov.u32 r2, %ctaid.x",
+        "    mov.u32 r3, %ntid.x",
+        "    mad.lo.s32 r4, r2, r3, r1",
+        "    shl.b32 r4, r4, 2",
+        f"    add.u32 r5, r4, {4 * 3 * n}",
+        "    ld.global.u32 r6, [r5]",
+        "    add.u32 r5, r5, 512",
+        "    ld.global.u32 r7, [r5]",
+        "    setp.eq.u32 p0, r1, 0",
+        "    if p0, L_a, L_b",
+    ]
+    for i in range(n):
+        lines += [
+            f"        mov.u32 r9, {4 * i}",
+            f"        ld.global.u32 r8, [r9+{4 * (3 * n + 256)}]",
+            "        st.local.u32 [r9], r8",
+        ]
+    lines += ["    L_a:", "    L_b: endif", "    barrier"]
+    for i, op in enumerate(ATOMIC_OPS):
+        v = "r7" if op.endswith("f32") else "r6"
+        lines += [f"    mov.u32 r9, {4 * i}", f"    red.global.{op} [r9], {v}", f"    red.local.{op} [r9], {v}"]
+    lines += [
+        "    barrier",
+        "    if p0, L_c, L_d",
+        f"        mul.lo.u32 r10, r2, {4 * n}",
+        f"        add.u32 r10, r10, {4 * n}",
+    ]
+    for i in range(n):
+        lines += [
+            f"        mov.u32 r9, {4 * i}",
+            "        ld.local.u32 r8, [r9]",
+            f"        st.global.u32 [r10+{4 * i}], r8",
+        ]
+    lines += ["    L_c:", "    L_d: endif", "    ret", ".end"]
+    return "\n".join(lines)
+
+
+def check_atomics(device: str) -> None:
+    """Every order-independent global and local atomic, and the histogram kernel: same totals."""
+    rng = np.random.default_rng(0)
+    init = np.array([5, 1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0, 0xFFFFFFFF, 0, 0x12345678, 0], np.uint32)
+    init[9] = np.float32(1.5).view(np.uint32)
+    mem = np.zeros(10 + 20 + 128 + 128 + 10, np.uint32)
+    mem[:10] = init
+    mem[30:158] = rng.integers(0, 2**32, 128, dtype=np.uint64).astype(np.uint32)
+    mem[158:286] = (rng.integers(-8, 8, 128) * 0.5).astype(np.float32).view(np.uint32)  # exact sums
+    mem[286:295] = init[:9][::-1]  # the local slots' first values
+    mem[295] = init[9]
+    prog = wg.assemble(_atomics_kernel(), "atoms.wave")
+    a = wg.launch(prog, grid=2, memory=mem).memory
+    b = wg.launch(prog, device=device, grid=2, memory=mem).memory
+    assert np.array_equal(a, b), np.flatnonzero(a.view(np.uint32) != b.view(np.uint32))
+
+    # the compiled histogram: integer and float global atomics from many workgroups
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
     import kernels as K
 
@@ -184,7 +264,7 @@ def test_atomics_give_the_same_totals() -> None:
     prog = wg.compile(K.histogram.python)
     layout = pack(prog.kernels[0], [data, np.zeros(16, np.uint32), np.zeros(16, np.float32), 3000])
     a = wg.launch(prog, device="emulator", grid=12, workgroup=256, memory=layout.memory, args=layout.args)
-    b = wg.launch(prog, device="opencl", grid=12, workgroup=256, memory=layout.memory, args=layout.args)
+    b = wg.launch(prog, device=device, grid=12, workgroup=256, memory=layout.memory, args=layout.args)
     assert np.array_equal(layout.read(a.memory, "bins"), layout.read(b.memory, "bins"))
     assert np.array_equal(layout.read(a.memory, "fbins"), layout.read(b.memory, "fbins"))  # exact: halves
 

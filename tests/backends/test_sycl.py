@@ -136,3 +136,8 @@ def _saxpy():  # type: ignore[no-untyped-def]
 def test_a_compile_error_is_reported() -> None:
     with pytest.raises(wg.WaveError, match=r"(?s)SYCL device failed.*undeclared identifier"):
         sycl.run_many(SYCL().prelude() + "\nvoid f() { nope(); }\n", [])
+
+
+@needs_sycl
+def test_atomics_give_the_same_totals() -> None:
+    O.check_atomics("sycl")
