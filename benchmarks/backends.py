@@ -1,7 +1,7 @@
 """Backends against the emulator: vector add 2^24 and 16x16-tiled SGEMM 512^3 on the OpenCL
 runtime (Intel's CPU runtime here), on the SYCL device and on the emulator, best of 3 after a
 warm-up. The OpenCL time includes the transfers, not the one-time build (cached); the SYCL time
-is a whole launch: host process start, run-time compile of the kernel, transfers through files.
+includes the transfers through files, not the one-time run-time compile (a live host process keeps it).
 
     python benchmarks/backends.py
 """

@@ -5,6 +5,7 @@ kernels at run time and launches them; the kernels' memory goes through files.""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
         ss << sf.rdbuf();
         auto src = syclex::create_kernel_bundle_from_source(q.get_context(), syclex::source_language::sycl, ss.str());
         auto exe = syclex::build(src);
+        std::cout << "ready" << std::endl;
         std::string line;
         while (std::getline(std::cin, line)) {
             std::istringstream in(line);
@@ -124,31 +126,92 @@ def available() -> tuple[bool, str]:
 Launch = tuple[str, Sequence[int], Sequence[int], np.ndarray, np.ndarray, Sequence[int]]
 
 
-def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
-    """Compile source once and run each (kernel, grid, workgroup, memory, constants, args);
-    returns each launch's memory afterwards."""
-    exe = runner()
-    use_intel_icd()
-    with tempfile.TemporaryDirectory(prefix="wavegpu-sycl-") as tmp:
-        d = Path(tmp)
+class _Session:
+    """One host process that has built one translation unit; it takes launches until closed."""
+
+    def __init__(self, source: str):
+        self.dir = tempfile.TemporaryDirectory(prefix="wavegpu-sycl-")
+        d = Path(self.dir.name)
         (d / "k.cpp").write_text(source)
-        lines = []
-        for i, (name, g, wgs, mem, const, args) in enumerate(launches):
-            (d / f"m{i}").write_bytes(np.ascontiguousarray(mem, np.uint8).tobytes())
-            (d / f"c{i}").write_bytes(np.ascontiguousarray(const, np.uint8).tobytes())
-            nums = " ".join(str(int(a) & 0xFFFFFFFF) for a in args)
-            lines.append(f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {i} {len(args)} {nums}")
-        r = subprocess.run(
-            [str(exe), str(d / "k.cpp"), str(d)],
-            input="\n".join(lines) + "\n",
-            capture_output=True,
+        use_intel_icd()
+        self.proc = subprocess.Popen(
+            [str(runner()), str(d / "k.cpp"), str(d)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=3600,
-            env=os.environ.copy(),
         )
-        if r.returncode != 0 or r.stdout.count("ok") != len(launches):
-            raise WaveError(f"the SYCL device failed: {r.stderr.strip()[-4000:]}")
-        return [np.frombuffer((d / f"m{i}").read_bytes(), np.uint8).copy() for i in range(len(launches))]
+        self.count = 0
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":  # the build failed: say why
+            self.close()
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise WaveError(f"the SYCL device failed: {err.strip()[-4000:]}")
+
+    def launch(
+        self, name: str, g: Sequence[int], wgs: Sequence[int], mem: np.ndarray, const: np.ndarray, args: Sequence[int]
+    ) -> np.ndarray:
+        d, i = Path(self.dir.name), self.count
+        self.count += 1
+        (d / f"m{i}").write_bytes(np.ascontiguousarray(mem, np.uint8).tobytes())
+        (d / f"c{i}").write_bytes(np.ascontiguousarray(const, np.uint8).tobytes())
+        nums = " ".join(str(int(a) & 0xFFFFFFFF) for a in args)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {i} {len(args)} {nums}\n")
+            self.proc.stdin.flush()
+            ok = self.proc.stdout.readline().strip() == "ok"
+        except BrokenPipeError:
+            ok = False
+        if not ok:
+            self.close()
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise WaveError(f"the SYCL device failed: {err.strip()[-4000:]}")
+        out = np.frombuffer((d / f"m{i}").read_bytes(), np.uint8).copy()
+        (d / f"m{i}").unlink()
+        (d / f"c{i}").unlink()
+        return out
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+        self.dir.cleanup()
+
+
+_SESSIONS: dict[str, _Session] = {}  # source hash -> a live host process (the build is the slow part)
+
+
+def _session(source: str) -> _Session:
+    key = hashlib.sha256(source.encode()).hexdigest()
+    s = _SESSIONS.get(key)
+    if s is None or s.proc.poll() is not None:
+        if len(_SESSIONS) >= 8:  # keep a few processes, not one per kernel ever run
+            _SESSIONS.pop(next(iter(_SESSIONS))).close()
+        s = _SESSIONS[key] = _Session(source)
+    return s
+
+
+@atexit.register
+def _close_all() -> None:
+    for s in _SESSIONS.values():
+        s.close()
+    _SESSIONS.clear()
+
+
+def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
+    """Build source once (kept in a live host process for later calls) and run each (kernel,
+    grid, workgroup, memory, constants, args); returns each launch's memory afterwards."""
+    s = _session(source)
+    try:
+        return [s.launch(*job) for job in launches]
+    except WaveError:
+        _SESSIONS.pop(hashlib.sha256(source.encode()).hexdigest(), None)
+        raise
 
 
 __all__ = ["available", "run_many", "runner"]
