@@ -274,6 +274,11 @@ def check_atomics(device: str) -> None:
 @given(st.data())
 def test_random_structured_programs_match(data: st.DataObject) -> None:
     """The emulator's differential generator (tests/emulator) on OpenCL, with W = 8 or 16."""
+    check_random_program("opencl", data)
+
+
+def check_random_program(device: str, data: st.DataObject) -> None:
+    """A random structured program (no atomics) on device against the emulator, W = 8 or 16."""
     W = data.draw(st.sampled_from([8, 16]))
     threads = W * 2
     D.SHARED_BASE = threads * D.SLOT_WORDS * 4
@@ -290,7 +295,7 @@ def test_random_structured_programs_match(data: st.DataObject) -> None:
         a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W, check=True).memory
     except wg.UndefinedBehaviour:
         assume(False)
-    b = wg.launch(k, device="opencl", workgroup=threads, memory=mem, wave_width=W).memory
+    b = wg.launch(k, device=device, workgroup=threads, memory=mem, wave_width=W).memory
     assert np.array_equal(a, b), wg.disassemble(k)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
@@ -18,7 +18,6 @@ from wavegpu.backends.cstyle import SYCL, coverage
 from wavegpu.isa import ROWS
 from wavegpu.isa.semantics import SEMANTICS
 from wavegpu.runtime import sycl
-from wavegpu.wbin import Kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
@@ -86,24 +85,7 @@ def test_examples_match_the_emulator() -> None:
 @settings(max_examples=8, deadline=None)
 @given(st.data())
 def test_random_structured_programs_match(data: st.DataObject) -> None:
-    W = data.draw(st.sampled_from([8, 16]))
-    threads = W * 2
-    D.SHARED_BASE = threads * D.SLOT_WORDS * 4
-    seed_vals = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=24, max_size=24))
-    body = [i for i in data.draw(D.block()) if i.spec.cls not in ("atomic",) and i.spec.name != "ret"]
-    if any(i.spec.cls == "control" for i in body):
-        from wavegpu.isa.structure import check_structure
-
-        if check_structure(body):
-            return
-    k = Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)
-    mem = np.random.default_rng(data.draw(st.integers(0, 2**31))).integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
-    try:
-        a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W, check=True).memory
-    except wg.UndefinedBehaviour:
-        assume(False)
-    b = wg.launch(k, device="sycl", workgroup=threads, memory=mem, wave_width=W).memory
-    assert np.array_equal(a, b), wg.disassemble(k)
+    O.check_random_program("sycl", data)
 
 
 @needs_sycl

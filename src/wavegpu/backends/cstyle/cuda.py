@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...errors import WaveError
 from ...wbin.program import Kernel
 from .prelude import HELPERS
-from .render import Dialect
+from .render import GenericPointers
 
 HEADER = r"""
 #include <cuda_fp16.h>
@@ -113,7 +113,7 @@ _ATOM = {
 _OPS = {"add": 0, "min": 1, "max": 2, "and": 3, "or": 4, "xor": 5}
 
 
-class CUDA(Dialect):
+class CUDA(GenericPointers):
     name = "cuda"
     unsupported = {"mma.m16n8k8.f32.f16": "needs inline PTX mma.sync (the PTX backend's job)"}
     # nvcc and NVRTC contract a * b + c into an fma across statements by default (-fmad=true);
@@ -154,21 +154,10 @@ class CUDA(Dialect):
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 
-    def _base(self, space: str) -> str:
-        return {"global": "mem", "local": "lmem", "const": "cmem"}[space]
-
-    def ptr(self, space: str, ctype: str, addr: str) -> str:
-        q = "const " if space == "const" else ""
-        return f"(({q}{ctype}*)({self._base(space)} + ({addr})))"
-
-    def load(self, space: str, ctype: str, addr: str) -> str:
-        return f"(*{self.ptr(space, ctype, addr)})"
-
     def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
         p = f"(({ctype}*)({self._base(space)} + ({addr})))"
         if op == "addf":
-            fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
-            return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
+            return self.atomic_addf(space, addr, args[0])
         if op == "cas":
             return f"atomicCAS({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
         if op == "sub":

@@ -245,6 +245,25 @@ class Dialect:
         raise NotImplementedError
 
 
+class GenericPointers(Dialect):
+    """Dialects whose three memory spaces are plain byte pointers `mem`, `lmem`, `cmem` (CUDA,
+    HIP, SYCL), with float atomic add through the prelude's CAS loop."""
+
+    def _base(self, space: str) -> str:
+        return {"global": "mem", "local": "lmem", "const": "cmem"}[space]
+
+    def ptr(self, space: str, ctype: str, addr: str) -> str:
+        q = "const " if space == "const" else ""
+        return f"(({q}{ctype}*)({self._base(space)} + ({addr})))"
+
+    def load(self, space: str, ctype: str, addr: str) -> str:
+        return f"(*{self.ptr(space, ctype, addr)})"
+
+    def atomic_addf(self, space: str, addr: str, value: str) -> str:
+        fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
+        return f"{fn}((uint*)({self._base(space)} + ({addr})), {value})"
+
+
 class CRenderer:
     def __init__(self, dialect: Dialect):
         self.d = dialect

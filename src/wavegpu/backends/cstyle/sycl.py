@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...errors import WaveError
 from ...wbin.program import Kernel
 from .prelude import HELPERS
-from .render import Dialect
+from .render import GenericPointers
 
 HEADER = r"""
 #include <sycl/sycl.hpp>
@@ -70,7 +70,7 @@ _ATOM = {
 _GROUP_OP = {"add": "plus", "min": "minimum", "max": "maximum", "and": "bit_and", "or": "bit_or", "xor": "bit_xor"}
 
 
-class SYCL(Dialect):
+class SYCL(GenericPointers):
     name = "sycl"
     unsupported = {"mma.m16n8k8.f32.f16": "SYCL's joint_matrix tiles are not mma.m16n8k8; the PTX backend's job"}
 
@@ -94,21 +94,10 @@ class SYCL(Dialect):
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 
-    def _base(self, space: str) -> str:
-        return {"global": "mem", "local": "lmem", "const": "cmem"}[space]
-
-    def ptr(self, space: str, ctype: str, addr: str) -> str:
-        q = "const " if space == "const" else ""
-        return f"(({q}{ctype}*)({self._base(space)} + ({addr})))"
-
-    def load(self, space: str, ctype: str, addr: str) -> str:
-        return f"(*{self.ptr(space, ctype, addr)})"
-
     def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
         p = f"(({ctype}*)({self._base(space)} + ({addr})))"
         if op == "addf":
-            fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
-            return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
+            return self.atomic_addf(space, addr, args[0])
         if op == "cas":
             return f"ATOMIC_CAS((uint*){p}, (uint){args[0]}, (uint){args[1]})"
         return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
