@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_wave as run
 from corpus import EXAMPLES
-
-WAVE = [sys.executable, "-m", "wavegpu.cli"]
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*WAVE, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def test_asm_dis_info(tmp_path: Path) -> None:

@@ -87,14 +87,14 @@ def main() -> None:
     """WAVE: a vendor-neutral GPU ISA. Assemble, inspect, run and translate kernels."""
 
 
+WBIN_OUTPUT = click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="output .wbin (default: SOURCE with .wbin)"
+)
+
+
 @main.command("asm")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="output .wbin (default: SOURCE with .wbin)",
-)
+@WBIN_OUTPUT
 @click.option("-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table")
 @user_errors
 def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
@@ -678,12 +678,7 @@ def emu_main(
 
 @main.command("compile")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="output .wbin (default: SOURCE with .wbin)",
-)
+@WBIN_OUTPUT
 @click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True, help="optimisation level")
 @click.option("--max-registers", type=click.IntRange(1, 256), default=None, help="force spilling above this")
 @click.option(

@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
+from cli_helpers import run_wave
 from wavegpu.backends.cstyle import OpenCL, coverage
 from wavegpu.isa import ROWS
 from wavegpu.runtime import opencl
@@ -178,17 +179,11 @@ def test_atomics_give_the_same_totals() -> None:
     check_atomics("opencl")
 
 
+# every atomic whose final memory does not depend on the order (exch and cas do)
 ATOMIC_OPS = [
-    "add.u32",
-    "sub.u32",
-    "min.s32",
-    "max.s32",
-    "min.u32",
-    "max.u32",
-    "and.b32",
-    "or.b32",
-    "xor.b32",
-    "add.f32",
+    r.name.split(".", 2)[2]
+    for r in ROWS
+    if r.name.startswith("red.global.") and r.name.split(".")[2] not in ("exch", "cas")
 ]
 
 
@@ -300,21 +295,9 @@ def check_random_program(device: str, data: st.DataObject) -> None:
 
 
 def test_translate_cli_and_unknown_targets(tmp_path: Path) -> None:
-    import subprocess
-
-    r = subprocess.run(
-        [sys.executable, "-m", "wavegpu.cli", "translate", str(EX / "vector_add.wave"), "--target", "opencl"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_wave("translate", str(EX / "vector_add.wave"), "--target", "opencl")
     assert r.returncode == 0 and "__kernel void vector_add" in r.stdout
-    r = subprocess.run(
-        [sys.executable, "-m", "wavegpu.cli", "translate", str(EX / "vector_add.wave"), "--target", "ptx"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_wave("translate", str(EX / "vector_add.wave"), "--target", "ptx")
     assert r.returncode == 1 and "not available yet" in r.stderr
     with pytest.raises(wg.WaveError, match="unknown device"):
         wg.launch(_example("vector_add.wave"), device="tpu")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import kernels as K
@@ -11,6 +9,7 @@ import numpy as np
 import pytest
 
 import wavegpu as wg
+from cli_helpers import run_wave
 from wavegpu.runtime import kernel as sdk
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "kernels"
@@ -87,68 +86,25 @@ def test_trap_names_the_python_line() -> None:
 
 def test_wave_compile_cli(tmp_path: Path) -> None:
     out = tmp_path / "s.wbin"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wavegpu.cli",
-            "compile",
-            str(EX / "saxpy.py"),
-            "-o",
-            str(out),
-            "-O3",
-            "--dump-after",
-            "sccp",
-            "--dump-after",
-            "regalloc",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    r = run_wave(
+        "compile", str(EX / "saxpy.py"), "-o", str(out), "-O3", "--dump-after", "sccp", "--dump-after", "regalloc"
     )
     assert r.returncode == 0, r.stderr
     assert ";; ---- after sccp" in r.stdout and ";; ---- after regalloc" in r.stdout
     assert wg.load(out).kernels[0].name == "saxpy"
     bad = tmp_path / "bad.py"
     bad.write_text("import wavegpu as wg\n\n@wg.kernel\ndef k(x: wg.f32[:]):\n    x[0] = nope\n")
-    r = subprocess.run(
-        [sys.executable, "-m", "wavegpu.cli", "compile", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_wave("compile", str(bad))
     assert r.returncode == 1 and f"{bad}:5:12: error:" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_passes_are_selectable_by_name(tmp_path: Path) -> None:
     out = tmp_path / "s.wbin"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wavegpu.cli",
-            "compile",
-            str(EX / "saxpy.py"),
-            "-o",
-            str(out),
-            "--passes",
-            "mem2reg,sccp,dce",
-            "--dump-after",
-            "all",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_wave("compile", str(EX / "saxpy.py"), "-o", str(out), "--passes", "mem2reg,sccp,dce", "--dump-after", "all")
     assert r.returncode == 0, r.stderr
     stages = [line.split()[-1] for line in r.stdout.splitlines() if line.startswith(";; ---- after")]
     assert stages == ["hir", "mir", "mem2reg", "sccp", "dce", "lir", "regalloc"]
-    r = subprocess.run(
-        [sys.executable, "-m", "wavegpu.cli", "compile", str(EX / "saxpy.py"), "-o", str(out), "--passes", "nope"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_wave("compile", str(EX / "saxpy.py"), "-o", str(out), "--passes", "nope")
     assert r.returncode == 1 and "unknown pass" in r.stderr
 
 

@@ -154,10 +154,7 @@ class CUDA(GenericPointers):
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
-        p = f"(({ctype}*)({self._base(space)} + ({addr})))"
-        if op == "addf":
-            return self.atomic_addf(space, addr, args[0])
+    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
         if op == "cas":
             return f"atomicCAS({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
         if op == "sub":

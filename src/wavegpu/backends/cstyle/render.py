@@ -259,9 +259,15 @@ class GenericPointers(Dialect):
     def load(self, space: str, ctype: str, addr: str) -> str:
         return f"(*{self.ptr(space, ctype, addr)})"
 
-    def atomic_addf(self, space: str, addr: str, value: str) -> str:
-        fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
-        return f"{fn}((uint*)({self._base(space)} + ({addr})), {value})"
+    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+        if op == "addf":
+            fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
+            return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
+        return self.int_atomic(op, ctype, f"(({ctype}*)({self._base(space)} + ({addr})))", args)
+
+    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
+        """An integer atomic on pointer p (already of type ctype*)."""
+        raise NotImplementedError
 
 
 class CRenderer:

@@ -94,10 +94,7 @@ class SYCL(GenericPointers):
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
-        p = f"(({ctype}*)({self._base(space)} + ({addr})))"
-        if op == "addf":
-            return self.atomic_addf(space, addr, args[0])
+    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
         if op == "cas":
             return f"ATOMIC_CAS((uint*){p}, (uint){args[0]}, (uint){args[1]})"
         return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
