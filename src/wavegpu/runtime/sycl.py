@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -126,6 +127,9 @@ def available() -> tuple[bool, str]:
 Launch = tuple[str, Sequence[int], Sequence[int], np.ndarray, np.ndarray, Sequence[int]]
 
 
+LAUNCH_TIMEOUT_S = 120  # a build or kernel silent this long is taken as hung
+
+
 class _Session:
     """One host process that has built one translation unit; it takes launches until closed."""
 
@@ -142,8 +146,7 @@ class _Session:
             text=True,
         )
         self.count = 0
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":  # the build failed: say why
+        if self._reply("the run-time build") != "ready":  # the build failed: say why
             self.close()
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise WaveError(f"the SYCL device failed: {err.strip()[-4000:]}")
@@ -160,7 +163,7 @@ class _Session:
         try:
             self.proc.stdin.write(f"{name} {g[0]} {g[1]} {g[2]} {wgs[0]} {wgs[1]} {wgs[2]} {i} {len(args)} {nums}\n")
             self.proc.stdin.flush()
-            ok = self.proc.stdout.readline().strip() == "ok"
+            ok = self._reply(f"kernel {name}") == "ok"
         except BrokenPipeError:
             ok = False
         if not ok:
@@ -171,6 +174,16 @@ class _Session:
         (d / f"m{i}").unlink()
         (d / f"c{i}").unlink()
         return out
+
+    def _reply(self, what: str) -> str:
+        """The host process's next line, or a WaveError when it says nothing for LAUNCH_TIMEOUT_S."""
+        assert self.proc.stdout is not None
+        if not select.select([self.proc.stdout], [], [], LAUNCH_TIMEOUT_S)[0]:
+            self.proc.kill()
+            self.proc.wait()
+            self.dir.cleanup()
+            raise WaveError(f"the SYCL device: {what} did not finish in {LAUNCH_TIMEOUT_S} s")
+        return self.proc.stdout.readline().strip()
 
     def close(self) -> None:
         if self.proc.poll() is None:
