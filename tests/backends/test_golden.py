@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import wavegpu as wg
-from wavegpu.backends import TARGETS, render
+from wavegpu.backends import NAMES, TARGETS, render
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 GOLDEN = Path(__file__).parent / "golden"
@@ -26,6 +26,14 @@ def _check(path: Path, text: str, update: bool) -> None:
 
 def test_every_target_has_golden_files() -> None:
     assert set(WIDTH) == set(TARGETS)
+    assert set(NAMES) == {*TARGETS, "ptx"}  # PTX modules below
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_ptx_golden(example: str, request: pytest.FixtureRequest) -> None:
+    prog = wg.assemble((EX / example).read_text(), example)
+    name = f"{example.removesuffix('.wave')}.ptx"
+    _check(GOLDEN / name, wg.translate(prog, "ptx"), request.config.getoption("--update-golden"))
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
+from . import ptx
 from .cstyle import CUDA, HIP, SYCL, CRenderer, OpenCL, Rendered
 
-TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL}
-PLANNED = ("ptx", "metal", "amdgcn")
+TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL}  # the C-family dialects
+NAMES = (*TARGETS, "ptx")  # every target `render` accepts
+PLANNED = ("metal", "amdgcn")
 
 
 def render(
     prog: Program | Kernel, target: str, kernel: int | str = 0, wave_width: int = 32, nargs: int | None = None
 ) -> Rendered:
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
+    if target == "ptx":
+        return ptx.PTXRenderer().render(k, wave_width, nargs)
     if target not in TARGETS:
         if target in PLANNED:
-            raise WaveError(f"the {target} backend is not available yet (available: {', '.join(TARGETS)})")
-        raise WaveError(f"unknown target {target!r} (available: {', '.join(TARGETS)})")
+            raise WaveError(f"the {target} backend is not available yet (available: {', '.join(NAMES)})")
+        raise WaveError(f"unknown target {target!r} (available: {', '.join(NAMES)})")
     return CRenderer(TARGETS[target]()).render(k, wave_width, nargs)
 
 
@@ -27,7 +31,11 @@ def translate(prog: Program | Kernel, target: str, kernel: int | str | None = No
         return render(prog, target, 0, wave_width).source
     if kernel is not None:
         return render(prog, target, kernel, wave_width).source
+    if target == "ptx":  # one module: one header, the helpers once
+        if wave_width != 32:
+            render(prog, target, 0, wave_width)  # raises the wave-width diagnostic
+        return ptx.render_module(list(prog.kernels))
     return "\n".join(render(prog, target, i, wave_width).source for i in range(len(prog.kernels)))
 
 
-__all__ = ["PLANNED", "TARGETS", "render", "translate"]
+__all__ = ["NAMES", "PLANNED", "TARGETS", "render", "translate"]

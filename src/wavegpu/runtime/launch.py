@@ -1,4 +1,4 @@
-"""`wg.launch`: run a program on a device ("emulator", "opencl" or "sycl"); `wg.devices()` lists them."""
+"""`wg.launch`: run a program on a device ("emulator", "opencl", "sycl" or "cuda"); `wg.devices()` lists them."""
 
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ from ..wbin.program import Kernel, Program
 
 
 def devices() -> list[str]:
-    """Devices that can run kernels here: always "emulator"; "opencl" and "sycl" when usable."""
+    """Devices that can run kernels here: always "emulator"; "opencl", "sycl" and "cuda" when usable."""
     out = ["emulator"]
-    from . import opencl, sycl
+    from . import cuda, opencl, sycl
 
     if opencl.available()[0]:
         out.append("opencl")
     if sycl.available()[0]:
         out.append("sycl")
+    if cuda.available()[0]:
+        out.append("cuda")
     return out
 
 
@@ -49,7 +51,7 @@ def launch(
             check=check,
             constants=constants,
         )
-    if device not in ("opencl", "sycl"):
+    if device not in ("opencl", "sycl", "cuda"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
     if check:
         raise WaveError("check=True (the undefined-behaviour checker) runs on the emulator only; use device='emulator'")
@@ -63,10 +65,14 @@ def launch(
     bits = [arg_bits(a) for a in args]
     nargs = max(len(bits), len(k.params))
     bits += [0] * (nargs - len(bits))
-    src = render(k, device, wave_width=wave_width, nargs=nargs)
+    src = render(k, "ptx" if device == "cuda" else device, wave_width=wave_width, nargs=nargs)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
-    if device == "opencl":
+    if device == "cuda":
+        from . import cuda
+
+        out = cuda.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
+    elif device == "opencl":
         out = opencl.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
     else:
         from . import sycl

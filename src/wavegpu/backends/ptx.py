@@ -1,0 +1,741 @@
+"""The PTX renderer: one lifted program to PTX assembly for sm_75 and newer.
+
+WAVE registers become `.b32` virtual registers `%r<n>` and predicates `%p<n>`; each instruction
+works on typed temporaries (`%f` f32, `%fd` f64, `%rd` b64, `%t` b32, `%q` pred) reached by
+`mov` bitcasts, and float results are canonicalised (NaN -> 0x7FFFFFFF) before they land in a
+register. Rows whose PTX instruction has exactly the emulator's semantics are emitted inline
+(integer arithmetic with PTX's shift clamping, `.rn` float arithmetic, which never contracts
+into fma, `div.rn`/`sqrt.rn`, comparisons with PTX's ordered/unordered forms). The other rows
+(integer division rules, transcendentals, f16/bf16 arithmetic, saturating conversions) call
+`.func` helpers generated once from the C prelude by nvcc (`ptx_helpers.ptx`, rebuilt by
+`tools/gen_ptx_helpers.py`), so they compute what the C backends compute.
+
+Control flow: structured regions become labels and branches. Each region keeps its own active
+mask (WAVE's active set for the threads in it): an `if` splits the mask by `vote.sync.ballot`,
+`break`/`continue` remove lanes (the leavers pass through every enclosing join, where the mask
+of the region they leave is recomputed), and `ret` is `exit` (the `.sync` instructions ignore
+exited threads). Wave operations therefore run on exactly the lanes the emulator runs them on.
+Kernels take one `.param .u64` device-memory base, one for constant memory, and a `.u32` per
+register preset (DESIGN section 4): a new argument value never needs a new translation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from ..errors import WaveError
+from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ..isa.table import ROWS
+from ..isa.types import SUBREGS, Kind, Role
+from ..wbin.program import Kernel
+from .cstyle.render import EXPR, Rendered
+from .lift import If, Loop, Node, Op, lift
+
+PTX_VERSION = "7.8"  # sm_90 needs 7.8; everything emitted here exists since 7.0
+ARCHES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+
+# Inline rows: key -> (destination type, source types, PTX lines). Types: b32 f32 b64 f64 pred.
+# {d} is the destination temporary, {a} {b} {c} the typed sources.
+_B, _F, _L, _D, _P = "b32", "f32", "b64", "f64", "pred"
+NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "mov.b32": (_B, (_B,), "mov.b32 {d}, {a};"),
+    "mov.b64": (_L, (_L,), "mov.b64 {d}, {a};"),
+    "mov.pred": (_P, (_P,), "mov.pred {d}, {a};"),
+    "mov.b32.sreg": (_B, (_B,), "mov.b32 {d}, {a};"),
+    "add.s32": (_B, (_B, _B), "add.s32 {d}, {a}, {b};"),
+    "add.u32": (_B, (_B, _B), "add.u32 {d}, {a}, {b};"),
+    "sub.s32": (_B, (_B, _B), "sub.s32 {d}, {a}, {b};"),
+    "sub.u32": (_B, (_B, _B), "sub.u32 {d}, {a}, {b};"),
+    "mul.lo.s32": (_B, (_B, _B), "mul.lo.s32 {d}, {a}, {b};"),
+    "mul.lo.u32": (_B, (_B, _B), "mul.lo.u32 {d}, {a}, {b};"),
+    "mul.hi.s32": (_B, (_B, _B), "mul.hi.s32 {d}, {a}, {b};"),
+    "mul.hi.u32": (_B, (_B, _B), "mul.hi.u32 {d}, {a}, {b};"),
+    "mul.wide.s32": (_L, (_B, _B), "mul.wide.s32 {d}, {a}, {b};"),
+    "mul.wide.u32": (_L, (_B, _B), "mul.wide.u32 {d}, {a}, {b};"),
+    "mad.lo.s32": (_B, (_B, _B, _B), "mad.lo.s32 {d}, {a}, {b}, {c};"),
+    "mad.lo.u32": (_B, (_B, _B, _B), "mad.lo.u32 {d}, {a}, {b}, {c};"),
+    "neg.s32": (_B, (_B,), "neg.s32 {d}, {a};"),
+    "abs.s32": (_B, (_B,), "abs.s32 {d}, {a};"),
+    "min.s32": (_B, (_B, _B), "min.s32 {d}, {a}, {b};"),
+    "max.s32": (_B, (_B, _B), "max.s32 {d}, {a}, {b};"),
+    "min.u32": (_B, (_B, _B), "min.u32 {d}, {a}, {b};"),
+    "max.u32": (_B, (_B, _B), "max.u32 {d}, {a}, {b};"),
+    "clamp.s32": (_B, (_B, _B, _B), "max.s32 {d}, {a}, {b};\nmin.s32 {d}, {d}, {c};"),
+    "clamp.u32": (_B, (_B, _B, _B), "max.u32 {d}, {a}, {b};\nmin.u32 {d}, {d}, {c};"),
+    "and.b32": (_B, (_B, _B), "and.b32 {d}, {a}, {b};"),
+    "or.b32": (_B, (_B, _B), "or.b32 {d}, {a}, {b};"),
+    "xor.b32": (_B, (_B, _B), "xor.b32 {d}, {a}, {b};"),
+    "not.b32": (_B, (_B,), "not.b32 {d}, {a};"),
+    "and.pred": (_P, (_P, _P), "and.pred {d}, {a}, {b};"),
+    "or.pred": (_P, (_P, _P), "or.pred {d}, {a}, {b};"),
+    "xor.pred": (_P, (_P, _P), "xor.pred {d}, {a}, {b};"),
+    "not.pred": (_P, (_P,), "not.pred {d}, {a};"),
+    # PTX clamps shift amounts above 32 to 32: 0, or sign fill for shr.s32 (DESIGN section 3)
+    "shl.b32": (_B, (_B, _B), "shl.b32 {d}, {a}, {b};"),
+    "shr.u32": (_B, (_B, _B), "shr.u32 {d}, {a}, {b};"),
+    "shr.s32": (_B, (_B, _B), "shr.s32 {d}, {a}, {b};"),
+    "popc.b32": (_B, (_B,), "popc.b32 {d}, {a};"),
+    "clz.b32": (_B, (_B,), "clz.b32 {d}, {a};"),
+    "brev.b32": (_B, (_B,), "brev.b32 {d}, {a};"),
+    # f32: .rn forms are correctly rounded and never contracted into fma
+    "add.f32": (_F, (_F, _F), "add.rn.f32 {d}, {a}, {b};"),
+    "sub.f32": (_F, (_F, _F), "sub.rn.f32 {d}, {a}, {b};"),
+    "mul.f32": (_F, (_F, _F), "mul.rn.f32 {d}, {a}, {b};"),
+    "fma.f32": (_F, (_F, _F, _F), "fma.rn.f32 {d}, {a}, {b}, {c};"),
+    "div.f32": (_F, (_F, _F), "div.rn.f32 {d}, {a}, {b};"),
+    "sqrt.f32": (_F, (_F,), "sqrt.rn.f32 {d}, {a};"),
+    "neg.f32": (_B, (_B,), "xor.b32 {d}, {a}, 0x80000000;"),
+    "abs.f32": (_B, (_B,), "and.b32 {d}, {a}, 0x7FFFFFFF;"),
+    "add.f64": (_D, (_D, _D), "add.rn.f64 {d}, {a}, {b};"),
+    "sub.f64": (_D, (_D, _D), "sub.rn.f64 {d}, {a}, {b};"),
+    "mul.f64": (_D, (_D, _D), "mul.rn.f64 {d}, {a}, {b};"),
+    "div.f64": (_D, (_D, _D), "div.rn.f64 {d}, {a}, {b};"),
+    "fma.f64": (_D, (_D, _D, _D), "fma.rn.f64 {d}, {a}, {b}, {c};"),
+    "sqrt.f64": (_D, (_D,), "sqrt.rn.f64 {d}, {a};"),
+    "neg.f64": (_L, (_L,), "xor.b64 {d}, {a}, 0x8000000000000000;"),
+    "abs.f64": (_L, (_L,), "and.b64 {d}, {a}, 0x7FFFFFFFFFFFFFFF;"),
+    # exact conversions and rounding to integral values (ties to even for .rni)
+    "cvt.f32.s32": (_F, (_B,), "cvt.rn.f32.s32 {d}, {a};"),
+    "cvt.f32.u32": (_F, (_B,), "cvt.rn.f32.u32 {d}, {a};"),
+    "cvt.f64.s32": (_D, (_B,), "cvt.rn.f64.s32 {d}, {a};"),
+    "cvt.f64.u32": (_D, (_B,), "cvt.rn.f64.u32 {d}, {a};"),
+    "cvt.f64.f32": (_D, (_F,), "cvt.f64.f32 {d}, {a};"),
+    "cvt.f32.f64": (_F, (_D,), "cvt.rn.f32.f64 {d}, {a};"),
+    "cvt.rni.f32.f32": (_F, (_F,), "cvt.rni.f32.f32 {d}, {a};"),
+    "cvt.rzi.f32.f32": (_F, (_F,), "cvt.rzi.f32.f32 {d}, {a};"),
+    "cvt.rmi.f32.f32": (_F, (_F,), "cvt.rmi.f32.f32 {d}, {a};"),
+    "cvt.rpi.f32.f32": (_F, (_F,), "cvt.rpi.f32.f32 {d}, {a};"),
+    "cvt.rni.f64.f64": (_D, (_D,), "cvt.rni.f64.f64 {d}, {a};"),
+    "cvt.rzi.f64.f64": (_D, (_D,), "cvt.rzi.f64.f64 {d}, {a};"),
+    "cvt.rmi.f64.f64": (_D, (_D,), "cvt.rmi.f64.f64 {d}, {a};"),
+    "cvt.rpi.f64.f64": (_D, (_D,), "cvt.rpi.f64.f64 {d}, {a};"),
+    "selp.b32": (_B, (_B, _B, _P), "selp.b32 {d}, {a}, {b}, {c};"),
+    "selp.b64": (_L, (_L, _L, _P), "selp.b64 {d}, {a}, {b}, {c};"),
+    # slct picks a when c >= 0 (a NaN c compares false and picks b)
+    "slct.s32.f32": (_B, (_B, _B, _F), "slct.b32.f32 {d}, {a}, {b}, {c};"),
+    "slct.b32.s32": (_B, (_B, _B, _B), "slct.b32.s32 {d}, {a}, {b}, {c};"),
+}
+for _c in ("eq", "ne", "lt", "le", "gt", "ge"):
+    NATIVE[f"setp.{_c}.s32"] = (_P, (_B, _B), f"setp.{_c}.s32 {{d}}, {{a}}, {{b}};")
+    NATIVE[f"setp.{_c}.u32"] = (_P, (_B, _B), f"setp.{_c}.u32 {{d}}, {{a}}, {{b}};")
+    for _t, _k in (("f32", _F), ("f64", _D)):  # PTX's plain forms are ordered, the u forms unordered
+        NATIVE[f"setp.{_c}.{_t}"] = (_P, (_k, _k), f"setp.{_c}.{_t} {{d}}, {{a}}, {{b}};")
+        NATIVE[f"setp.{_c}u.{_t}"] = (_P, (_k, _k), f"setp.{_c}u.{_t} {{d}}, {{a}}, {{b}};")
+for _t, _k in (("f32", _F), ("f64", _D)):
+    NATIVE[f"setp.num.{_t}"] = (_P, (_k, _k), f"setp.num.{_t} {{d}}, {{a}}, {{b}};")
+    NATIVE[f"setp.nan.{_t}"] = (_P, (_k, _k), f"setp.nan.{_t} {{d}}, {{a}}, {{b}};")
+
+# Value rows computed by a helper generated from the C prelude (see the module docstring).
+HELPER_ROWS: tuple[str, ...] = tuple(k for k in EXPR if k not in NATIVE)
+
+_REG_PREFIX = {_B: "%t", _F: "%f", _L: "%rd", _D: "%fd", _P: "%q"}
+_SREG = {0: "%tid.x", 1: "%tid.y", 2: "%tid.z", 5: "%ctaid.x", 6: "%ctaid.y", 7: "%ctaid.z"}
+_SREG |= {8: "%ntid.x", 9: "%ntid.y", 10: "%ntid.z", 11: "%nctaid.x", 12: "%nctaid.y", 13: "%nctaid.z"}
+_ATOM = {"add": "add.u32", "min": "min", "max": "max", "and": "and.b32", "or": "or.b32", "xor": "xor.b32"}
+_ATOM |= {"exch": "exch.b32", "cas": "cas.b32"}
+_REDUCE_ID = {"add": 0, "min.s32": 0x7FFFFFFF, "max.s32": 0x80000000, "min.u32": 0xFFFFFFFF, "max.u32": 0}
+_REDUCE_ID |= {"and": 0xFFFFFFFF, "or": 0, "xor": 0, "min.f32": 0x7FFFFFFF, "max.f32": 0x7FFFFFFF}
+
+
+def helper_name(key: str) -> str:
+    return "wvp_" + re.sub(r"[^0-9a-zA-Z]", "_", key)
+
+
+# ------------------------------------------------------------------ the helper library
+@dataclass
+class _Item:
+    name: str
+    text: str
+    proto: str = ""  # a .func's prototype (declaration), empty for data
+
+
+@cache
+def _library() -> tuple[dict[str, _Item], dict[str, set[str]]]:
+    """The generated helpers split into top-level items, with what each one references."""
+    text = resources.files("wavegpu.backends").joinpath("ptx_helpers.ptx").read_text()
+    items: dict[str, _Item] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(".global") or line.startswith(".const"):
+            m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*(=|;)", line)
+            assert m, line
+            items[m.group(1)] = _Item(m.group(1), line)
+            i += 1
+            continue
+        if line.startswith((".func", ".visible .func")):
+            j = i
+            while not lines[j].startswith(("{", ";")) and not lines[j].rstrip().endswith(";"):
+                j += 1
+            head = "\n".join(lines[i:j]).replace(".visible ", "")
+            m = re.search(r"\.func\s+(?:\([^)]*\)\s*)?(\w+)", head)
+            assert m, head
+            name = m.group(1)
+            if lines[j].startswith("{"):
+                k = j
+                while lines[k] != "}":
+                    k += 1
+                items[name] = _Item(name, head + "\n" + "\n".join(lines[j : k + 1]), head + ";")
+                i = k + 1
+            else:
+                i = j + 1
+            continue
+        i += 1
+    deps = {
+        n: {m for m in re.findall(r"\b(\w+)\b", it.text.split("\n", 1)[-1]) if m in items and m != n}
+        for n, it in items.items()
+    }
+    return items, deps
+
+
+def helper_text(used: set[str]) -> str:
+    """The helper functions (and their data) that `used` needs, with prototypes first."""
+    items, deps = _library()
+    missing = sorted(u for u in used if u not in items)
+    if missing:
+        raise WaveError(f"ptx: the helper library lacks {', '.join(missing)} (run tools/gen_ptx_helpers.py)")
+    need: set[str] = set()
+    todo = list(used)
+    while todo:
+        n = todo.pop()
+        if n not in need:
+            need.add(n)
+            todo += deps[n]
+    order = [n for n in items if n in need]
+    data = [items[n].text for n in order if not items[n].proto]
+    funcs = [items[n] for n in order if items[n].proto]
+    return "\n".join([f.proto for f in funcs] + data + [f.text for f in funcs])
+
+
+# ------------------------------------------------------------------ the renderer
+@dataclass
+class _Region:
+    cur: str  # the mask of the lanes in this region now
+    exit: str  # where a lane leaving by break/continue goes next
+    leaves: bool = False  # a break/continue happens inside
+
+
+@dataclass
+class PTXRenderer:
+    arch: str = "sm_75"
+    lines: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    helpers: set[str] = field(default_factory=set)
+    label_n: int = 0
+    entry: str = ""
+
+    # -- registers and labels
+    def tmp(self, ty: str) -> str:
+        p = _REG_PREFIX.get(ty, ty)
+        n = self.counts.get(p, 0)
+        self.counts[p] = n + 1
+        return f"{p}{n}"
+
+    def label(self, what: str) -> str:
+        self.label_n += 1
+        return f"$L_{what}_{self.label_n}"
+
+    def emit(self, *lines: str) -> None:
+        for block in lines:
+            for line in block.split("\n"):
+                self.lines.append(line if line.endswith(":") else "\t" + line)
+
+    # -- operands
+    def b32(self, op: object) -> str:
+        """A .b32 register holding a 32-bit source operand."""
+        if isinstance(op, Imm):
+            t = self.tmp(_B)
+            self.emit(f"mov.b32 {t}, 0x{op.bits & 0xFFFFFFFF:08X};")
+            return t
+        if isinstance(op, Reg):
+            if op.sel == 0:
+                return f"%r{op.n}"
+            _, off, width = SUBREGS[op.sel]
+            t = self.tmp(_B)
+            self.emit(f"bfe.u32 {t}, %r{op.n}, {off}, {width};")
+            return t
+        if isinstance(op, SReg):
+            return self.sreg(op.id)
+        raise TypeError(op)
+
+    def b64(self, op: object) -> str:
+        t = self.tmp(_L)
+        if isinstance(op, Imm):
+            self.emit(f"mov.b64 {t}, 0x{op.bits & 0xFFFFFFFFFFFFFFFF:016X};")
+        else:
+            assert isinstance(op, Pair)
+            self.emit(f"mov.b64 {t}, {{%r{op.n}, %r{op.n + 1}}};")
+        return t
+
+    def typed(self, op: object, ty: str) -> str:
+        if ty == _P:
+            assert isinstance(op, Pred)
+            return f"%p{op.n}"
+        if ty == _B:
+            return self.b32(op)
+        if ty == _F:
+            t = self.tmp(_F)
+            self.emit(f"mov.b32 {t}, {self.b32(op)};")
+            return t
+        if ty == _L:
+            return self.b64(op)
+        t = self.tmp(_D)
+        self.emit(f"mov.b64 {t}, {self.b64(op)};")
+        return t
+
+    def store(self, op: object, ty: str, value: str) -> None:
+        """Write a typed value to a WAVE destination (float results canonicalised)."""
+        if ty == _F:
+            q, t = self.tmp(_P), self.tmp(_B)
+            self.emit(f"testp.notanumber.f32 {q}, {value};", f"mov.b32 {t}, {value};")
+            self.emit(f"selp.b32 {t}, 0x7FFFFFFF, {t}, {q};")
+            value, ty = t, _B
+        elif ty == _D:
+            q, t = self.tmp(_P), self.tmp(_L)
+            self.emit(f"testp.notanumber.f64 {q}, {value};", f"mov.b64 {t}, {value};")
+            self.emit(f"selp.b64 {t}, 0x7FFFFFFFFFFFFFFF, {t}, {q};")
+            value, ty = t, _L
+        if isinstance(op, Pred):
+            self.emit(f"mov.pred %p{op.n}, {value};")
+        elif isinstance(op, Pair):
+            self.emit(f"mov.b64 {{%r{op.n}, %r{op.n + 1}}}, {value};")
+        elif isinstance(op, Reg):
+            if op.sel == 0:
+                self.emit(f"mov.b32 %r{op.n}, {value};")
+            else:
+                _, off, width = SUBREGS[op.sel]
+                self.emit(f"bfi.b32 %r{op.n}, {value}, %r{op.n}, {off}, {width};")
+        else:
+            raise TypeError(op)
+
+    def sreg(self, sid: int) -> str:
+        if sid in _SREG:
+            t = self.tmp(_B)
+            self.emit(f"mov.u32 {t}, {_SREG[sid]};")
+            return t
+        return {3: "%wv_wid", 4: "%wv_lane", 14: "%wv_nwaves", 16: "%wv_w"}[sid]
+
+    # -- addresses
+    def address(self, space: str, m: Mem) -> str:
+        """The PTX address of a memory operand: 32-bit WAVE address (wrapping) into the space."""
+        if m.base is None:
+            a = self.tmp(_B)
+            self.emit(f"mov.b32 {a}, 0x{m.offset & 0xFFFFFFFF:08X};")
+        elif m.offset & 0xFFFFFFFF:
+            a = self.tmp(_B)
+            self.emit(f"add.u32 {a}, %r{m.base}, 0x{m.offset & 0xFFFFFFFF:08X};")
+        else:
+            a = f"%r{m.base}"
+        if space == "local":
+            s = self.tmp(_B)
+            self.emit(f"add.u32 {s}, %wv_lbase, {a};")
+            return s
+        d = self.tmp(_L)
+        self.emit(f"cvt.u64.u32 {d}, {a};", f"add.s64 {d}, {d}, {'%wv_mem' if space == 'global' else '%wv_cmem'};")
+        return d
+
+    # -- instructions
+    def inst(self, inst: Instruction, region: _Region) -> None:
+        spec = inst.spec
+        key = spec.key
+        if spec.cls == "wave":
+            self.wave(inst, region)
+            return
+        if key in ("break", "continue"):
+            self.leave(inst, key, region)
+            return
+        skip = None
+        if inst.guard is not None and key != "ret":
+            skip = self.label("skip")
+            self.emit(f"@{'' if inst.guard.negated else '!'}%p{inst.guard.pred} bra {skip};")
+        ops = inst.operands
+        if key in NATIVE:
+            dty, stys, text = NATIVE[key]
+            srcs = [o for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
+            names = {n: self.typed(o, t) for n, o, t in zip("abc", srcs, stys)}
+            d = self.tmp(dty)
+            self.emit(text.format(d=d, **names))
+            self.store(ops[spec.dests[0]], dty, d)
+        elif key in HELPER_ROWS:
+            self.call_helper(inst)
+        elif spec.cls in ("load", "store"):
+            self.memory(inst)
+        elif spec.cls == "atomic":
+            self.atomic(inst)
+        elif key == "barrier":
+            self.emit("barrier.sync 0;")
+        elif key.startswith("fence."):
+            scope = {"wave": "cta", "workgroup": "cta", "device": "gpu"}[key.split(".")[1]]
+            self.emit(f"fence.sc.{scope};")
+        elif key == "nop":
+            pass
+        elif key == "ret":
+            g = inst.guard
+            self.emit("exit;" if g is None else f"@{'!' if g.negated else ''}%p{g.pred} exit;")
+        elif key == "mma.m16n8k8.f32.f16":
+            self.mma(inst)
+        else:
+            raise WaveError(f"ptx: no rendering for {spec.name}")
+        if skip:
+            self.emit(f"{skip}:")
+
+    def call_helper(self, inst: Instruction) -> None:
+        spec = inst.spec
+        fn = helper_name(spec.key)
+        self.helpers.add(fn)
+        args = []
+        for o, s in zip(inst.operands, spec.operands):
+            if s.role is not Role.SRC:
+                continue
+            wide = s.kind is Kind.PAIR or (isinstance(o, Imm) and o.width == 64)
+            args.append(("b64", self.b64(o)) if wide else ("b32", self.b32(o)))
+        dst = inst.operands[spec.dests[0]]
+        rty = "b64" if isinstance(dst, Pair) else "b32"
+        out = self.tmp(_L if rty == "b64" else _B)
+        body = [f".param .{t} wv_a{i};" for i, (t, _) in enumerate(args)]
+        body += [f"st.param.{t} [wv_a{i}], {v};" for i, (t, v) in enumerate(args)]
+        body += [f".param .{rty} wv_ret;", f"call (wv_ret), {fn}, ({', '.join(f'wv_a{i}' for i in range(len(args)))});"]
+        body += [f"ld.param.{rty} {out}, [wv_ret];"]
+        self.emit("{", *body, "}")
+        self.store(dst, _L if rty == "b64" else _B, out)
+
+    def memory(self, inst: Instruction) -> None:
+        spec = inst.spec
+        space = spec.space
+        assert space is not None and spec.mem_index is not None
+        m = inst.operands[spec.mem_index]
+        assert isinstance(m, Mem)
+        ss = {"global": "global", "local": "shared", "const": "global.nc"}[space]
+        a = self.address(space, m)
+        sfx = spec.name.split(".", 2)[2]
+        if spec.cls == "load":
+            dst = inst.operands[0]
+            if sfx in ("u8", "s8", "u16", "s16", "b32"):
+                t = self.tmp(_B)
+                self.emit(f"ld.{ss}.{'u32' if sfx == 'b32' else sfx} {t}, [{a}];")
+                self.store(dst, _B, t)
+            elif sfx == "b64":
+                t = self.tmp(_L)
+                self.emit(f"ld.{ss}.u64 {t}, [{a}];")
+                self.store(dst, _L, t)
+            else:
+                assert isinstance(dst, Vec)
+                for i in range(dst.count):  # WAVE vectors need only 4-byte alignment
+                    self.emit(f"ld.{ss}.u32 %r{dst.n + i}, [{a}+{4 * i}];")
+            return
+        val = inst.operands[1]
+        if sfx in ("b8", "b16", "b32"):
+            self.emit(f"st.{ss}.{'u8' if sfx == 'b8' else 'u16' if sfx == 'b16' else 'u32'} [{a}], {self.b32(val)};")
+        elif sfx == "b64":
+            self.emit(f"st.{ss}.u64 [{a}], {self.b64(val)};")
+        else:
+            n = 2 if sfx.startswith("v2") else 4
+            for i in range(n):
+                if isinstance(val, Imm):
+                    v = self.b32(Imm((val.bits >> (32 * i)) & 0xFFFFFFFF))
+                else:
+                    assert isinstance(val, Vec)
+                    v = f"%r{val.n + i}"
+                self.emit(f"st.{ss}.u32 [{a}+{4 * i}], {v};")
+
+    def atomic(self, inst: Instruction) -> None:
+        spec = inst.spec
+        space = spec.space
+        assert space is not None and spec.mem_index is not None
+        _, _, op, t = spec.name.split(".")
+        mi = spec.mem_index
+        m = inst.operands[mi]
+        assert isinstance(m, Mem)
+        args = [self.b32(o) for o in inst.operands[mi + 1 :]]
+        ss = "global" if space == "global" else "shared"
+        scope = "gpu" if space == "global" else "cta"
+        a = self.address(space, m)
+        old = self.tmp(_B)
+        if op == "add" and t == "f32":  # a CAS loop keeps subnormals and canonical NaNs
+            top, prev, new = self.label("atomf"), self.tmp(_B), self.tmp(_B)
+            fa, fb, fs, q, nq = self.tmp(_F), self.tmp(_F), self.tmp(_F), self.tmp(_P), self.tmp(_P)
+            self.emit(f"ld.volatile.{ss}.u32 {old}, [{a}];", f"{top}:", f"mov.b32 {prev}, {old};")
+            self.emit(f"mov.b32 {fa}, {prev};", f"mov.b32 {fb}, {args[0]};", f"add.rn.f32 {fs}, {fa}, {fb};")
+            self.emit(
+                f"testp.notanumber.f32 {nq}, {fs};",
+                f"mov.b32 {new}, {fs};",
+                f"selp.b32 {new}, 0x7FFFFFFF, {new}, {nq};",
+            )
+            self.emit(f"atom.relaxed.{scope}.{ss}.cas.b32 {old}, [{a}], {prev}, {new};")
+            self.emit(f"setp.ne.u32 {q}, {old}, {prev};", f"@{q} bra {top};")
+        elif op == "sub":  # PTX has no atom.sub: negate, then add
+            n = self.tmp(_B)
+            self.emit(f"neg.s32 {n}, {args[0]};", f"atom.relaxed.{scope}.{ss}.add.u32 {old}, [{a}], {n};")
+        else:
+            ty = _ATOM[op] if op not in ("min", "max") else f"{op}.{t}"
+            self.emit(f"atom.relaxed.{scope}.{ss}.{ty} {old}, [{a}], {', '.join(args)};")
+        if spec.name.startswith("atom."):
+            self.store(inst.operands[0], _B, old)
+
+    def mma(self, inst: Instruction) -> None:
+        d, a, b, c = inst.operands
+        assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
+        cf = [self.typed(Reg(c.n + i), _F) for i in range(4)]
+        df = [self.tmp(_F) for _ in range(4)]
+        self.emit(
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+            f"{{{', '.join(df)}}}, {{%r{a.n}, %r{a.n + 1}}}, {{%r{b.n}}}, {{{', '.join(cf)}}};"
+        )
+        for i in range(4):
+            self.store(Reg(d.n + i), _F, df[i])
+
+    # -- wave operations (on the exact active set of the current region)
+    def wave(self, inst: Instruction, region: _Region) -> None:
+        spec = inst.spec
+        op = spec.name[len("wave.") :]
+        act = self.tmp(_B)
+        g = inst.guard
+        gp = "1" if g is None else f"{'!' if g.negated else ''}%p{g.pred}"
+        self.emit(f"vote.sync.ballot.b32 {act}, {gp}, {region.cur};")
+        skip = None
+        if g is not None:
+            skip = self.label("skip")
+            self.emit(f"@{'' if g.negated else '!'}%p{g.pred} bra {skip};")
+        dst = inst.operands[0]
+        srcs = [o for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
+        if op in ("ballot.b32", "any", "all"):
+            assert isinstance(srcs[0], Pred)
+            p = f"%p{srcs[0].n}"
+            if op == "ballot.b32":
+                t = self.tmp(_B)
+                self.emit(f"vote.sync.ballot.b32 {t}, {p}, {act};")
+                self.store(dst, _B, t)
+            else:
+                q = self.tmp(_P)
+                self.emit(f"vote.sync.{op}.pred {q}, {p}, {act};")
+                self.store(dst, _P, q)
+        elif op.startswith(("shuffle", "broadcast")):
+            x, b = self.b32(srcs[0]), self.b32(srcs[1])
+            src = self.tmp(_B)
+            lane = "%wv_lane"
+            if op in ("shuffle.b32", "broadcast.b32"):
+                self.emit(f"and.b32 {src}, {b}, 31;")
+            else:  # out of the wave: the lane's own value (the full b, unlike shfl's 5 bits)
+                q, t = self.tmp(_P), self.tmp(_B)
+                if op == "shuffle.xor.b32":
+                    self.emit(f"xor.b32 {t}, {lane}, {b};", f"setp.lt.u32 {q}, {t}, 32;")
+                elif op == "shuffle.up.b32":
+                    self.emit(f"sub.u32 {t}, {lane}, {b};", f"setp.le.u32 {q}, {b}, {lane};")
+                else:
+                    r = self.tmp(_B)
+                    self.emit(f"add.u32 {t}, {lane}, {b};", f"sub.u32 {r}, 32, {lane};", f"setp.lt.u32 {q}, {b}, {r};")
+                self.emit(f"selp.b32 {src}, {t}, {lane}, {q};")
+            out = self.tmp(_B)
+            self.emit(f"shfl.sync.idx.b32 {out}, {x}, {src}, 31, {act};")
+            self.store(dst, _B, out)
+        elif op == "prefix.add.u32":
+            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), "prefix"))
+        else:
+            o, ty = op.split(".")[1:]
+            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), f"{o}.{ty}"))
+        if skip:
+            self.emit(f"{skip}:")
+
+    def combine(self, what: str, acc: str, v: str) -> None:
+        o = what.split(".")[0]
+        if what in ("min.f32", "max.f32"):
+            fn = helper_name(what)
+            self.helpers.add(fn)
+            self.emit(
+                "{",
+                ".param .b32 wv_a0;",
+                ".param .b32 wv_a1;",
+                ".param .b32 wv_ret;",
+                f"st.param.b32 [wv_a0], {acc};",
+                f"st.param.b32 [wv_a1], {v};",
+                f"call (wv_ret), {fn}, (wv_a0, wv_a1);",
+                f"ld.param.b32 {acc}, [wv_ret];",
+                "}",
+            )
+        elif o in ("min", "max"):
+            self.emit(f"{o}.{what.split('.')[1]} {acc}, {acc}, {v};")
+        elif o in ("and", "or", "xor"):
+            self.emit(f"{o}.b32 {acc}, {acc}, {v};")
+        else:
+            self.emit(f"add.u32 {acc}, {acc}, {v};")
+
+    def lane_loop(self, act: str, x: str, what: str) -> str:
+        """A reduction (or the exclusive prefix sum) over the lanes in act: every lane of act
+        runs the same 32 steps and combines the values of the lanes in act (of the lanes
+        below it, for the prefix sum). The combinations are order-independent."""
+        acc, i, v, bit = self.tmp(_B), self.tmp(_B), self.tmp(_B), self.tmp(_B)
+        q, done = self.tmp(_P), self.tmp(_P)
+        top, nxt = self.label("lanes"), self.label("lanes_next")
+        ident = 0 if what == "prefix" else _REDUCE_ID.get(what, _REDUCE_ID.get(what.split(".")[0], 0))
+        self.emit(f"mov.b32 {acc}, 0x{ident:08X};", f"mov.b32 {i}, 0;", f"{top}:")
+        self.emit(f"shfl.sync.idx.b32 {v}, {x}, {i}, 31, {act};")
+        self.emit(f"shr.b32 {bit}, {act}, {i};", f"and.b32 {bit}, {bit}, 1;", f"setp.eq.u32 {q}, {bit}, 0;")
+        if what == "prefix":
+            lt = self.tmp(_P)
+            self.emit(f"setp.ge.u32 {lt}, {i}, %wv_lane;", f"or.pred {q}, {q}, {lt};")
+        self.emit(f"@{q} bra {nxt};")
+        self.combine("add" if what == "prefix" else what, acc, v)
+        self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.lt.u32 {done}, {i}, 32;", f"@{done} bra {top};")
+        return acc
+
+    # -- structure
+    def leave(self, inst: Instruction, key: str, region: _Region) -> None:
+        """break/continue p: the lanes where p holds (and the guard) leave the region."""
+        p = inst.operands[0]
+        assert isinstance(p, Pred)
+        cond = f"%p{p.n}"
+        if inst.guard is not None:
+            cond = self.tmp(_P)
+            g = inst.guard
+            self.emit(f"and.pred {cond}, %p{p.n}, {'!' if g.negated else ''}%p{g.pred};")
+        flag = "%wv_brk" if key == "break" else "%wv_cnt"
+        self.emit(f"vote.sync.ballot.b32 {region.cur}, !{cond}, {region.cur};")
+        self.emit(f"or.pred {flag}, {flag}, {cond};", f"@{cond} bra {region.exit};")
+        region.leaves = True
+
+    def nodes(self, ns: list[Node], region: _Region) -> None:
+        for n in ns:
+            if isinstance(n, Op):
+                self.inst(n.inst, region)
+            elif isinstance(n, If):
+                self.if_(n, region)
+            else:
+                self.loop(n, region)
+
+    def if_(self, n: If, region: _Region) -> None:
+        join, other = self.label("endif"), self.label("else")
+        then_m, else_m, t = self.tmp("%m"), self.tmp("%m"), self.tmp(_B)
+        self.emit(f"vote.sync.ballot.b32 {then_m}, %p{n.pred}, {region.cur};")
+        self.emit(f"not.b32 {t}, {then_m};", f"and.b32 {else_m}, {region.cur}, {t};")
+        self.emit(f"@!%p{n.pred} bra {other if n.other else join};")
+        then_r, else_r = _Region(then_m, join), _Region(else_m, join)
+        self.nodes(n.then, then_r)
+        if n.other:
+            self.emit(f"bra {join};", f"{other}:")
+            self.nodes(n.other, else_r)
+        self.emit(f"{join}:")
+        if then_r.leaves or else_r.leaves:  # lanes that left pass through: recompute and go on
+            lv = self.tmp(_P)
+            self.emit(f"or.pred {lv}, %wv_brk, %wv_cnt;")
+            self.emit(f"vote.sync.ballot.b32 {region.cur}, !{lv}, {region.cur};", f"@{lv} bra {region.exit};")
+            region.leaves = True
+
+    def loop(self, n: Loop, region: _Region) -> None:
+        head, latch, out = self.label("loop"), self.label("latch"), self.label("endloop")
+        entry, cur = self.tmp("%m"), self.tmp("%m")
+        self.emit(f"mov.b32 {entry}, {region.cur};", f"{head}:", f"mov.b32 {cur}, {entry};")
+        self.nodes(n.body, _Region(cur, latch))
+        self.emit(f"{latch}:", f"vote.sync.ballot.b32 {entry}, !%wv_brk, {entry};")
+        self.emit("mov.pred %wv_cnt, 0;", f"@!%wv_brk bra {head};", f"{out}:", "mov.pred %wv_brk, 0;")
+
+    def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
+        if wave_width != 32:
+            raise WaveError(f"ptx: NVIDIA warps have 32 lanes; cannot render for a wave width of {wave_width}")
+        if self.arch not in ARCHES:
+            raise WaveError(f"ptx: unknown architecture {self.arch!r} (sm_75 or newer: {', '.join(ARCHES)})")
+        for inst in k.instructions:
+            for o in inst.operands:
+                if isinstance(o, SReg) and o.id == 15:
+                    raise WaveError(f"ptx: kernel {k.name!r} reads %clock, which has no ptx equivalent")
+        self.lines, self.counts, self.helpers, self.label_n = [], {}, set(), 0
+        nregs = max(k.registers, len(k.params), 1)
+        params = len(k.params) if nargs is None else nargs
+        self.emit("ld.param.u64 %wv_mem, [wv_mem_param];", "cvta.to.global.u64 %wv_mem, %wv_mem;")
+        self.emit("ld.param.u64 %wv_cmem, [wv_cmem_param];", "cvta.to.global.u64 %wv_cmem, %wv_cmem;")
+        for i in range(nregs):
+            self.emit(f"ld.param.u32 %r{i}, [a{i}];" if i < params else f"mov.b32 %r{i}, 0;")
+        self.emit("mov.u32 %wv_w, 32;")
+        for i in range(max(k.predicates, 1)):
+            self.emit(f"setp.ne.u32 %p{i}, %wv_w, %wv_w;")
+        self.emit("mov.pred %wv_brk, 0;", "mov.pred %wv_cnt, 0;")
+        # lane, wave, waves and the entry mask from the linear thread index (x fastest)
+        self.emit(
+            "mov.u32 %wv_lin, %ntid.y;",
+            "mov.u32 %wv_n, %tid.z;",
+            "mov.u32 %wv_lane, %tid.y;",
+            "mad.lo.u32 %wv_lin, %wv_lin, %wv_n, %wv_lane;",
+            "mov.u32 %wv_n, %ntid.x;",
+            "mov.u32 %wv_lane, %tid.x;",
+            "mad.lo.u32 %wv_lin, %wv_lin, %wv_n, %wv_lane;",
+            "and.b32 %wv_lane, %wv_lin, 31;",
+            "shr.u32 %wv_wid, %wv_lin, 5;",
+            "mov.u32 %wv_n, %ntid.y;",
+            "mov.u32 %wv_nwaves, %ntid.x;",
+            "mul.lo.u32 %wv_n, %wv_n, %wv_nwaves;",
+            "mov.u32 %wv_nwaves, %ntid.z;",
+            "mul.lo.u32 %wv_n, %wv_n, %wv_nwaves;",
+            "add.u32 %wv_nwaves, %wv_n, 31;",
+            "shr.u32 %wv_nwaves, %wv_nwaves, 5;",
+            "sub.u32 %wv_n, %wv_n, %wv_lin;",
+            "add.u32 %wv_n, %wv_n, %wv_lane;",
+            "min.u32 %wv_n, %wv_n, 32;",
+            "setp.eq.u32 %wv_full, %wv_n, 32;",
+            "shl.b32 %wv_m0, 1, %wv_n;",
+            "sub.u32 %wv_m0, %wv_m0, 1;",
+            "selp.b32 %wv_m0, 0xFFFFFFFF, %wv_m0, %wv_full;",
+        )
+        if k.local_memory:
+            self.emit("mov.u32 %wv_lbase, wv_lmem;")
+        top = _Region("%wv_m0", "$L_end")
+        self.nodes(lift(k), top)
+        self.emit("$L_end:", "exit;")
+        body = self.lines
+        decl = [
+            f"\t.reg .b32 %r<{nregs}>;",
+            f"\t.reg .pred %p<{max(k.predicates, 1)}>;",
+            "\t.reg .b64 %wv_mem, %wv_cmem;",
+            "\t.reg .b32 %wv_w, %wv_lin, %wv_n, %wv_lane, %wv_wid, %wv_nwaves, %wv_m0, %wv_lbase;",
+            "\t.reg .pred %wv_brk, %wv_cnt, %wv_full;",
+        ]
+        kinds = {"%t": "b32", "%f": "f32", "%rd": "b64", "%fd": "f64", "%q": "pred", "%m": "b32"}
+        decl += [f"\t.reg .{kinds[p]} {p}<{n}>;" for p, n in sorted(self.counts.items())]
+        if k.local_memory:
+            decl.append(f"\t.shared .align 16 .b8 wv_lmem[{k.local_memory}];")
+        plist = ["\t.param .u64 wv_mem_param", "\t.param .u64 wv_cmem_param"]
+        plist += [f"\t.param .u32 a{i}" for i in range(params)]
+        bounds = ""
+        if k.workgroup_size is not None:
+            bounds = f".maxntid {k.workgroup_size[0]}, {k.workgroup_size[1]}, {k.workgroup_size[2]}\n"
+        self.entry = "\n".join(
+            [f".visible .entry {k.name}(", ",\n".join(plist), f")\n{bounds}{{", *decl, "", *body, "}", ""]
+        )
+        return Rendered(module(self.arch, [self.entry], self.helpers), k.name, wave_width)
+
+
+def module(arch: str, entries: list[str], helpers: set[str]) -> str:
+    """A PTX module: header, the helpers the entries call, the entries."""
+    head = [f".version {PTX_VERSION}", f".target {arch}", ".address_size 64", ""]
+    if helpers:
+        head += [helper_text(helpers), ""]
+    return "\n".join(head + entries)
+
+
+def render_module(kernels: list[Kernel], arch: str = "sm_75", nargs: int | None = None) -> str:
+    """One PTX module holding every kernel (the helpers once)."""
+    entries: list[str] = []
+    helpers: set[str] = set()
+    for k in kernels:
+        r = PTXRenderer(arch=arch)
+        r.render(k, 32, nargs)
+        entries.append(r.entry)
+        helpers |= r.helpers
+    return module(arch, entries, helpers)
+
+
+def coverage() -> dict[str, str]:
+    """(row key -> how the PTX renderer does it) for every row."""
+    out = {}
+    for r in ROWS:
+        if r.key in NATIVE:
+            out[r.key] = "inline"
+        elif r.key in HELPER_ROWS:
+            out[r.key] = "helper " + helper_name(r.key)
+        elif r.cls in ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc") or r.key == "barrier":
+            out[r.key] = "statement"
+        else:
+            out[r.key] = "missing"
+    return out

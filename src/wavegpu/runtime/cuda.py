@@ -1,0 +1,132 @@
+"""The CUDA device: loads the PTX backend's output through the driver API (cuda-bindings) and
+launches it on an NVIDIA GPU with one device heap (the WAVE device memory), one constant image
+and the register arguments (DESIGN section 4). Modules are cached per PTX text, so a new
+argument value reuses the loaded module."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from ..errors import WaveError
+
+_STATE: dict[str, Any] = {}
+_MODULES: dict[str, Any] = {}
+
+
+def _driver() -> Any:
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        raise WaveError("the CUDA device needs cuda-bindings (pip install 'wavegpu[cuda]')") from None
+    return driver
+
+
+def _check(res: Any, what: str) -> Any:
+    """Unpack a driver call's (error, values...) tuple; a failure becomes a WaveError naming the call."""
+    drv = _driver()
+    err, *vals = res if isinstance(res, tuple) else (res,)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        name = drv.cuGetErrorName(err)[1]
+        text = drv.cuGetErrorString(err)[1]
+        name = name.decode() if isinstance(name, bytes) else str(err)
+        text = text.decode() if isinstance(text, bytes) else ""
+        raise WaveError(f"cuda: {what} failed: {name} ({text})")
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def context() -> Any:
+    """The primary context of GPU 0 (created once)."""
+    if "ctx" in _STATE:
+        return _STATE["ctx"]
+    drv = _driver()
+    try:
+        _check(drv.cuInit(0), "cuInit")
+    except RuntimeError as e:  # no libcuda.so: no NVIDIA driver on this machine
+        raise WaveError(f"cuda: no NVIDIA driver here ({e})") from None
+    if _check(drv.cuDeviceGetCount(), "cuDeviceGetCount") == 0:
+        raise WaveError("cuda: the NVIDIA driver reports no GPU")
+    dev = _check(drv.cuDeviceGet(0), "cuDeviceGet")
+    ctx = _check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    name = _check(drv.cuDeviceGetName(64, dev), "cuDeviceGetName")
+    major = _check(
+        drv.cuDeviceGetAttribute(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "attribute"
+    )
+    minor = _check(
+        drv.cuDeviceGetAttribute(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "attribute"
+    )
+    if (major, minor) < (7, 5):
+        raise WaveError(f"cuda: the PTX backend needs sm_75 or newer; this GPU is sm_{major}{minor}")
+    _STATE["ctx"] = ctx
+    _STATE["name"] = name.split(b"\0", 1)[0].decode(errors="replace") if isinstance(name, bytes) else str(name)
+    _STATE["arch"] = f"sm_{major}{minor}"
+    return ctx
+
+
+def available() -> tuple[bool, str]:
+    """(is an NVIDIA GPU usable, why not)."""
+    try:
+        context()
+        return True, ""
+    except WaveError as e:
+        return False, str(e)
+
+
+def device_name() -> str:
+    context()
+    return f"{_STATE['name']} ({_STATE['arch']})"
+
+
+def _function(ptx: str, entry: str) -> Any:
+    drv = _driver()
+    key = hashlib.sha256(ptx.encode()).hexdigest()
+    if key not in _MODULES:
+        data = ptx.encode() + b"\0"
+        _MODULES[key] = _check(drv.cuModuleLoadData(data), f"loading the PTX of {entry} (cuModuleLoadData)")
+    return _check(drv.cuModuleGetFunction(_MODULES[key], entry.encode()), f"cuModuleGetFunction({entry})")
+
+
+def run(
+    ptx: str,
+    entry: str,
+    grid: tuple[int, int, int],
+    workgroup: tuple[int, int, int],
+    mem: np.ndarray,
+    const: np.ndarray,
+    args: list[int],
+    timing: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Launch entry once; returns the device memory afterwards (a new array). `timing`, when
+    given, receives the kernel's GPU time in seconds under "kernel_s"."""
+    drv = _driver()
+    context()
+    fn = _function(ptx, entry)
+    bufs = []
+    try:
+        for host in (mem, const):
+            n = max(int(host.nbytes), 16)
+            d = _check(drv.cuMemAlloc(n), "cuMemAlloc")
+            bufs.append(d)
+            if host.nbytes:
+                _check(drv.cuMemcpyHtoD(d, np.ascontiguousarray(host).ctypes.data, host.nbytes), "cuMemcpyHtoD")
+        values = (int(bufs[0]), int(bufs[1]), *(int(a) & 0xFFFFFFFF for a in args))
+        types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
+        start = _check(drv.cuEventCreate(0), "cuEventCreate")
+        stop = _check(drv.cuEventCreate(0), "cuEventCreate")
+        _check(drv.cuEventRecord(start, 0), "cuEventRecord")
+        _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
+        _check(drv.cuEventRecord(stop, 0), "cuEventRecord")
+        _check(drv.cuCtxSynchronize(), f"running {entry} (a fault here is an out-of-bounds or misaligned access)")
+        if timing is not None:
+            timing["kernel_s"] = _check(drv.cuEventElapsedTime(start, stop), "cuEventElapsedTime") / 1000.0
+        out = np.empty(mem.nbytes, dtype=np.uint8)
+        if mem.nbytes:
+            _check(drv.cuMemcpyDtoH(out.ctypes.data, bufs[0], mem.nbytes), "cuMemcpyDtoH")
+        return out
+    finally:
+        for d in bufs:
+            drv.cuMemFree(d)
