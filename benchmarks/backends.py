@@ -1,7 +1,9 @@
 """Backends against the emulator: vector add 2^24 and 16x16-tiled SGEMM 512^3 on the OpenCL
-runtime (Intel's CPU runtime here), on the SYCL device and on the emulator, best of 3 after a
+runtime (Intel's CPU runtime here), on the SYCL device, on an NVIDIA GPU through the PTX backend
+(device="cuda", when one is here) and on the emulator, best of 3 after a
 warm-up. The OpenCL time includes the transfers, not the one-time build (cached); the SYCL time
-includes the transfers through files, not the one-time run-time compile (a live host process keeps it).
+includes the transfers through files, not the one-time run-time compile (a live host process keeps it);
+the CUDA time includes allocation and transfers, not the one-time module load (cached).
 
     python benchmarks/backends.py
 """
@@ -15,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import wavegpu as wg
-from wavegpu.runtime import opencl, sycl
+from wavegpu.runtime import cuda, opencl, sycl
 
 EX = Path(__file__).resolve().parent.parent / "examples"
 
@@ -48,7 +50,10 @@ def main() -> None:
         ("vector add 2^24", vadd, dict(grid=n // 256, memory=mem, args=[0, 4 * n, 8 * n, n])),
         ("SGEMM 16x16 tiles 512^3", sg, dict(grid=(m // 16, m // 16), memory=mem2, args=[0, 4 * m * m, 8 * m * m, m])),
     ]
-    devs = [d for d, usable in (("opencl", ok), ("sycl", sycl.available()[0])) if usable]
+    usable = (("opencl", ok), ("sycl", sycl.available()[0]), ("cuda", cuda.available()[0]))
+    devs = [d for d, here in usable if here]
+    if "cuda" in devs:
+        print(f"# CUDA: {cuda.device_name()}")
     print(f"{'case':<26} {'emulator ms':>12}" + "".join(f" {d + ' ms':>10}" for d in devs) + "  same result")
     for name, prog, kw in cases:
         ref = wg.launch(prog, device="emulator", **kw).memory

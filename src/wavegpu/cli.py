@@ -725,7 +725,7 @@ def compile_cmd(
 
 @main.command("translate")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option("--target", "-t", required=True, help="opencl, cuda, hip, sycl or ptx (metal, amdgcn: not yet)")
+@click.option("--target", "-t", required=True, help="ptx, hip, metal, sycl, opencl or cuda (amdgcn: not yet)")
 @click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: all)")
 @click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")

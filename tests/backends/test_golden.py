@@ -12,7 +12,7 @@ from wavegpu.backends import NAMES, TARGETS, render
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 GOLDEN = Path(__file__).parent / "golden"
-WIDTH = {"opencl": 32, "cuda": 32, "hip": 64, "sycl": 32}
+WIDTH = {"opencl": 32, "cuda": 32, "hip": 64, "sycl": 32, "metal": 32}
 EXAMPLES = sorted(p.name for p in EX.glob("*.wave"))
 
 

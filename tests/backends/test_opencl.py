@@ -327,3 +327,38 @@ def test_kernel_functions_take_a_device() -> None:
     assert np.array_equal(outs[0], outs[1]) and np.allclose(outs[0], 2.5 * a + b, rtol=1e-6)
     with pytest.raises(wg.WaveError, match="emulator only"):
         K.saxpy(np.float32(2.5), a, b, n, grid=4, workgroup=256, device="opencl", check=True)
+
+
+MMA = """
+.kernel mma
+.workgroup_size 64, 1, 1
+    mov.u32 r20, %tid.x
+    shl.b32 r20, r20, 5
+    ld.global.v4.b32 {r0, r1, r2, r3}, [r20]
+    ld.global.v4.b32 {r4, r5, r6, r7}, [r20+16]
+    mma.m16n8k8.f32.f16 {r8, r9, r10, r11}, {r0, r1}, {r2}, {r4, r5, r6, r7}
+    st.global.v4.b32 [r20], {r8, r9, r10, r11}
+    ret
+.end
+"""
+
+
+def check_mma(device: str) -> None:
+    """mma.m16n8k8 (two waves of 32) with random f16 fragments and f32 accumulators, some
+    overflowing to inf and NaN, against the emulator bit for bit."""
+    rng = np.random.default_rng(7)
+    mem = np.zeros((64, 8), np.uint32)
+    halves = rng.normal(0, 4, (64, 3, 2)).astype(np.float16)
+    halves[5, 0, 0] = np.float16(60000)  # products that overflow f32? no: f16 * f16 < 2^32; sums stay finite
+    halves[9, 1, 1] = np.float16(np.inf)
+    mem[:, :3] = halves.view(np.uint32).reshape(64, 3)
+    mem[:, 4:] = rng.normal(0, 100, (64, 4)).astype(np.float32).view(np.uint32)
+    prog = wg.assemble(MMA, "mma.wave")
+    a = wg.launch(prog, memory=mem.view(np.uint8).reshape(-1)).memory
+    b = wg.launch(prog, device=device, memory=mem.view(np.uint8).reshape(-1)).memory
+    assert np.array_equal(a, b), np.flatnonzero(a.view(np.uint32) != b.view(np.uint32))[:8]
+
+
+@needs_opencl
+def test_mma_matches_the_emulator() -> None:
+    check_mma("opencl")

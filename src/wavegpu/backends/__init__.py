@@ -5,11 +5,11 @@ from __future__ import annotations
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
 from . import ptx
-from .cstyle import CUDA, HIP, SYCL, CRenderer, OpenCL, Rendered
+from .cstyle import CUDA, HIP, SYCL, CRenderer, Metal, OpenCL, Rendered
 
-TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL}  # the C-family dialects
+TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL, "metal": Metal}  # the C-family dialects
 NAMES = (*TARGETS, "ptx")  # every target `render` accepts
-PLANNED = ("metal", "amdgcn")
+PLANNED = ("amdgcn",)
 
 
 def render(
@@ -35,7 +35,9 @@ def translate(prog: Program | Kernel, target: str, kernel: int | str | None = No
         if wave_width != 32:
             render(prog, target, 0, wave_width)  # raises the wave-width diagnostic
         return ptx.render_module(list(prog.kernels))
-    return "\n".join(render(prog, target, i, wave_width).source for i in range(len(prog.kernels)))
+    parts = [render(prog, target, i, wave_width).source for i in range(len(prog.kernels))]
+    prelude = TARGETS[target]().prelude()  # once: every kernel's source starts with it
+    return prelude + "\n".join(p[len(prelude) :] for p in parts)
 
 
 __all__ = ["NAMES", "PLANNED", "TARGETS", "render", "translate"]

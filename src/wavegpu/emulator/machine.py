@@ -748,7 +748,12 @@ class Batch:
             for i in range(4):
                 cv = self.lanes(self.regs[c.n + i]).reshape(-1, 32).view(np.float32)
                 C[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)] = cv
-            D = (np.matmul(A, B) + C).astype(np.float32)
+            # C, then the products in k order, in float64 (f16 products are exact), rounded once:
+            # an order the C backends can reproduce exactly
+            acc = C
+            for kk in range(8):
+                acc = acc + A[:, :, kk, None] * B[:, None, kk, :]
+            D = sem.canon32(acc.astype(np.float32))
             for i in range(4):
                 out = np.ascontiguousarray(D[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)]).reshape(-1)
                 self.set_reg(d.n + i, out.view(U32), m)

@@ -17,39 +17,9 @@
 WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return (uint)h; }
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 
-#define DBL(x) ((double)(x))
 #define CVT_F_S(x) ((float)(int)(x))
 #define CVT_F_U(x) ((float)(uint)(x))
-/* saturating conversions by hand: Intel's CPU runtime lacks vectorised convert_*_sat_* symbols */
-#define SAT_I_RTZ(x) wv_sat_i(trunc((double)(x)))
-#define SAT_I_RTE(x) wv_sat_i(rint((double)(x)))
-#define SAT_I_RTN(x) wv_sat_i(floor((double)(x)))
-#define SAT_I_RTP(x) wv_sat_i(ceil((double)(x)))
-#define SAT_U_RTZ(x) wv_sat_u(trunc((double)(x)))
-#define SAT_U_RTE(x) wv_sat_u(rint((double)(x)))
-#define SAT_U_RTN(x) wv_sat_u(floor((double)(x)))
-#define SAT_U_RTP(x) wv_sat_u(ceil((double)(x)))
-#define SAT_I_RTZ_D(x) wv_sat_i(trunc(x))
-#define SAT_U_RTZ_D(x) wv_sat_u(trunc(x))
-#define F32_RTZ(x) wv_f32_rtz(x)
 WV_FN uint wv_c32(float x) { return isnan(x) ? 0x7FFFFFFFu : U(x); }
-WV_FN int wv_sat_i(double v) {
-    if (isnan(v)) return 0;
-    if (v <= -2147483648.0) return (int)0x80000000;
-    if (v >= 2147483647.0) return 0x7FFFFFFF;
-    return (int)v;
-}
-WV_FN uint wv_sat_u(double v) {
-    if (isnan(v) || v <= 0.0) return 0u;
-    if (v >= 4294967295.0) return 0xFFFFFFFFu;
-    return (uint)v;
-}
-WV_FN float wv_f32_rtz(double x) {
-    float r = (float)x;
-    if (!isnan(x) && fabs((double)r) > fabs(x)) r = NEXT_F(r, 0.0f);
-    return r;
-}
-WV_FN ulong wv_c64(double x) { return isnan(x) ? 0x7FFFFFFFFFFFFFFFul : UL(x); }
 WV_FN uint wv_div_u32(uint a, uint b) { return b ? a / b : 0xFFFFFFFFu; }
 WV_FN uint wv_rem_u32(uint a, uint b) { return b ? a % b : a; }
 WV_FN uint wv_div_s32(uint a, uint b) {
@@ -122,6 +92,48 @@ WV_FN float wv_fmax(float a, float b) {
     if (a == 0.0f && b == 0.0f) return (signbit(a) && signbit(b)) ? -0.0f : 0.0f;
     return a > b ? a : b;
 }
+WV_FN uint wv_fract(uint a) {
+    float x = F(a);
+    if (isinf(x) || isnan(x)) return 0x7FFFFFFFu;
+    float r = x - floor(x);
+    return U(r < F(0x3F7FFFFFu) ? r : F(0x3F7FFFFFu));
+}
+WV_FN uint wv_sat(uint a) {
+    float x = F(a);
+    if (isnan(x)) return 0u;
+    return U(fmin(fmax(x, 0.0f), 1.0f));
+}
+
+#define DBL(x) ((double)(x))
+/* saturating conversions by hand: Intel's CPU runtime lacks vectorised convert_*_sat_* symbols */
+#define SAT_I_RTZ(x) wv_sat_i(trunc((double)(x)))
+#define SAT_I_RTE(x) wv_sat_i(rint((double)(x)))
+#define SAT_I_RTN(x) wv_sat_i(floor((double)(x)))
+#define SAT_I_RTP(x) wv_sat_i(ceil((double)(x)))
+#define SAT_U_RTZ(x) wv_sat_u(trunc((double)(x)))
+#define SAT_U_RTE(x) wv_sat_u(rint((double)(x)))
+#define SAT_U_RTN(x) wv_sat_u(floor((double)(x)))
+#define SAT_U_RTP(x) wv_sat_u(ceil((double)(x)))
+#define SAT_I_RTZ_D(x) wv_sat_i(trunc(x))
+#define SAT_U_RTZ_D(x) wv_sat_u(trunc(x))
+#define F32_RTZ(x) wv_f32_rtz(x)
+WV_FN int wv_sat_i(double v) {
+    if (isnan(v)) return 0;
+    if (v <= -2147483648.0) return (int)0x80000000;
+    if (v >= 2147483647.0) return 0x7FFFFFFF;
+    return (int)v;
+}
+WV_FN uint wv_sat_u(double v) {
+    if (isnan(v) || v <= 0.0) return 0u;
+    if (v >= 4294967295.0) return 0xFFFFFFFFu;
+    return (uint)v;
+}
+WV_FN float wv_f32_rtz(double x) {
+    float r = (float)x;
+    if (!isnan(x) && fabs((double)r) > fabs(x)) r = NEXT_F(r, 0.0f);
+    return r;
+}
+WV_FN ulong wv_c64(double x) { return isnan(x) ? 0x7FFFFFFFFFFFFFFFul : UL(x); }
 WV_FN double wv_dmin(double a, double b) {
     if (isnan(a)) return b;
     if (isnan(b)) return a;
@@ -133,17 +145,6 @@ WV_FN double wv_dmax(double a, double b) {
     if (isnan(b)) return a;
     if (a == 0.0 && b == 0.0) return (signbit(a) && signbit(b)) ? -0.0 : 0.0;
     return a > b ? a : b;
-}
-WV_FN uint wv_fract(uint a) {
-    float x = F(a);
-    if (isinf(x) || isnan(x)) return 0x7FFFFFFFu;
-    float r = x - floor(x);
-    return U(r < F(0x3F7FFFFFu) ? r : F(0x3F7FFFFFu));
-}
-WV_FN uint wv_sat(uint a) {
-    float x = F(a);
-    if (isnan(x)) return 0u;
-    return U(fmin(fmax(x, 0.0f), 1.0f));
 }
 /* p + c rounded to odd in double (p, c exact): makes one later rounding to <= 51 bits correct */
 WV_FN double wv_rto(double p, double c) {
@@ -192,6 +193,7 @@ WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
 WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
     return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);
 }
+
 WV_FN uint wv_atomic_addf_g(GLOBAL_ATOMIC_PTR p, uint v) {
     uint old = *p, prev;
     do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);

@@ -15,7 +15,7 @@ extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __res
     r7 = wv_shl(r6, 0x2u);
     r8 = (r0 + r7);
     r9 = (*((uint*)(mem + (r8))));
-    r10 = wv_prefix(WV_ACTIVE(), r9);
+    r10 = wv_prefix(WV_ACTIVE(), r9, wv_lane());
     r10 = (r10 + r9);
     r8 = (r1 + r7);
     *((uint*)(mem + (r8))) = r10;

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...errors import WaveError
 from ...wbin.program import Kernel
 from .prelude import HELPERS
-from .render import GenericPointers
+from .render import Dialect, GenericPointers
 
 HEADER = r"""
 #include <cuda_fp16.h>
@@ -67,7 +67,7 @@ WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
     return acc;
 }
 WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
-    float acc = __int_as_float(0x7FC00000);
+    float acc = F(0x7FC00000u);
     for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
         float v = WV_SHFL(m, x, i);
@@ -75,8 +75,8 @@ WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
     }
     return acc;
 }
-WV_FN uint wv_prefix(wv_mask m, uint x) {
-    uint acc = 0u, me = wv_lane();
+WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
+    uint acc = 0u;
     for (int i = 0; i < WV_LANES; i++) {
         if (!((m >> i) & 1u)) continue;
         uint v = WV_SHFL(m, x, i);
@@ -113,9 +113,31 @@ _ATOM = {
 _OPS = {"add": 0, "min": 1, "max": 2, "and": 3, "or": 4, "xor": 5}
 
 
-class CUDA(GenericPointers):
+class LaneLoops(Dialect):
+    """Wave operations over the WV_* primitives (WV_ACTIVE, WV_SHFL, WV_BALLOT, WV_ANY, WV_ALL) and
+    the LOOPS helpers: CUDA, HIP and Metal."""
+
+    def shuffle(self, x: str, src: str) -> str:
+        return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
+
+    def reduce(self, op: str, dtype: str, x: str) -> str:
+        if dtype == "f32":
+            return f"wv_c32(wv_reduce_f(WV_ACTIVE(), F({x}), {_OPS[op]}))"
+        if dtype == "s32":
+            return f"(uint)wv_reduce_i(WV_ACTIVE(), (int){x}, {_OPS[op]})"
+        return f"wv_reduce_u(WV_ACTIVE(), {x}, {_OPS[op]})"
+
+    def prefix_add(self, x: str) -> str:
+        return f"wv_prefix(WV_ACTIVE(), {x}, {self.lane})"
+
+    def vote(self, op: str, p: str) -> str:
+        if op == "ballot":
+            return f"(uint)WV_BALLOT(WV_ACTIVE(), {p})"
+        return f"(bool)WV_{op.upper()}(WV_ACTIVE(), {p})"
+
+
+class CUDA(LaneLoops, GenericPointers):
     name = "cuda"
-    unsupported = {"mma.m16n8k8.f32.f16": "needs inline PTX mma.sync (the PTX backend's job)"}
     # nvcc and NVRTC contract a * b + c into an fma across statements by default (-fmad=true);
     # the _rn intrinsics are never contracted, so results stay those of separate roundings.
     exprs = {
@@ -154,6 +176,8 @@ class CUDA(GenericPointers):
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 
+    lane = "wv_lane()"
+
     def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
         if op == "cas":
             return f"atomicCAS({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
@@ -161,25 +185,8 @@ class CUDA(GenericPointers):
             return f"atomicSub((uint*){p}, (uint){args[0]})"
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
-    lane = "wv_lane()"
-
-    def shuffle(self, x: str, src: str) -> str:
-        return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
-
-    def reduce(self, op: str, dtype: str, x: str) -> str:
-        if dtype == "f32":
-            return f"wv_c32(wv_reduce_f(WV_ACTIVE(), F({x}), {_OPS[op]}))"
-        if dtype == "s32":
-            return f"(uint)wv_reduce_i(WV_ACTIVE(), (int){x}, {_OPS[op]})"
-        return f"wv_reduce_u(WV_ACTIVE(), {x}, {_OPS[op]})"
-
-    def prefix_add(self, x: str) -> str:
-        return f"wv_prefix(WV_ACTIVE(), {x})"
-
-    def vote(self, op: str, p: str) -> str:
-        if op == "ballot":
-            return f"(uint)WV_BALLOT(WV_ACTIVE(), {p})"
-        return f"(bool)WV_{op.upper()}(WV_ACTIVE(), {p})"
+    def trap(self, why: str) -> str | None:
+        return f"__builtin_trap(); /* {why} */"
 
     def barrier(self) -> str:
         return "__syncthreads();"

@@ -52,9 +52,6 @@ WV_FN uint wv_lane() { return (uint)__lane_id(); }
 
 class HIP(CUDA):
     name = "hip"
-    unsupported = {
-        "mma.m16n8k8.f32.f16": "the MFMA/WMMA tiles differ from mma.m16n8k8; the AMDGCN backend's job",
-    }
     exprs: dict[str, str] = {}  # plain operators: the pragma above keeps them uncontracted
 
     def prelude(self) -> str:

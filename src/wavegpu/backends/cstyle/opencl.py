@@ -59,7 +59,6 @@ _ATOM = {
 
 class OpenCL(Dialect):
     name = "opencl"
-    unsupported = {"mma.m16n8k8.f32.f16": "OpenCL C has no matrix multiply-accumulate on sub-groups"}
 
     def prelude(self) -> str:
         return HEADER + HELPERS

@@ -244,6 +244,10 @@ class Dialect:
     def local_decl(self, nbytes: int) -> str:
         raise NotImplementedError
 
+    def trap(self, why: str) -> str | None:
+        """A statement that aborts the kernel (the emulator's trap), or None when the target has none."""
+        return None
+
 
 class GenericPointers(Dialect):
     """Dialects whose three memory spaces are plain byte pointers `mem`, `lmem`, `cmem` (CUDA,
@@ -335,6 +339,8 @@ class CRenderer:
             lines = [self.d.barrier()]
         elif key.startswith("fence."):
             lines = [self.d.fence(key.split(".")[1])]
+        elif spec.cls == "mma":
+            lines = self.mma(inst)
         elif key == "nop":
             lines = []
         elif key in ("break", "continue"):
@@ -408,6 +414,39 @@ class CRenderer:
         srcs = [self.src(o, s.kind) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
         op = spec.name[len("wave.") :]
         return self.assign(inst.operands[0], self.d.wave(op, srcs, self.w))
+
+    def mma(self, inst: Instruction) -> list[str]:
+        """mma.m16n8k8.f32.f16 in the PTX fragment layout (DESIGN section 3) through shuffles: the
+        lane holding D[g][2t+j] (g = lane / 4, t = lane % 4) reads row g of A from lanes 4g..4g+3
+        and column 2t+j of B from lanes 4(2t+j)..4(2t+j)+3, and sums C then the eight exact
+        products in k order in double, as the emulator does; one rounding to f32."""
+        d, a, b, c = inst.operands
+        assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
+        if self.w != 32:
+            trap = self.d.trap(f"mma.m16n8k8 needs waves of 32 lanes, not {self.w}")
+            if trap is None:
+                raise WaveError(f"{self.d.name}: mma.m16n8k8 needs waves of 32 lanes (this translation: {self.w})")
+            return [trap]
+        sh = self.d.shuffle
+        lane = self.d.lane
+        acc = [f"mma_c{i}" for i in range(4)]
+        out = ["{", f"    uint mma_g = ({lane}) >> 2, mma_t = ({lane}) & 3u;"]
+        out += [f"    double {acc[i]} = DBL(F(r{c.n + i}));" for i in range(4)]
+        out += [
+            "    for (uint mma_k = 0u; mma_k < 4u; mma_k++) {",
+            f"        uint mma_a0 = {sh(f'r{a.n}', 'mma_g * 4u + mma_k')};",
+            f"        uint mma_a1 = {sh(f'r{a.n + 1}', 'mma_g * 4u + mma_k')};",
+            f"        uint mma_b0 = {sh(f'r{b.n}', '(2u * mma_t) * 4u + mma_k')};",
+            f"        uint mma_b1 = {sh(f'r{b.n}', '(2u * mma_t + 1u) * 4u + mma_k')};",
+            "        for (uint mma_h = 0u; mma_h < 32u; mma_h += 16u) {",
+            "            double x0 = wv_h2d(mma_a0 >> mma_h), x1 = wv_h2d(mma_a1 >> mma_h);",
+            "            double y0 = wv_h2d(mma_b0 >> mma_h), y1 = wv_h2d(mma_b1 >> mma_h);",
+            f"            {acc[0]} += x0 * y0; {acc[1]} += x0 * y1; {acc[2]} += x1 * y0; {acc[3]} += x1 * y1;",
+            "        }",
+            "    }",
+        ]
+        out += [f"    r{d.n + i} = wv_c32((float){acc[i]});" for i in range(4)]
+        return [*out, "}"]
 
     # -- structure
     def nodes(self, ns: list[Node], ind: str, out: list[str]) -> None:

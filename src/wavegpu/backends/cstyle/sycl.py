@@ -72,7 +72,6 @@ _GROUP_OP = {"add": "plus", "min": "minimum", "max": "maximum", "and": "bit_and"
 
 class SYCL(GenericPointers):
     name = "sycl"
-    unsupported = {"mma.m16n8k8.f32.f16": "SYCL's joint_matrix tiles are not mma.m16n8k8; the PTX backend's job"}
 
     def prelude(self) -> str:
         return HEADER + HELPERS

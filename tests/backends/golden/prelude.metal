@@ -1,0 +1,243 @@
+
+#include <metal_stdlib>
+using namespace metal;
+#ifdef __METAL_VERSION__
+#pragma METAL fp math_mode(safe)
+#pragma METAL fp contract(off)
+#endif
+#define WV_FN static inline
+#define F(x) as_type<float>((uint)(x))
+#define U(x) as_type<uint>((float)(x))
+#define POPC(x) popcount((uint)(x))
+#define CLZ(x) clz((uint)(x))
+#define BREV(x) reverse_bits((uint)(x))
+/* wave primitives: SIMD-groups of 32; simd_active_threads_mask() is WAVE's active set */
+typedef uint wv_mask;
+#define WV_LANES 32
+#define WV_ACTIVE() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
+#define WV_SHFL(m, x, i) simd_shuffle(x, (ushort)(i))
+#define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p))
+#define WV_ANY(m, p) simd_any(p)
+#define WV_ALL(m, p) simd_all(p)
+
+#define CVT_F_S(x) ((float)(int)(x))
+#define CVT_F_U(x) ((float)(uint)(x))
+WV_FN uint wv_c32(float x) { return isnan(x) ? 0x7FFFFFFFu : U(x); }
+WV_FN uint wv_div_u32(uint a, uint b) { return b ? a / b : 0xFFFFFFFFu; }
+WV_FN uint wv_rem_u32(uint a, uint b) { return b ? a % b : a; }
+WV_FN uint wv_div_s32(uint a, uint b) {
+    int x = (int)a, y = (int)b;
+    if (y == 0) return 0xFFFFFFFFu;
+    if (x == (int)0x80000000 && y == -1) return a;
+    return (uint)(x / y);
+}
+WV_FN uint wv_rem_s32(uint a, uint b) {
+    int x = (int)a, y = (int)b;
+    if (y == 0) return a;
+    if (x == (int)0x80000000 && y == -1) return 0u;
+    return (uint)(x % y);
+}
+WV_FN uint wv_abs_s32(uint a) { return (int)a < 0 ? 0u - a : a; }
+WV_FN int wv_min_i(int a, int b) { return a < b ? a : b; }
+WV_FN int wv_max_i(int a, int b) { return a > b ? a : b; }
+WV_FN uint wv_min_u(uint a, uint b) { return a < b ? a : b; }
+WV_FN uint wv_max_u(uint a, uint b) { return a > b ? a : b; }
+WV_FN uint wv_shl(uint a, uint b) { return b > 31u ? 0u : a << b; }
+WV_FN uint wv_shr_u(uint a, uint b) { return b > 31u ? 0u : a >> b; }
+WV_FN uint wv_shr_s(uint a, uint b) { return (uint)((int)a >> (b > 31u ? 31u : b)); }
+WV_FN uint wv_popc(uint a) { return POPC(a); }
+WV_FN uint wv_clz(uint a) { return a ? CLZ(a) : 32u; }
+#ifdef BREV
+WV_FN uint wv_brev(uint v) { return BREV(v); }
+#else
+WV_FN uint wv_brev(uint v) {
+    v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
+    v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
+    v = ((v >> 4) & 0x0F0F0F0Fu) | ((v & 0x0F0F0F0Fu) << 4);
+    v = ((v >> 8) & 0x00FF00FFu) | ((v & 0x00FF00FFu) << 8);
+    return (v >> 16) | (v << 16);
+}
+#endif
+WV_FN uint wv_bfe(uint a, uint b, uint c, int sgn) {
+    uint pos = b & 0xFFu, len = c & 0xFFu, out = 0u, sbit = 0u;
+    if (sgn && len) sbit = (a >> (pos + len - 1u < 31u ? pos + len - 1u : 31u)) & 1u;
+    for (uint i = 0; i < 32u; i++) {
+        uint bit = (i < len && pos + i <= 31u) ? (a >> (pos + i)) & 1u : sbit;
+        out |= bit << i;
+    }
+    return out;
+}
+WV_FN uint wv_bfi(uint ins, uint b, uint c, uint base) {
+    uint pos = b & 0xFFu, len = c & 0xFFu, out = base;
+    for (uint i = 0; i < len && pos + i <= 31u; i++)
+        out = (out & ~(1u << (pos + i))) | (((ins >> i) & 1u) << (pos + i));
+    return out;
+}
+WV_FN uint wv_dp4a_s(uint a, uint b, uint c) {
+    int acc = (int)c;
+    for (int i = 0; i < 4; i++) acc += (int)(char)(a >> (8 * i)) * (int)(char)(b >> (8 * i));
+    return (uint)acc;
+}
+WV_FN uint wv_dp4a_u(uint a, uint b, uint c) {
+    uint acc = c;
+    for (int i = 0; i < 4; i++) acc += ((a >> (8 * i)) & 0xFFu) * ((b >> (8 * i)) & 0xFFu);
+    return acc;
+}
+WV_FN float wv_fmin(float a, float b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0f && b == 0.0f) return (signbit(a) || signbit(b)) ? -0.0f : 0.0f;
+    return a < b ? a : b;
+}
+WV_FN float wv_fmax(float a, float b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == 0.0f && b == 0.0f) return (signbit(a) && signbit(b)) ? -0.0f : 0.0f;
+    return a > b ? a : b;
+}
+WV_FN uint wv_fract(uint a) {
+    float x = F(a);
+    if (isinf(x) || isnan(x)) return 0x7FFFFFFFu;
+    float r = x - floor(x);
+    return U(r < F(0x3F7FFFFFu) ? r : F(0x3F7FFFFFu));
+}
+WV_FN uint wv_sat(uint a) {
+    float x = F(a);
+    if (isnan(x)) return 0u;
+    return U(fmin(fmax(x, 0.0f), 1.0f));
+}
+
+WV_FN int wv_sat_if(float v) {
+    if (isnan(v)) return 0;
+    if (v <= -2147483648.0f) return (int)0x80000000u;
+    if (v >= 2147483648.0f) return 0x7FFFFFFF;
+    return (int)v;
+}
+WV_FN uint wv_sat_uf(float v) {
+    if (isnan(v) || v <= 0.0f) return 0u;
+    if (v >= 4294967296.0f) return 0xFFFFFFFFu;
+    return (uint)v;
+}
+#define SAT_I_RTZ(x) wv_sat_if(trunc(x))
+#define SAT_I_RTE(x) wv_sat_if(rint(x))
+#define SAT_I_RTN(x) wv_sat_if(floor(x))
+#define SAT_I_RTP(x) wv_sat_if(ceil(x))
+#define SAT_U_RTZ(x) wv_sat_uf(trunc(x))
+#define SAT_U_RTE(x) wv_sat_uf(rint(x))
+#define SAT_U_RTN(x) wv_sat_uf(floor(x))
+#define SAT_U_RTP(x) wv_sat_uf(ceil(x))
+/* of q and its neighbours, the candidate whose exact residual r(c) is smallest (ties: even) */
+WV_FN float wv_pick(float q, float lo, float hi, float rq, float rlo, float rhi) {
+    float best = q, rb = fabs(rq);
+    if (fabs(rlo) < rb || (fabs(rlo) == rb && (as_type<uint>(lo) & 1u) == 0u)) { best = lo; rb = fabs(rlo); }
+    if (fabs(rhi) < rb || (fabs(rhi) == rb && (as_type<uint>(hi) & 1u) == 0u)) best = hi;
+    return best;
+}
+WV_FN float wv_divf(float a, float b) {
+    float q = a / b;
+    if (!isfinite(q) || q == 0.0f || !isfinite(a) || !isfinite(b)) return q;
+    float lo = nextafter(q, -INFINITY), hi = nextafter(q, INFINITY);
+    return wv_pick(q, lo, hi, fma(-q, b, a), fma(-lo, b, a), fma(-hi, b, a));
+}
+WV_FN float wv_sqrtf(float x) {
+    float s = sqrt(x);
+    if (!isfinite(s) || s == 0.0f) return s;
+    float lo = nextafter(s, 0.0f), hi = nextafter(s, INFINITY);
+    return wv_pick(s, lo, hi, fma(-s, s, x), fma(-lo, lo, x), fma(-hi, hi, x));
+}
+WV_FN float wv_h2f(uint h) { return (float)as_type<half>((ushort)(h & 0xFFFFu)); }
+WV_FN float wv_b2f(uint h) { return F((h & 0xFFFFu) << 16); }
+WV_FN uint wv_f2h(float x) { return isnan(x) ? 0x7FFFu : (uint)as_type<ushort>((half)x); }
+WV_FN uint wv_f2b(float x) {
+    if (isnan(x)) return 0x7FFFu;
+    uint u = U(x);
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+/* p + c rounded to odd in float (p, c exact) */
+WV_FN float wv_rtof(float p, float c) {
+    float s = p + c;
+    float bb = s - p;
+    float e = (p - (s - bb)) + (c - bb);
+    if (e != 0.0f && isfinite(s) && (U(s) & 1u) == 0u) s = nextafter(s, e > 0.0f ? INFINITY : -INFINITY);
+    return s;
+}
+WV_FN float wv_half_opf(int op, float a, float b, float c) {
+    if (op == 0) return wv_rtof(a, b);
+    if (op == 1) return a * b;
+    if (op == 3) return wv_rtof(a, -b);
+    return wv_rtof(a * b, c);
+}
+WV_FN uint wv_h1(int op, uint a, uint b, uint c) {
+    return wv_f2h(wv_half_opf(op, wv_h2f(a), wv_h2f(b), wv_h2f(c)));
+}
+WV_FN uint wv_h2(int op, uint a, uint b, uint c) {
+    return wv_h1(op, a, b, c) | (wv_h1(op, a >> 16, b >> 16, c >> 16) << 16);
+}
+WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
+    return wv_f2b(wv_half_opf(op, wv_b2f(a), wv_b2f(b), wv_b2f(c)));
+}
+WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
+    return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);
+}
+
+WV_FN uint wv_cas_g(device atomic_uint* p, uint cmp, uint v) {
+    uint e = cmp;
+    while (!atomic_compare_exchange_weak_explicit(p, &e, v, memory_order_relaxed, memory_order_relaxed)) {
+        if (e != cmp) return e;
+    }
+    return cmp;
+}
+WV_FN uint wv_atomic_addf_g(device atomic_uint* p, uint v) {
+    uint old = atomic_load_explicit(p, memory_order_relaxed), prev;
+    do { prev = old; old = wv_cas_g(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    return old;
+}
+WV_FN uint wv_cas_l(threadgroup atomic_uint* p, uint cmp, uint v) {
+    uint e = cmp;
+    while (!atomic_compare_exchange_weak_explicit(p, &e, v, memory_order_relaxed, memory_order_relaxed)) {
+        if (e != cmp) return e;
+    }
+    return cmp;
+}
+WV_FN uint wv_atomic_addf_l(threadgroup atomic_uint* p, uint v) {
+    uint old = atomic_load_explicit(p, memory_order_relaxed), prev;
+    do { prev = old; old = wv_cas_l(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    return old;
+}
+WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
+    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = WV_SHFL(m, x, i);
+        acc = op == 0 ? acc + v : op == 1 ? (v < acc ? v : acc) : op == 2 ? (v > acc ? v : acc)
+            : op == 3 ? (acc & v) : op == 4 ? (acc | v) : (acc ^ v);
+    }
+    return acc;
+}
+WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
+    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        int v = WV_SHFL(m, x, i);
+        acc = op == 1 ? (v < acc ? v : acc) : (v > acc ? v : acc);
+    }
+    return acc;
+}
+WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
+    float acc = F(0x7FC00000u);
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        float v = WV_SHFL(m, x, i);
+        acc = op == 1 ? wv_fmin(acc, v) : wv_fmax(acc, v);
+    }
+    return acc;
+}
+WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
+    uint acc = 0u;
+    for (int i = 0; i < WV_LANES; i++) {
+        if (!((m >> i) & 1u)) continue;
+        uint v = WV_SHFL(m, x, i);
+        if ((uint)i < me) acc += v;
+    }
+    return acc;
+}

@@ -1,0 +1,75 @@
+
+kernel void sgemm_tiled(
+    device uchar* mem [[buffer(0)]],
+    constant uchar* cmem [[buffer(1)]],
+    constant uint* wv_args [[buffer(2)]],
+    uint3 wv_tid [[thread_position_in_threadgroup]],
+    uint3 wv_ctaid [[threadgroup_position_in_grid]],
+    uint3 wv_ntid [[threads_per_threadgroup]],
+    uint3 wv_nctaid [[threadgroups_per_grid]],
+    uint wv_lane [[thread_index_in_simdgroup]],
+    uint wv_wid [[simdgroup_index_in_threadgroup]],
+    uint wv_nwaves [[simdgroups_per_threadgroup]]) {
+    const uint a0 = wv_args[0];
+    const uint a1 = wv_args[1];
+    const uint a2 = wv_args[2];
+    const uint a3 = wv_args[3];
+    uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u, r12 = 0u, r13 = 0u, r14 = 0u, r15 = 0u, r16 = 0u, r17 = 0u, r18 = 0u, r19 = 0u, r20 = 0u, r21 = 0u, r22 = 0u, r23 = 0u, r24 = 0u;
+    bool p0 = false, p1 = false;
+    r0 = a0;
+    r1 = a1;
+    r2 = a2;
+    r3 = a3;
+    threadgroup ulong lmem_[256]; threadgroup uchar* lmem = (threadgroup uchar*)lmem_;
+    r4 = wv_tid.x;
+    r5 = wv_tid.y;
+    r6 = wv_ctaid.x;
+    r7 = wv_ctaid.y;
+    r6 = wv_shl(r6, 0x4u);
+    r6 = (r6 + r4);
+    r7 = wv_shl(r7, 0x4u);
+    r7 = (r7 + r5);
+    r8 = 0x0u;
+    r9 = wv_shl(r5, 0x6u);
+    r10 = wv_shl(r4, 0x2u);
+    r11 = (r9 + r10);
+    r12 = (r7 * r3 + r4);
+    r12 = wv_shl(r12, 0x2u);
+    r12 = (r0 + r12);
+    r13 = (r5 * r3 + r6);
+    r13 = wv_shl(r13, 0x2u);
+    r13 = (r1 + r13);
+    r14 = wv_shl(r3, 0x6u);
+    r15 = wv_shr_u(r3, 0x4u);
+    for (;;) {
+        p0 = (r15 == 0x0u);
+        if (p0) break;
+        r16 = (*((device uint*)(mem + (r12))));
+        *((threadgroup uint*)(lmem + (r11))) = r16;
+        r17 = (*((device uint*)(mem + (r13))));
+        *((threadgroup uint*)(lmem + ((r11 + 0x400u)))) = r17;
+        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        r21 = 0x0u;
+        r22 = 0x400u;
+        for (;;) {
+            p1 = (r21 >= 0x40u);
+            if (p1) break;
+            r23 = (r9 + r21);
+            r18 = (*((threadgroup uint*)(lmem + (r23))));
+            r24 = (r22 + r10);
+            r19 = (*((threadgroup uint*)(lmem + (r24))));
+            r8 = wv_c32(fma(F(r18), F(r19), F(r8)));
+            r21 = (r21 + 0x4u);
+            r22 = (r22 + 0x40u);
+        }
+        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        r12 = (r12 + 0x40u);
+        r13 = (r13 + r14);
+        r15 = (r15 - 0x1u);
+    }
+    r20 = (r7 * r3 + r6);
+    r20 = wv_shl(r20, 0x2u);
+    r20 = (r2 + r20);
+    *((device uint*)(mem + (r20))) = r8;
+    return;
+}
