@@ -26,6 +26,9 @@ from wavegpu.wbin import Kernel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 import test_differential as D
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_toolchains import MULADD  # a mul and a dependent add
+
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 PTXAS = shutil.which("ptxas")
@@ -148,19 +151,6 @@ def test_float_results_are_canonical_and_never_contracted() -> None:
     text = render(wg.assemble(MULADD, "m.wave"), "ptx").source
     assert "mul.rn.f32" in text and "add.rn.f32" in text and "fma" not in text
     assert text.count("testp.notanumber.f32") == 2 and text.count("0x7FFFFFFF") == 2
-
-
-MULADD = """
-.kernel muladd
-    mov.b32 r3, 0
-    ld.global.b32 r0, [r3]
-    ld.global.b32 r4, [r3+4]
-    mul.f32 r1, r0, r4
-    add.f32 r2, r1, r0
-    st.global.b32 [r3], r2
-    ret
-.end
-"""
 
 
 def test_refusals_name_the_reason() -> None:

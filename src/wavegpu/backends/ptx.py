@@ -114,8 +114,8 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "cvt.rpi.f64.f64": (_D, (_D,), "cvt.rpi.f64.f64 {d}, {a};"),
     "selp.b32": (_B, (_B, _B, _P), "selp.b32 {d}, {a}, {b}, {c};"),
     "selp.b64": (_L, (_L, _L, _P), "selp.b64 {d}, {a}, {b}, {c};"),
-    # slct picks a when c >= 0 (a NaN c compares false and picks b)
-    "slct.s32.f32": (_B, (_B, _B, _F), "slct.b32.f32 {d}, {a}, {b}, {c};"),
+    # slct picks a when c >= 0; an ordered compare makes a NaN c pick b ({q}: a predicate temporary)
+    "slct.s32.f32": (_B, (_B, _B, _F), "setp.ge.f32 {q}, {c}, 0f00000000;\nselp.b32 {d}, {a}, {b}, {q};"),
     "slct.b32.s32": (_B, (_B, _B, _B), "slct.b32.s32 {d}, {a}, {b}, {c};"),
 }
 for _c in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -358,6 +358,8 @@ class PTXRenderer:
             srcs = [o for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
             names = {n: self.typed(o, t) for n, o, t in zip("abc", srcs, stys)}
             d = self.tmp(dty)
+            if "{q}" in text:
+                names["q"] = self.tmp(_P)
             self.emit(text.format(d=d, **names))
             self.store(ops[spec.dests[0]], dty, d)
         elif key in HELPER_ROWS:
