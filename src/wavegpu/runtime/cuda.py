@@ -105,7 +105,8 @@ def run(
     drv = _driver()
     context()
     fn = _function(ptx, entry)
-    bufs = []
+    bufs: list[Any] = []
+    events: list[Any] = []
     try:
         for host in (mem, const):
             n = max(int(host.nbytes), 16)
@@ -116,7 +117,9 @@ def run(
         values = (int(bufs[0]), int(bufs[1]), *(int(a) & 0xFFFFFFFF for a in args))
         types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
         start = _check(drv.cuEventCreate(0), "cuEventCreate")
+        events.append(start)
         stop = _check(drv.cuEventCreate(0), "cuEventCreate")
+        events.append(stop)
         _check(drv.cuEventRecord(start, 0), "cuEventRecord")
         _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
         _check(drv.cuEventRecord(stop, 0), "cuEventRecord")
@@ -128,5 +131,7 @@ def run(
             _check(drv.cuMemcpyDtoH(out.ctypes.data, bufs[0], mem.nbytes), "cuMemcpyDtoH")
         return out
     finally:
+        for e in events:
+            drv.cuEventDestroy(e)
         for d in bufs:
             drv.cuMemFree(d)
