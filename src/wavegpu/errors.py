@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -125,3 +126,12 @@ class UndefinedBehaviour(Trap):
 
 class CompileError(DiagnosticError):
     """A kernel outside the kernel language, or ill-typed; diagnostics carry source spans."""
+
+
+def usable(setup: Callable[[], object]) -> tuple[bool, str]:
+    """(does setup() succeed, the WaveError's message when it does not): a device's availability."""
+    try:
+        setup()
+        return True, ""
+    except WaveError as e:
+        return False, str(e)

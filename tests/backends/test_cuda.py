@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,9 +21,10 @@ from test_opencl import (
     _example,
     check_atomics,
     check_compiled_kernels,
+    check_examples,
+    check_mma,
     check_random_program,
     check_value_row,
-    example_cases,
 )
 
 OK, WHY = cuda.available()
@@ -48,10 +48,12 @@ def test_every_value_row_matches_the_emulator(r) -> None:  # type: ignore[no-unt
 @needs_cuda
 def test_examples_match_the_emulator() -> None:
     assert "cuda" in wg.devices()
-    for prog, grid, wgs, mem, args in example_cases():
-        a = wg.launch(prog, grid=grid, workgroup=wgs, memory=mem, args=args).memory
-        b = wg.launch(prog, device="cuda", grid=grid, workgroup=wgs, memory=mem, args=args).memory
-        assert np.array_equal(a, b), prog.kernels[0].name
+    check_examples("cuda")
+
+
+@needs_cuda
+def test_mma_matches_the_emulator() -> None:
+    check_mma("cuda")
 
 
 @needs_cuda

@@ -32,9 +32,7 @@ def translate(prog: Program | Kernel, target: str, kernel: int | str | None = No
     if kernel is not None:
         return render(prog, target, kernel, wave_width).source
     if target == "ptx":  # one module: one header, the helpers once
-        if wave_width != 32:
-            render(prog, target, 0, wave_width)  # raises the wave-width diagnostic
-        return ptx.render_module(list(prog.kernels))
+        return ptx.render_module(list(prog.kernels), wave_width=wave_width)
     parts = [render(prog, target, i, wave_width).source for i in range(len(prog.kernels))]
     prelude = TARGETS[target]().prelude()  # once: every kernel's source starts with it
     return prelude + "\n".join(p[len(prelude) :] for p in parts)

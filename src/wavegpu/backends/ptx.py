@@ -716,13 +716,13 @@ def module(arch: str, entries: list[str], helpers: set[str]) -> str:
     return "\n".join(head + entries)
 
 
-def render_module(kernels: list[Kernel], arch: str = "sm_75", nargs: int | None = None) -> str:
+def render_module(kernels: list[Kernel], arch: str = "sm_75", wave_width: int = 32) -> str:
     """One PTX module holding every kernel (the helpers once)."""
     entries: list[str] = []
     helpers: set[str] = set()
     for k in kernels:
         r = PTXRenderer(arch=arch)
-        r.render(k, 32, nargs)
+        r.render(k, wave_width)
         entries.append(r.entry)
         helpers |= r.helpers
     return module(arch, entries, helpers)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import WaveError
+from ..errors import WaveError, usable
 
 _STATE: dict[str, Any] = {}
 _MODULES: dict[str, Any] = {}
@@ -69,11 +69,7 @@ def context() -> Any:
 
 def available() -> tuple[bool, str]:
     """(is an NVIDIA GPU usable, why not)."""
-    try:
-        context()
-        return True, ""
-    except WaveError as e:
-        return False, str(e)
+    return usable(context)
 
 
 def device_name() -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import WaveError
+from ..errors import WaveError, usable
 
 _STATE: dict[str, Any] = {}
 
@@ -40,11 +40,7 @@ def use_intel_icd() -> None:
 
 def available() -> tuple[bool, str]:
     """(is an OpenCL device usable, why not)."""
-    try:
-        ctx()
-        return True, ""
-    except WaveError as e:
-        return False, str(e)
+    return usable(ctx)
 
 
 def ctx() -> tuple[Any, Any, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import WaveError
+from ..errors import WaveError, usable
 from .opencl import use_intel_icd
 
 RUNNER = r"""
@@ -117,11 +117,8 @@ def runner() -> Path:
 
 
 def available() -> tuple[bool, str]:
-    try:
-        runner()
-        return True, ""
-    except WaveError as e:
-        return False, str(e)
+    """(is the SYCL device usable, why not)."""
+    return usable(runner)
 
 
 Launch = tuple[str, Sequence[int], Sequence[int], np.ndarray, np.ndarray, Sequence[int]]

@@ -153,28 +153,39 @@ WV_FN uint wv_f2b(float x) {
     uint u = U(x);
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
-/* p + c rounded to odd in float (p, c exact) */
-WV_FN float wv_rtof(float p, float c) {
-    float s = p + c;
-    float bb = s - p;
-    float e = (p - (s - bb)) + (c - bb);
-    if (e != 0.0f && isfinite(s) && (U(s) & 1u) == 0u) s = nextafter(s, e > 0.0f ? INFINITY : -INFINITY);
+typedef float wv_wide;  /* 24 bits >= 2p + 2 for f16 and bf16; products exact (bf16 ones unless they underflow) */
+#define WIDE_EVEN(s) ((U(s) & 1u) == 0u)
+#define WIDE_NEXT(a, b) nextafter(a, b)
+#define WIDE_INF INFINITY
+#define WV_FROM_H(h) wv_h2f(h)
+#define WV_TO_H(x) wv_f2h(x)
+#define WV_FROM_B(h) wv_b2f(h)
+#define WV_TO_B(x) wv_f2b(x)
+
+/* f16/bf16 arithmetic in wv_wide (double; float on Metal): products are exact, a sum is rounded
+   to odd (p + c exact in, correct for one later rounding to <= p - 2 bits), one final rounding */
+WV_FN wv_wide wv_rto(wv_wide p, wv_wide c) {
+    wv_wide s = p + c;
+    wv_wide bb = s - p;
+    wv_wide e = (p - (s - bb)) + (c - bb);
+    if (e != (wv_wide)0 && isfinite(s) && WIDE_EVEN(s))
+        s = WIDE_NEXT(s, e > (wv_wide)0 ? WIDE_INF : -WIDE_INF);
     return s;
 }
-WV_FN float wv_half_opf(int op, float a, float b, float c) {
-    if (op == 0) return wv_rtof(a, b);
+WV_FN wv_wide wv_half_op(int op, wv_wide a, wv_wide b, wv_wide c) {
+    if (op == 0) return wv_rto(a, b);
     if (op == 1) return a * b;
-    if (op == 3) return wv_rtof(a, -b);
-    return wv_rtof(a * b, c);
+    if (op == 3) return wv_rto(a, -b);
+    return wv_rto(a * b, c);
 }
 WV_FN uint wv_h1(int op, uint a, uint b, uint c) {
-    return wv_f2h(wv_half_opf(op, wv_h2f(a), wv_h2f(b), wv_h2f(c)));
+    return WV_TO_H(wv_half_op(op, WV_FROM_H(a), WV_FROM_H(b), WV_FROM_H(c)));
 }
 WV_FN uint wv_h2(int op, uint a, uint b, uint c) {
     return wv_h1(op, a, b, c) | (wv_h1(op, a >> 16, b >> 16, c >> 16) << 16);
 }
 WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
-    return wv_f2b(wv_half_opf(op, wv_b2f(a), wv_b2f(b), wv_b2f(c)));
+    return WV_TO_B(wv_half_op(op, WV_FROM_B(a), WV_FROM_B(b), WV_FROM_B(c)));
 }
 WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
     return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);

@@ -16,7 +16,7 @@ from ...errors import WaveError
 from ...isa.table import ROWS
 from ...wbin.program import Kernel
 from .cuda import LOOPS, LaneLoops
-from .prelude import CORE
+from .prelude import CORE, HALF
 
 HEADER = r"""
 #include <metal_stdlib>
@@ -41,7 +41,8 @@ typedef uint wv_mask;
 #define WV_ALL(m, p) simd_all(p)
 """
 
-# The float replacements of the prelude's WIDE part (same names where the renderer calls them).
+# The float replacements of the prelude's WIDE part (same names where the renderer calls them),
+# with wv_wide = float for the shared HALF arithmetic.
 FLOAT = r"""
 WV_FN int wv_sat_if(float v) {
     if (isnan(v)) return 0;
@@ -89,32 +90,14 @@ WV_FN uint wv_f2b(float x) {
     uint u = U(x);
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
-/* p + c rounded to odd in float (p, c exact) */
-WV_FN float wv_rtof(float p, float c) {
-    float s = p + c;
-    float bb = s - p;
-    float e = (p - (s - bb)) + (c - bb);
-    if (e != 0.0f && isfinite(s) && (U(s) & 1u) == 0u) s = nextafter(s, e > 0.0f ? INFINITY : -INFINITY);
-    return s;
-}
-WV_FN float wv_half_opf(int op, float a, float b, float c) {
-    if (op == 0) return wv_rtof(a, b);
-    if (op == 1) return a * b;
-    if (op == 3) return wv_rtof(a, -b);
-    return wv_rtof(a * b, c);
-}
-WV_FN uint wv_h1(int op, uint a, uint b, uint c) {
-    return wv_f2h(wv_half_opf(op, wv_h2f(a), wv_h2f(b), wv_h2f(c)));
-}
-WV_FN uint wv_h2(int op, uint a, uint b, uint c) {
-    return wv_h1(op, a, b, c) | (wv_h1(op, a >> 16, b >> 16, c >> 16) << 16);
-}
-WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
-    return wv_f2b(wv_half_opf(op, wv_b2f(a), wv_b2f(b), wv_b2f(c)));
-}
-WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
-    return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);
-}
+typedef float wv_wide;  /* 24 bits >= 2p + 2 for f16 and bf16; products exact (bf16 ones unless they underflow) */
+#define WIDE_EVEN(s) ((U(s) & 1u) == 0u)
+#define WIDE_NEXT(a, b) nextafter(a, b)
+#define WIDE_INF INFINITY
+#define WV_FROM_H(h) wv_h2f(h)
+#define WV_TO_H(x) wv_f2h(x)
+#define WV_FROM_B(h) wv_b2f(h)
+#define WV_TO_B(x) wv_f2b(x)
 """
 
 # Atomics on `device` and `threadgroup` memory: the old value of a CAS, and f32 add by CAS.
@@ -175,7 +158,7 @@ class Metal(LaneLoops):
     lane = "wv_lane"
 
     def prelude(self) -> str:
-        return HEADER + CORE + FLOAT + ATOMICS + LOOPS
+        return HEADER + CORE + FLOAT + HALF + ATOMICS + LOOPS
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width != 32:

@@ -2,7 +2,7 @@
 
 CORE needs no double precision (every dialect, Metal included); WIDE computes f32 corner cases
 and f16/bf16 arithmetic exactly in double (every dialect but Metal, which has its own); ATOMICS
-is the f32 atomic add as a CAS loop over plain pointers. HELPERS = CORE + WIDE + ATOMICS.
+is the f32 atomic add as a CAS loop over plain pointers. HELPERS = CORE + WIDE + HALF + ATOMICS.
 
 A dialect's header defines the macros they use: WV_FN (function qualifiers), F/U/D/UL (bit
 reinterpretation), POPC, CLZ, optionally BREV (bit reversal), NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
@@ -141,15 +141,6 @@ WV_FN double wv_dmax(double a, double b) {
     if (a == 0.0 && b == 0.0) return (signbit(a) && signbit(b)) ? -0.0 : 0.0;
     return a > b ? a : b;
 }
-/* p + c rounded to odd in double (p, c exact): makes one later rounding to <= 51 bits correct */
-WV_FN double wv_rto(double p, double c) {
-    double s = p + c;
-    double bb = s - p;
-    double e = (p - (s - bb)) + (c - bb);
-    if (e != 0.0 && isfinite(s) && (UL(s) & 1ul) == 0ul)
-        s = NEXT_D(s, e > 0.0 ? WV_INF : -WV_INF);
-    return s;
-}
 WV_FN uint wv_d2h(double x) {
     if (isnan(x)) return 0x7FFFu;
     return D2H_BITS(x);
@@ -170,20 +161,41 @@ WV_FN uint wv_d2b(double x) {
     return U((float)y) >> 16;
 }
 WV_FN double wv_b2d(uint h) { return (double)F((h & 0xFFFFu) << 16); }
-WV_FN double wv_half_op(int op, double a, double b, double c) {
+typedef double wv_wide;
+#define WIDE_EVEN(s) ((UL(s) & 1ul) == 0ul)
+#define WIDE_NEXT(a, b) NEXT_D(a, b)
+#define WIDE_INF WV_INF
+#define WV_FROM_H(h) wv_h2d(h)
+#define WV_TO_H(x) wv_d2h(x)
+#define WV_FROM_B(h) wv_b2d(h)
+#define WV_TO_B(x) wv_d2b(x)
+"""
+
+HALF = r"""
+/* f16/bf16 arithmetic in wv_wide (double; float on Metal): products are exact, a sum is rounded
+   to odd (p + c exact in, correct for one later rounding to <= p - 2 bits), one final rounding */
+WV_FN wv_wide wv_rto(wv_wide p, wv_wide c) {
+    wv_wide s = p + c;
+    wv_wide bb = s - p;
+    wv_wide e = (p - (s - bb)) + (c - bb);
+    if (e != (wv_wide)0 && isfinite(s) && WIDE_EVEN(s))
+        s = WIDE_NEXT(s, e > (wv_wide)0 ? WIDE_INF : -WIDE_INF);
+    return s;
+}
+WV_FN wv_wide wv_half_op(int op, wv_wide a, wv_wide b, wv_wide c) {
     if (op == 0) return wv_rto(a, b);
     if (op == 1) return a * b;
     if (op == 3) return wv_rto(a, -b);
     return wv_rto(a * b, c);
 }
 WV_FN uint wv_h1(int op, uint a, uint b, uint c) {
-    return wv_d2h(wv_half_op(op, wv_h2d(a & 0xFFFFu), wv_h2d(b & 0xFFFFu), wv_h2d(c & 0xFFFFu)));
+    return WV_TO_H(wv_half_op(op, WV_FROM_H(a), WV_FROM_H(b), WV_FROM_H(c)));
 }
 WV_FN uint wv_h2(int op, uint a, uint b, uint c) {
     return wv_h1(op, a, b, c) | (wv_h1(op, a >> 16, b >> 16, c >> 16) << 16);
 }
 WV_FN uint wv_b1(int op, uint a, uint b, uint c) {
-    return wv_d2b(wv_half_op(op, wv_b2d(a), wv_b2d(b), wv_b2d(c)));
+    return WV_TO_B(wv_half_op(op, WV_FROM_B(a), WV_FROM_B(b), WV_FROM_B(c)));
 }
 WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
     return wv_b1(op, a, b, c) | (wv_b1(op, a >> 16, b >> 16, c >> 16) << 16);
@@ -203,4 +215,4 @@ WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
 }
 """
 
-HELPERS = CORE + WIDE + ATOMICS
+HELPERS = CORE + WIDE + HALF + ATOMICS
