@@ -1,7 +1,4 @@
 
-#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
-#error "flat_saxpy was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
-#endif
 extern "C" __global__ void __launch_bounds__(128) flat_saxpy(uchar* __restrict__ mem, const uchar* __restrict__ cmem) {
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u;
     bool p0 = false;

@@ -1,13 +1,11 @@
 
-#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
-#error "reduce_sum was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
-#endif
+/* reduce_sum: launch with 1024 bytes of dynamic shared memory */
 extern "C" __global__ void __launch_bounds__(256) reduce_sum(uchar* __restrict__ mem, const uchar* __restrict__ cmem, uint a0, uint a1) {
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u, r12 = 0u, r13 = 0u;
     bool p0 = false, p1 = false, p2 = false;
     r0 = a0;
     r1 = a1;
-    __shared__ ulong lmem_[128]; uchar* lmem = (uchar*)lmem_;
+    extern __shared__ __attribute__((aligned(16))) uchar shared_mem[]; uchar* lmem = shared_mem;
     r2 = (uint)threadIdx.x;
     r3 = (uint)blockIdx.x;
     r4 = (uint)blockDim.x;

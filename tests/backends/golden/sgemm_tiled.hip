@@ -1,7 +1,5 @@
 
-#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
-#error "sgemm_tiled was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
-#endif
+/* sgemm_tiled: launch with 2048 bytes of dynamic shared memory */
 extern "C" __global__ void __launch_bounds__(256) sgemm_tiled(uchar* __restrict__ mem, const uchar* __restrict__ cmem, uint a0, uint a1, uint a2, uint a3) {
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u, r12 = 0u, r13 = 0u, r14 = 0u, r15 = 0u, r16 = 0u, r17 = 0u, r18 = 0u, r19 = 0u, r20 = 0u, r21 = 0u, r22 = 0u, r23 = 0u, r24 = 0u;
     bool p0 = false, p1 = false;
@@ -9,7 +7,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_tiled(uchar* __restrict_
     r1 = a1;
     r2 = a2;
     r3 = a3;
-    __shared__ ulong lmem_[256]; uchar* lmem = (uchar*)lmem_;
+    extern __shared__ __attribute__((aligned(16))) uchar shared_mem[]; uchar* lmem = shared_mem;
     r4 = (uint)threadIdx.x;
     r5 = (uint)threadIdx.y;
     r6 = (uint)blockIdx.x;

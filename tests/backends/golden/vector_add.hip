@@ -1,7 +1,4 @@
 
-#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
-#error "vector_add was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
-#endif
 extern "C" __global__ void __launch_bounds__(256) vector_add(uchar* __restrict__ mem, const uchar* __restrict__ cmem, uint a0, uint a1, uint a2, uint a3) {
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u;
     bool p0 = false;

@@ -1,7 +1,4 @@
 
-#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != 64
-#error "wave_scan was translated for waves of 64 lanes; compile for a target with that wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"
-#endif
 extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __restrict__ cmem, uint a0, uint a1, uint a2) {
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u, r12 = 0u, r13 = 0u, r14 = 0u;
     bool p0 = false;
@@ -23,7 +20,7 @@ extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __res
     r12 = wv_lane();
     p0 = (r12 == 0x0u);
     if (p0) {
-        r13 = 64u;
+        r13 = (uint)warpSize;
         r14 = wv_div_u32(r6, r13);
         r14 = wv_shl(r14, 0x2u);
         r14 = (r2 + r14);

@@ -38,50 +38,69 @@ typedef uint wv_mask;
 #define WV_LANES 32
 #define WV_ACTIVE() __activemask()
 #define WV_SHFL(m, x, i) __shfl_sync(m, x, i)
+#define WV_SHFL_XOR(m, x, k) __shfl_xor_sync(m, x, k)
+#define WV_FULL(m) ((m) == 0xFFFFFFFFu)
 #define WV_BALLOT(m, p) __ballot_sync(m, p)
 #define WV_ANY(m, p) __any_sync(m, p)
 #define WV_ALL(m, p) __all_sync(m, p)
 WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
 """
 
-# Reductions and the prefix sum loop over the active lanes (no single intrinsic keeps WAVE's
-# NaN and identity rules); shared with the HIP dialect through the WV_* primitives above.
+# Reductions and the prefix sum over the active lanes (no single intrinsic keeps WAVE's NaN and
+# identity rules), shared by CUDA, HIP and Metal through the WV_* primitives. When the whole wave
+# is active (WV_FULL) a butterfly over WV_SHFL_XOR (log2 W steps) and a Kogge-Stone scan do it;
+# otherwise a loop visits the active lanes, since a lane that is not running has no value to give.
+# Every operator here is associative and commutative (wv_fmin/wv_fmax order -0 below +0 and skip
+# NaNs), so both paths give the emulator's bits.
 LOOPS = r"""
+WV_FN uint wv_op_u(uint a, uint b, int op) {
+    return op == 0 ? a + b : op == 1 ? (b < a ? b : a) : op == 2 ? (b > a ? b : a)
+        : op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
+}
 WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_u(x, WV_SHFL_XOR(m, x, k), op);
+        return x;
+    }
     uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
-    for (int i = 0; i < WV_LANES; i++) {
-        if (!((m >> i) & 1u)) continue;
-        uint v = WV_SHFL(m, x, i);
-        acc = op == 0 ? acc + v : op == 1 ? (v < acc ? v : acc) : op == 2 ? (v > acc ? v : acc)
-            : op == 3 ? (acc & v) : op == 4 ? (acc | v) : (acc ^ v);
-    }
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) acc = wv_op_u(acc, WV_SHFL(m, x, i), op);
     return acc;
 }
+WV_FN int wv_op_i(int a, int b, int op) { return op == 1 ? (b < a ? b : a) : (b > a ? b : a); }
 WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
-    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
-    for (int i = 0; i < WV_LANES; i++) {
-        if (!((m >> i) & 1u)) continue;
-        int v = WV_SHFL(m, x, i);
-        acc = op == 1 ? (v < acc ? v : acc) : (v > acc ? v : acc);
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_i(x, WV_SHFL_XOR(m, x, k), op);
+        return x;
     }
+    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) acc = wv_op_i(acc, WV_SHFL(m, x, i), op);
     return acc;
 }
+WV_FN float wv_op_f(float a, float b, int op) { return op == 1 ? wv_fmin(a, b) : wv_fmax(a, b); }
 WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
-    float acc = F(0x7FC00000u);
-    for (int i = 0; i < WV_LANES; i++) {
-        if (!((m >> i) & 1u)) continue;
-        float v = WV_SHFL(m, x, i);
-        acc = op == 1 ? wv_fmin(acc, v) : wv_fmax(acc, v);
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_f(x, WV_SHFL_XOR(m, x, k), op);
+        return x;
     }
+    float acc = F(0x7FC00000u);
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) acc = wv_op_f(acc, WV_SHFL(m, x, i), op);
     return acc;
 }
 WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
-    uint acc = 0u;
-    for (int i = 0; i < WV_LANES; i++) {
-        if (!((m >> i) & 1u)) continue;
-        uint v = WV_SHFL(m, x, i);
-        if ((uint)i < me) acc += v;
+    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then drop the lane's own value */
+        uint s = x;
+        for (uint k = 1u; k < (uint)WV_LANES; k <<= 1) {
+            uint v = WV_SHFL(m, s, me >= k ? me - k : me);
+            if (me >= k) s += v;
+        }
+        return s - x;
     }
+    uint acc = 0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if (((m >> i) & 1u) && (uint)i < me) acc += WV_SHFL(m, x, i);
     return acc;
 }
 """

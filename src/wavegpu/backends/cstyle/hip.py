@@ -1,5 +1,8 @@
-"""HIP dialect (for hipcc / clang on AMD GPUs): waves of 32 (RDNA) or 64 (CDNA, GCN), the
-execution mask through `__ballot(1)`, `__shfl`, and the CUDA dialect's loops and spellings."""
+"""HIP dialect (for hipcc / clang on AMD GPUs), as the backends document maps it: uint32_t
+registers, `__uint_as_float`, `extern __shared__` local memory sized at launch, `__shfl*`,
+butterfly reductions over `__shfl_xor`, and `warpSize` wherever the wave width appears, so one
+source runs on wave32 (RDNA) and wave64 (CDNA, GCN) hardware with the results the emulator
+gives at that width. The execution mask comes from `__ballot(1)`."""
 
 from __future__ import annotations
 
@@ -40,9 +43,11 @@ WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, 
 WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
 /* wave primitives: AMD lanes run in lockstep under the exec mask, which __ballot(1) reads */
 typedef unsigned long long wv_mask;
-#define WV_LANES 64
+#define WV_LANES warpSize
 #define WV_ACTIVE() __ballot(1)
 #define WV_SHFL(m, x, i) __shfl(x, (int)(i))
+#define WV_SHFL_XOR(m, x, k) __shfl_xor(x, k)
+#define WV_FULL(m) ((m) == (warpSize == 64 ? ~0ull : 0xFFFFFFFFull))
 #define WV_BALLOT(m, p) __ballot(p)
 #define WV_ANY(m, p) __any(p)
 #define WV_ALL(m, p) __all(p)
@@ -53,6 +58,7 @@ WV_FN uint wv_lane() { return (uint)__lane_id(); }
 class HIP(CUDA):
     name = "hip"
     exprs: dict[str, str] = {}  # plain operators: the pragma above keeps them uncontracted
+    width_at_run_time = True
 
     def prelude(self) -> str:
         return HEADER + HELPERS + LOOPS
@@ -61,11 +67,24 @@ class HIP(CUDA):
         if wave_width not in (32, 64):
             raise WaveError(f"hip: AMD waves have 32 or 64 lanes; cannot render for a wave width of {wave_width}")
 
+    def width(self, wave_width: int) -> str:
+        return "(uint)warpSize"
+
+    def sreg(self, sid: int, wave_width: int) -> str:
+        if sid == 16:
+            return "(uint)warpSize"
+        if sid == 3:
+            return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / (uint)warpSize)"
+        if sid == 14:
+            return "((blockDim.x * blockDim.y * blockDim.z + (uint)warpSize - 1u) / (uint)warpSize)"
+        return super().sreg(sid, wave_width)
+
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
-        # the kernel is only right on hardware whose wave is as wide as the one it was rendered for
-        guard = (
-            f"#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE != {wave_width}\n"
-            f'#error "{k.name} was translated for waves of {wave_width} lanes; compile for a target with that '
-            f'wave size (-mwavefrontsize64 / -mno-wavefrontsize64)"\n#endif\n'
-        )
-        return guard + super().kernel_open(k, params, wave_width)
+        self.check_width(wave_width)
+        head = super().kernel_open(k, params, 32)
+        if k.local_memory:  # the dynamic shared memory the launch must give
+            head = f"/* {k.name}: launch with {k.local_memory} bytes of dynamic shared memory */\n" + head
+        return head
+
+    def local_decl(self, nbytes: int) -> str:
+        return "extern __shared__ __attribute__((aligned(16))) uchar shared_mem[]; uchar* lmem = shared_mem;"

@@ -36,6 +36,8 @@ typedef uint wv_mask;
 #define WV_LANES 32
 #define WV_ACTIVE() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
 #define WV_SHFL(m, x, i) simd_shuffle(x, (ushort)(i))
+#define WV_SHFL_XOR(m, x, k) simd_shuffle_xor(x, (ushort)(k))
+#define WV_FULL(m) ((m) == 0xFFFFFFFFu)
 #define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p))
 #define WV_ANY(m, p) simd_any(p)
 #define WV_ALL(m, p) simd_all(p)

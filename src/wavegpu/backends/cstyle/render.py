@@ -198,6 +198,11 @@ class Dialect:
         raise NotImplementedError
 
     lane = "lane"  # the expression for %lane_id
+    width_at_run_time = False  # True: the source reads W from the hardware (width()) rather than fixing it
+
+    def width(self, wave_width: int) -> str:
+        """The expression for W in the source."""
+        return f"{wave_width}u"
 
     def shuffle(self, x: str, src: str) -> str:
         """x from lane src of the wave (src is always a valid lane index)."""
@@ -217,20 +222,20 @@ class Dialect:
         """A wave operation; the source-lane rules of DESIGN section 3 live here, once: shuffle and
         broadcast take the lane modulo W, and an xor/up/down source outside the wave reads the
         lane's own value (PTX's rule)."""
-        lane, w, x = self.lane, wave_width, args[0]
+        lane, w, x = self.lane, self.width(wave_width), args[0]
         if op.startswith("reduce."):
             o, t = op.split(".")[1:]
             return self.reduce(o, t, x)
         if op == "prefix.add.u32":
             return self.prefix_add(x)
         if op in ("shuffle.b32", "broadcast.b32"):
-            return self.shuffle(x, f"({args[1]}) % {w}u")
+            return self.shuffle(x, f"({args[1]}) % {w}")
         if op == "shuffle.xor.b32":
-            return self.shuffle(x, f"(({lane} ^ ({args[1]})) < {w}u) ? ({lane} ^ ({args[1]})) : {lane}")
+            return self.shuffle(x, f"(({lane} ^ ({args[1]})) < {w}) ? ({lane} ^ ({args[1]})) : {lane}")
         if op == "shuffle.up.b32":
             return self.shuffle(x, f"(({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane}")
         if op == "shuffle.down.b32":
-            return self.shuffle(x, f"(({args[1]}) < {w}u - {lane}) ? ({lane} + ({args[1]})) : {lane}")
+            return self.shuffle(x, f"(({args[1]}) < {w} - {lane}) ? ({lane} + ({args[1]})) : {lane}")
         if op in ("ballot.b32", "any", "all"):
             return self.vote(op.split(".")[0], x)
         raise KeyError(op)
@@ -422,7 +427,7 @@ class CRenderer:
         products in k order in double, as the emulator does; one rounding to f32."""
         d, a, b, c = inst.operands
         assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
-        if self.w != 32:
+        if self.w != 32 and not self.d.width_at_run_time:
             trap = self.d.trap(f"mma.m16n8k8 needs waves of 32 lanes, not {self.w}")
             if trap is None:
                 raise WaveError(f"{self.d.name}: mma.m16n8k8 needs waves of 32 lanes (this translation: {self.w})")
@@ -446,6 +451,11 @@ class CRenderer:
             "    }",
         ]
         out += [f"    r{d.n + i} = wv_c32((float){acc[i]});" for i in range(4)]
+        if self.d.width_at_run_time:  # the hardware's W decides: trap unless it is 32
+            out = [
+                f"if ({self.d.width(32)} != 32u) {{ {self.d.trap('mma.m16n8k8 needs waves of 32 lanes')} }} else",
+                *out,
+            ]
         return [*out, "}"]
 
     # -- structure
