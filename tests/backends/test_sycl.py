@@ -117,6 +117,33 @@ def test_a_compile_error_is_reported() -> None:
         sycl.run_many(SYCL().prelude() + "\nvoid f() { nope(); }\n", [])
 
 
+def test_both_forms_share_one_body() -> None:
+    """The classic form of the backends document (local_accessor, reqd_sub_group_size, a kernel
+    lambda submitted by wv_launch_<name>) and the free-function form call the same body."""
+    src = wg.translate(O._example("sgemm_tiled.wave"), "sycl", wave_width=16)
+    assert "static inline void wv_body_sgemm_tiled(sycl::nd_item<3> it_, uchar* lmem," in src
+    assert "inline sycl::event wv_launch_sgemm_tiled(sycl::queue& q, sycl::range<3> grid," in src
+    assert "sycl::local_accessor<ulong, 1> lmem_(sycl::range<1>(256), h);" in src
+    assert "[[sycl::reqd_sub_group_size(16)]]" in src and "syclex::sub_group_size<16>" in src
+    assert "static syclex::work_group_static<ulong[256]> lmem_;" in src
+    assert src.count("wv_body_sgemm_tiled(") == 3  # defined, called by each form
+    assert "sycl::bit_cast<float>" in src and "sycl::atomic_ref<" in src
+    no_local = wg.translate(O._example("vector_add.wave"), "sycl")
+    assert "local_accessor" not in no_local and "wv_body_vector_add(it_, nullptr, mem, cmem" in no_local
+
+
+@needs_sycl
+def test_the_classic_form_is_compiled_as_a_device_kernel() -> None:
+    """Every source the SYCL device builds holds both forms, so the run-time compiler checks the
+    kernel lambda as device code: code a kernel may not contain, put in the lambda, is refused."""
+    src = wg.translate(O._example("sgemm_tiled.wave"), "sycl")
+    line = "            wv_body_sgemm_tiled(it_, (uchar*)&lmem_[0], mem, cmem, a0, a1, a2, a3);\n"
+    assert line in src
+    bad = src.replace(line, line + "            if (a0 == 7u) throw 1;\n")
+    with pytest.raises(wg.WaveError, match=r"(?s)SYCL kernel cannot use exceptions"):
+        sycl.run_many(bad, [])
+
+
 @needs_sycl
 def test_atomics_give_the_same_totals() -> None:
     O.check_atomics("sycl")

@@ -185,6 +185,10 @@ class Dialect:
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         raise NotImplementedError
 
+    def kernel_close(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        """Source after the kernel's body (entry points that call it, for a body written as a function)."""
+        return ""
+
     def sreg(self, sid: int, wave_width: int) -> str:
         raise NotImplementedError
 
@@ -503,7 +507,8 @@ class CRenderer:
             body.append("    " + self.d.local_decl(k.local_memory))
         self.nodes(tree, "    ", body)
         head = self.d.kernel_open(k, params, wave_width)
-        src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n"
+        tail = self.d.kernel_close(k, params, wave_width)
+        src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n" + tail
         return Rendered(src, k.name, wave_width)
 
 

@@ -1,7 +1,13 @@
-"""SYCL 2020 dialect in the free-function kernel form that Intel's run-time compiler
-(`intel-sycl-rt`'s kernel_compiler) builds and launches: `sycl::bit_cast`, work-group local
-memory, `atomic_ref`, sub-group shuffles, and an opportunistic group (the active lanes) for
-reductions, prefix sums and votes. W is fixed with the `sub_group_size` kernel property."""
+"""SYCL 2020 dialect: `sycl::bit_cast`, `atomic_ref`, sub-group shuffles, an opportunistic group
+(the active lanes) for reductions, prefix sums and votes, and each kernel in two forms that share
+one body function `wv_body_<name>(nd_item, local memory, mem, cmem, a0..)`:
+
+- the classic form the backends document describes, `wv_launch_<name>(queue, grid, workgroup, mem,
+  cmem, a0..)`: a command group that binds a `local_accessor` and submits a kernel lambda with
+  `[[sycl::reqd_sub_group_size(W)]]` (for a program built with a SYCL compiler such as icpx);
+- a free-function kernel `<name>(mem, cmem, a0..)` with the `nd_range_kernel<3>` and
+  `sub_group_size<W>` properties and `work_group_static` local memory, which Intel's run-time
+  compiler (`intel-sycl-rt`'s kernel_compiler) builds and launches by name."""
 
 from __future__ import annotations
 
@@ -79,14 +85,52 @@ class SYCL(GenericPointers):
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width not in (8, 16, 32, 64):
             raise WaveError(f"sycl: sub-groups of {wave_width} lanes are not offered; use 8, 16, 32 or 64")
-        args = ["uchar* mem", "const uchar* cmem", *(f"uint {p}" for p in params)]
+        args = [
+            "sycl::nd_item<3> it_",
+            "uchar* lmem",
+            "uchar* mem",
+            "const uchar* cmem",
+            *(f"uint {p}" for p in params),
+        ]
+        return f"static inline void wv_body_{k.name}({', '.join(args)}) {{\n    auto sg_ = it_.get_sub_group();"
+
+    def kernel_close(self, k: Kernel, params: list[str], wave_width: int) -> str:
+        words = (k.local_memory + 7) // 8
+        uargs = "".join(f", uint {p}" for p in params)
+        pargs = "".join(f", {p}" for p in params)
+        accessor, lmem = "", "nullptr"
+        if k.local_memory:
+            accessor = f"        sycl::local_accessor<ulong, 1> lmem_(sycl::range<1>({words}), h);\n"
+            lmem = "(uchar*)&lmem_[0]"
+        classic = (
+            f"/* {k.name}, classic form: grid and workgroup in WAVE's (x, y, z) order; SYCL's last dimension is x */\n"
+            f"inline sycl::event wv_launch_{k.name}(sycl::queue& q, sycl::range<3> grid, sycl::range<3> workgroup, "
+            f"uchar* mem, const uchar* cmem{uargs}) {{\n"
+            "    return q.submit([&](sycl::handler& h) {\n"
+            f"{accessor}"
+            "        sycl::range<3> l(workgroup[2], workgroup[1], workgroup[0]);\n"
+            "        sycl::range<3> g(grid[2] * l[0], grid[1] * l[1], grid[0] * l[2]);\n"
+            f"        h.parallel_for(sycl::nd_range<3>(g, l), [=](sycl::nd_item<3> it_) "
+            f"[[sycl::reqd_sub_group_size({wave_width})]] {{\n"
+            f"            wv_body_{k.name}(it_, {lmem}, mem, cmem{pargs});\n"
+            "        });\n"
+            "    });\n"
+            "}\n"
+        )
         props = "SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclex::nd_range_kernel<3>))"
         props += f"\nSYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclex::sub_group_size<{wave_width}>))"
-        return (
-            f'extern "C" {props}\nvoid {k.name}({", ".join(args)}) {{\n'
-            "    auto it_ = sycl::ext::oneapi::this_work_item::get_nd_item<3>();\n"
-            "    auto sg_ = it_.get_sub_group();"
+        static = ""
+        if k.local_memory:
+            # work_group_static: group_local_memory_for_overwrite crashes Intel's run-time compiler here
+            static = f"    static syclex::work_group_static<ulong[{words}]> lmem_;\n"
+        free = (
+            f"/* {k.name}, free-function form (Intel's run-time compiler launches it by name) */\n"
+            f'extern "C" {props}\nvoid {k.name}(uchar* mem, const uchar* cmem{uargs}) {{\n'
+            f"{static}"
+            f"    wv_body_{k.name}(sycl::ext::oneapi::this_work_item::get_nd_item<3>(), {lmem}, mem, cmem{pargs});\n"
+            "}\n"
         )
+        return classic + free
 
     def sreg(self, sid: int, wave_width: int) -> str:
         if sid == 16:
@@ -134,6 +178,4 @@ class SYCL(GenericPointers):
         return f"sycl::atomic_fence(sycl::memory_order::acq_rel, sycl::memory_scope::{s});"
 
     def local_decl(self, nbytes: int) -> str:
-        words = (nbytes + 7) // 8
-        # work_group_static: group_local_memory_for_overwrite crashes Intel's run-time compiler here
-        return f"static syclex::work_group_static<ulong[{words}]> lmem_; uchar* lmem = (uchar*)&lmem_[0];"
+        return "/* local memory: lmem, bound by the entry point (local_accessor or work_group_static) */"
