@@ -728,9 +728,12 @@ def compile_cmd(
 @click.option("--target", "-t", required=True, help="ptx, hip, metal, sycl, opencl or cuda (amdgcn: not yet)")
 @click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: all)")
 @click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
+@click.option("--arch", default=None, help="PTX target architecture: sm_75 (default), sm_80, sm_86, sm_89 or sm_90")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @user_errors
-def translate_cmd(source: str, target: str, kernel_name: str | None, wave_width: int, output: str | None) -> None:
+def translate_cmd(
+    source: str, target: str, kernel_name: str | None, wave_width: int, arch: str | None, output: str | None
+) -> None:
     """Translate a .wbin/.wave (or a Python kernel file) to vendor source."""
     from .backends import translate
 
@@ -741,7 +744,7 @@ def translate_cmd(source: str, target: str, kernel_name: str | None, wave_width:
     else:
         prog = read_program(source)
     which = None if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
-    text = translate(prog, target, which, wave_width)
+    text = translate(prog, target, which, wave_width, arch)
     if output:
         write_output(output, text, (source,))
     else:

@@ -181,6 +181,27 @@ def test_translate_cli_writes_ptx(tmp_path: Path) -> None:
     _ptxas(text, tmp_path)
 
 
+def test_translate_cli_picks_the_architecture(tmp_path: Path) -> None:
+    src = str(ROOT / "tests/data/asm/features.wave")
+    out = tmp_path / "f90.ptx"
+    r = run_wave("translate", src, "-t", "ptx", "--arch", "sm_90", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert ".target sm_90\n" in text and wg.translate(wg.assemble(Path(src).read_text(), src), "ptx") == text.replace(
+        ".target sm_90", ".target sm_75", 1
+    )
+    r = run_wave("translate", src, "-t", "ptx", "--arch", "sm_70")
+    assert (
+        r.returncode != 0 and "unknown architecture 'sm_70' (sm_75 or newer" in r.stderr and "Traceback" not in r.stderr
+    )
+    r = run_wave("translate", src, "-t", "opencl", "--arch", "sm_90")
+    assert r.returncode != 0 and "applies to the ptx target only" in r.stderr
+    if PTXAS is not None:
+        r = subprocess.run([PTXAS, "-arch=sm_90", str(out), "-o", str(tmp_path / "f90.cubin")],
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA 13.0) regenerates the helpers")
 def test_generated_helpers_are_up_to_date() -> None:
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_ptx_helpers.py"), "--check"],
