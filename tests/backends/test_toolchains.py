@@ -150,6 +150,28 @@ def test_random_structured_programs_compile(
     _compile(target, width, [Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)], tmp_path)
 
 
+UNSIGNED_ZERO = """
+.kernel cmp0
+.registers 4
+.predicates 2
+    mov.u32 r1, %tid.x
+    setp.le.u32 p0, 0, r1
+    setp.ge.u32 p1, r1, 0
+    selp.b32 r2, r1, 0, p0
+    st.global.b32 [r2], r1
+.end
+"""
+
+
+@pytest.mark.parametrize(("target", "width", "tool"), CASES)
+def test_comparisons_with_an_immediate_zero_compile_without_a_warning(
+    target: str, width: int, tool: str, tmp_path: Path
+) -> None:
+    """Found by the random programs: nvcc warns (#186) on `0u <= r1`, which generated code may hold."""
+    _skip_without(tool)
+    _compile(target, width, list(wg.assemble(UNSIGNED_ZERO, "c.wave").kernels), tmp_path)
+
+
 MULADD = """
 .kernel muladd
     mov.b32 r3, 0

@@ -12,6 +12,7 @@ HEADER = r"""
 #include <cuda_fp16.h>
 #pragma nv_diag_suppress 177  /* helpers a kernel does not call */
 #pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
+#pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
 typedef unsigned int uint;
 typedef unsigned long long wv_ulong;
 #define ulong wv_ulong

@@ -80,8 +80,7 @@ class HIP(CUDA):
         return super().sreg(sid, wave_width)
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
-        self.check_width(wave_width)
-        head = super().kernel_open(k, params, 32)
+        head = super().kernel_open(k, params, wave_width)  # checks the width: 32 or 64, the same source
         if k.local_memory:  # the dynamic shared memory the launch must give
             head = f"/* {k.name}: launch with {k.local_memory} bytes of dynamic shared memory */\n" + head
         return head
