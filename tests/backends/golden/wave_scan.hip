@@ -16,7 +16,7 @@ extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __res
     r10 = (r10 + r9);
     r8 = (r1 + r7);
     *((uint*)(mem + (r8))) = r10;
-    r11 = wv_reduce_u(WV_ACTIVE(), r9, 0);
+    r11 = (uint)wv_reduce_u(WV_ACTIVE(), (uint)r9, 0);
     r12 = wv_lane();
     p0 = (r12 == 0x0u);
     if (p0) {

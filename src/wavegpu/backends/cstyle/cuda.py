@@ -140,12 +140,9 @@ class LaneLoops(Dialect):
     def shuffle(self, x: str, src: str) -> str:
         return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
 
-    def reduce(self, op: str, dtype: str, x: str) -> str:
-        if dtype == "f32":
-            return f"wv_c32(wv_reduce_f(WV_ACTIVE(), F({x}), {_OPS[op]}))"
-        if dtype == "s32":
-            return f"(uint)wv_reduce_i(WV_ACTIVE(), (int){x}, {_OPS[op]})"
-        return f"wv_reduce_u(WV_ACTIVE(), {x}, {_OPS[op]})"
+    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+        fn = {"float": "wv_reduce_f", "int": "wv_reduce_i", "uint": "wv_reduce_u"}[ctype]
+        return f"{fn}(WV_ACTIVE(), {x}, {_OPS[op]})"
 
     def prefix_add(self, x: str) -> str:
         return f"wv_prefix(WV_ACTIVE(), {x}, {self.lane})"

@@ -102,11 +102,8 @@ class OpenCL(Dialect):
     def shuffle(self, x: str, src: str) -> str:
         return f"sub_group_shuffle({x}, {src})"
 
-    def reduce(self, op: str, dtype: str, x: str) -> str:
-        if dtype == "f32":
-            return f"wv_c32(sub_group_non_uniform_reduce_{op}(F({x})))"
-        ct = "int" if dtype == "s32" else "uint"
-        return f"(uint)sub_group_non_uniform_reduce_{op}(({ct}){x})"
+    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+        return f"sub_group_non_uniform_reduce_{op}({x})"
 
     def prefix_add(self, x: str) -> str:
         return f"sub_group_non_uniform_scan_exclusive_add({x})"

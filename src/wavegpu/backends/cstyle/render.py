@@ -213,6 +213,15 @@ class Dialect:
         raise NotImplementedError
 
     def reduce(self, op: str, dtype: str, x: str) -> str:
+        """wave.reduce.<op>.<dtype>: the dialect's group_reduce on float, int or uint; f32 results
+        canonicalised."""
+        if dtype == "f32":
+            return f"wv_c32({self.group_reduce(op, 'float', f'F({x})')})"
+        ct = "int" if dtype == "s32" else "uint"
+        return f"(uint){self.group_reduce(op, ct, f'({ct}){x}')}"
+
+    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+        """x (of C type ctype) combined by op (add min max and or xor) over the active lanes."""
         raise NotImplementedError
 
     def prefix_add(self, x: str) -> str:

@@ -147,16 +147,11 @@ class SYCL(GenericPointers):
     def shuffle(self, x: str, src: str) -> str:
         return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
 
-    def _active(self, x: str, ctype: str, op: str) -> str:
+    def group_reduce(self, op: str, ctype: str, x: str) -> str:
         return (
-            f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), ({ctype})({x}), "
+            f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), {x}, "
             f"sycl::{_GROUP_OP[op]}<{ctype}>())"
         )
-
-    def reduce(self, op: str, dtype: str, x: str) -> str:
-        if dtype == "f32":
-            return f"wv_c32({self._active(f'F({x})', 'float', op)})"
-        return f"(uint){self._active(x, 'int' if dtype == 's32' else 'uint', op)}"
 
     def prefix_add(self, x: str) -> str:
         return (
@@ -167,8 +162,8 @@ class SYCL(GenericPointers):
     def vote(self, op: str, p: str) -> str:
         if op == "ballot":
             lane = self.lane
-            return self._active(f"(({p}) && {lane} < 32u) ? (1u << {lane}) : 0u", "uint", "or")
-        return f"({self._active(f'({p}) ? 1u : 0u', 'uint', 'or' if op == 'any' else 'and')} != 0u)"
+            return self.group_reduce("or", "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
+        return f"({self.group_reduce('or' if op == 'any' else 'and', 'uint', f'(({p}) ? 1u : 0u)')} != 0u)"
 
     def barrier(self) -> str:
         return "sycl::group_barrier(it_.get_group());"

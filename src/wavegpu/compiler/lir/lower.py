@@ -99,15 +99,7 @@ class Selector:
             return
         if op == "setvar":
             assert i.var is not None
-            src = a[0]
-            var = self.vars[i.var]
-            if isinstance(src, Const):
-                if src.type is BOOL:
-                    self.move(var, self.materialize(src))
-                else:
-                    self.emit("mov.b64" if src.type is F64 else "mov.b32", [var, imm(src)])
-            else:
-                self.move(var, self.vreg(src))
+            self.put(self.vars[i.var], a[0])
             return
         if op.startswith("sreg."):
             assert d is not None
@@ -187,6 +179,15 @@ class Selector:
 
     def move(self, d: VReg, s: VReg) -> None:
         self.emit({"r": "mov.b32", "p": "mov.b64", "q": "mov.pred"}[d.cls], [d, s])
+
+    def put(self, d: VReg, v: Operand) -> None:
+        """d = v, for a constant (an immediate move) or a value in a register."""
+        if not isinstance(v, Const):
+            self.move(d, self.vreg(v))
+        elif v.type is BOOL:
+            self.move(d, self.materialize(v))
+        else:
+            self.emit("mov.b64" if v.type is F64 else "mov.b32", [d, imm(v)])
 
     def via_f32(self, op: str, d: VReg, t: ScalarType, a: list[Operand]) -> None:
         """f16 operations without an f16 row: compute in f32 and convert back."""
@@ -508,14 +509,7 @@ class Structurizer:
         for s in b.succs:
             for phi in s.phis:
                 cp = sel.phi_copy.setdefault(phi.dst.id, sel.lf.new(cls_of(phi.dst.type)))
-                v = next(v for blk, v in phi.incoming if blk is b)
-                if isinstance(v, Const):
-                    if v.type is BOOL:
-                        sel.move(cp, sel.materialize(v))
-                    else:
-                        sel.emit("mov.b64" if v.type is F64 else "mov.b32", [cp, imm(v)])
-                else:
-                    sel.move(cp, sel.vreg(v))
+                sel.put(cp, next(v for blk, v in phi.incoming if blk is b))
 
 
 def lower(fn: Function) -> LFunction:
