@@ -7,7 +7,19 @@ import struct
 import numpy as np
 
 from ..types import ScalarType
-from .ir import CondBr, Const, Function, Operand, Value
+from .ir import Block, Br, CondBr, Const, Function, Operand, Value
+
+
+def retarget(b: Block, old: Block, new: Block) -> None:
+    """Every edge from b to old goes to new instead."""
+    t = b.term
+    if isinstance(t, Br) and t.target is old:
+        t.target = new
+    elif isinstance(t, CondBr):
+        if t.then is old:
+            t.then = new
+        if t.other is old:
+            t.other = new
 
 
 def replace_uses(fn: Function, mapping: dict[Value, Operand]) -> None:

@@ -4,19 +4,8 @@ forwarding blocks, merge a block into its only predecessor, and remove trivial p
 from __future__ import annotations
 
 from ..mir.analysis import rpo
-from ..mir.edit import replace_uses
-from ..mir.ir import Block, Br, CondBr, Function, Operand, Value
-
-
-def _retarget(b: Block, old: Block, new: Block) -> None:
-    t = b.term
-    if isinstance(t, Br) and t.target is old:
-        t.target = new
-    elif isinstance(t, CondBr):
-        if t.then is old:
-            t.then = new
-        if t.other is old:
-            t.other = new
+from ..mir.edit import replace_uses, retarget
+from ..mir.ir import Br, CondBr, Function, Operand, Value
 
 
 def run(fn: Function) -> bool:
@@ -65,7 +54,7 @@ def run(fn: Function) -> bool:
             if target.phis and any(p in tp for p in ps):
                 continue  # the phi would need two values from one predecessor
             for p in ps:
-                _retarget(p, b, target)
+                retarget(p, b, target)
             for phi in target.phis:
                 v = next((v for blk, v in phi.incoming if blk is b), None)
                 phi.incoming = [(blk, x) for blk, x in phi.incoming if blk is not b] + [(p, v) for p in ps]  # type: ignore[misc]

@@ -7,6 +7,7 @@ header's instructions followed by a clone of the body and latch."""
 
 from __future__ import annotations
 
+from ..mir.edit import retarget
 from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Ret, Value
 
 MAX_TRIP = 16
@@ -127,14 +128,7 @@ def run(fn: Function, max_registers: int | None = None) -> bool:
             copies[:0] = [head, *[bmap[b] for b in body]]
             nxt = head
         for p in preds:
-            pt = p.term
-            if isinstance(pt, Br) and pt.target is header:
-                pt.target = nxt
-            elif isinstance(pt, CondBr):
-                if pt.then is header:
-                    pt.then = nxt
-                if pt.other is header:
-                    pt.other = nxt
+            retarget(p, header, nxt)
         pos = fn.blocks.index(header)
         fn.blocks = [b for b in fn.blocks if b is not header and b not in body]
         fn.blocks[pos:pos] = copies
