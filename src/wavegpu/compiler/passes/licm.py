@@ -4,7 +4,8 @@ a preheader (created when the header has several outside predecessors)."""
 from __future__ import annotations
 
 from ..mir.analysis import Loop, loops
-from ..mir.ir import Block, Br, CondBr, Function, Phi, Value
+from ..mir.edit import retarget
+from ..mir.ir import Block, Br, Function, Phi, Value
 
 
 def _preheader(fn: Function, lp: Loop) -> Block:
@@ -15,14 +16,7 @@ def _preheader(fn: Function, lp: Loop) -> Block:
     ph = Block(f"{lp.header.name}.pre")
     ph.term = Br(lp.header)
     for p in outside:
-        t = p.term
-        if isinstance(t, Br):
-            t.target = ph
-        elif isinstance(t, CondBr):
-            if t.then is lp.header:
-                t.then = ph
-            if t.other is lp.header:
-                t.other = ph
+        retarget(p, lp.header, ph)
     for phi in lp.header.phis:
         inc_out = [(b, v) for b, v in phi.incoming if b in outside]
         inc_in = [(b, v) for b, v in phi.incoming if b not in outside]
