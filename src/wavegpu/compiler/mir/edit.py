@@ -3,11 +3,49 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 import numpy as np
 
 from ..types import ScalarType
-from .ir import Block, Br, CondBr, Const, Function, Operand, Value
+from .ir import Block, Br, CondBr, Const, Function, Inst, Operand, Value
+
+
+class Builder:
+    """New instructions that stand where `at` stood, with its source span (in `out`)."""
+
+    def __init__(self, fn: Function, at: Inst):
+        self.fn, self.at = fn, at
+        self.out: list[Inst] = []
+
+    def op(self, name: str, args: list[Operand], t: object) -> Value:
+        v = self.fn.new_value(t)  # type: ignore[arg-type]
+        self.out.append(Inst(name, v, args, None, self.at.span))
+        return v
+
+
+def expand(fn: Function, rewrite: Callable[[Function, Inst], tuple[list[Inst], Operand] | None]) -> bool:
+    """Each instruction for which rewrite gives (instructions, result) is replaced by those
+    instructions, and its destination's uses read result. True when anything changed."""
+    changed = False
+    mapping: dict[Value, Operand] = {}
+    for blk in fn.blocks:
+        out: list[Inst] = []
+        for i in blk.insts:
+            i.args = [mapping.get(x, x) if isinstance(x, Value) else x for x in i.args]
+            r = rewrite(fn, i)
+            if r is None:
+                out.append(i)
+                continue
+            new, result = r
+            out.extend(new)
+            if result is not i.dst:
+                assert i.dst is not None
+                mapping[i.dst] = result
+            changed = True
+        blk.insts = out
+    replace_uses(fn, mapping)
+    return changed
 
 
 def retarget(b: Block, old: Block, new: Block) -> None:

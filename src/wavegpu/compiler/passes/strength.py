@@ -3,8 +3,8 @@ constants become multiply-high and shift sequences (exact for every 32-bit input
 
 from __future__ import annotations
 
-from ..mir.edit import replace_uses
-from ..mir.ir import Const, Function, Inst, Operand, Value
+from ..mir.edit import Builder, expand
+from ..mir.ir import Const, Function, Inst, Operand
 from ..types import I32, U32
 
 M32 = 0xFFFFFFFF
@@ -43,16 +43,6 @@ def magic_signed(d: int) -> tuple[int, int]:
     return (m - (1 << 32) if m >> 31 else m), p - 32
 
 
-class _Builder:
-    def __init__(self, fn: Function, at: Inst):
-        self.fn, self.at, self.out = fn, at, []  # type: ignore[var-annotated]
-
-    def op(self, name: str, args: list[Operand], t: object) -> Value:
-        v = self.fn.new_value(t)  # type: ignore[arg-type]
-        self.out.append(Inst(name, v, args, None, self.at.span))
-        return v
-
-
 def _pow2(c: Operand) -> int | None:
     if isinstance(c, Const) and c.type.is_int:
         v = int(c.value) & M32
@@ -74,7 +64,7 @@ def _reduce(fn: Function, i: Inst) -> tuple[list[Inst], Operand] | None:
         a, c = c, a
     if i.op == "mul" and isinstance(c, Const) and c.value == 1:
         return [], a
-    b = _Builder(fn, i)
+    b = Builder(fn, i)
     k = _pow2(c)
     if i.op in ("floordiv", "floormod") and k is not None and t is I32:
         # Python rounds toward -inf: an arithmetic shift; the remainder takes the divisor's sign
@@ -126,22 +116,4 @@ def _reduce(fn: Function, i: Inst) -> tuple[list[Inst], Operand] | None:
 
 
 def run(fn: Function) -> bool:
-    changed = False
-    mapping: dict[Value, Operand] = {}
-    for blk in fn.blocks:
-        out: list[Inst] = []
-        for i in blk.insts:
-            i.args = [mapping.get(x, x) if isinstance(x, Value) else x for x in i.args]
-            r = _reduce(fn, i)
-            if r is None:
-                out.append(i)
-                continue
-            new, result = r
-            out.extend(new)
-            if result is not i.dst:
-                assert i.dst is not None
-                mapping[i.dst] = result
-            changed = True
-        blk.insts = out
-    replace_uses(fn, mapping)
-    return changed
+    return expand(fn, _reduce)
