@@ -16,6 +16,9 @@ class Param:
     name: str
     kind: str  # "buffer" or "scalar"
     dtype: DataType
+    # A buffer the kernel may store to or use atomically (a runtime copies back only these).
+    # True when unknown (assembled without the `readonly` mark, or a file of format 1.0).
+    writable: bool = True
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class Kernel:
     params: tuple[Param, ...] = ()
     isa_version: tuple[int, int] = ISA_VERSION
     lines: tuple[SourceLoc | None, ...] | None = None  # one per instruction, or no line table
+    # One per instruction: for a global-memory access, the index of the buffer parameter whose
+    # array it addresses (known to the compiler), else None; None as a whole: no access table.
+    accesses: tuple[int | None, ...] | None = None
 
     def loc(self, index: int) -> SourceLoc | None:
         if self.lines is None or not 0 <= index < len(self.lines):
