@@ -2,12 +2,15 @@
 # Installs the system toolchains the backend tests use when they are missing (best effort: on
 # a machine without apt-get or root, the tests that need a tool skip with the reason).
 #   hipcc + ROCm device libraries (Debian packages): compiles the HIP backend's output for gfx90a.
-#   clang++ (any version): the Metal backend's syntax and type check against tests/backends/metal_shim.
+#   clang++-15 (Debian clang-15, by its versioned name): the Metal backend's syntax and type check
+#     against tests/backends/metal_shim. Debian's default `clang` is clang 14, which rejects
+#     _Float16 on x86; tests/toolchains.py looks only for clang++-15 or newer by name.
 # nvcc/ptxas (CUDA 13.0) are not in Debian; the CUDA backend tests skip without them.
+# Every tool the tests call is found by an explicit version in tests/toolchains.py.
 set -u
 want=()
 command -v hipcc >/dev/null 2>&1 || want+=(hipcc libamdhip64-dev rocm-device-libs)
-compgen -c clang++ >/dev/null 2>&1 || want+=(clang)
+command -v clang++-15 >/dev/null 2>&1 || want+=(clang-15)
 [ ${#want[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "system-tools: no apt-get; skipping ${want[*]} (their tests will skip)"; exit 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +26,11 @@ from wavegpu.wbin import Kernel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 import test_differential as D
 
+import toolchains
+
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = Path(__file__).parent / "metal_shim"
-CLANG = next((c for c in ("clang++", "clang++-22", "clang++-19", "clang++-15", "clang++-14") if shutil.which(c)), None)
+CLANG = toolchains.clang()  # by versioned name: clang 14 rejects _Float16 on x86
 # the attributes the kernel signature may use (Metal's names for kernel inputs)
 ATTRIBUTES = {
     "buffer",
@@ -48,15 +49,15 @@ def _check(kernels: list[Kernel], tmp_path: Path) -> str:
     text = prelude + "\n".join(render(k, "metal").source[len(prelude) :] for k in kernels)
     used = set(re.findall(r"\[\[(\w+)", text))
     assert used <= ATTRIBUTES, used - ATTRIBUTES
-    if CLANG is None:
-        pytest.skip("no clang++ (make test installs one through apt)")
+    if CLANG.path is None:
+        pytest.skip(CLANG.reason)
     src = tmp_path / "k.metal"
     # clang refuses an address space on a local variable; Metal allows threadgroup ones in a kernel
     src.write_text(re.sub(r"^    threadgroup ", "    static threadgroup ", text, flags=re.M))
     flags = ["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-attributes"]
     flags += ["-Wno-unused-variable", "-Wno-unused-but-set-variable", "-Wno-unused-parameter"]
     flags += ["-Wno-tautological-compare", "-Wno-unused-function"]  # row kernels compare p with p; helpers unused
-    r = subprocess.run([CLANG, *flags, "-I", str(SHIM), "-x", "c++", str(src)], capture_output=True, text=True)
+    r = subprocess.run([CLANG.path, *flags, "-I", str(SHIM), "-x", "c++", str(src)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     return text
 

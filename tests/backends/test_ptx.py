@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,19 +25,21 @@ from wavegpu.wbin import Kernel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 import test_differential as D
 
+import toolchains
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_toolchains import MULADD  # a mul and a dependent add
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
-PTXAS = shutil.which("ptxas")
-NVCC = shutil.which("nvcc")
+PTXAS = toolchains.ptxas().path  # CUDA 13.0 by its --version
+NVCC = toolchains.nvcc().path
 ARCHES = ("sm_75", "sm_90")
 
 
 def _ptxas(text: str, tmp_path: Path, name: str = "m") -> None:
     if PTXAS is None:
-        pytest.skip("ptxas is not installed (it comes with CUDA 13.0)")
+        pytest.skip(toolchains.ptxas().reason)
     src = tmp_path / f"{name}.ptx"
     for arch in ARCHES:
         src.write_text(text.replace(".target sm_75", f".target {arch}", 1))
@@ -202,7 +203,7 @@ def test_translate_cli_picks_the_architecture(tmp_path: Path) -> None:
         assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA 13.0) regenerates the helpers")
+@pytest.mark.skipif(NVCC is None, reason=toolchains.nvcc().reason or "nvcc")
 def test_generated_helpers_are_up_to_date() -> None:
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_ptx_helpers.py"), "--check"],
                        capture_output=True, text=True, timeout=300)  # fmt: skip

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,10 +25,12 @@ from wavegpu.wbin import Kernel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 import test_differential as D
 
+import toolchains
+
 EX = Path(__file__).resolve().parents[2] / "examples"
 ASM = Path(__file__).resolve().parents[1] / "data" / "asm"
-NVCC = shutil.which("nvcc")
-HIPCC = shutil.which("hipcc")
+NVCC = toolchains.nvcc().path  # CUDA 13.0 by its --version
+HIPCC = toolchains.hipcc().path  # HIP 5.2 (Debian)
 # (target, wave width, tool) of each compile check
 CASES = [("cuda", 32, "nvcc"), ("hip", 64, "hipcc"), ("hip", 32, "hipcc")]
 
@@ -78,7 +79,7 @@ def _compile(target: str, width: int, kernels: list[Kernel], tmp_path: Path) -> 
 
 def _skip_without(tool: str) -> None:
     if (NVCC if tool == "nvcc" else HIPCC) is None:
-        pytest.skip(f"{tool} is not installed (make test installs hipcc through apt; nvcc comes with CUDA 13.0)")
+        pytest.skip((toolchains.nvcc() if tool == "nvcc" else toolchains.hipcc()).reason)
 
 
 @pytest.mark.parametrize("target", ["cuda", "hip"])

@@ -317,7 +317,7 @@ class CRenderer:
     def assign(self, op: object, value: str) -> list[str]:
         if isinstance(op, Reg):
             if op.sel == 0:
-                return [f"r{op.n} = {value};"]
+                return [] if value == f"r{op.n}" else [f"r{op.n} = {value};"]  # a self-assignment warns
             _, off, width = SUBREGS[op.sel]
             mask = ((1 << width) - 1) << off
             return [
@@ -326,7 +326,7 @@ class CRenderer:
         if isinstance(op, Pair):
             return [f"{{ ulong t_ = {value}; r{op.n} = (uint)t_; r{op.n + 1} = (uint)(t_ >> 32); }}"]
         if isinstance(op, Pred):
-            return [f"p{op.n} = {value};"]
+            return [] if value == f"p{op.n}" else [f"p{op.n} = {value};"]  # a self-assignment warns
         raise TypeError(op)
 
     def addr(self, m: Mem) -> str:
