@@ -35,7 +35,10 @@ Node = Op | If | Loop
 
 
 def lift(k: Kernel) -> list[Node]:
-    """The kernel as nested if/else and loops (the .wbin reader already checked the nesting)."""
+    """The kernel as nested if/else and loops (the .wbin reader already checked the nesting).
+
+    Lifting and every renderer walk the tree with explicit stacks, never Python recursion, so
+    any nesting depth the container holds translates."""
     root: list[Node] = []
     stack: list[tuple[If | Loop, list[Node]]] = []
     cur = root
@@ -66,13 +69,15 @@ def lift(k: Kernel) -> list[Node]:
 
 
 def walk(nodes: list[Node]) -> list[Op]:
-    """Every instruction of a tree, in order."""
+    """Every instruction of a tree, in order (iterative: any nesting depth)."""
     out: list[Op] = []
-    for n in nodes:
+    todo: list[Node] = list(reversed(nodes))
+    while todo:
+        n = todo.pop()
         if isinstance(n, Op):
             out.append(n)
         elif isinstance(n, If):
-            out += walk(n.then) + walk(n.other)
+            todo.extend(reversed(n.then + n.other))
         else:
-            out += walk(n.body)
+            todo.extend(reversed(n.body))
     return out

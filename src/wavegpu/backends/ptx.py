@@ -22,6 +22,7 @@ register preset (DESIGN section 4): a new argument value never needs a new trans
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -217,6 +218,10 @@ class _Region:
     cur: str  # the mask of the lanes in this region now
     exit: str  # where a lane leaving by break/continue goes next
     leaves: bool = False  # a break/continue happens inside
+
+
+# One item of the renderer's work stack: a node in its region, or a step that closes an if/loop.
+_Step = tuple[Node, _Region] | Callable[[], None]
 
 
 @dataclass
@@ -600,39 +605,56 @@ class PTXRenderer:
         region.leaves = True
 
     def nodes(self, ns: list[Node], region: _Region) -> None:
-        for n in ns:
+        """The tree in order. A work stack of (node, region) pairs and of the steps that close an
+        if or a loop (run after its children) replaces recursion, so any nesting depth renders."""
+        work: list[_Step] = [(n, region) for n in reversed(ns)]
+        while work:
+            item = work.pop()
+            if callable(item):
+                item()
+                continue
+            n, r = item
             if isinstance(n, Op):
-                self.inst(n.inst, region)
-            elif isinstance(n, If):
-                self.if_(n, region)
+                self.inst(n.inst, r)
             else:
-                self.loop(n, region)
+                work.extend(reversed(self.if_(n, r) if isinstance(n, If) else self.loop(n, r)))
 
-    def if_(self, n: If, region: _Region) -> None:
+    def if_(self, n: If, region: _Region) -> list[_Step]:
+        """Emit the head of an if; return its children and the steps that follow them."""
         join, other = self.label("endif"), self.label("else")
         then_m, else_m, t = self.tmp("%m"), self.tmp("%m"), self.tmp(_B)
         self.emit(f"vote.sync.ballot.b32 {then_m}, %p{n.pred}, {region.cur};")
         self.emit(f"not.b32 {t}, {then_m};", f"and.b32 {else_m}, {region.cur}, {t};")
         self.emit(f"@!%p{n.pred} bra {other if n.other else join};")
         then_r, else_r = _Region(then_m, join), _Region(else_m, join)
-        self.nodes(n.then, then_r)
-        if n.other:
-            self.emit(f"bra {join};", f"{other}:")
-            self.nodes(n.other, else_r)
-        self.emit(f"{join}:")
-        if then_r.leaves or else_r.leaves:  # lanes that left pass through: recompute and go on
-            lv = self.tmp(_P)
-            self.emit(f"or.pred {lv}, %wv_brk, %wv_cnt;")
-            self.emit(f"vote.sync.ballot.b32 {region.cur}, !{lv}, {region.cur};", f"@{lv} bra {region.exit};")
-            region.leaves = True
 
-    def loop(self, n: Loop, region: _Region) -> None:
+        def close() -> None:
+            self.emit(f"{join}:")
+            if then_r.leaves or else_r.leaves:  # lanes that left pass through: recompute and go on
+                lv = self.tmp(_P)
+                self.emit(f"or.pred {lv}, %wv_brk, %wv_cnt;")
+                self.emit(f"vote.sync.ballot.b32 {region.cur}, !{lv}, {region.cur};", f"@{lv} bra {region.exit};")
+                region.leaves = True
+
+        steps: list[_Step] = [(c, then_r) for c in n.then]
+        if n.other:
+            steps.append(lambda: self.emit(f"bra {join};", f"{other}:"))
+            steps += [(c, else_r) for c in n.other]
+        steps.append(close)
+        return steps
+
+    def loop(self, n: Loop, region: _Region) -> list[_Step]:
+        """Emit the head of a loop; return its body and the step that closes it."""
         head, latch, out = self.label("loop"), self.label("latch"), self.label("endloop")
         entry, cur = self.tmp("%m"), self.tmp("%m")
         self.emit(f"mov.b32 {entry}, {region.cur};", f"{head}:", f"mov.b32 {cur}, {entry};")
-        self.nodes(n.body, _Region(cur, latch))
-        self.emit(f"{latch}:", f"vote.sync.ballot.b32 {entry}, !%wv_brk, {entry};")
-        self.emit("mov.pred %wv_cnt, 0;", f"@!%wv_brk bra {head};", f"{out}:", "mov.pred %wv_brk, 0;")
+
+        def close() -> None:
+            self.emit(f"{latch}:", f"vote.sync.ballot.b32 {entry}, !%wv_brk, {entry};")
+            self.emit("mov.pred %wv_cnt, 0;", f"@!%wv_brk bra {head};", f"{out}:", "mov.pred %wv_brk, 0;")
+
+        body = _Region(cur, latch)
+        return [*((c, body) for c in n.body), close]
 
     def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
         if wave_width != 32:

@@ -15,7 +15,7 @@ from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.table import ROWS
 from ...isa.types import SUBREGS, Kind, Role
 from ...wbin.program import Kernel
-from ..lift import If, Loop, Node, Op, lift
+from ..lift import If, Node, Op, lift
 
 # Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
 # predicates). Helpers (wv_*) come from the prelude; F/U/D/UL reinterpret bits.
@@ -473,21 +473,28 @@ class CRenderer:
 
     # -- structure
     def nodes(self, ns: list[Node], ind: str, out: list[str]) -> None:
-        for n in ns:
-            if isinstance(n, Op):
+        """The tree as nested C blocks; an explicit work stack (a node, or a closing line, with
+        its indentation) instead of recursion, so any nesting depth renders."""
+        work: list[tuple[Node | str, str]] = [(n, ind) for n in reversed(ns)]
+        while work:
+            n, ind = work.pop()
+            if isinstance(n, str):
+                out.append(ind + n)
+            elif isinstance(n, Op):
                 for line in self.inst(n.inst):
                     out.append(ind + line)
-            elif isinstance(n, If):
-                out.append(f"{ind}if (p{n.pred}) {{")
-                self.nodes(n.then, ind + "    ", out)
-                if n.other:
-                    out.append(f"{ind}}} else {{")
-                    self.nodes(n.other, ind + "    ", out)
-                out.append(f"{ind}}}")
-            elif isinstance(n, Loop):
-                out.append(f"{ind}for (;;) {{")
-                self.nodes(n.body, ind + "    ", out)
-                out.append(f"{ind}}}")
+            else:
+                inner = ind + "    "
+                if isinstance(n, If):
+                    out.append(f"{ind}if (p{n.pred}) {{")
+                    seq: list[tuple[Node | str, str]] = [(c, inner) for c in n.then]
+                    if n.other:
+                        seq += [("} else {", ind), *((c, inner) for c in n.other)]
+                else:
+                    out.append(f"{ind}for (;;) {{")
+                    seq = [(c, inner) for c in n.body]
+                seq.append(("}", ind))
+                work.extend(reversed(seq))
 
     def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
         """C source for kernel k. `nargs` register presets become kernel arguments (default: the
