@@ -1,11 +1,15 @@
 """The OpenCL device: runs the OpenCL C backend's output on any OpenCL 3.0 device with
-sub-groups (Intel's CPU runtime from PyPI is found, and its ICD entry written, automatically)."""
+sub-groups (Intel's CPU runtime from PyPI is found and added to the platforms the loader would
+list anyway, without hiding any)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import tempfile
 import warnings
+from collections.abc import Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -13,29 +17,84 @@ from typing import Any
 import numpy as np
 
 from ..errors import WaveError, usable
+from . import files
 
 _STATE: dict[str, Any] = {}
 
 
-def use_intel_icd() -> None:
-    """Point the ICD loader at intel-opencl-rt's library (its shipped .icd names a build path)."""
-    if os.environ.get("OCL_ICD_VENDORS") or os.environ.get("OCL_ICD_FILENAMES"):
-        return
+def intel_library() -> Path | None:
+    """libintelocl.so of intel-opencl-rt when that wheel is installed (its own .icd names a path
+    from Intel's build machine, so the loaders are pointed at the library itself)."""
     try:
         dist = metadata.distribution("intel-opencl-rt")
     except metadata.PackageNotFoundError:
-        return
+        return None
     lib = next((f for f in dist.files or [] if f.name == "libintelocl.so"), None)
+    return None if lib is None else Path(dist.locate_file(lib)).resolve()
+
+
+def loader_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """env (default os.environ) for a child process whose OpenCL loader should also find Intel's
+    CPU runtime: its library appended to OCL_ICD_FILENAMES, which the Khronos loader (the one
+    intel-sycl-rt ships) reads in addition to the vendors folder. Nothing else changes, so the
+    user's OCL_ICD_VENDORS and their own OCL_ICD_FILENAMES entries stay in effect."""
+    out = dict(os.environ if env is None else env)
+    lib = intel_library()
     if lib is None:
+        return out
+    have = [f for f in out.get("OCL_ICD_FILENAMES", "").split(":") if f]
+    if str(lib) not in have:
+        out["OCL_ICD_FILENAMES"] = ":".join([*have, str(lib)])
+    return out
+
+
+def vendor_entries(env: Mapping[str, str]) -> dict[str, bytes]:
+    """The ICDs that ocl-icd (the loader bundled with pyopencl's wheels) loads under env: .icd
+    file name -> contents (a library name), read as ocl-icd reads OCL_ICD_VENDORS (a folder of
+    .icd files, one .icd file, or a library) and OPENCL_VENDOR_PATH (the folder it defaults to)."""
+    vendor_path = env.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors"
+    target = env.get("OCL_ICD_VENDORS") or vendor_path
+    out: dict[str, bytes] = {}
+    if os.path.isdir(target):
+        for name in sorted(os.listdir(target)):
+            p = os.path.join(target, name)
+            if name.endswith(".icd") and os.path.isfile(p):
+                with contextlib.suppress(OSError):
+                    out[name] = Path(p).read_bytes()
+    elif target.endswith(".icd"):
+        p = target if "/" in target or not os.path.isfile(os.path.join(vendor_path, target)) else None
+        p = p or os.path.join(vendor_path, target)
+        with contextlib.suppress(OSError):
+            out[os.path.basename(target)] = Path(p).read_bytes()
+    else:
+        out["user-library.icd"] = target.encode() + b"\n"
+    return out
+
+
+@contextlib.contextmanager
+def _intel_visible() -> Iterator[None]:
+    """While pyopencl's loader starts (it reads the environment once, at its first call), point
+    OCL_ICD_VENDORS at a private temporary folder holding every ICD it would load anyway plus
+    Intel's; then the user's value is put back, so nothing else in the process sees a change."""
+    lib = intel_library()
+    entries = vendor_entries(os.environ)
+    names = {e.split(b"\n", 1)[0].strip().decode(errors="replace") for e in entries.values()}
+    if lib is None or str(lib) in names:
+        yield
         return
-    path = Path(dist.locate_file(lib)).resolve()
-    vend = Path(os.environ.get("WAVEGPU_CACHE_DIR") or Path.home() / ".cache" / "wavegpu") / "OpenCL" / "vendors"
-    try:
-        vend.mkdir(parents=True, exist_ok=True)
-        (vend / "intel-cpu.icd").write_text(str(path) + "\n")
-    except OSError:
-        return
-    os.environ["OCL_ICD_VENDORS"] = str(vend)
+    with tempfile.TemporaryDirectory(prefix="icd-", dir=files.private_dir("opencl")) as tmp:
+        for name, text in entries.items():
+            (Path(tmp) / name).write_bytes(text)
+        (Path(tmp) / "wavegpu-intel-cpu.icd").write_text(f"{lib}\n")
+        before = os.environ.get("OCL_ICD_VENDORS")
+        os.environ["OCL_ICD_VENDORS"] = tmp
+        try:
+            yield
+        finally:
+            if before is None:
+                del os.environ["OCL_ICD_VENDORS"]
+            else:
+                os.environ["OCL_ICD_VENDORS"] = before
 
 
 def available() -> tuple[bool, str]:
@@ -46,15 +105,19 @@ def available() -> tuple[bool, str]:
 def ctx() -> tuple[Any, Any, Any]:
     if "ctx" in _STATE:
         return _STATE["ctx"]
-    use_intel_icd()
     try:
         import pyopencl as cl
     except ImportError:
         raise WaveError("OpenCL needs pyopencl (pip install 'wavegpu[opencl]')") from None
     try:
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+        with _intel_visible():
+            platforms = cl.get_platforms()
     except cl.Error as e:
         raise WaveError(f"no OpenCL platform: {e}") from None
+    devices = []
+    for p in platforms:
+        with contextlib.suppress(cl.Error):  # a platform without devices does not hide the others
+            devices += p.get_devices()
     devices = [d for d in devices if "cl_khr_subgroup_non_uniform_arithmetic" in d.extensions]
     if not devices:
         raise WaveError("no OpenCL device with non-uniform sub-group operations")

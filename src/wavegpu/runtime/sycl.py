@@ -1,25 +1,26 @@
 """The SYCL device: runs the SYCL backend's output through Intel's run-time SYCL compiler
 (`intel-sycl-rt`: headers, libsycl and libsycl-jit) on the CPU OpenCL device. A small host
-program of ours, built once with the system's g++ and cached, compiles a translation unit of
+program of ours, built once with the system's g++ into a private cache folder and checked against
+its recorded SHA-256 before each start, compiles a translation unit of
 kernels at run time and launches them; the kernels' memory goes through files."""
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import os
 import select
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import WaveError, usable
-from .opencl import use_intel_icd
+from . import files
+from .opencl import loader_env
 
 RUNNER = r"""
 #include <sycl/sycl.hpp>
@@ -93,27 +94,40 @@ def _prefix() -> Path:
     return Path(dist.locate_file(lib)).resolve().parent.parent  # <prefix>/lib/libsycl.so
 
 
+def _build(cxx: str, prefix: Path) -> Callable[[Path], None]:
+    def build(exe: Path) -> None:
+        src = exe.with_name("runner.cpp")
+        src.write_text(RUNNER)
+        cmd = [cxx, "-std=c++17", "-O1", "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING", f"-I{prefix / 'include'}", str(src)]
+        cmd += [f"-L{prefix / 'lib'}", "-lsycl", f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(exe)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise WaveError(f"building the SYCL host program failed:\n{r.stderr[-3000:]}")
+
+    return build
+
+
 def runner() -> Path:
-    """The host program, built on first use with g++ into the wavegpu cache directory."""
+    """The host program, built on first use with g++ into the private cache folder `sycl` (see
+    files.private_dir) beside the SHA-256 of what was built, which is checked again before each run."""
     prefix = _prefix()
     cxx = shutil.which("g++")
     if cxx is None:
         raise WaveError("the SYCL device needs g++ to build its host program")
-    key = hashlib.sha256((RUNNER + str(prefix)).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("WAVEGPU_CACHE_DIR") or Path.home() / ".cache" / "wavegpu") / "sycl"
-    exe = cache / f"runner-{key}"
-    if exe.exists():
-        return exe
-    cache.mkdir(parents=True, exist_ok=True)
-    src = cache / f"runner-{key}.cpp"
-    src.write_text(RUNNER)
-    cmd = [cxx, "-std=c++17", "-O1", "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING", f"-I{prefix / 'include'}", str(src)]
-    cmd += [f"-L{prefix / 'lib'}", "-lsycl", f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(exe) + ".tmp"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise WaveError(f"building the SYCL host program failed:\n{r.stderr[-3000:]}")
-    os.replace(str(exe) + ".tmp", exe)
-    return exe
+    key = hashlib.sha256((RUNNER + str(prefix) + cxx).encode()).hexdigest()[:16]
+    return files.executable(files.private_dir("sycl"), f"host-{key}", _build(cxx, prefix))
+
+
+def _start(args: Sequence[str]) -> subprocess.Popen[str]:
+    """The host program started on args, verified just before; rebuilt once when it fails verification."""
+    env = loader_env()
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    exe = runner()
+    try:
+        return files.spawn(exe, args, env=env, **pipes)
+    except files.Tampered:
+        files.discard(exe.parent)
+        return files.spawn(runner(), args, env=env, **pipes)
 
 
 def available() -> tuple[bool, str]:
@@ -134,14 +148,7 @@ class _Session:
         self.dir = tempfile.TemporaryDirectory(prefix="wavegpu-sycl-")
         d = Path(self.dir.name)
         (d / "k.cpp").write_text(source)
-        use_intel_icd()
-        self.proc = subprocess.Popen(
-            [str(runner()), str(d / "k.cpp"), str(d)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.proc = _start([str(d / "k.cpp"), str(d)])
         self.count = 0
         if self._reply("the run-time build") != "ready":  # the build failed: say why
             self.close()
