@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import CompileError, Diagnostic
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Pair, Pred, Reg, SReg
 from ..isa.table import BY_KEY
@@ -45,6 +47,7 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
 
     insts = []
     lines = []
+    accesses: list[int | None] = []
     for i in lf.insts:
         inst = instruction(i)
         try:
@@ -53,9 +56,11 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
             raise CompileError([Diagnostic(f"internal error emitting {i.key}: {e.reason}", i.span)]) from None
         insts.append(inst)
         lines.append(SourceLoc(i.span.file, i.span.line, i.span.col) if i.span is not None else None)
+        accesses.append(i.buffer if is_global_access(inst) else None)
     if not insts or insts[-1].spec.name != "ret":
         insts.append(Instruction(BY_KEY["ret"]))
         lines.append(None)
+        accesses.append(None)
     return Kernel(
         lf.name,
         tuple(insts),
@@ -63,6 +68,23 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
         alloc.predicates,
         alloc.local_memory,
         lf.workgroup_size,
-        tuple(params),
+        tuple(mark_read_only(params, insts, accesses)),
         lines=tuple(lines) if any(lines) else None,
+        accesses=tuple(accesses),
     )
+
+
+def is_global_access(inst: Instruction) -> bool:
+    return inst.spec.space == "global" and inst.spec.cls in ("load", "store", "atomic")
+
+
+def mark_read_only(params: list[Param], insts: list[Instruction], accesses: list[int | None]) -> list[Param]:
+    """Buffers no store or atomic addresses become `writable=False`; when a store or atomic's
+    buffer is unknown (untagged), every buffer stays writable."""
+    written: set[int] = set()
+    for inst, tag in zip(insts, accesses):
+        if is_global_access(inst) and inst.spec.cls in ("store", "atomic"):
+            if tag is None:
+                return params
+            written.add(tag)
+    return [replace(p, writable=False) if p.kind == "buffer" and i not in written else p for i, p in enumerate(params)]

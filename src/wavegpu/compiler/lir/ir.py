@@ -50,6 +50,7 @@ class LInst:
     operands: list[LOperand] = field(default_factory=list)
     guard: tuple[VReg, bool] | None = None  # (predicate, negated)
     span: Span | None = None
+    buffer: int | None = None  # a global access: the buffer parameter it addresses (MIR's tag)
 
     @property
     def spec(self) -> InstrSpec:

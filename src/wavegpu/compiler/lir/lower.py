@@ -46,8 +46,10 @@ class Selector:
             r = self.vals[v.id] = self.lf.new(cls_of(v.type))
         return r
 
-    def emit(self, key: str, ops: list[LOperand], guard: tuple[VReg, bool] | None = None) -> None:
-        self.out.append(LInst(key, ops, guard, self.span))
+    def emit(
+        self, key: str, ops: list[LOperand], guard: tuple[VReg, bool] | None = None, buffer: int | None = None
+    ) -> None:
+        self.out.append(LInst(key, ops, guard, self.span, buffer))
 
     def materialize(self, c: Const) -> VReg:
         if c.type is BOOL:
@@ -107,7 +109,7 @@ class Selector:
             self.emit("mov.b32.sreg", [d, SpecialReg(SREG_BY_NAME[name].id)])
             return
         if op.startswith(("load.", "store.")):
-            self.memory(op, d, t, a)
+            self.memory(op, d, t, a, i.buffer)
             return
         if op.startswith("atomic."):
             _, aop, space = op.split(".")
@@ -124,7 +126,7 @@ class Selector:
                 "cas": "cas.b32",
             }[aop]
             ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
-            self.emit(f"atom.{space}.{suffix}", ops)
+            self.emit(f"atom.{space}.{suffix}", ops, buffer=i.buffer)
             return
         if op.startswith("wave."):
             self.wave(op, d, t, a)
@@ -235,16 +237,17 @@ class Selector:
             return Address(None, v - (1 << 32) if v >> 31 else v)
         return Address(self.vreg(a), 0)
 
-    def memory(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand]) -> None:
+    def memory(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand], buffer: int | None) -> None:
         kind, space = op.split(".")
         if kind == "load":
             assert t is not None and d is not None
             w = {"f64": "b64", "f16": "u16"}.get(t.name, "b32")
-            self.emit(f"ld.{space}.{w}", [d, self.address(a[0])])
+            self.emit(f"ld.{space}.{w}", [d, self.address(a[0])], buffer=buffer)
         else:
             vt = a[1].type
             w = {"f64": "b64", "f16": "b16"}.get(vt.name, "b32")
-            self.emit(f"st.{space}.{w}", [self.address(a[0]), self.operand(a[1])])
+            addr = self.address(a[0])
+            self.emit(f"st.{space}.{w}", [addr, self.operand(a[1])], buffer=buffer)
 
     def wave(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand]) -> None:
         assert d is not None and t is not None

@@ -59,6 +59,9 @@ class Inst:
     args: list[Operand]
     var: str | None = None  # getvar / setvar
     span: Span | None = None
+    # A global load, store or atomic: the index of the buffer parameter whose array it addresses
+    # (printed `load.global[x]`); carried wherever the instruction goes, like its span.
+    buffer: int | None = None
 
     @property
     def has_effects(self) -> bool:
@@ -186,14 +189,18 @@ def show_op(o: Operand) -> str:
     return repr(o) if isinstance(o, Value) else show_const(o)
 
 
-def show_inst(i: Inst) -> str:
+def show_inst(i: Inst, params: list[Param] | None = None) -> str:
     args = ", ".join(show_op(a) for a in i.args)
+    op = i.op
+    if i.buffer is not None:
+        name = params[i.buffer].name if params is not None and 0 <= i.buffer < len(params) else str(i.buffer)
+        op = f"{op}[{name}]"
     if i.op == "setvar":
         return f"setvar {i.var}, {args}"
     if i.op == "getvar":
         assert i.dst is not None
         return f"{i.dst!r} = getvar {i.var} : {i.dst.type.name}"
-    body = f"{i.op} {args}".rstrip()
+    body = f"{op} {args}".rstrip()
     if i.dst is None:
         return body
     return f"{i.dst!r} = {body} : {i.dst.type.name}"
@@ -217,7 +224,7 @@ def dump(fn: Function) -> str:
             inc = ", ".join(f"[{blk.name}, {show_op(v)}]" for blk, v in phi.incoming)
             out.append(f"  {phi.dst!r} = phi {inc} : {phi.dst.type.name}")
         for i in b.insts:
-            out.append(f"  {show_inst(i)}")
+            out.append(f"  {show_inst(i, fn.params)}")
         t = b.term
         if isinstance(t, Br):
             out.append(f"  br {t.target.name}")

@@ -36,6 +36,7 @@ class Lowerer:
         self.fn = Function(f.name, params, [], source_file=f.source_file, workgroup_size=f.workgroup_size)
         self.scalar: dict[str, Value] = {}
         self.buffers: dict[str, tuple[Value, ScalarType]] = {}
+        self.buffer_params: dict[str, int] = {}
         for p in f.params:
             if isinstance(p.type, ScalarType):
                 v = self.fn.new_value(p.type)
@@ -43,6 +44,7 @@ class Lowerer:
                 self.scalar[p.name] = v
             else:
                 v = self.fn.new_value(U32)
+                self.buffer_params[p.name] = len(params)
                 params.append(Param(p.name, U32, "buffer", p.type.elem, v))
                 self.buffers[p.name] = (v, p.type.elem)
         self.locals: dict[str, LocalArray] = {}
@@ -70,9 +72,11 @@ class Lowerer:
         self.fn.blocks.append(b)
         return b
 
-    def emit(self, op: str, args: list[Operand], t: ScalarType | None, var: str | None = None) -> Value:
+    def emit(
+        self, op: str, args: list[Operand], t: ScalarType | None, var: str | None = None, buffer: int | None = None
+    ) -> Value:
         dst = self.fn.new_value(t) if t is not None else None
-        self.cur.insts.append(Inst(op, dst, args, var, self.span))
+        self.cur.insts.append(Inst(op, dst, args, var, self.span, buffer))
         return dst  # type: ignore[return-value]
 
     def term(self, t: Br | CondBr | Ret) -> None:
@@ -103,7 +107,7 @@ class Lowerer:
         elif isinstance(s, hir.Store):
             addr, space, _elem = self.address(s.array, s.index)
             v = self.expr(s.value)
-            self.emit(f"store.{space}", [addr, v], None)
+            self.emit(f"store.{space}", [addr, v], None, buffer=self.buffer_index(s.array))
         elif isinstance(s, hir.ExprStmt):
             self.expr(s.expr)
         elif isinstance(s, hir.If):
@@ -213,6 +217,10 @@ class Lowerer:
             return scaled, space, elem
         return self.binop("add", base_op, scaled, U32), space, elem
 
+    def buffer_index(self, array: str) -> int | None:
+        """The parameter index of a buffer (the tag of a global access); None for local arrays."""
+        return self.buffer_params.get(array)
+
     def binop(self, op: str, a: Operand, b: Operand, t: ScalarType) -> Value:
         return self.emit(op, [a, b], t)
 
@@ -287,7 +295,7 @@ class Lowerer:
             return self.convert(self.expr(e.operand), t)
         if isinstance(e, hir.Load):
             addr, space, _elem = self.address(e.array, e.index)
-            return self.emit(f"load.{space}", [addr], t)
+            return self.emit(f"load.{space}", [addr], t, buffer=self.buffer_index(e.array))
         if isinstance(e, hir.Call):
             return self.call(e)
         raise TypeError(e)
@@ -341,7 +349,7 @@ class Lowerer:
             assert e.array is not None
             addr, space, _ = self.address(e.array, e.args[0])
             vals = [self.expr(a) for a in e.args[1:]]
-            return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t)
+            return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
         if n.startswith("wave_"):
             args = [self.expr(a) for a in e.args]
             if n == "wave_reduce_add" and t is F32:

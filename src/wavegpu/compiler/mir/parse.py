@@ -142,12 +142,18 @@ def parse(text: str, filename: str = "<mir>") -> Function:
             b.insts.append(Inst("getvar", values[int(m.group(1))], [], m.group(2)))
             continue
         body, _, _ty = line.rpartition(" : ") if re.match(r"%\d+ = ", line) else (line, "", "")
-        m = re.fullmatch(r"(?:%(\d+) = )?([\w.]+)(?: (.*))?", body)
+        m = re.fullmatch(r"(?:%(\d+) = )?([\w.]+)(?:\[([\w$]+)\])?(?: (.*))?", body)
         if not m:
             raise fail(ln, f"cannot read {line!r}")
-        args = [val(a, ln) for a in _split_args(m.group(3) or "")]
+        args = [val(a, ln) for a in _split_args(m.group(4) or "")]
         dst = values[int(m.group(1))] if m.group(1) else None
-        b.insts.append(Inst(m.group(2), dst, args))
+        buffer = None
+        if m.group(3) is not None:
+            names = [p.name if p.kind == "buffer" else None for p in fn.params]
+            if m.group(3) not in names:
+                raise fail(ln, f"{m.group(3)!r} is not a buffer parameter")
+            buffer = names.index(m.group(3))
+        b.insts.append(Inst(m.group(2), dst, args, buffer=buffer))
     fn.blocks = [blocks[n] for n in order]
     missing = [n for n in blocks if n not in order]
     if missing:

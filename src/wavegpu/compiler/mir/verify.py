@@ -42,6 +42,11 @@ def verify(fn: Function, stage: str = "") -> None:
                 defined[ins.dst.id] = (b, j)
             if ins.op in ("getvar", "setvar") and ins.var not in fn.vars:
                 errs.append(f"{b.name}: unknown variable {ins.var}")
+            if ins.buffer is not None:
+                if not ins.op.startswith(("load.global", "store.global", "atomic.")) or not ins.op.endswith(".global"):
+                    errs.append(f"{b.name}: {ins.op} names a buffer but is no global access")
+                elif not 0 <= ins.buffer < len(fn.params) or fn.params[ins.buffer].kind != "buffer":
+                    errs.append(f"{b.name}: {ins.op} names parameter {ins.buffer}, which is no buffer")
     for b in fn.blocks:
         if b not in idom:
             continue

@@ -100,7 +100,7 @@ def run(fn: Function, max_registers: int | None = None) -> bool:
                 if i.dst is not None:
                     dst = fn.new_value(i.dst.type)
                     vmap[i.dst.id] = dst
-                return Inst(i.op, dst, [cl(a) for a in i.args], i.var, i.span)
+                return Inst(i.op, dst, [cl(a) for a in i.args], i.var, i.span, i.buffer)
 
             head.insts = [clone_inst(i) for i in header.insts[:-1]]  # without the comparison
             for b in body:
