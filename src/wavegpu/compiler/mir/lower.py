@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...errors import CompileError, Diagnostic, Span
+from ...isa.capabilities import EMULATOR
 from .. import hir
 from ..types import BOOL, F32, F64, I32, U32, ScalarType
 from .analysis import rpo
@@ -27,6 +28,9 @@ ATOMIC_OPS = {
     "atomic_exchange": "exch",
     "atomic_cas": "cas",
 }
+
+
+MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
 
 
 class Lowerer:
@@ -56,6 +60,9 @@ class Lowerer:
             self.fn.locals.append(arr)
             self.locals[la.name] = arr
             off += size * la.count
+            if off > MAX_LOCAL:  # the total is known only here, where the arrays are laid out
+                msg = f"local_array {la.name!r} brings the kernel's local memory to {off} bytes"
+                raise CompileError([Diagnostic(f"{msg}; the device has {MAX_LOCAL} (LOCAL_MEMORY_SIZE)", la.span)])
         for name, t in f.variables:
             self.fn.vars[name] = t
         self.nblocks = 0
