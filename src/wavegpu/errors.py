@@ -102,6 +102,8 @@ class Trap(WaveError):
     thread: tuple[int, int, int] | None = None
     address: int | None = None
     source: str | None = None  # "file:line:col" from the kernel's line table
+    array: str | None = None  # an out-of-bounds access: the array (buffer) it belongs to
+    index: int | None = None  # ... and the element index it addresses (negative below the array)
 
     def __post_init__(self) -> None:
         super().__init__(str(self))

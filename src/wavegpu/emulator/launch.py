@@ -17,6 +17,7 @@ from ..errors import EncodingError, Trap, WaveError
 from ..isa.capabilities import EMULATOR, occupancy
 from ..isa.structure import check_structure, footprint
 from ..wbin.program import Kernel, Program
+from .bounds import Bounds, BufferRegion
 from .machine import Batch, Launch, Memory, pad16
 from .stats import Stats
 
@@ -131,6 +132,25 @@ def _validate(k: Kernel) -> None:
                 pc,
                 format_instruction(inst),
             )
+    if k.accesses is not None:
+        if len(k.accesses) != len(k.instructions):
+            raise WaveError(
+                f"kernel {k.name!r}: its access table has {len(k.accesses)} entries for {len(k.instructions)} instructions"
+            )
+        for pc, (inst, tag) in enumerate(zip(k.instructions, k.accesses)):
+            if tag is None:
+                continue
+            if inst.spec.space != "global" or inst.spec.cls not in ("load", "store", "atomic"):
+                raise Trap(
+                    "the access table names a buffer for an instruction that is no global access",
+                    k.name,
+                    pc,
+                    format_instruction(inst),
+                )
+            if tag < 0 or (k.params and (tag >= len(k.params) or k.params[tag].kind != "buffer")):
+                raise Trap(
+                    f"the access table names parameter {tag}, not a buffer", k.name, pc, format_instruction(inst)
+                )
 
 
 def emulate(
@@ -146,6 +166,8 @@ def emulate(
     max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
     progress: Callable[[int, int], None] | None = None,
     batch_lanes: int = BATCH_LANES,
+    buffers: Sequence[BufferRegion] | None = None,
+    boundscheck: bool = False,
 ) -> EmulationResult:
     """Run one kernel on the reference emulator.
 
@@ -154,6 +176,12 @@ def emulate(
     constant-memory image read by `ld.const`. `workgroup` defaults to the kernel's
     `.workgroup_size` hint, and must equal it when both are given. `progress(done, total)` is
     called after each batch of workgroups.
+
+    `buffers` says where each buffer argument's array lives (BufferRegion: parameter index, name,
+    byte offset, size, item size). Given it, a global access that leaves every array traps,
+    naming the array and element; with `boundscheck=True` (or `check=True`) and a kernel whose
+    access table tags its accesses, each tagged access must stay inside its own array, even
+    where it would land in another one. A trap leaves device memory undefined: do not use it.
     """
     _tune_malloc()
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
@@ -182,7 +210,10 @@ def emulate(
     _validate(k)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
-    launch = Launch(g, wg, wave_width, bits, max_instructions, check)
+    if boundscheck and buffers is None:
+        raise WaveError("boundscheck=True needs buffers= (where each array lives)")
+    bounds = None if buffers is None else Bounds(buffers, dev.size, k, exact=check or boundscheck)
+    launch = Launch(g, wg, wave_width, bits, max_instructions, check, bounds)
     n_wg = g[0] * g[1] * g[2]
     stats = Stats(
         wave_width=wave_width,

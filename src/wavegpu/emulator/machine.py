@@ -26,6 +26,7 @@ from ..isa.structure import matching
 from ..isa.types import SUBREGS, Kind, Role
 from ..wbin.program import Kernel
 from . import atomics
+from .bounds import Bounds
 from .checker import Checker
 from .stats import Stats
 
@@ -48,6 +49,7 @@ class Launch:
     args: tuple[int, ...]
     max_instructions: int
     check: bool
+    bounds: Bounds | None = None  # per-buffer regions: every global access stays inside one
 
 
 class Memory:
@@ -115,6 +117,9 @@ class Batch:
         self.endif_of_else = {els: end for els, end in self.match.values() if els is not None}
         self.start_of = {end: start for start, (_e, end) in self.match.items()}
         self.closer = self._closers()
+        self.bounds = launch.bounds
+        exact = self.bounds is not None and self.bounds.exact and kernel.accesses is not None
+        self.tags: tuple[int | None, ...] = kernel.accesses if exact else (None,) * len(kernel.instructions)  # type: ignore[assignment]
         self.cls = [i.spec.cls for i in kernel.instructions]
         self.ops = [self.compile(i, pc) for pc, i in enumerate(kernel.instructions)]
 
@@ -213,6 +218,8 @@ class Batch:
         lane: int | None = None,
         address: int | None = None,
         ub: bool = False,
+        array: str | None = None,
+        index: int | None = None,
     ) -> Trap:
         inst = self.k.instructions[pc]
         loc = self.k.loc(pc)
@@ -229,6 +236,8 @@ class Batch:
             th,
             address,
             f"{loc.file}:{loc.line}:{loc.col}" if loc else None,
+            array,
+            index,
         )
 
     # ------------------------------------------------------------------ masks
@@ -442,6 +451,14 @@ class Batch:
             return idx, addr
         limit = self.space(space).size
         hi = int(addr.max())
+        if self.bounds is not None and space == "global":
+            pos = self.bounds.first_outside(addr, width, hi, self.tags[pc])
+            if pos >= 0:
+                a = int(addr[pos])
+                named = self.k.accesses[pc] if self.k.accesses is not None else None
+                why, region, index = self.bounds.describe(a, width, named, self.cls[pc])
+                lane = int(idx[pos]) if idx is not None else pos
+                raise self.trap(pc, why, lane, a, array=region.name if region else None, index=index)
         misaligned = width > 1 and int(np.bitwise_or.reduce(addr)) & (width - 1)
         if hi + width > limit or misaligned:
             a64 = addr.astype(np.int64)
