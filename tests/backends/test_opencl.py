@@ -367,3 +367,124 @@ def check_mma(device: str) -> None:
 @needs_opencl
 def test_mma_matches_the_emulator() -> None:
     check_mma("opencl")
+
+
+FAKE_ICD = r"""
+/* The smallest OpenCL ICD: one platform, "wavegpu test platform", with no devices. */
+#include <stddef.h>
+#include <string.h>
+typedef int cl_int;
+typedef unsigned int cl_uint;
+struct _cl_platform_id { void* dispatch; };
+static void* table[256];
+static struct _cl_platform_id platform = {table};
+cl_int clGetPlatformInfo(struct _cl_platform_id* p, cl_uint what, size_t size, void* value, size_t* size_ret) {
+    const char* s = what == 0x0902 ? "wavegpu test platform" : what == 0x0904 ? "cl_khr_icd"
+                  : what == 0x0920 ? "WGT" : what == 0x0901 ? "OpenCL 1.2 test" : "";
+    size_t n = strlen(s) + 1;
+    if (size_ret) *size_ret = n;
+    if (value) { if (size < n) return -30; memcpy(value, s, n); }
+    return 0;
+}
+cl_int clGetDeviceIDs(void* p, unsigned long type, cl_uint n, void** devices, cl_uint* count) {
+    if (count) *count = 0;
+    return -1;
+}
+cl_int clIcdGetPlatformIDsKHR(cl_uint n, struct _cl_platform_id** platforms, cl_uint* count) {
+    table[1] = (void*)clGetPlatformInfo;
+    table[2] = (void*)clGetDeviceIDs;
+    if (count) *count = 1;
+    if (platforms && n) platforms[0] = &platform;
+    return 0;
+}
+void* clGetExtensionFunctionAddress(const char* name) {
+    return strcmp(name, "clIcdGetPlatformIDsKHR") == 0 ? (void*)clIcdGetPlatformIDsKHR : NULL;
+}
+"""
+
+ICD_KEYS = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH")
+PROBE = """
+import json, os, subprocess, sys
+import wavegpu as wg
+keys = sys.argv[1:]
+devices = wg.devices()
+import pyopencl as cl
+show = "import json, os, sys; print(json.dumps({k: os.environ.get(k) for k in sys.argv[1:]}))"
+child = subprocess.run([sys.executable, "-c", show, *keys], capture_output=True, text=True, check=True)
+env = {k: os.environ.get(k) for k in keys}
+names = [p.name for p in cl.get_platforms()]
+print(json.dumps({"devices": devices, "env": env, "child": json.loads(child.stdout), "platforms": names}))
+"""
+
+
+@pytest.fixture(scope="module")
+def user_vendors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's own vendors folder holding one ICD (a platform without devices)."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("needs a C compiler to build a test ICD")
+    d = tmp_path_factory.mktemp("icd")
+    (d / "fake.c").write_text(FAKE_ICD)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(d / "libfake.so"), str(d / "fake.c")], check=True)
+    (d / "vendors").mkdir()
+    (d / "vendors" / "wavegpu-test.icd").write_text(f"{d / 'libfake.so'}\n")
+    return d
+
+
+def probe(env: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    """wg.devices() in a fresh interpreter (the ICD loader reads its settings once per process) under env."""
+    import json
+    import os
+    import subprocess
+
+    full = {k: v for k, v in os.environ.items() if k not in ICD_KEYS} | env
+    r = subprocess.run([sys.executable, "-c", PROBE, *ICD_KEYS], capture_output=True, text=True, env=full, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def intel(platforms: list[str]) -> bool:
+    return any("Intel" in p for p in platforms)
+
+
+@needs_opencl
+def test_the_users_vendors_folder_stays_in_effect_beside_intels(user_vendors: Path) -> None:
+    env = {"OCL_ICD_VENDORS": str(user_vendors / "vendors")}
+    out = probe(env)
+    assert "opencl" in out["devices"]
+    assert "wavegpu test platform" in out["platforms"] and intel(out["platforms"])
+    assert out["env"] == out["child"] == {**dict.fromkeys(ICD_KEYS), **env}
+
+
+@needs_opencl
+def test_the_systems_platforms_are_not_hidden(user_vendors: Path) -> None:
+    """With no loader settings of the user's, the platforms of the system's vendors folder (here
+    OPENCL_VENDOR_PATH stands for /etc/OpenCL/vendors) stay listed, and nothing is left set."""
+    env = {"OPENCL_VENDOR_PATH": str(user_vendors / "vendors")}
+    out = probe(env)
+    assert "opencl" in out["devices"]
+    assert "wavegpu test platform" in out["platforms"] and intel(out["platforms"])
+    assert out["env"] == out["child"] == {**dict.fromkeys(ICD_KEYS), **env}
+
+
+@needs_opencl
+def test_the_users_icd_filenames_survive(user_vendors: Path) -> None:
+    env = {"OCL_ICD_FILENAMES": f"{user_vendors / 'libfake.so'}:/opt/vendor/lib/libtheirs.so"}
+    out = probe(env)
+    assert "opencl" in out["devices"] and intel(out["platforms"])
+    assert out["env"] == out["child"] == {**dict.fromkeys(ICD_KEYS), **env}
+
+
+def test_child_processes_get_intels_library_added_to_the_users_filenames() -> None:
+    lib = opencl.intel_library()
+    if lib is None:
+        pytest.skip("intel-opencl-rt is not installed")
+    user = {"OCL_ICD_FILENAMES": "/a/libone.so:/b/libtwo.so", "OCL_ICD_VENDORS": "/their/vendors", "X": "1"}
+    env = opencl.loader_env(user)
+    assert env == {**user, "OCL_ICD_FILENAMES": f"/a/libone.so:/b/libtwo.so:{lib}"}
+    assert opencl.loader_env(env) == env  # added once
+    assert opencl.loader_env({})["OCL_ICD_FILENAMES"] == str(lib)
+    assert "OCL_ICD_VENDORS" not in opencl.loader_env({})
