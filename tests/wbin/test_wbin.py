@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import wavegpu as wg
 from corpus import corpus_files
 from strategies import programs
-from wavegpu.wbin.format import HEADER, HEADER_FIELDS, KERNEL, KERNEL_FIELDS, _field_offset
+from wavegpu.wbin.format import HEADER, HEADER_FIELDS, KERNEL, KERNEL_FIELDS, _field_offset, seal
 
 SRC = """
 .kernel k
@@ -38,9 +38,10 @@ def kfield(name: str) -> int:
 
 
 def patch(data: bytes, off: int, fmt: str, value: int) -> bytes:
+    """Change one field and recompute the checksum: what the strict reader sees behind it."""
     b = bytearray(data)
     struct.pack_into(fmt, b, off, value)
-    return bytes(b)
+    return seal(b)
 
 
 @given(programs())
@@ -145,7 +146,7 @@ def test_unknown_opcode_names_its_offset() -> None:
     bad = bytearray(d)
     bad[code_off] = 0xFE  # opcode byte of the first instruction
     with pytest.raises(wg.WbinError, match="unknown opcode") as ei:
-        wg.Program.from_bytes(bytes(bad))
+        wg.Program.from_bytes(seal(bad))
     assert ei.value.offset == code_off
 
 

@@ -20,6 +20,7 @@ from ..isa.registers import NUM_GPRS, NUM_PREDS, SREG_BY_FLAT, SREG_BY_NAME
 from ..isa.structure import check_structure, footprint, matching
 from ..isa.table import InstrSpec
 from ..isa.types import SUBREG_INDEX, DataType, Kind, OperandSpec
+from ..wbin.checks import NAME, access_problem, is_global_access
 from ..wbin.program import Kernel, Param, Program, SourceLoc
 from .flat import CACHE_HINTS, FLAT, NOT_IN_WAVE, SCOPES
 from .syntax import (
@@ -38,7 +39,7 @@ MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
 _REG = re.compile(r"r(\d+)(?:\.(lo|hi|b[0-3]))?")
 _PAIR = re.compile(r"r(\d+)\s*:\s*r(\d+)")
 _PRED = re.compile(r"p(\d+)")
-_NAME = re.compile(r"[A-Za-z_$][\w$.]*")
+_NAME = NAME
 
 
 # ---- parsed operand shapes ---------------------------------------------------------------------
@@ -137,6 +138,16 @@ class _Inst:
     span: Span
     label_refs: list[tuple[Token, str]] = field(default_factory=list)  # (label token, role)
     loc: SourceLoc | None = None
+    access: _Access | None = None
+
+
+@dataclass(frozen=True)
+class _Access:
+    """A `.access NAME` directive: the buffer parameter the next instruction addresses."""
+
+    name: str
+    span: Span  # of NAME
+    directive: Span  # of `.access`
 
 
 @dataclass
@@ -153,6 +164,7 @@ class _Kernel:
     directive_spans: dict[str, Span] = field(default_factory=dict)
     pending_loc: SourceLoc | None = None
     has_loc: bool = False
+    pending_access: _Access | None = None
 
 
 class Assembler:
@@ -296,9 +308,9 @@ class Assembler:
             k.workgroup_size = (vals[0], vals[1], vals[2])
             return
         if name == ".param":
-            if len(ops) != 3:
-                raise SyntaxProblem("expected '.param NAME, buffer|scalar, TYPE'", head.col, len(name))
-            pname, kind, ty = (o.text for o in ops)
+            if len(ops) not in (3, 4):
+                raise SyntaxProblem("expected '.param NAME, buffer|scalar, TYPE[, readonly]'", head.col, len(name))
+            pname, kind, ty = (o.text for o in ops[:3])
             if not _NAME.fullmatch(pname):
                 raise SyntaxProblem(f"bad parameter name {pname!r}", ops[0].col, len(pname))
             if kind not in ("buffer", "scalar"):
@@ -309,7 +321,24 @@ class Assembler:
                 raise SyntaxProblem(f"unknown type {ty!r}", ops[2].col, len(ty)) from None
             if any(p.name == pname for p in k.params):
                 raise SyntaxProblem(f"parameter {pname!r} declared twice", ops[0].col, len(pname))
-            k.params.append(Param(pname, kind, dt))
+            writable = True
+            if len(ops) == 4:
+                mark = ops[3]
+                if mark.text != "readonly":
+                    raise SyntaxProblem(f"expected 'readonly', not {mark.text!r}", mark.col, len(mark.text))
+                if kind != "buffer":
+                    raise SyntaxProblem(f"'readonly' marks a buffer; {pname!r} is a scalar", mark.col, len(mark.text))
+                writable = False
+            k.params.append(Param(pname, kind, dt, writable))
+            return
+        if name == ".access":
+            if len(ops) != 1 or not _NAME.fullmatch(ops[0].text):
+                raise SyntaxProblem("expected '.access PARAM' (a buffer parameter's name)", head.col, len(name))
+            if k.pending_access is not None:
+                raise SyntaxProblem(
+                    "a second '.access' before the instruction the first one annotates", head.col, len(name)
+                )
+            k.pending_access = _Access(ops[0].text, self.span(ops[0].col, len(ops[0].text)), hspan)
             return
         if name == ".loc":
             if len(ops) == 1 and ops[0].text == "none":
@@ -344,6 +373,10 @@ class Assembler:
 
     def finish_kernel(self) -> None:
         assert self.cur is not None
+        if self.cur.pending_access is not None:
+            self.error_at(
+                "'.access' must be followed by the instruction it annotates", self.cur.pending_access.directive
+            )
         self.kernels.append(self.cur)
         self.cur = None
 
@@ -411,7 +444,8 @@ class Assembler:
         loc = k.pending_loc  # sticky: applies until the next .loc (or `.loc none`)
         if self.debug_lines and loc is None:
             loc = SourceLoc(self.filename, self.lineno, head.col)
-        k.insts.append(_Inst(inst, span, label_refs, loc))
+        k.insts.append(_Inst(inst, span, label_refs, loc, k.pending_access))
+        k.pending_access = None  # `.access` annotates the next instruction only
 
     def resolve(self, mn: str, head: Token, ops: list[POp], guard: Guard | None) -> Instruction:
         rows = table.BY_MNEMONIC.get(mn)
@@ -611,6 +645,7 @@ class Assembler:
                 k.directive_spans.get(".registers", k.span),
             )
         lines = tuple(x.loc for x in k.insts) if any(x.loc is not None for x in k.insts) else None
+        accesses = self.accesses(k)
         return Kernel(
             k.name,
             tuple(insts),
@@ -620,7 +655,27 @@ class Assembler:
             k.workgroup_size,
             tuple(k.params),
             lines=lines,
+            accesses=accesses,
         )
+
+    def accesses(self, k: _Kernel) -> tuple[int | None, ...] | None:
+        """The access table from `.access` directives (None when the kernel has none)."""
+        out: list[int | None] = []
+        for x in k.insts:
+            a = x.access
+            if a is None:
+                out.append(None)
+                continue
+            index = next((i for i, p in enumerate(k.params) if p.name == a.name), None)
+            if index is None:
+                known = ", ".join(p.name for p in k.params) or "none declared"
+                self.error_at(f"'.access {a.name}': no parameter named {a.name!r} (parameters: {known})", a.span)
+            else:
+                problem = access_problem(x.inst, index, k.params)
+                if problem:
+                    self.error_at(problem, a.span if is_global_access(x.inst.spec) else a.directive)
+            out.append(index)
+        return tuple(out) if any(i is not None for i in out) else None
 
     def check_labels(self, k: _Kernel, insts: list[Instruction]) -> None:
         match = matching(insts)

@@ -107,7 +107,7 @@ def format_kernel(k: Kernel) -> str:
     if k.workgroup_size is not None:
         out.append(".workgroup_size " + ", ".join(map(str, k.workgroup_size)))
     for p in k.params:
-        out.append(f".param {p.name}, {p.kind}, {p.dtype.text}")
+        out.append(f".param {p.name}, {p.kind}, {p.dtype.text}" + ("" if p.writable else ", readonly"))
     depth = 1
     shown = None
     for i, inst in enumerate(k.instructions):
@@ -119,6 +119,10 @@ def format_kernel(k: Kernel) -> str:
             text = "none" if loc is None else f"{json.dumps(loc.file)} {loc.line} {loc.col}"
             out.append(f"{'    ' * depth}.loc {text}")
             shown = loc
+        access = k.accesses[i] if k.accesses is not None and i < len(k.accesses) else None
+        if access is not None:  # `.access` annotates the next instruction only
+            name = k.params[access].name if 0 <= access < len(k.params) else str(access)
+            out.append(f"{'    ' * depth}.access {name}")
         out.append("    " * depth + format_instruction(inst))
         if n in ("if", "if.uniform", "else", "loop"):
             depth += 1

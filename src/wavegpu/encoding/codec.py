@@ -8,6 +8,9 @@ decoder re-encodes what it read and rejects anything that differs (non-canonical
 
 from __future__ import annotations
 
+import functools
+import struct
+
 from ..errors import EncodingError
 from ..isa import table
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg, Vec
@@ -218,6 +221,8 @@ def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 
             if imm_index >= nops or not spec.operands[imm_index].accepts_immediate:
                 raise fail(f"{spec.name}: operand {imm_index} cannot be an immediate")
     imm_bits = 0
+    if has_imm and imm_index is None:
+        raise fail(f"{spec.name} takes no immediate, but the immediate flag is set")
     if has_imm:
         width = spec.operands[imm_index].imm_bits if slot < SLOT_MEM_OFFSET else 32  # type: ignore[index]
         nw = width // 32
@@ -267,15 +272,34 @@ def _signed(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
+MAX_WORDS = 5  # base, operand, auxiliary and a 64-bit immediate
+
+
+@functools.lru_cache(maxsize=4096)
+def _decode_window(window: tuple[int, ...]) -> tuple[Instruction, int] | str:
+    """decode() of the instruction that starts a window of MAX_WORDS words (or the reason it fails)."""
+    try:
+        return decode(window)
+    except EncodingError as e:
+        return e.reason
+
+
 def decode_all(data: bytes, base_offset: int = 0) -> list[tuple[int, Instruction]]:
-    """Decode a code section; returns (byte offset within data, instruction) pairs."""
+    """Decode a code section; returns (byte offset within data, instruction) pairs.
+
+    An instruction depends only on its own words, so decodings are memoised by those words
+    (reading the same code again, as a runtime and a fuzzer do, costs a lookup per instruction).
+    """
     if len(data) % 4:
         raise EncodingError("code size is not a multiple of 4 bytes", base_offset + len(data) // 4 * 4)
-    words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+    words = struct.unpack(f"<{len(data) // 4}I", data)
     out = []
     pos = 0
     while pos < len(words):
-        inst, n = decode(words, pos, base_offset)
+        got = _decode_window(words[pos : pos + MAX_WORDS])
+        if isinstance(got, str):
+            raise EncodingError(got, base_offset + 4 * pos)
+        inst, n = got
         out.append((4 * pos, inst))
         pos += n
     return out
