@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -152,3 +154,84 @@ def test_atomics_give_the_same_totals() -> None:
 @needs_sycl
 def test_mma_matches_the_emulator() -> None:
     O.check_mma("sycl")
+
+
+def _vector_add(tag: str) -> tuple[str, list[sycl.Launch], np.ndarray]:
+    """A source of its own (tag keeps it apart from live host processes of other tests), its
+    launch and the expected memory."""
+    k = O._example("vector_add.wave").kernels[0]
+    src = render(k, "sycl", wave_width=32)
+    n = 300
+    mem = np.zeros(3 * n, np.float32)
+    mem[:n], mem[n : 2 * n] = np.arange(n), 2 * np.arange(n)
+    u8 = mem.view(np.uint8)
+    want = wg.launch(k, grid=2, workgroup=256, memory=u8, args=[0, 4 * n, 8 * n, n]).memory
+    assert np.array_equal(want.view(np.float32)[2 * n :], 3 * np.arange(n))
+    launch = (src.entry, (2, 1, 1), (256, 1, 1), u8, NO_CONST, [0, 4 * n, 8 * n, n])
+    return f"{src.source}\n// {tag}\n", [launch], want
+
+
+@needs_sycl
+def test_the_host_program_lives_in_private_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(root))
+    exe = sycl.runner()
+    folders = [root, *[p for p in exe.parents if root in p.parents]]
+    assert {p: oct(stat.S_IMODE(os.stat(p).st_mode)) for p in folders} == dict.fromkeys(folders, "0o700")
+    assert exe.parent.parent == root / "sycl"
+    assert all(os.stat(p).st_uid == os.geteuid() for p in [*folders, exe])
+
+
+@needs_sycl
+def test_a_cache_others_may_write_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "cache"
+    (root / "sycl").mkdir(parents=True)
+    os.chmod(root / "sycl", 0o777)
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(root))
+    with pytest.raises(wg.WaveError, match=f"{root / 'sycl'}: writable by group or others"):
+        sycl.runner()
+    assert os.listdir(root / "sycl") == []
+
+
+@needs_sycl
+def test_a_program_planted_in_place_of_the_host_program_never_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replacing the cached host program (as anything else running as the user could) makes the
+    next start rebuild it: the bytes started are the bytes built."""
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path / "cache"))
+    marker = tmp_path / "planted-ran"
+    exe = sycl.runner()
+    exe.write_text(f"#!/bin/sh\ntouch {marker}\necho ready\nexec cat >/dev/null\n")
+    src, launches, want = _vector_add(str(tmp_path))
+    try:
+        (out,) = sycl.run_many(src, launches)
+    finally:
+        sycl._close_all()
+    assert not marker.exists()
+    assert np.array_equal(out, want)
+
+
+@needs_sycl
+def test_the_host_program_finds_the_cpu_beside_the_users_icd_settings(tmp_path: Path) -> None:
+    """The host process gets Intel's library through OCL_ICD_FILENAMES (added to the user's
+    value); the user's OCL_ICD_VENDORS is passed on unchanged and no longer keeps the CPU away."""
+    import subprocess
+
+    probe = (
+        "import sys, numpy as np; sys.path[:0] = sys.argv[1:]; import test_sycl as T, wavegpu.runtime.sycl as S\n"
+        "src, launches, want = T._vector_add('user settings')\n"
+        "(out,) = S.run_many(src, launches)\n"
+        "print(np.array_equal(out, want))\n"
+    )
+    (tmp_path / "vendors").mkdir()
+    env = {**os.environ, "OCL_ICD_VENDORS": str(tmp_path / "vendors"), "OCL_ICD_FILENAMES": "/opt/x/libtheirs.so"}
+    here = str(Path(__file__).resolve().parent)
+    r = subprocess.run(
+        [sys.executable, "-c", probe, here, str(Path(here).parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0 and r.stdout.strip().endswith("True"), r.stderr[-3000:]
