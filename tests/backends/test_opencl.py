@@ -488,3 +488,23 @@ def test_child_processes_get_intels_library_added_to_the_users_filenames() -> No
     assert opencl.loader_env(env) == env  # added once
     assert opencl.loader_env({})["OCL_ICD_FILENAMES"] == str(lib)
     assert "OCL_ICD_VENDORS" not in opencl.loader_env({})
+
+
+def test_the_entries_copied_are_those_ocl_icd_would_read(tmp_path: Path) -> None:
+    vendors = tmp_path / "vendors"
+    vendors.mkdir()
+    (vendors / "a.icd").write_text("/lib/liba.so\n")
+    (vendors / "b.icd").write_text("libb.so\n")
+    (vendors / "notes.txt").write_text("not an entry")
+    (tmp_path / "one.icd").write_text("/lib/libone.so\n")
+    both = {"a.icd": b"/lib/liba.so\n", "b.icd": b"libb.so\n"}
+    assert opencl.vendor_entries({"OCL_ICD_VENDORS": str(vendors)}) == both
+    assert opencl.vendor_entries({"OPENCL_VENDOR_PATH": str(vendors)}) == both
+    assert opencl.vendor_entries({"OCL_ICD_VENDORS": "", "OPENCL_VENDOR_PATH": str(vendors)}) == both
+    assert opencl.vendor_entries({"OCL_ICD_VENDORS": str(tmp_path / "one.icd")}) == {"one.icd": b"/lib/libone.so\n"}
+    bare = {"OCL_ICD_VENDORS": "a.icd", "OPENCL_VENDOR_PATH": str(vendors)}  # looked up in the vendors folder
+    assert opencl.vendor_entries(bare) == {"a.icd": b"/lib/liba.so\n"}
+    assert opencl.vendor_entries({"OCL_ICD_VENDORS": "/opt/x/libx.so"}) == {"user-library.icd": b"/opt/x/libx.so\n"}
+    assert opencl.vendor_entries({"OCL_ICD_VENDORS": str(tmp_path / "missing")}) == {
+        "user-library.icd": f"{tmp_path / 'missing'}\n".encode()
+    }

@@ -235,3 +235,28 @@ def test_the_host_program_finds_the_cpu_beside_the_users_icd_settings(tmp_path: 
         timeout=300,
     )
     assert r.returncode == 0 and r.stdout.strip().endswith("True"), r.stderr[-3000:]
+
+
+@needs_sycl
+def test_the_host_program_is_verified_again_when_it_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replacement made after runner() checked the file, just before the start, is caught by the
+    check at the start itself: that start rebuilds instead of running it."""
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path / "cache"))
+    marker = tmp_path / "planted-ran"
+    real, calls = sycl.runner, []
+
+    def runner_then_replaced() -> Path:
+        exe = real()
+        calls.append(exe)
+        if len(calls) == 1:
+            exe.write_text(f"#!/bin/sh\ntouch {marker}\necho ready\nexec cat >/dev/null\n")
+        return exe
+
+    monkeypatch.setattr(sycl, "runner", runner_then_replaced)
+    src, launches, want = _vector_add(str(tmp_path))
+    try:
+        (out,) = sycl.run_many(src, launches)
+    finally:
+        sycl._close_all()
+    assert len(calls) == 2 and not marker.exists()
+    assert np.array_equal(out, want)

@@ -62,8 +62,9 @@ def vendor_entries(env: Mapping[str, str]) -> dict[str, bytes]:
                 with contextlib.suppress(OSError):
                     out[name] = Path(p).read_bytes()
     elif target.endswith(".icd"):
-        p = target if "/" in target or not os.path.isfile(os.path.join(vendor_path, target)) else None
-        p = p or os.path.join(vendor_path, target)
+        p = os.path.join(vendor_path, target)  # a bare name is looked up in the vendors folder first
+        if "/" in target or not os.path.isfile(p):
+            p = target
         with contextlib.suppress(OSError):
             out[os.path.basename(target)] = Path(p).read_bytes()
     else:
