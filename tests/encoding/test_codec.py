@@ -118,3 +118,52 @@ def test_decoder_never_crashes(words: list[int]) -> None:
         assert e.offset is not None
         return
     assert encode(inst) == words[:n]
+
+
+def test_immediate_flag_on_a_row_without_operands() -> None:
+    """Once a TypeError from the decoder (a flipped I bit of `ret` in a compiled SGEMM)."""
+    for key in ("ret", "barrier", "nop"):
+        (w0,) = encode(Instruction(row(key), ()))
+        with pytest.raises(EncodingError, match="takes no immediate") as ei:
+            decode([w0 | BASE["I"].put(1), 0, 0], 0, 400)
+        assert ei.value.offset == 400
+
+
+@given(
+    st.sampled_from(ROWS),
+    st.integers(0, 3),
+    st.integers(0, 0xFFFF),
+    st.lists(st.integers(0, 2**32 - 1), max_size=5),
+)
+def test_decoder_never_crashes_on_damaged_valid_opcodes(spec, flags: int, fields: int, rest: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """Random operand fields and extension words behind every real opcode (random 32-bit words
+    almost never hit one)."""
+    w0 = (
+        BASE["opcode"].put(spec.opcode)
+        | BASE["mod"].put(spec.mod)
+        | BASE["O"].put(flags & 1)
+        | BASE["I"].put(flags >> 1)
+        | fields << 16
+    )
+    words = [w0, *rest]
+    try:
+        inst, n = decode(words)
+    except EncodingError as e:
+        assert e.offset == 0
+        return
+    assert encode(inst) == words[:n]
+
+
+@pytest.mark.parametrize("ext", [0, 0xFFFFFFFF, 0x00200000], ids=["zeros", "ones", "slot1"])
+def test_every_opcode_with_every_flag_combination(ext: int) -> None:
+    """Each real opcode with O and I in all four combinations: EncodingError or a canonical decode."""
+    for spec in ROWS:
+        for flags in range(4):
+            w0 = BASE["opcode"].put(spec.opcode) | BASE["mod"].put(spec.mod) | BASE["O"].put(flags & 1)
+            words = [w0 | BASE["I"].put(flags >> 1), ext, ext, ext, ext]
+            try:
+                inst, n = decode(words)
+            except EncodingError as e:
+                assert e.offset == 0
+                continue
+            assert encode(inst) == words[:n]
