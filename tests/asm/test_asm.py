@@ -177,3 +177,73 @@ def test_debug_lines_record_assembly_positions() -> None:
     assert [(loc.line, loc.col) for loc in p.kernels[0].lines] == [(2, 3), (3, 3)]
     back = wg.Program.from_bytes(p.to_bytes())
     assert back.kernels[0].lines == p.kernels[0].lines
+
+
+ANNOTATED = """\
+.kernel k
+.param a, buffer, f32, readonly
+.param n, scalar, u32
+.param c, buffer, f32
+    mov.u32 r3, %tid.x
+.access a
+    ld.global.b32 r4, [r0]
+    ld.global.b32 r5, [r2]
+    .access c
+    L: st.global.b32 [r2], r4
+.end
+"""
+
+
+def test_readonly_buffers_and_access_directives() -> None:
+    k = wg.assemble(ANNOTATED).kernels[0]
+    assert [(p.name, p.writable) for p in k.params] == [("a", False), ("n", True), ("c", True)]
+    assert k.accesses == (None, 0, None, 2)  # `.access` annotates the next instruction only
+    plain = wg.assemble(ANNOTATED.replace(", readonly", "").replace(".access a\n", "").replace(".access c\n", ""))
+    assert all(p.writable for p in plain.kernels[0].params)
+    assert plain.kernels[0].accesses is None
+
+
+def test_readonly_on_a_scalar_is_an_error_with_a_caret() -> None:
+    (d,) = errors(".kernel k\n.param n, scalar, u32, readonly\nret\n.end\n", "k.wave")
+    text = d.render()
+    assert text.startswith("k.wave:2:24: error: 'readonly' marks a buffer; 'n' is a scalar")
+    lines = text.splitlines()
+    assert lines[2].index("^") == lines[1].index("readonly")
+
+
+@pytest.mark.parametrize(
+    "src, message, line, col",
+    [
+        (".param a, buffer, f32, rw\nret", "expected 'readonly', not 'rw'", 2, 24),
+        (".param a, buffer, f32\n.access b\nld.global.b32 r1, [r0]", "no parameter named 'b'", 3, 9),
+        (".param n, scalar, u32\n.access n\nld.global.b32 r1, [r0]", "'n' is a scalar, not a buffer", 3, 9),
+        (".param a, buffer, f32\n.access a\nadd.u32 r1, r1, 1", "add.u32 does not access global memory", 3, 1),
+        (".param a, buffer, f32\n.access a\nld.local.b32 r1, [r0]", "does not access global memory", 3, 1),
+        (
+            ".param a, buffer, f32, readonly\n.access a\nst.global.b32 [r0], r1",
+            "st.global.b32 writes memory, but buffer 'a' is read-only",
+            3,
+            9,
+        ),
+        (
+            ".param a, buffer, u32, readonly\n.access a\natom.global.add.u32 r1, [r0], 1",
+            "writes memory, but buffer 'a' is read-only",
+            3,
+            9,
+        ),
+        (".param a, buffer, f32\n.access a\n.access a\nld.global.b32 r1, [r0]", "a second '.access'", 4, 1),
+        (".param a, buffer, f32\nret\n.access a", "must be followed by the instruction", 4, 1),
+        (".param a, buffer, f32\n.access", "expected '.access PARAM'", 3, 1),
+        (".param a, buffer, f32\n.access a, a", "expected '.access PARAM'", 3, 1),
+    ],
+)
+def test_bad_access_and_readonly(src: str, message: str, line: int, col: int) -> None:
+    d = errors(f".kernel k\n{src}\n.end\n")
+    assert any(message in x.message for x in d), [x.render() for x in d]
+    hit = next(x for x in d if message in x.message)
+    assert (hit.span.line, hit.span.col) == (line, col), hit.render()
+
+
+def test_dangling_access_before_the_next_kernel() -> None:
+    d = errors(".kernel a\n.param p, buffer, f32\n.access p\n.kernel b\nret\n")
+    assert [(x.span.line, x.message) for x in d] == [(3, "'.access' must be followed by the instruction it annotates")]

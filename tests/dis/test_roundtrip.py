@@ -11,6 +11,7 @@ from strategies import instructions, programs
 from wavegpu.dis import format_instruction
 from wavegpu.isa import Instruction
 from wavegpu.wbin import Kernel, Program
+from wbin.wbin_cases import annotated_programs, corpus_images
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
@@ -55,4 +56,42 @@ def test_format_instruction() -> None:
     assert [format_instruction(i) for i in p.kernels[0].instructions] == [
         "fma.f32 r1, r2, -0.5, r3",
         "setp.lt.s32 p0, r1, -7",
+    ]
+
+
+@given(annotated_programs())
+def test_read_only_buffers_and_access_tables_reassemble_byte_for_byte(prog: Program) -> None:
+    data = prog.to_bytes()
+    text = wg.disassemble(wg.Program.from_bytes(data))
+    assert wg.assemble(text, "dis.wave").to_bytes() == data
+
+
+@pytest.mark.parametrize("name", sorted(corpus_images()))
+def test_compiled_and_annotated_corpus_reassembles(name: str) -> None:
+    data = corpus_images()[name]
+    text = wg.disassemble(wg.Program.from_bytes(data))
+    assert wg.assemble(text).to_bytes() == data
+    assert wg.disassemble(wg.assemble(text)) == text
+
+
+def test_access_and_readonly_spelling() -> None:
+    src = (
+        ".kernel k\n.param a, buffer, f32, readonly\n.param c, buffer, f32\n"
+        '.loc "k.py" 3 5\n.access a\nld.global.b32 r2, [r0]\nif p0\n.access c\nst.global.b32 [r1], r2\nendif\n.end\n'
+    )
+    text = wg.disassemble(wg.assemble(src))
+    assert text.splitlines() == [
+        ".kernel k",
+        ".registers 3",
+        ".predicates 1",
+        ".param a, buffer, f32, readonly",
+        ".param c, buffer, f32",
+        '    .loc "k.py" 3 5',
+        "    .access a",
+        "    ld.global.b32 r2, [r0]",
+        "    if p0",
+        "        .access c",
+        "        st.global.b32 [r1], r2",
+        "    endif",
+        ".end",
     ]
