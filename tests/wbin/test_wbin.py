@@ -385,3 +385,15 @@ def test_writer_refuses_what_the_reader_would_reject() -> None:
         write(with_(params=tuple(dataclasses.replace(p, writable=True) for p in k.params)), (1, 0))
     with pytest.raises(wg.WbinError, match=re.escape("cannot write format version 2.0")):
         write(prog, (2, 0))
+
+
+def test_kernels_own_disjoint_code() -> None:
+    two = wg.assemble(SRC + ".kernel other\n    nop\n    nop\n    ret\n.end\n").to_bytes()
+    second = HEADER.size + KERNEL.size
+    start = _field_offset(second, KERNEL_FIELDS, KERNEL, "code_start")
+    with pytest.raises(wg.WbinError, match="kernel 1's code overlaps the code of kernel 0") as ei:
+        wg.Program.from_bytes(patch(two, start, "<I", 4))
+    assert ei.value.offset == start
+    # an empty kernel may sit anywhere
+    empty = patch(patch(two, start, "<I", 4), start + 4, "<I", 0)
+    assert wg.Program.from_bytes(empty).kernels[1].instructions == ()

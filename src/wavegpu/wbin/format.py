@@ -385,6 +385,18 @@ def _read(data: bytes, path: str | None) -> Program:
     if h["kernel_count"] == 0:
         raise r.fail("the file has no kernels", hoff("kernel_count"))
 
+    # Kernels own disjoint code (so the work of reading a file grows with its size, not with
+    # the number of kernels times the code each one claims).
+    ranges = []
+    for ki in range(h["kernel_count"]):
+        at = _field_offset(h["kernel_off"] + ki * lay.kernel.size, lay.kernel_fields, lay.kernel, "code_start")
+        start, size = struct.unpack_from("<II", data, at)
+        if size:
+            ranges.append((start, start + size, ki, at))
+    ranges.sort()
+    for (_, a_end, ka, _), (b_start, _, kb, b_field) in itertools.pairwise(ranges):
+        if b_start < a_end:
+            raise r.fail(f"kernel {kb}'s code overlaps the code of kernel {ka}", b_field)
     kernels: list[Kernel] = []
     names: set[str] = set()
     for ki in range(h["kernel_count"]):
