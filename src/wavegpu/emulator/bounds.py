@@ -138,10 +138,9 @@ class Bounds:
         for r in self.regions:
             if address + width > r.offset and address < r.end:
                 dist, side = 0, 0
-            elif address >= r.end:
-                dist, side = address - r.end, 0  # past the end: preferred on ties
-            else:
-                dist, side = r.offset - (address + width), 1
+            else:  # distances modulo 2^32: a[-1] of an array at address 0 wraps to the top
+                past, below = (address - r.end) % (1 << 32), (r.offset - address - width) % (1 << 32)
+                dist, side = (past, 0) if past <= below else (below, 1)  # past the end wins ties
             key = (dist, side, r)
             if best is None or key[:2] < best[:2]:
                 best = key

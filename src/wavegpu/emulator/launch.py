@@ -21,7 +21,9 @@ from .bounds import Bounds, BufferRegion
 from .machine import Batch, Launch, Memory, pad16
 from .stats import Stats
 
-DEFAULT_MAX_INSTRUCTIONS = 10_000_000  # per thread; traps endless loops
+# per thread: stops endless loops the watch in machine.Batch cannot prove endless (~3 s for a few
+# waves); 1000 times what the longest test kernel issues
+DEFAULT_MAX_INSTRUCTIONS = 1_000_000
 BATCH_LANES = 1 << 20  # lanes per batch: bounds the register file's memory
 MAX_BATCH_BYTES = 256 << 20  # register file of one batch
 

@@ -33,6 +33,7 @@ from .stats import Stats
 U32 = np.uint32
 U64 = np.uint64
 M32 = U32(0xFFFFFFFF)
+WATCH_FROM = 1 << 16  # issues before the endless-loop watch starts (no kernel of the tests gets there)
 
 Op = Callable[[], "int | None"]
 Reader = Callable[[], np.ndarray]
@@ -111,6 +112,12 @@ class Batch:
         self.active = self.alive.copy()
         self.frames: list[list[object]] = []
         self.issued = 0
+        self.clock_reads = 0
+        # endless-loop watch: past watch_at issues, a snapshot at an endloop; if the loop comes back
+        # to that endloop in the same state, having written no memory and read no %clock, it repeats
+        # forever (the machine is deterministic)
+        self.watch_at = WATCH_FROM
+        self.snapshot: tuple[object, ...] | None = None
         self._mask_changed()
         self.checker = Checker(self) if launch.check else None
         self.match = matching(kernel.instructions)
@@ -194,7 +201,12 @@ class Batch:
             v = np.asarray(uniform[sid], dtype=U32)
             return lambda: v
         if sid == 15:
-            return lambda: np.asarray(self.issued & 0xFFFFFFFF, dtype=U32)
+
+            def clock() -> np.ndarray:
+                self.clock_reads += 1
+                return np.asarray(self.issued & 0xFFFFFFFF, dtype=U32)
+
+            return clock
         name = {
             0: "tid.x",
             1: "tid.y",
@@ -883,6 +895,8 @@ class Batch:
                 self._count(pc, None)
                 nxt = fr[1] & self.alive & ~fr[2]  # type: ignore[operator]
                 if nxt.any():
+                    if self.issued >= self.watch_at:
+                        self.watch(pc)
                     fr[3] = np.zeros(self.N, dtype=bool)
                     self._set_active(nxt)
                     return start + 1
@@ -926,6 +940,33 @@ class Batch:
             return run_ret
         raise NotImplementedError(name)
 
+    # ------------------------------------------------------------------ endless loops
+    def _state(self, pc: int) -> tuple[object, ...]:
+        s = self.stats
+        writes = (s.device_bytes_written, s.local_bytes_written, s.atomics, self.clock_reads)
+        frames = [list(fr) for fr in self.frames]
+        return (pc, writes, list(self.regs), list(self.preds), self.active, self.alive, frames, self.issued)
+
+    def watch(self, pc: int) -> None:
+        """At an endloop whose loop goes on: snapshot the state, or compare with the snapshot.
+        Snapshots are taken at doubling issue counts, so the watch costs nothing measurable."""
+        now = self._state(pc)
+        snap = self.snapshot
+        if snap is not None and snap[0] == pc:
+            if snap[1] == now[1] and all(_same(a, b) for a, b in zip(snap[2:7], now[2:7])):
+                lane = int(np.flatnonzero(self.active)[0]) if self.n_active else None
+                raise self.trap(
+                    pc,
+                    f"endless loop: after {self.issued:,} instructions the loop ending here came round to "
+                    "exactly the state of its previous iteration (registers, predicates, active lanes; no "
+                    "memory written, no %clock read), so it can never finish",
+                    lane,
+                )
+            self.snapshot = None
+            self.watch_at = 2 * self.issued
+        elif snap is None or self.issued >= 2 * snap[7]:  # type: ignore[operator]
+            self.snapshot = now  # (again, when the last snapshot's endloop is not coming back)
+
     # ------------------------------------------------------------------ run
     def run(self) -> None:
         ops = self.ops
@@ -944,13 +985,26 @@ class Batch:
                     lane = int(np.flatnonzero(self.active)[0]) if self.n_active else None
                     raise self.trap(
                         pc,
-                        f"instruction budget of {budget} instructions per thread exceeded "
-                        "(an endless loop?); raise max_instructions if this is intended",
+                        f"instruction budget exhausted: a thread issued more than {budget:,} instructions "
+                        f"(max_instructions={budget}); an endless loop? If the kernel needs more, raise "
+                        "it: emulate(..., max_instructions=N), a kernel call's max_instructions=N, or "
+                        "wave run --max-instructions N",
                         lane,
                     )
                 pc = pc + 1 if nxt is None else nxt
                 if self.n_active == 0 and pc < n and insts[pc].spec.cls != "control":
                     pc = closer[pc]
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal machine state: arrays by identity or value, lists (registers, frames) element-wise."""
+    if a is b:
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    return a == b
 
 
 def _constant(c: np.ndarray) -> Reader:
