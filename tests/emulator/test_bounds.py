@@ -245,3 +245,34 @@ def test_loops_reading_the_clock_or_writing_memory_are_not_called_endless() -> N
     src = ".kernel w\nmov.b32 r1, 0\nloop\nst.global.b32 [0], r1\nendloop\n.end"
     with pytest.raises(wg.Trap, match=r"instruction budget exhausted.*max_instructions=200000.*max_instructions=N"):
         run(src, workgroup=1, memory=16, max_instructions=200_000)
+
+
+# ---- malloc tuning is scoped to the run
+class FakeLibc:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int]] = []
+
+    def mallopt(self, param: int, value: int) -> int:
+        self.calls.append(("mallopt", param, value))
+        return 1
+
+    def malloc_trim(self, pad: int) -> int:
+        self.calls.append(("trim", pad, 0))
+        return 1
+
+
+def test_malloc_settings_are_restored_after_a_run_and_after_a_trap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.emulator import launch as L
+
+    fake = FakeLibc()
+    monkeypatch.setattr(L, "_libc", lambda: fake)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    tuned = [("mallopt", -3, 32 << 20), ("mallopt", -1, 512 << 20)]
+    restored = [("mallopt", -3, 128 * 1024), ("mallopt", -1, 65536), ("trim", 0, 0)]
+    run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [0], r1\n.end", workgroup=1, memory=16)
+    assert fake.calls == tuned + restored and L._MALLOC_DEPTH == 0
+    fake.calls.clear()
+    with pytest.raises(wg.Trap):
+        run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [64], r1\n.end", workgroup=1, memory=16)
+    assert fake.calls == tuned + restored and L._MALLOC_DEPTH == 0

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import struct
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,24 +45,56 @@ class EmulationResult:
         return self.memory[offset:end].view(dt).copy()
 
 
-_MALLOC_TUNED = False
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+GLIBC_THRESHOLD = 128 * 1024  # glibc's default for both
+_MALLOC_LOCK = threading.Lock()
+_MALLOC_DEPTH = 0  # emulate calls running (threads may run several)
 
 
-def _tune_malloc() -> None:
-    """Keep freed multi-megabyte NumPy temporaries in the heap (glibc), so per-instruction
-    arrays are reused instead of page-faulted afresh; WAVEGPU_NO_MALLOPT=1 disables it."""
-    global _MALLOC_TUNED
-    if _MALLOC_TUNED:
-        return
-    _MALLOC_TUNED = True
+def _libc() -> object | None:
+    """glibc, for mallopt; None elsewhere or with WAVEGPU_NO_MALLOPT=1."""
     if os.environ.get("WAVEGPU_NO_MALLOPT") or sys.platform != "linux":
-        return
+        return None
     try:
         libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: the largest value glibc accepts
-        libc.mallopt(-1, 512 << 20)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
+        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def _env_bytes(name: str) -> int:
+    try:
+        return int(os.environ.get(name, GLIBC_THRESHOLD))
+    except ValueError:
+        return GLIBC_THRESHOLD
+
+
+@contextlib.contextmanager
+def _malloc_tuned() -> Iterator[None]:
+    """While emulate runs, glibc keeps freed multi-megabyte NumPy temporaries in the heap, so the
+    per-instruction arrays are reused instead of page-faulted afresh (SGEMM 512^3: 1.0 s instead
+    of 3 s). When the last running emulate returns (or traps), the thresholds go back to glibc's
+    values (MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ when set, else 128 KiB) and the
+    retained memory is given back to the system (malloc_trim). WAVEGPU_NO_MALLOPT=1 disables it."""
+    global _MALLOC_DEPTH
+    libc = _libc()
+    if libc is None:
+        yield
+        return
+    with _MALLOC_LOCK:
+        if _MALLOC_DEPTH == 0:
+            libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # type: ignore[attr-defined]  # glibc's largest
+            libc.mallopt(M_TRIM_THRESHOLD, 512 << 20)  # type: ignore[attr-defined]
+        _MALLOC_DEPTH += 1
+    try:
+        yield
+    finally:
+        with _MALLOC_LOCK:
+            _MALLOC_DEPTH -= 1
+            if _MALLOC_DEPTH == 0:
+                libc.mallopt(M_MMAP_THRESHOLD, _env_bytes("MALLOC_MMAP_THRESHOLD_"))  # type: ignore[attr-defined]
+                libc.mallopt(M_TRIM_THRESHOLD, _env_bytes("MALLOC_TRIM_THRESHOLD_"))  # type: ignore[attr-defined]
+                libc.malloc_trim(0)  # type: ignore[attr-defined]
 
 
 def dim3(v: int | Sequence[int] | None, what: str) -> tuple[int, int, int]:
@@ -185,7 +219,6 @@ def emulate(
     access table tags its accesses, each tagged access must stay inside its own array, even
     where it would land in another one. A trap leaves device memory undefined: do not use it.
     """
-    _tune_malloc()
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width < 1 or wave_width > 64 or wave_width & (wave_width - 1):
         raise WaveError(f"wave width must be a power of two from 1 to 64, not {wave_width}")
@@ -231,11 +264,12 @@ def emulate(
     by_regs = MAX_BATCH_BYTES // (4 * max(k.registers, 1) * lanes_per_wg)
     per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
     done = 0
-    while done < n_wg:
-        cnt = min(per_batch, n_wg - done)
-        Batch(k, launch, done, cnt, dev, const, stats).run()
-        stats.batches += 1
-        done += cnt
-        if progress is not None:
-            progress(done, n_wg)
+    with _malloc_tuned():
+        while done < n_wg:
+            cnt = min(per_batch, n_wg - done)
+            Batch(k, launch, done, cnt, dev, const, stats).run()
+            stats.batches += 1
+            done += cnt
+            if progress is not None:
+                progress(done, n_wg)
     return EmulationResult(dev.u8[: dev.size], stats, k.name)
