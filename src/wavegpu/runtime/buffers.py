@@ -1,18 +1,28 @@
-"""Kernel arguments -> one device memory: buffers placed at aligned offsets, scalars as bits."""
+"""Kernel arguments -> one device memory, and back: the calling convention of docs/sdk.md.
+
+Each array becomes one buffer at an aligned offset with a guard gap after it (an overrun lands
+in no array and traps); overlapping views of one array become one buffer that every parameter
+addresses; scalars become register bits, checked against their type's range. After a run only
+the arrays the kernel may write are copied back, only where they changed, and only when every
+change lies inside such an array.
+"""
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from ..errors import WaveError
 from ..isa.types import DataType
 from ..wbin.program import Kernel, Param
 
 ALIGN = 256  # buffer alignment in device memory (enough for every vector access)
+GUARD = 256  # bytes before the first buffer and after each one that belong to no array
 
 NUMPY_TYPES: dict[DataType, np.dtype] = {
     DataType.B8: np.dtype(np.uint8),
@@ -36,6 +46,28 @@ NUMPY_TYPES: dict[DataType, np.dtype] = {
     DataType.PRED: np.dtype(np.uint32),
 }
 
+# the integer range a 32-bit scalar parameter accepts, by type (untyped bits take either sign)
+INT_RANGES: dict[DataType, tuple[int, int]] = {
+    DataType.S32: (-(1 << 31), (1 << 31) - 1),
+    DataType.U32: (0, (1 << 32) - 1),
+    DataType.B32: (-(1 << 31), (1 << 32) - 1),
+    DataType.PRED: (0, 1),
+    DataType.S16: (-(1 << 15), (1 << 15) - 1),
+    DataType.U16: (0, (1 << 16) - 1),
+    DataType.B16: (-(1 << 15), (1 << 16) - 1),
+    DataType.S8: (-128, 127),
+    DataType.U8: (0, 255),
+    DataType.B8: (-128, 255),
+}
+
+
+# the kernel languages' names where they differ from the ISA's (docs/compiler.md)
+LANGUAGE_NAMES = {DataType.S32: "i32", DataType.PRED: "bool"}
+
+
+def type_name(dt: DataType) -> str:
+    return LANGUAGE_NAMES.get(dt, dt.text)
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -45,6 +77,7 @@ class Slot:
     offset: int
     count: int
     dtype: np.dtype
+    index: int = -1  # the parameter's position
 
     @property
     def nbytes(self) -> int:
@@ -52,43 +85,100 @@ class Slot:
 
 
 @dataclass
+class _Group:
+    """One device buffer: one host array (copied contiguous), or overlapping contiguous views of one."""
+
+    offset: int  # in device memory
+    nbytes: int
+    members: list[tuple[Param, Slot, np.ndarray | None]]  # the caller's array, None for a count
+
+
+@dataclass
 class Layout:
     memory: np.ndarray  # uint8 device-memory image
     args: list[int]  # register presets r0..r(k-1)
     buffers: dict[str, Slot]
+    groups: list[_Group] = field(default_factory=list)
 
     def read(self, memory: np.ndarray, name: str) -> np.ndarray:
         """Buffer `name` from a device memory image (a copy, with the parameter's element type)."""
         s = self.buffers[name]
         return memory[s.offset : s.offset + s.nbytes].view(s.dtype).copy()
 
+    def regions(self) -> list[tuple[int, str, int, int, int]]:
+        """(parameter index, name, offset, bytes, element size) of every buffer, for bounds checks."""
+        return [(s.index, s.name, s.offset, s.nbytes, s.dtype.itemsize) for s in self.buffers.values()]
+
+    def write_back(self, memory: np.ndarray) -> list[str]:
+        """Copy what the kernel changed into the caller's arrays; the names of the arrays written.
+
+        Checks every buffer first and writes nothing if a change lies outside the arrays the
+        kernel may write (a write out of bounds of its array that reached another one)."""
+        plan: list[tuple[np.ndarray, np.ndarray]] = []
+        for g in self.groups:
+            before = self.memory[g.offset : g.offset + g.nbytes]
+            after = memory[g.offset : g.offset + g.nbytes]
+            changed = before != after
+            if not changed.any():
+                continue
+            covered = np.zeros(g.nbytes, dtype=bool)
+            for p, s, a in g.members:
+                if p.writable and a is not None:
+                    lo = s.offset - g.offset
+                    covered[lo : lo + s.nbytes] = True
+                    new = after[lo : lo + s.nbytes]
+                    if not np.array_equal(new, before[lo : lo + s.nbytes]):
+                        plan.append((a, new.view(s.dtype).reshape(a.shape)))
+            stray = changed & ~covered
+            if stray.any():
+                at = int(np.argmax(stray)) + g.offset
+                owners = [s.name for _, s, _ in g.members if s.offset <= at < s.offset + s.nbytes]
+                raise WaveError(
+                    f"the kernel changed array {', '.join(repr(n) for n in owners)} (device address {at}), "
+                    "which it has no right to write: a write out of bounds of another array? "
+                    "Nothing was copied back; run with check=True to find the access"
+                )
+        for a, new in plan:
+            np.copyto(a, new)
+        written = {id(a) for a, _ in plan}
+        return [s.name for g in self.groups for p, s, a in g.members if p.writable and id(a) in written]
+
 
 def scalar_bits(value: object, p: Param) -> int:
-    """A scalar argument's 32 register bits for a parameter of type p.dtype."""
+    """A scalar argument's 32 register bits for a parameter of type p.dtype; out of range is an error."""
     dt = p.dtype
-    try:
+    where = f"parameter {p.name!r} ({type_name(dt)})"
+    if isinstance(value, np.ndarray | list | tuple | str | bytes | complex | np.complexfloating) or value is None:
+        raise WaveError(f"{where} needs a number, got {type(value).__name__} {value!r:.60}")
+    if dt.bits == 64:
+        raise WaveError(f"{where}: 64-bit scalars do not fit a 32-bit register; pass a one-element array")
+    if dt in (DataType.F32, DataType.F16):
+        try:
+            v = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError) as e:
+            raise WaveError(f"{where}: cannot use {value!r} as a number: {e}") from None
+        ft = np.float32 if dt is DataType.F32 else np.float16
+        with np.errstate(over="ignore"):
+            f = ft(v)
+        if math.isfinite(v) and not np.isfinite(f):
+            raise WaveError(f"{where}: {value!r} is out of range (largest finite: {float(np.finfo(ft).max)!r})")
         if dt is DataType.F32:
-            return struct.unpack("<I", struct.pack("<f", float(value)))[0]  # type: ignore[arg-type]
-        if dt is DataType.F16:
-            return int(np.asarray(float(value), dtype=np.float16).view(np.uint16))  # type: ignore[arg-type]
-        if dt.bits == 64:
-            raise WaveError(f"parameter {p.name!r}: 64-bit scalars do not fit a 32-bit register; pass a buffer")
-        if isinstance(value, float | np.floating) and not float(value).is_integer():
-            raise WaveError(f"parameter {p.name!r} ({dt.text}) needs an integer, got {value!r}")
+            return struct.unpack("<I", f.tobytes())[0]
+        return int(np.asarray(f).view(np.uint16))
+    if isinstance(value, float | np.floating) and not (math.isfinite(float(value)) and float(value).is_integer()):
+        raise WaveError(f"{where} needs an integer, got {value!r}")
+    try:
         v = int(value)  # type: ignore[call-overload]
     except (TypeError, ValueError, OverflowError) as e:
-        raise WaveError(f"parameter {p.name!r}: cannot use {value!r} as {dt.text}: {e}") from None
-    if not -(1 << 31) <= v < (1 << 32):
-        raise WaveError(f"parameter {p.name!r}: {v} does not fit in 32 bits")
+        raise WaveError(f"{where}: cannot use {value!r} as an integer: {e}") from None
+    lo, hi = INT_RANGES.get(dt, (-(1 << 31), (1 << 32) - 1))
+    if not lo <= v <= hi:
+        raise WaveError(f"{where}: {v} is out of range ({lo} to {hi})")
     return v & 0xFFFFFFFF
 
 
-def pack(kernel: Kernel, values: Sequence[object] | Mapping[str, object], extra_bytes: int = 0) -> Layout:
-    """Place buffer arguments (NumPy arrays) in one device memory and encode scalars.
-
-    `values` follows the kernel's parameters, by position or by name. A buffer value is an
-    array (converted to the parameter's element type) or an int (that many zero elements).
-    """
+def bind(kernel: Kernel, values: Sequence[object] | Mapping[str, object]) -> list[object]:
+    """The arguments in parameter order, from positions or names; a count or name mismatch is an error."""
     params = kernel.params
     if isinstance(values, Mapping):
         unknown = set(values) - {p.name for p in params}
@@ -99,36 +189,150 @@ def pack(kernel: Kernel, values: Sequence[object] | Mapping[str, object], extra_
             )
         missing = [p.name for p in params if p.name not in values]
         if missing:
-            raise WaveError(f"missing argument(s) for {', '.join(missing)}")
-        seq = [values[p.name] for p in params]
-    else:
-        seq = list(values)
-        if len(seq) != len(params):
-            raise WaveError(f"kernel {kernel.name!r} takes {len(params)} argument(s), got {len(seq)}")
-    offset = 0
-    slots: dict[str, Slot] = {}
-    datas: list[tuple[int, np.ndarray]] = []
-    args: list[int] = []
-    for p, v in zip(params, seq):
+            raise WaveError(f"kernel {kernel.name!r}: missing argument(s) for {', '.join(missing)}")
+        return [values[p.name] for p in params]
+    seq = list(values)
+    if len(seq) != len(params):
+        raise WaveError(f"kernel {kernel.name!r} takes {len(params)} argument(s), got {len(seq)}")
+    return seq
+
+
+def _array(p: Param, v: object, counts: bool) -> np.ndarray | int:
+    dt = NUMPY_TYPES[p.dtype]
+    where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
+    if counts and isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+        if not 0 <= int(v) < (1 << 32):
+            raise WaveError(f"{where}: {v} elements do not fit the 32-bit device memory")
+        return int(v)
+    if not isinstance(v, np.ndarray):
+        raise WaveError(
+            f"{where} needs a NumPy array, got {type(v).__name__}: what the kernel writes could not be "
+            f"returned (pass np.asarray(value, dtype=np.{dt.name}))"
+        )
+    if v.dtype != dt:
+        raise WaveError(
+            f"{where} needs an array of {dt} (NumPy {dt.str}), got {v.dtype} ({v.dtype.str}); "
+            f"wavegpu never converts arrays: pass x.astype(np.{dt.name}) and read the result from it"
+        )
+    if p.writable and not v.flags.writeable:
+        raise WaveError(f"{where}: the kernel may write this array, but the array passed is read-only")
+    return v
+
+
+def _view_key(a: np.ndarray) -> tuple[object, ...]:
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
+def _components(arrays: list[np.ndarray]) -> list[list[int]]:
+    """Indices of `arrays` grouped by shared memory (connected components)."""
+    parent = list(range(len(arrays)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    bounds = [byte_bounds(a) if a.size else (0, 0) for a in arrays]
+    order = sorted(range(len(arrays)), key=lambda i: bounds[i][0])
+    for n, i in enumerate(order):
+        for j in order[n + 1 :]:
+            if bounds[j][0] >= bounds[i][1]:
+                break
+            if arrays[i].size and arrays[j].size and np.shares_memory(arrays[i], arrays[j]):
+                parent[find(j)] = find(i)
+    comps: dict[int, list[int]] = {}
+    for i in range(len(arrays)):
+        comps.setdefault(find(i), []).append(i)
+    return list(comps.values())
+
+
+def pack(
+    kernel: Kernel,
+    values: Sequence[object] | Mapping[str, object],
+    extra_bytes: int = 0,
+    counts: bool = True,
+) -> Layout:
+    """Place buffer arguments in one device memory and encode scalars (docs/sdk.md).
+
+    `values` follows the kernel's parameters, by position or by name. A buffer value is a NumPy
+    array of exactly the parameter's element type, or (when `counts`) an int: that many zeros."""
+    seq = bind(kernel, values)
+    args: list[int] = [0] * len(seq)
+    arrays: list[tuple[int, np.ndarray]] = []
+    zeros: list[tuple[int, int]] = []
+    for i, (p, v) in enumerate(zip(kernel.params, seq)):
         if p.kind == "scalar":
-            args.append(scalar_bits(v, p))
+            args[i] = scalar_bits(v, p)
             continue
-        dt = NUMPY_TYPES[p.dtype]
-        if isinstance(v, int | np.integer) and not isinstance(v, bool):
-            arr = np.zeros(int(v), dtype=dt)
+        a = _array(p, v, counts)
+        if isinstance(a, int):
+            zeros.append((i, a))
         else:
-            src = np.asarray(v)
-            if src.dtype != dt and not np.can_cast(src.dtype, dt, casting="same_kind"):
-                raise WaveError(f"parameter {p.name!r} is {p.dtype.text}[]; cannot convert an array of {src.dtype}")
-            arr = np.ascontiguousarray(src, dtype=dt).reshape(-1)
-        slots[p.name] = Slot(p.name, offset, arr.size, dt)
-        datas.append((offset, arr))
-        args.append(offset)
-        offset += (arr.nbytes + ALIGN - 1) // ALIGN * ALIGN or ALIGN
+            arrays.append((i, a))
+    params = kernel.params
+    images: list[tuple[int, np.ndarray]] = []
+    groups: list[_Group] = []
+    slots: dict[str, Slot] = {}
+    offset = GUARD
+
+    def place(nbytes: int) -> int:
+        nonlocal offset
+        at = offset
+        offset = (at + nbytes + GUARD + ALIGN - 1) // ALIGN * ALIGN
+        return at
+
+    for comp in _components([a for _, a in arrays]):
+        members = [arrays[c] for c in comp]
+        views = {_view_key(a) for _, a in members}
+        if len(views) == 1:  # one array (passed once, or the same view several times): a contiguous copy
+            data = np.ascontiguousarray(members[0][1]).reshape(-1)
+            at = place(data.nbytes)
+            g = _Group(at, data.nbytes, [])
+            for i, a in members:
+                s = Slot(params[i].name, at, a.size, a.dtype, i)
+                g.members.append((params[i], s, a))
+            images.append((at, data.view(np.uint8)))
+        else:  # overlapping views of one array: one buffer, each parameter at its own address
+            for i, a in members:
+                if not a.flags.c_contiguous:
+                    others = ", ".join(repr(params[j].name) for j, _ in members if j != i)
+                    raise WaveError(
+                        f"parameter {params[i].name!r} is a non-contiguous view that overlaps {others}: "
+                        "one buffer cannot hold both; pass contiguous views (or copies)"
+                    )
+            lo = min(byte_bounds(a)[0] for _, a in members)
+            hi = max(byte_bounds(a)[1] for _, a in members)
+            for i, a in members:
+                if (byte_bounds(a)[0] - lo) % a.dtype.itemsize:
+                    raise WaveError(
+                        f"parameter {params[i].name!r} overlaps another argument at a byte offset that is "
+                        f"not a multiple of its element size ({a.dtype.itemsize}): its address would be misaligned"
+                    )
+            at = place(hi - lo)
+            g = _Group(at, hi - lo, [])
+            for i, a in members:
+                start = at + byte_bounds(a)[0] - lo
+                s = Slot(params[i].name, start, a.size, a.dtype, i)
+                g.members.append((params[i], s, a))
+                images.append((start, a.reshape(-1).view(np.uint8)))
+        groups.append(g)
+        for _, s, _ in g.members:
+            slots[s.name] = s
+    for i, n in zeros:
+        dt = NUMPY_TYPES[params[i].dtype]
+        at = place(n * dt.itemsize)
+        s = Slot(params[i].name, at, n, dt, i)
+        groups.append(_Group(at, s.nbytes, [(params[i], s, None)]))
+        slots[s.name] = s
+    for g in groups:
+        for _, s, _ in g.members:
+            args[s.index] = s.offset
     total = offset + extra_bytes
     if total > (1 << 32):
         raise WaveError(f"arguments need {total} bytes of device memory, more than the 32-bit address space")
     mem = np.zeros(total, dtype=np.uint8)
-    for off, arr in datas:
-        mem[off : off + arr.nbytes] = arr.view(np.uint8).reshape(-1)
-    return Layout(mem, args, slots)
+    for at, data in images:
+        mem[at : at + data.size] = data
+    slots = dict(sorted(slots.items(), key=lambda kv: kv[1].index))
+    return Layout(mem, args, slots, groups)

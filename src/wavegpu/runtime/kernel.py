@@ -3,10 +3,16 @@ with NumPy arrays and scalars; `wg.compile` for sources, paths and functions."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import importlib.metadata
 import inspect
 import os
+import tempfile
 import textwrap
+import types
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,51 +21,110 @@ import numpy as np
 
 from ..errors import CompileError, Diagnostic, WaveError
 from ..wbin.program import Program
+from . import files
 from .buffers import pack
 
-COMPILER_VERSION = "1"
 _MEMORY_CACHE: dict[str, Program] = {}
+SIMPLE_VALUES = (int, float, bool, str, complex, bytes, np.generic)
 
 
 def cache_dir() -> Path | None:
-    d = os.environ.get("WAVEGPU_CACHE_DIR")
-    if d == "":
+    """The folder of compiled kernels (cache root/kernels, private: 0700 and owned by the user), or
+    None: the disk cache is off (WAVEGPU_CACHE_DIR set empty) or its folder is refused (a warning)."""
+    if os.environ.get("WAVEGPU_CACHE_DIR") == "":
         return None
-    return Path(d) if d else Path.home() / ".cache" / "wavegpu"
+    try:
+        return files.private_dir("kernels")
+    except WaveError as e:
+        warnings.warn(f"wavegpu: compile cache off: {e}", stacklevel=3)
+        return None
 
 
-def _cache_key(source: str, options: dict[str, object]) -> str:
+@functools.cache
+def compiler_version() -> str:
+    """The package's version and a hash of its own source: an upgraded or edited wavegpu never
+    serves binaries an older one compiled."""
     h = hashlib.sha256()
-    h.update(COMPILER_VERSION.encode())
-    h.update(source.encode())
-    h.update(repr(sorted(options.items())).encode())
+    try:
+        h.update(importlib.metadata.version("wavegpu").encode())
+    except importlib.metadata.PackageNotFoundError:
+        h.update(b"unknown")
+    root = Path(__file__).resolve().parents[1]
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode() + b"\0")
+        h.update(f.read_bytes())
     return h.hexdigest()
 
 
-def compile_cached(source_key: str, options: dict[str, object], build: Callable[[], Program]) -> Program:
-    key = _cache_key(source_key, options)
+def _names(code: types.CodeType) -> set[str]:
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+def used_globals(fn: Callable[..., Any]) -> dict[str, str]:
+    """The module-level values a function refers to (constants, by repr; others by type and id)."""
+    g = getattr(fn, "__globals__", {})
+    out: dict[str, str] = {}
+    for name in sorted(_names(fn.__code__)) if hasattr(fn, "__code__") else ():
+        if name in g:
+            v = g[name]
+            simple = isinstance(v, SIMPLE_VALUES) or (
+                isinstance(v, tuple) and all(isinstance(x, SIMPLE_VALUES) for x in v)
+            )
+            out[name] = repr(v) if simple else type(v).__qualname__
+    return out
+
+
+def _cache_key(source: str, context: dict[str, object]) -> str:
+    h = hashlib.sha256()
+    h.update(compiler_version().encode())
+    h.update(source.encode())
+    h.update(repr(sorted(context.items())).encode())
+    return h.hexdigest()
+
+
+def compile_cached(source_key: str, context: dict[str, object], build: Callable[[], Program]) -> Program:
+    """A program from the memory cache, the disk cache, or `build` (then stored in both).
+
+    `context` holds everything besides the text that the binary depends on: the file and first
+    line (the line table), the module-level values used, and the options. An entry that cannot
+    be read for any reason is rebuilt; entries are written through unique temporary names."""
+    key = _cache_key(source_key, context)
     prog = _MEMORY_CACHE.get(key)
     if prog is not None:
         return prog
     d = cache_dir()
     path = d / f"{key}.wbin" if d is not None else None
-    if path is not None and path.exists():
+    if path is not None:
         try:
             prog = Program.from_bytes(path.read_bytes(), str(path))
-        except (WaveError, OSError):
-            prog = None  # a damaged cache entry is rebuilt
+        except Exception:
+            prog = None
     if prog is None:
         prog = build()
         if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(prog.to_bytes())
-                os.replace(tmp, path)
-            except OSError:
-                pass  # the cache is an optimisation; a read-only home still compiles
+            _store(path, prog.to_bytes())
     _MEMORY_CACHE[key] = prog
     return prog
+
+
+def _store(path: Path, data: bytes) -> None:
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass  # the cache is an optimisation; a read-only home still compiles
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 class KernelFunction:
@@ -71,8 +136,10 @@ class KernelFunction:
         opt: int = 2,
         max_registers: int | None = None,
         workgroup: int | Sequence[int] | None = None,
+        boundscheck: bool = False,
     ):
         self.python = fn
+        self.boundscheck = boundscheck
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -92,6 +159,20 @@ class KernelFunction:
     def options(self) -> dict[str, object]:
         return {"opt": self.opt, "max_registers": self.max_registers, "workgroup": self.workgroup}
 
+    def context(self) -> dict[str, object]:
+        """What the binary depends on besides the text: where it is, the values it uses, options."""
+        code = getattr(self.python, "__code__", None)
+        try:
+            file = inspect.getsourcefile(self.python)
+        except TypeError:
+            file = None
+        return {
+            "file": os.path.abspath(file) if file else None,
+            "line": code.co_firstlineno if code is not None else None,
+            "globals": used_globals(self.python),
+            **self.options(),
+        }
+
     @property
     def program(self) -> Program:
         from ..compiler import Options, compile_python
@@ -102,7 +183,16 @@ class KernelFunction:
                 Options(opt=self.opt, max_registers=self.max_registers, workgroup=self.workgroup),
             )  # type: ignore[arg-type]
 
-        return compile_cached(self.source, self.options(), build)
+        return compile_cached(self.source, self.context(), build)
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Positional and keyword arguments by parameter name, as Python binds them."""
+        try:
+            bound = inspect.signature(self.python).bind(*args, **kwargs)
+        except TypeError as e:
+            raise WaveError(f"kernel {self.__name__!r}: {e}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
 
     def __call__(
         self,
@@ -112,12 +202,20 @@ class KernelFunction:
         device: str = "emulator",
         wave_width: int = 32,
         check: bool = False,
+        max_instructions: int | None = None,
+        progress: bool = False,
+        **kwargs: Any,
     ) -> Any:
+        """Run on `device` with NumPy arrays and scalars (docs/sdk.md: the calling convention).
+
+        Arrays must have exactly the parameters' element types; only arrays the kernel may write
+        are copied back, where they changed; nothing is copied back when the run traps."""
         from .launch import launch
 
+        values = self.bind(args, kwargs)
         prog = self.program
         k = prog.kernels[0]
-        layout = pack(k, list(args))
+        layout = pack(k, values, counts=False)
         res = launch(
             prog,
             device=device,
@@ -127,12 +225,12 @@ class KernelFunction:
             args=layout.args,
             wave_width=wave_width,
             check=check,
+            max_instructions=max_instructions,
+            progress=progress,
+            buffers=layout.regions(),
+            boundscheck=self.boundscheck,
         )
-        for p, a in zip(k.params, args):
-            if p.kind == "buffer" and isinstance(a, np.ndarray):
-                new = layout.read(res.memory, p.name)
-                if not np.array_equal(new.view(np.uint8), np.ascontiguousarray(a).reshape(-1).view(np.uint8)):
-                    np.copyto(a, new.reshape(a.shape).astype(a.dtype, copy=False))
+        layout.write_back(res.memory)
         return res
 
     def __repr__(self) -> str:
@@ -145,11 +243,15 @@ def kernel(
     opt: int = 2,
     max_registers: int | None = None,
     workgroup: int | Sequence[int] | None = None,
+    boundscheck: bool = False,
 ) -> Any:
-    """Decorator: `@wg.kernel` or `@wg.kernel(max_registers=16, opt=3, workgroup=(256, 1, 1))`."""
+    """Decorator: `@wg.kernel` or `@wg.kernel(max_registers=16, opt=3, workgroup=(256, 1, 1))`.
+
+    `boundscheck=True` checks every array access against its own array on every call (as
+    `check=True` does), not only against the gaps between arrays."""
     if fn is None:
-        return lambda f: KernelFunction(f, opt, max_registers, workgroup)
-    return KernelFunction(fn, opt, max_registers, workgroup)
+        return lambda f: KernelFunction(f, opt, max_registers, workgroup, boundscheck)
+    return KernelFunction(fn, opt, max_registers, workgroup, boundscheck)
 
 
 LANGS = {
@@ -181,12 +283,19 @@ def compile(
     if isinstance(source, KernelFunction):
         source = source.python
     elif isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and Path(source).suffix in LANGS and Path(source).exists()
+        isinstance(source, str) and "\n" not in source and Path(source.strip()).suffix in LANGS
     ):
         path = Path(source)  # type: ignore[arg-type]
-        lang = lang or LANGS[path.suffix]
+        lang = lang or LANGS.get(path.suffix)
         filename = str(path)
-        source = path.read_text(encoding="utf-8")
+        try:
+            source = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CompileError([Diagnostic(f"no such file: {filename}")]) from None
+        except UnicodeDecodeError as e:
+            raise CompileError([Diagnostic(f"{filename}: not UTF-8 text (byte {e.start}: {e.reason})")]) from None
+        except OSError as e:
+            raise CompileError([Diagnostic(f"cannot read {filename}: {e.strerror or e}")]) from None
     lang = lang or "python"
     if lang != "python":
         raise CompileError([Diagnostic(f"the {lang} frontend is not available yet (only python)")])

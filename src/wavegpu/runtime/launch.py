@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..emulator import EmulationResult, Stats, emulate
-from ..emulator.launch import arg_bits, dim3
+from ..emulator import BufferRegion, EmulationResult, Stats, emulate
+from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
 
@@ -26,6 +29,68 @@ def devices() -> list[str]:
     return out
 
 
+def dims(value: object, what: str) -> tuple[int, int, int]:
+    """A grid or workgroup size: an int or 1 to 3 positive ints; anything else says what is expected."""
+    expected = f"{what} must be a positive int or a tuple of 1 to 3 positive ints (x, y, z)"
+    items = [value] if isinstance(value, int | np.integer) else value
+    if not isinstance(items, list | tuple) or not 1 <= len(items) <= 3:
+        raise WaveError(f"{expected}; got {value!r:.80}")
+    if not all(isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) for x in items):
+        raise WaveError(f"{expected}; got {value!r:.80} (not all ints)")
+    t = tuple(int(x) for x in items) + (1,) * (3 - len(items))
+    if min(t) < 1:
+        raise WaveError(f"{expected}; got {value!r:.80}")
+    return t[0], t[1], t[2]
+
+
+def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -> None:
+    """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids."""
+    for axis, (g, w) in enumerate(zip(grid, workgroup)):
+        if g * w > 1 << 32:
+            raise WaveError(
+                f"grid {grid} x workgroup {workgroup}: {g * w} threads along axis {'xyz'[axis]}, "
+                "more than 2**32 (global ids are 32 bits and would wrap)"
+            )
+    total = grid[0] * grid[1] * grid[2] * workgroup[0] * workgroup[1] * workgroup[2]
+    if total > 1 << 32:
+        raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr for runs longer than a second (opt-in from Python)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("workgroups"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    t0 = time.perf_counter()
+    task: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not task:
+            if done >= total or time.perf_counter() - t0 < 1.0:
+                return
+            bar.start()
+            task.append(bar.add_task("run", total=total))
+        bar.update(task[0], completed=done)
+
+    try:
+        yield update
+    finally:
+        if task:
+            bar.stop()
+
+
 def launch(
     prog: Program | Kernel,
     device: str = "emulator",
@@ -37,31 +102,53 @@ def launch(
     wave_width: int = 32,
     check: bool = False,
     constants: bytes | np.ndarray | None = None,
+    max_instructions: int | None = None,
+    progress: bool = False,
+    buffers: Sequence[tuple[int, str, int, int, int]] | None = None,
+    boundscheck: bool = False,
 ) -> EmulationResult:
-    """Run on a device; the result has the emulator's form (`.memory`, `.stats`)."""
+    """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
+
+    `max_instructions` bounds the instructions each thread may execute (the emulator traps past
+    it); `progress=True` shows a progress bar for runs longer than a second; `buffers` lists
+    (parameter index, name, offset, bytes, element size) of the arrays in `memory`: an access
+    outside all of them traps, and with `check` or `boundscheck` an access outside its own."""
+    k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
+    g = dims(grid, "grid")
+    wg = dims(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
+    check_threads(g, wg)
+    if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
+        raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if device == "emulator":
-        return emulate(
-            prog,
-            kernel=kernel,
-            grid=grid,
-            workgroup=workgroup,
-            memory=memory,
-            args=args,
-            wave_width=wave_width,
-            check=check,
-            constants=constants,
-        )
+        regions = None if buffers is None else [BufferRegion(*b) for b in buffers]
+        with progress_bar(progress) as update:
+            return emulate(
+                k,
+                grid=g,
+                workgroup=wg,
+                memory=memory,
+                args=args,
+                wave_width=wave_width,
+                check=check,
+                constants=constants,
+                max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
+                progress=update,
+                buffers=regions,
+                boundscheck=boundscheck,
+            )
     if device not in ("opencl", "sycl", "cuda"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
-    if check:
-        raise WaveError("check=True (the undefined-behaviour checker) runs on the emulator only; use device='emulator'")
+    for flag, given in (
+        ("check=True", check),
+        ("boundscheck=True", boundscheck),
+        ("max_instructions", max_instructions),
+    ):
+        if given:
+            raise WaveError(f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it")
     from ..backends import render
     from ..emulator.launch import new_memory
     from . import opencl
 
-    k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
-    g = dim3(grid, "grid")
-    wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
     bits = [arg_bits(a) for a in args]
     nargs = max(len(bits), len(k.params))
     bits += [0] * (nargs - len(bits))
