@@ -352,7 +352,7 @@ def _fuzz_files(root: Path) -> dict[str, str]:
     return {n: str(root / n) for n in [*files, "f32.npy", "c64.npy", "matrix.npy", "missing.wave"]}
 
 
-def test_random_command_lines_never_raise(tmp_path: Path) -> None:
+def test_random_command_lines_never_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -360,6 +360,7 @@ def test_random_command_lines_never_raise(tmp_path: Path) -> None:
     from wavegpu.cli import emu_main, main
 
     paths = _fuzz_files(tmp_path)
+    monkeypatch.chdir(tmp_path)  # outputs with generated relative names land here
     path = st.sampled_from(sorted(paths.values()))
     small = st.integers(0, 300).map(str)
     huge = st.integers(1 << 32, 1 << 80).map(str)
@@ -606,3 +607,23 @@ def test_wave_emu_stats_count_local_memory_apart() -> None:
     # stores one (255 in all), and thread 0 reads the sum
     assert (loads, stores) == (2 * (2 * 255 + 1), 2 * (256 + 255))
     assert "note:" not in r.stderr  # exact: one access width per memory space
+
+
+def test_wave_run_traps_past_a_too_small_npy_input(tmp_path: Path) -> None:
+    import numpy as np
+
+    a = tmp_path / "a.npy"
+    np.save(a, np.arange(10, dtype=np.float32))  # the kernel reads 300 elements
+    r = run("run", VADD, "-g", "2", f"a={a}", "b=zeros:300", "c=zeros:300", "n=300", "--out", f"c={tmp_path / 'c.npy'}")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "out-of-bounds load from a[10]" in r.stderr and "a has 10 element(s)" in r.stderr
+    assert "vector_add.wave:" in r.stderr and not (tmp_path / "c.npy").exists()
+
+
+def test_wave_run_refuses_npy_of_another_type(tmp_path: Path) -> None:
+    import numpy as np
+
+    a = tmp_path / "a.npy"
+    np.save(a, np.arange(300.0))  # float64 for an f32 parameter: converting could change values
+    r = run("run", VADD, "-g", "2", f"a={a}", "b=zeros:300", "c=zeros:300", "n=300")
+    assert r.returncode == 1 and "float64" in r.stderr and "f32[]" in r.stderr and "ran " not in r.stdout

@@ -525,8 +525,8 @@ def run_cmd(
 
     import numpy as np
 
-    from .emulator import DEFAULT_MAX_INSTRUCTIONS, emulate
-    from .runtime.buffers import ALIGN, NUMPY_TYPES, pack
+    from .emulator import DEFAULT_MAX_INSTRUCTIONS, BufferRegion, emulate
+    from .runtime.buffers import ALIGN, GUARD, NUMPY_TYPES, pack, type_name
 
     grid_dims = _dims(grid, "--grid")
     wg_dims = _dims(workgroup, "--workgroup")
@@ -563,16 +563,21 @@ def run_cmd(
             except ValueError:
                 raise click.UsageError(f"{name}: expected a number, got {val!r}") from None
             continue
-        item = NUMPY_TYPES[p.dtype].itemsize
+        want = NUMPY_TYPES[p.dtype]
         kind, sep, cnt = val.partition(":")
         if sep and kind in ("zeros", "iota"):
             n = _count(cnt, f"{name}={kind}:COUNT")
             fills[name] = (kind, n)
         else:
-            n, _ = _npy_header(val, name)
+            n, dtype = _npy_header(val, name)
+            if dtype != want:  # converting could change values silently: the file must hold the type
+                raise WaveError(
+                    f"{name}={val}: an array of {dtype}, but parameter {name!r} is {type_name(p.dtype)}[] "
+                    f"(NumPy {want}); save it with that type, e.g. np.save(path, x.astype(np.{want.name}))"
+                )
             files[name] = val
-        nbytes[name] = n * item
-    total = sum(-(-b // ALIGN) * ALIGN or ALIGN for b in nbytes.values())
+        nbytes[name] = n * want.itemsize
+    total = GUARD + sum(-(-(b + GUARD) // ALIGN) * ALIGN for b in nbytes.values())  # pack's layout
     if total > DEVICE_MEMORY_LIMIT:
         big = max(nbytes, key=lambda n: nbytes[n])
         raise WaveError(
@@ -625,6 +630,7 @@ def run_cmd(
             check=check,
             max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
             progress=bar.callback,
+            buffers=[BufferRegion(*r) for r in layout.regions()],  # an access outside every array traps
         )
     dt = time.perf_counter() - t0
     out.print(
