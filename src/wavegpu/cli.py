@@ -9,7 +9,6 @@ import contextlib
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from functools import wraps
@@ -31,6 +30,7 @@ from .isa.capabilities import (
     DeviceCaps,
     occupancy,
 )
+from .runtime.progress import RunProgress
 from .wbin import Program
 from .wbin.format import MAGIC
 
@@ -317,71 +317,6 @@ def _number(text: str) -> int | float:
         return float(t)
 
 
-PROGRESS_DELAY = 1.0  # seconds a run lasts before its progress bar appears
-
-
-class RunProgress:
-    """A transient progress bar on stderr for a run that lasts longer than PROGRESS_DELAY seconds.
-
-    Only when stderr is a terminal (never in captured or redirected output) and not disabled
-    (--no-progress). A timer shows the bar, so it appears even while the first batch of
-    workgroups runs; `callback` is emulate's progress= (done, total after each batch)."""
-
-    def __init__(self, total: int, enabled: bool = True):
-        self.total, self.done = total, 0
-        self.lock = threading.Lock()
-        self.bar: Any = None
-        self.task: Any = None
-        self.closed = False
-        self.timer: threading.Timer | None = None
-        if enabled and err.is_terminal:
-            self.timer = threading.Timer(PROGRESS_DELAY, self._show)
-            self.timer.daemon = True
-            self.timer.start()
-
-    @property
-    def callback(self) -> Callable[[int, int], None] | None:
-        return self.update if self.timer is not None else None
-
-    def _show(self) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with self.lock:
-            if self.closed:
-                return
-            self.bar = Progress(
-                TextColumn("workgroups"),
-                BarColumn(),
-                TextColumn("{task.completed}/{task.total}"),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-            )
-            self.task = self.bar.add_task("run", total=self.total, completed=self.done)
-            self.bar.start()
-
-    def update(self, done: int, total: int) -> None:
-        with self.lock:
-            self.done, self.total = done, total
-            if self.bar is not None:
-                self.bar.update(self.task, completed=done, total=total)
-
-    def close(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-        with self.lock:
-            self.closed = True
-            if self.bar is not None:
-                self.bar.stop()
-                self.bar = None
-
-    def __enter__(self) -> RunProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 NO_PROGRESS = click.option(
     "--no-progress", is_flag=True, help="never show the progress bar (shown on a terminal for runs over a second)"
 )
@@ -619,7 +554,7 @@ def run_cmd(
     layout = pack(k, values)
     n_wg = int(np.prod(grid_dims)) if grid_dims else 1
     t0 = time.perf_counter()
-    with RunProgress(n_wg, enabled=not no_progress) as bar:
+    with RunProgress(n_wg, err, enabled=not no_progress and err.is_terminal) as bar:
         res = emulate(
             k,
             grid=grid_dims,
@@ -992,7 +927,9 @@ def _emu(
     k = dataclasses.replace(k, workgroup_size=None)
     preset_list = [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
     t0 = time.perf_counter()
-    with RunProgress(int(np.prod(grid_dims)) if grid_dims else 1, enabled=not no_progress) as bar:
+    with RunProgress(
+        int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=not no_progress and err.is_terminal
+    ) as bar:
         res = emulate(
             k,
             grid=grid_dims,

@@ -290,3 +290,20 @@ def test_random_calls_match_numpy_or_refuse_with_nothing_changed(case) -> None: 
         ry[:n] = rx[:n] * np.float32(2.0)
     for a, r in zip(owners, ref_owners):
         assert np.array_equal(a, r, equal_nan=True)
+
+
+def test_progress_bar_is_opt_in_from_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.runtime import launch as launch_mod
+
+    seen: list[object] = []
+    real = launch_mod.emulate
+
+    def spy(*a, **kw):  # type: ignore[no-untyped-def]
+        seen.append(kw["progress"])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(launch_mod, "emulate", spy)
+    y = np.zeros(256, np.float32)
+    fill(y, y.size, grid=8, workgroup=32)
+    fill(y, y.size, grid=8, workgroup=32, progress=True)
+    assert seen[0] is None and callable(seen[1]) and (y == 7.0).all()

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
+from rich.console import Console
 
 from ..emulator import BufferRegion, EmulationResult, Stats, emulate
 from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
+from .progress import RunProgress
 
 
 def devices() -> list[str]:
@@ -56,41 +55,6 @@ def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -
         raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
 
 
-@contextlib.contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr for runs longer than a second (opt-in from Python)."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("workgroups"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    t0 = time.perf_counter()
-    task: list[Any] = []
-
-    def update(done: int, total: int) -> None:
-        if not task:
-            if done >= total or time.perf_counter() - t0 < 1.0:
-                return
-            bar.start()
-            task.append(bar.add_task("run", total=total))
-        bar.update(task[0], completed=done)
-
-    try:
-        yield update
-    finally:
-        if task:
-            bar.stop()
-
-
 def launch(
     prog: Program | Kernel,
     device: str = "emulator",
@@ -121,7 +85,7 @@ def launch(
         raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if device == "emulator":
         regions = None if buffers is None else [BufferRegion(*b) for b in buffers]
-        with progress_bar(progress) as update:
+        with RunProgress(g[0] * g[1] * g[2], Console(stderr=True), enabled=progress) as bar:
             return emulate(
                 k,
                 grid=g,
@@ -132,7 +96,7 @@ def launch(
                 check=check,
                 constants=constants,
                 max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
-                progress=update,
+                progress=bar.callback,
                 buffers=regions,
                 boundscheck=boundscheck,
             )
