@@ -51,6 +51,8 @@ class Binary(Expr):
 
 @dataclass(frozen=True)
 class Compare(Expr):
+    """Compares mathematical values: the operands have one type, or are i32 and u32."""
+
     op: str  # eq ne lt le gt ge
     left: Expr
     right: Expr
@@ -83,7 +85,8 @@ class Load(Expr):
 
 @dataclass(frozen=True)
 class Call(Expr):
-    """An intrinsic: special registers, math, atomics, wave operations, barrier, fence."""
+    """An intrinsic: special registers, math, atomics, wave operations, barrier, fence, and
+    `powi` (x ** n for a constant n >= 2 in attrs, x evaluated once)."""
 
     name: str
     args: tuple[Expr, ...] = ()

@@ -67,7 +67,16 @@ def workgroup_size(axis: int = 0) -> np.int32:
 
 
 def grid_size(axis: int = 0) -> np.int32:
+    """The number of WORKGROUPS along `axis` (not threads, unlike numba's cuda.gridsize): the
+    total thread count, the stride of a grid-stride loop, is `global_size(axis)`."""
     return np.int32(_ctx().grid[axis])
+
+
+def global_size(axis: int = 0) -> np.int32:
+    """The number of threads along `axis`: grid_size(axis) * workgroup_size(axis), the stride of
+    a grid-stride loop (numba's cuda.gridsize)."""
+    c = _ctx()
+    return np.int32(c.grid[axis] * c.workgroup_size[axis])
 
 
 def global_id(axis: int = 0) -> np.int32:
@@ -196,6 +205,7 @@ __all__ = [
     "floor",
     "fma",
     "global_id",
+    "global_size",
     "grid_size",
     "lane_id",
     "local_array",

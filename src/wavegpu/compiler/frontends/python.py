@@ -41,6 +41,7 @@ IDS = {
     "lane_id",
     "wave_id",
     "wave_width",
+    "global_size",
 }
 ATOMICS = {
     "atomic_add",
@@ -69,6 +70,7 @@ WAVE2 = {
     "wave_broadcast",
 }
 MATH1 = {"sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil"}
+ALIASES = {"fabs": "abs"}  # math.fabs(x) is abs(x)
 CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan}
 CASTS = {
     "i32": I32,
@@ -82,12 +84,16 @@ CASTS = {
 }
 
 
+Constant = int | float | bool
+
+
 @dataclass
 class Source:
     text: str
     file: str
     line_offset: int = 0  # added to ast line numbers
     lines: list[str] = field(default_factory=list)
+    consts: dict[str, Constant] = field(default_factory=dict)  # module-level int/float/bool names
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
@@ -101,7 +107,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     except (OSError, TypeError) as e:
         raise CompileError([Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]) from None
     text = textwrap.dedent("".join(lines))
-    src = Source(text, file, first - 1)
+    src = Source(text, file, first - 1, consts=module_constants(getattr(fn, "__globals__", {})))
     tree = ast.parse(text)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -118,12 +124,132 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
         raise CompileError(
             [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
         ) from None
+    src.consts = constants_in_module(tree)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
     chosen = decorated or fns
     if not chosen:
         raise CompileError([Diagnostic(f"{file}: no kernel function found")])
     return [(src, f) for f in chosen]
+
+
+def module_constants(g: dict[str, object]) -> dict[str, Constant]:
+    """The int/float/bool values of a module's namespace: the constants a kernel may name (the
+    compile cache keys on them, runtime/kernel.py's used_globals)."""
+    out: dict[str, Constant] = {}
+    for name, v in g.items():
+        if isinstance(v, bool | int | float) and not name.startswith("__"):
+            out[name] = v
+    return out
+
+
+def constants_in_module(tree: ast.Module) -> dict[str, Constant]:
+    """Module-level `NAME = constant expression` of a source file, in order (a later non-constant
+    assignment removes the name)."""
+    out: dict[str, Constant] = {}
+    for s in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(s, ast.Assign):
+            targets, value = s.targets, s.value
+        elif isinstance(s, ast.AnnAssign) and s.value is not None:
+            targets, value = [s.target], s.value
+        for t in targets:
+            if isinstance(t, ast.Name):
+                try:
+                    v = fold(value, out.get) if value is not None else None
+                except (ArithmeticError, ValueError):
+                    v = None
+                if v is None:
+                    out.pop(t.id, None)
+                else:
+                    out[t.id] = v
+    return out
+
+
+MAX_FOLD = 2**64  # constant expressions beyond this are refused (no 32-bit type holds them)
+
+
+def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | None:
+    """The value of a constant expression, computed exactly as Python does, or None when `n` is
+    not constant. `lookup` resolves names (module constants). Raises ZeroDivisionError (a
+    division by zero) or ValueError (a value too large to be a kernel constant)."""
+    if isinstance(n, ast.Constant):
+        v = n.value
+        return v if isinstance(v, bool | int | float) else None
+    if isinstance(n, ast.Name):
+        if n.id in ("True", "False"):
+            return n.id == "True"
+        return lookup(n.id)
+    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
+        return CONSTANTS.get(n.attr)
+    if isinstance(n, ast.UnaryOp):
+        x = fold(n.operand, lookup)
+        if x is None:
+            return None
+        if isinstance(n.op, ast.USub):
+            return -x
+        if isinstance(n.op, ast.UAdd):
+            return +x
+        if isinstance(n.op, ast.Not):
+            return not x
+        if isinstance(n.op, ast.Invert) and isinstance(x, int):
+            return ~x
+        return None
+    if isinstance(n, ast.BinOp):
+        a, b = fold(n.left, lookup), fold(n.right, lookup)
+        if a is None or b is None:
+            return None
+        op = n.op
+        if isinstance(op, ast.Pow):
+            if isinstance(a, int) and isinstance(b, int) and abs(a) > 1 and b > 128:
+                raise ValueError("too large")
+            r = a**b
+        elif isinstance(op, ast.LShift):
+            if not (isinstance(a, int) and isinstance(b, int)) or b > 128 or b < 0:
+                return None
+            r = a << b
+        else:
+            fns: dict[type, Callable[[Constant, Constant], Constant]] = {
+                ast.Add: lambda x, y: x + y,
+                ast.Sub: lambda x, y: x - y,
+                ast.Mult: lambda x, y: x * y,
+                ast.Div: lambda x, y: x / y,
+                ast.FloorDiv: lambda x, y: x // y,
+                ast.Mod: lambda x, y: x % y,
+                ast.BitAnd: lambda x, y: x & y,  # type: ignore[operator]
+                ast.BitOr: lambda x, y: x | y,  # type: ignore[operator]
+                ast.BitXor: lambda x, y: x ^ y,  # type: ignore[operator]
+                ast.RShift: lambda x, y: x >> y,  # type: ignore[operator]
+            }
+            f = fns.get(type(op))
+            if f is None:
+                return None
+            try:
+                r = f(a, b)
+            except TypeError:
+                return None
+        if isinstance(r, complex):
+            return None
+        if isinstance(r, int) and not isinstance(r, bool) and abs(r) > MAX_FOLD:
+            raise ValueError("too large")
+        return r
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute) and not n.keywords:
+        name = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+        if isinstance(n.func, ast.Attribute) and not (
+            isinstance(n.func.value, ast.Name) and n.func.value.id in MODULES
+        ):
+            return None
+        if name in ("min", "max", "abs", "int", "float") and n.args:
+            xs = [fold(x, lookup) for x in n.args]
+            if any(x is None for x in xs):
+                return None
+            if name in ("min", "max"):
+                return (min if name == "min" else max)(xs)  # type: ignore[type-var]
+            if len(xs) != 1:
+                return None
+            return {"abs": abs, "int": int, "float": float}[name](xs[0])  # type: ignore[operator]
+    return None
 
 
 def _is_kernel_decorator(d: ast.expr) -> bool:
@@ -156,6 +282,59 @@ class Frontend:
         self.locals: list[hir.LocalArray] = []
         self.loop_depth = 0
         self.tmp = 0
+        self.poisoned: set[str] = set()  # names whose definition failed: their uses say nothing more
+
+    def const_lookup(self, name: str) -> Constant | None:
+        if name in self.vars or name in self.arrays or name in self.poisoned:
+            return None
+        return self.src.consts.get(name)
+
+    def fold(self, n: ast.expr) -> Constant | None:
+        """The value of `n` when it is a constant expression (literals, module constants, math.pi)."""
+        try:
+            return fold(n, self.const_lookup)
+        except ZeroDivisionError:
+            raise self.error(n, "division by zero in a constant expression") from None
+        except (ValueError, OverflowError):
+            raise self.error(n, "this constant expression is too large for a 32-bit type") from None
+
+    def literal(self, v: Constant, hint: ScalarType | None, n: ast.AST) -> hir.Const:
+        """A constant typed as the language says: ints take the operand's integer type when they
+        fit it, else i32 when they fit, else u32 (up to 0xFFFFFFFF); floats the operand's float
+        type, else f32; ints in a float context become floats of that type."""
+        sp = self.span(n)
+        if isinstance(v, bool):
+            return hir.Const(BOOL, sp, v)
+        if isinstance(v, int):
+            if hint is not None and hint.is_float:
+                return hir.Const(hint, sp, float(v))
+            if hint is not None and hint.is_int and _fits(v, hint):
+                return hir.Const(hint, sp, v)
+            if _fits(v, I32):
+                return hir.Const(I32, sp, v)
+            if _fits(v, U32):
+                return hir.Const(U32, sp, v)
+            raise self.error(n, f"{v} does not fit in 32 bits (i32 holds -2**31..2**31-1, u32 0..2**32-1)")
+        t = hint if hint is not None and hint.is_float else F32
+        return hir.Const(t, sp, float(v))
+
+    def const_int(self, n: ast.expr, what: str, lo: int | None = None) -> int:
+        """An integer constant expression where the language needs one (sizes, axes, offsets)."""
+        if isinstance(n, ast.Name) and n.id in self.poisoned:
+            raise _Bail()
+        v = self.fold(n)
+        if not isinstance(v, int) or isinstance(v, bool):
+            hint = ""
+            if isinstance(n, ast.Name) and n.id not in self.vars and n.id not in self.src.consts:
+                hint = f"; make {n.id} a module-level constant ({n.id} = ...)"
+            elif isinstance(n, ast.Name) and n.id in self.scalars:
+                hint = f"; {n.id!r} is a parameter, known only at run time: use a module-level constant"
+            elif isinstance(n, ast.Name):
+                hint = f"; {n.id!r} is a variable: use a module-level constant instead"
+            raise self.error(n, f"{what} must be a constant integer expression{hint}")
+        if lo is not None and v < lo:
+            raise self.error(n, f"{what} must be at least {lo}, not {v}")
+        return v
 
     # -- diagnostics
     def span(self, n: ast.AST) -> Span:
@@ -243,10 +422,23 @@ class Frontend:
             try:
                 r = self.stmt(s)
             except _Bail:
+                self.poison(s)
                 continue
             if r is not None:
                 out.extend(r if isinstance(r, list) else [r])
         return tuple(out)
+
+    def poison(self, s: ast.stmt) -> None:
+        """After a failed definition, later uses of its names report nothing (one mistake, one message)."""
+        targets: list[ast.expr] = []
+        if isinstance(s, ast.Assign):
+            targets = list(s.targets)
+        elif isinstance(s, ast.AnnAssign | ast.AugAssign | ast.For):
+            targets = [s.target]
+        for t in targets:
+            for x in ast.walk(t):
+                if isinstance(x, ast.Name) and x.id not in self.vars and x.id not in self.arrays:
+                    self.poisoned.add(x.id)
 
     def stmt(self, s: ast.stmt) -> hir.Stmt | list[hir.Stmt] | None:
         sp = self.span(s)
@@ -281,7 +473,9 @@ class Frontend:
                 arr, idx = self.subscript(tgt)
                 v = self.coerce(self.expr(s.value, self.arrays[arr].elem), self.arrays[arr].elem, s.value)
                 return hir.Store(sp, arr, idx, v)
-            raise self.error(tgt, "only names and array elements can be assigned (no tuple unpacking)")
+            if isinstance(tgt, ast.Tuple | ast.List):
+                return self.tuple_assign(tgt, s)
+            raise self.error(tgt, "only names, array elements and tuples of them can be assigned")
         if isinstance(s, ast.AugAssign):
             op = BINOPS.get(type(s.op))
             if op is None:
@@ -290,7 +484,7 @@ class Frontend:
                 if s.target.id not in self.vars:
                     raise self.error(s.target, f"{s.target.id!r} is used before it is assigned")
                 cur = hir.Var(self.vars[s.target.id], sp, s.target.id)
-                val = self.binary(op, cur, self.expr(s.value, cur.type), s)
+                val = self.same_bits(op, self.binary(op, cur, self.expr(s.value, cur.type), s), cur.type)
                 return self.assign_name(s.target, val, s)
             if isinstance(s.target, ast.Subscript):
                 arr, idx = self.subscript(s.target)
@@ -302,7 +496,8 @@ class Frontend:
                 else:
                     pre = None
                 cur2 = hir.Load(elem, sp, arr, idx)
-                val = self.coerce(self.binary(op, cur2, self.expr(s.value, elem), s), elem, s)
+                val = self.binary(op, cur2, self.expr(s.value, elem), s)
+                val = self.coerce(self.same_bits(op, val, elem), elem, s)
                 st = hir.Store(sp, arr, idx, val)
                 return [pre, st] if pre else st
             raise self.error(s, "unsupported augmented assignment target")
@@ -333,6 +528,57 @@ class Frontend:
             raise self.error(s, f"'{type(s).__name__.lower()}' is not supported in kernels")
         raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
 
+    def same_bits(self, op: str, val: hir.Expr, t: ScalarType) -> hir.Expr:
+        """`v op= w` keeps v's integer type where i32 and u32 give the same bits (+ - * & | ^ << >>)."""
+        if val.type.is_int and t.is_int and val.type != t and op not in ("floordiv", "mod"):
+            return self.bits(val, t)
+        return val
+
+    def bits(self, e: hir.Expr, t: ScalarType) -> hir.Expr:
+        """The same 32 bits read as the other integer type."""
+        if e.type == t:
+            return e
+        if isinstance(e, hir.Const):
+            v = int(e.value) & 0xFFFFFFFF
+            return hir.Const(t, e.span, v if t is U32 else _wrap32(v))
+        return hir.Cast(t, e.span, e)
+
+    def tuple_assign(self, tgt: ast.Tuple | ast.List, s: ast.Assign) -> list[hir.Stmt]:
+        """`a, b = b, a`: every value is computed first (into temporaries), then assigned in order."""
+        if not isinstance(s.value, ast.Tuple | ast.List) or len(s.value.elts) != len(tgt.elts):
+            raise self.error(s.value, f"assign a tuple of {len(tgt.elts)} values: a, b = x, y")
+        sp = self.span(s)
+        out: list[hir.Stmt] = []
+        temps: list[hir.Expr] = []
+        for t_node, v_node in zip(tgt.elts, s.value.elts):
+            if isinstance(t_node, ast.Name):
+                hint = self.vars.get(t_node.id)
+            elif (
+                isinstance(t_node, ast.Subscript)
+                and isinstance(t_node.value, ast.Name)
+                and t_node.value.id in self.arrays
+            ):
+                hint = self.arrays[t_node.value.id].elem
+            else:
+                raise self.error(t_node, "only names and array elements can be assigned")
+            v = self.expr(v_node, hint)
+            if v.type is VOID:
+                raise self.error(v_node, "this call has no value")
+            if isinstance(v, hir.Const):
+                temps.append(v)
+                continue
+            name = self.fresh("tup", v.type)
+            out.append(hir.Assign(sp, name, v))
+            temps.append(hir.Var(v.type, sp, name))
+        for t_node, v in zip(tgt.elts, temps):
+            if isinstance(t_node, ast.Name):
+                out.append(self.assign_name(t_node, v, s))
+            else:
+                assert isinstance(t_node, ast.Subscript)
+                arr, idx = self.subscript(t_node)
+                out.append(hir.Store(sp, arr, idx, self.coerce(v, self.arrays[arr].elem, t_node)))
+        return out
+
     def fresh(self, hint: str, t: ScalarType) -> str:
         self.tmp += 1
         name = f"${hint}{self.tmp}"
@@ -361,14 +607,12 @@ class Frontend:
         t = self.type_name(call.args[0])
         if t is None or t is BOOL:
             raise self.error(call.args[0], "local_array element type must be i32, u32, f32, f16 or f64")
-        cnt = call.args[1]
-        if not (isinstance(cnt, ast.Constant) and isinstance(cnt.value, int) and cnt.value > 0):
-            raise self.error(cnt, "local_array needs a positive constant count (no dynamic allocation on a GPU)")
+        cnt = self.const_int(call.args[1], "a local_array count (no dynamic allocation on a GPU)", lo=1)
         if tgt.id in self.arrays or tgt.id in self.vars:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
         at = ArrayType(t, "local")
         self.arrays[tgt.id] = at
-        self.locals.append(hir.LocalArray(tgt.id, at, cnt.value, self.span(call)))
+        self.locals.append(hir.LocalArray(tgt.id, at, cnt, self.span(call)))
         return None
 
     def for_loop(self, s: ast.For) -> hir.Stmt:
@@ -422,6 +666,8 @@ class Frontend:
         return isinstance(n, ast.Call) and self.builtin_name(n.func) == name
 
     def subscript(self, n: ast.Subscript) -> tuple[str, hir.Expr]:
+        if isinstance(n.value, ast.Name) and n.value.id in self.poisoned:
+            raise _Bail()
         if not isinstance(n.value, ast.Name) or n.value.id not in self.arrays:
             raise self.error(n.value, "only arrays (buffer parameters or local_array) can be indexed")
         if isinstance(n.slice, ast.Slice | ast.Tuple):
@@ -433,34 +679,22 @@ class Frontend:
 
     def expr(self, n: ast.expr, hint: ScalarType | None = None) -> hir.Expr:
         sp = self.span(n)
-        if isinstance(n, ast.Constant):
-            v = n.value
-            if isinstance(v, bool):
-                return hir.Const(BOOL, sp, v)
-            if isinstance(v, int):
-                t = (
-                    hint
-                    if hint is not None and hint is not BOOL and hint is not VOID
-                    else (I32 if -(2**31) <= v < 2**31 else U32)
-                )
-                if t.is_float:
-                    return hir.Const(t, sp, float(v))
-                lo, hi = (-(2**31), 2**31 - 1) if t is I32 else (0, 2**32 - 1)
-                if not lo <= v <= hi:
-                    raise self.error(n, f"{v} does not fit in {t}")
-                return hir.Const(t, sp, v)
-            if isinstance(v, float):
-                t = hint if hint is not None and hint.is_float else F32
-                return hir.Const(t, sp, v)
-            raise self.error(n, f"constants of type {type(v).__name__} are not supported")
+        if isinstance(n, ast.Constant) and not isinstance(n.value, bool | int | float):
+            raise self.error(n, f"constants of type {type(n.value).__name__} are not supported")
+        if isinstance(n, ast.Name) and n.id in self.poisoned:
+            raise _Bail()
+        if not isinstance(n, ast.Call) or self.builtin_name(n.func) in ("min", "max", "abs", "int", "float"):
+            v = self.fold(n)
+            if v is not None:
+                return self.literal(v, hint, n)
         if isinstance(n, ast.Name):
             if n.id in self.vars:
                 return hir.Var(self.vars[n.id], sp, n.id)
             if n.id in self.arrays:
-                raise self.error(n, f"{n.id!r} is an array: index it")
-            if n.id in ("True", "False"):
-                return hir.Const(BOOL, sp, n.id == "True")
+                raise self.error(n, f"{n.id!r} is an array: index it (or len({n.id}) for its size)")
             raise self.error(n, f"{n.id!r} is not defined (or is used before it is assigned)")
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
+            return self.power(n, hint)
         if isinstance(n, ast.BinOp):
             op = BINOPS.get(type(n.op))
             if op is None:
@@ -524,23 +758,74 @@ class Frontend:
             return self.call(n, hint)
         raise self.error(n, f"{type(n).__name__} expressions are not supported in kernels")
 
-    def unify(self, a: hir.Expr, b: hir.Expr, n: ast.AST) -> ScalarType:
+    def power(self, n: ast.BinOp, hint: ScalarType | None) -> hir.Expr:
+        """`x ** k` for a constant integer k (multiplications; a negative k gives 1 / x**-k as a
+        float), `x ** 0.5` (sqrt) and `x ** -0.5` (1 / sqrt)."""
+        sp = self.span(n)
+        k = self.fold(n.right)
+        base = self.expr(n.left, hint)
+        if base.type is BOOL or base.type is VOID:
+            raise self.error(n.left, "** takes a number")
+        if isinstance(k, float) and k in (0.5, -0.5):
+            x = base if base.type.is_float else hir.Cast(F32, sp, base)
+            if x.type not in (F32, F64):
+                raise self.error(n, f"x ** {k} takes f32 or f64, not {x.type}")
+            r = hir.Call(x.type, sp, "sqrt", (x,))
+            return r if k > 0 else hir.Binary(x.type, sp, "truediv", hir.Const(x.type, sp, 1.0), r)
+        if isinstance(k, float) and k == int(k) and abs(k) < 2**31:
+            k = int(k)
+            if base.type.is_int:
+                base = hir.Cast(F32, sp, base)
+        if not isinstance(k, int) or isinstance(k, bool) or abs(k) >= 2**31:
+            raise self.error(
+                n.right,
+                "** needs a constant integer exponent (x ** 3), or 0.5 for a square root; "
+                "for other powers write wg.exp2(y * wg.log2(x))",
+            )
+        if k < 0:
+            x = base if base.type.is_float else hir.Cast(F32, sp, base)
+            one = hir.Const(x.type, sp, 1.0)
+            return hir.Binary(x.type, sp, "truediv", one, hir.Call(x.type, sp, "powi", (x,), None, (("n", -k),)))
+        if k == 0:
+            return hir.Const(base.type, sp, 1.0 if base.type.is_float else 1)
+        if k == 1:
+            return base
+        return hir.Call(base.type, sp, "powi", (base,), None, (("n", k),))
+
+    def unify(self, a: hir.Expr, b: hir.Expr, n: ast.AST, what: str = "") -> ScalarType:
         ta, tb = a.type, b.type
         if ta == tb:
             return ta
         if VOID in (ta, tb):
             raise self.error(n, "this call has no value")
         if BOOL in (ta, tb):
-            raise self.error(n, f"cannot mix bool and {tb if ta is BOOL else ta}")
+            raise self.error(n, f"cannot mix bool and {tb if ta is BOOL else ta}: convert the bool, e.g. i32(c)")
         if ta.is_float or tb.is_float:
             if ta.is_float and tb.is_float:
                 return max(ta, tb, key=lambda t: t.bits)
             return ta if ta.is_float else tb
-        if isinstance(a, hir.Const):
+        if isinstance(a, hir.Const) and _fits(a.value, tb):
             return tb
-        if isinstance(b, hir.Const):
+        if isinstance(b, hir.Const) and _fits(b.value, ta):
             return ta
-        raise self.error(n, f"mixing {ta} and {tb}: convert one explicitly, e.g. {ta}(x)")
+        raise self.error(n, self.mixed_message(n, ta, tb, what))
+
+    def mixed_message(self, n: ast.AST, ta: ScalarType, tb: ScalarType, what: str) -> str:
+        """The refusal of an i32/u32 mix whose value depends on the reading, with both rewrites."""
+        head = f"{what or 'this operation'} of {ta} and {tb} depends on reading the operands as signed or unsigned"
+        fix = "convert one operand explicitly: i32(x) reads a u32 as signed, u32(x) an i32 as unsigned"
+        if isinstance(n, ast.BinOp | ast.AugAssign):
+            left = n.left if isinstance(n, ast.BinOp) else n.target
+            right = n.right if isinstance(n, ast.BinOp) else n.value
+            sym = _OPSYM.get(type(n.op), "?") + ("=" if isinstance(n, ast.AugAssign) else "")
+            ul, ur = ast.unparse(left), ast.unparse(right)
+            signed = f"{ul} {sym} i32({ur})" if ta is I32 else f"i32({ul}) {sym} {ur}"
+            unsigned = f"u32({ul}) {sym} {ur}" if ta is I32 else f"{ul} {sym} u32({ur})"
+            fix = f"write `{signed}` (signed) or `{unsigned}` (unsigned)"
+        elif isinstance(n, ast.Call) and len(n.args) >= 2:
+            fn = ast.unparse(n.func)
+            fix = f"convert the arguments to one type, e.g. {fn}(i32(a), b) or {fn}(a, u32(b))"
+        return f"{head}: {fix}"
 
     def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST) -> hir.Expr:
         if e.type == t:
@@ -548,20 +833,35 @@ class Frontend:
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
                 return hir.Const(t, e.span, float(e.value))
-            if isinstance(e.value, int):
-                lo, hi = (-(2**31), 2**31 - 1) if t is I32 else (0, 2**32 - 1)
-                if lo <= e.value <= hi:
-                    return hir.Const(t, e.span, e.value)
+            if isinstance(e.value, int) and _fits(e.value, t):
+                return hir.Const(t, e.span, e.value)
         if e.type.is_int and t.is_float:
             return hir.Cast(t, e.span, e)  # implicit int -> float, as Python promotes
         if e.type.is_float and t.is_float and e.type.bits < t.bits:
             return hir.Cast(t, e.span, e)
+        if e.type.is_int and t.is_int:
+            raise self.error(n, f"expected {t}, got {e.type}: convert explicitly, {t}(...) keeps the 32 bits")
         raise self.error(n, f"expected {t}, got {e.type}: convert explicitly, e.g. {t}(...)")
 
     def binary(self, op: str, a: hir.Expr, b: hir.Expr, n: ast.AST) -> hir.Expr:
         sp = self.span(n)
         if op in ("and", "or", "xor") and a.type is BOOL and b.type is BOOL:
             return hir.Binary(BOOL, sp, op, a, b)
+        ta, tb = a.type, b.type
+        if ta.is_int and tb.is_int and ta != tb:
+            a, b = (self.coerce(a, tb, n), b) if isinstance(a, hir.Const) and _fits(a.value, tb) else (a, b)
+            a, b = (a, self.coerce(b, a.type, n)) if isinstance(b, hir.Const) and _fits(b.value, a.type) else (a, b)
+        ta, tb = a.type, b.type
+        if ta.is_int and tb.is_int and ta != tb:
+            # i32 with u32 (docs/compiler.md): the same bits either way -> u32, as in C; shifts keep
+            # the left operand's type; / divides the two values; // and % are refused.
+            if op in ("add", "sub", "mul", "and", "or", "xor"):
+                return hir.Binary(U32, sp, op, self.bits(a, U32), self.bits(b, U32))
+            if op in ("shl", "shr"):
+                return hir.Binary(ta, sp, op, a, self.bits(b, ta))
+            if op == "truediv":
+                return hir.Binary(F32, sp, op, hir.Cast(F32, sp, a), hir.Cast(F32, sp, b))
+            raise self.error(n, self.mixed_message(n, ta, tb, {"floordiv": "//", "mod": "%"}.get(op, op)))
         t = self.unify(a, b, n)
         if t is BOOL:
             raise self.error(n, f"operator {op} does not take bools")
@@ -571,6 +871,14 @@ class Frontend:
             t = F32
         return hir.Binary(t, sp, op, self.coerce(a, t, n), self.coerce(b, t, n))
 
+    @staticmethod
+    def adopts(c: hir.Const, t: ScalarType) -> bool:
+        """Whether a constant compared with a value of type t takes t (a float constant stays a
+        float against an integer; an integer constant takes an integer type only if it fits)."""
+        if c.type.is_float and t.is_int:
+            return False
+        return not t.is_int or _fits(c.value, t)
+
     def compare(self, op: str | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST) -> hir.Expr:
         if op is None:
             raise self.error(n, "only ==, !=, <, <=, >, >= comparisons are supported (no 'is' or 'in')")
@@ -578,10 +886,13 @@ class Frontend:
             if op not in ("eq", "ne"):
                 raise self.error(n, "bools compare with == and != only")
             return hir.Compare(BOOL, self.span(n), op, a, b)
-        if isinstance(a, hir.Const) and not isinstance(b, hir.Const):
-            a = self.coerce(a, b.type, an) if not (a.type.is_float and b.type.is_int) else a
-        if isinstance(b, hir.Const) and not isinstance(a, hir.Const):
-            b = self.coerce(b, a.type, bn) if not (b.type.is_float and a.type.is_int) else b
+        if isinstance(a, hir.Const) and not isinstance(b, hir.Const) and self.adopts(a, b.type):
+            a = self.coerce(a, b.type, an)
+        if isinstance(b, hir.Const) and not isinstance(a, hir.Const) and self.adopts(b, a.type):
+            b = self.coerce(b, a.type, bn)
+        if a.type.is_int and b.type.is_int and a.type != b.type:
+            # i32 against u32 compares the mathematical values (mir/lower.py emits the sequence)
+            return hir.Compare(BOOL, self.span(n), op, a, b)
         t = self.unify(a, b, n)
         return hir.Compare(BOOL, self.span(n), op, self.coerce(a, t, an), self.coerce(b, t, bn))
 
@@ -590,6 +901,7 @@ class Frontend:
         name = self.builtin_name(n.func)
         if name is None:
             raise self.error(n.func, "only builtins can be called in kernels (no user functions: no recursion)")
+        name = ALIASES.get(name, name)
         if name in CASTS:
             if len(n.args) != 1 or n.keywords:
                 raise self.error(n, f"{name}(x) takes one argument")
@@ -619,9 +931,10 @@ class Frontend:
             else:
                 node = n.args[0] if n.args else kw.get("axis")
                 if node is not None:
-                    if not (isinstance(node, ast.Constant) and node.value in (0, 1, 2)):
+                    v = self.fold(node)
+                    if not (isinstance(v, int) and not isinstance(v, bool) and v in (0, 1, 2)):
                         raise self.error(node, "axis must be the constant 0, 1 or 2")
-                    axis = node.value
+                    axis = v
             return hir.Call(I32, sp, name, (), None, (("axis", axis),))
         if name == "barrier":
             if n.args or kw:
@@ -706,16 +1019,21 @@ class Frontend:
                 raise self.error(n, "abs takes a number")
             return hir.Call(x.type, sp, "abs", (x,))
         if name in ("min", "max"):
-            if len(n.args) != 2 or kw:
-                raise self.error(n, f"{name}(a, b) takes two arguments")
-            a = self.expr(n.args[0], hint)
-            b = self.expr(n.args[1], a.type)
-            if isinstance(a, hir.Const) and not isinstance(b, hir.Const):
-                a = self.expr(n.args[0], b.type)
-            t = self.unify(a, b, n)
+            if len(n.args) < 2 or kw:
+                raise self.error(n, f"{name}(a, b, ...) takes two or more numbers")
+            xs = [self.expr(a, hint) for a in n.args]
+            typed = [x for x in xs if not isinstance(x, hir.Const)]
+            if typed:  # constants take the type of the first non-constant argument, as literals do
+                xs = [self.expr(a, typed[0].type) if isinstance(x, hir.Const) else x for a, x in zip(n.args, xs)]
+            t = xs[0].type
+            for x in xs[1:]:
+                t = self.unify(hir.Var(t, sp, "_"), x, n, name)
             if t is BOOL:
                 raise self.error(n, f"{name} takes numbers")
-            return hir.Call(t, sp, name, (self.coerce(a, t, n), self.coerce(b, t, n)))
+            acc = self.coerce(xs[0], t, n.args[0])
+            for x, a in zip(xs[1:], n.args[1:]):
+                acc = hir.Call(t, sp, name, (acc, self.coerce(x, t, a)))
+            return acc
         if name in ("print", "len", "input", "open", "range"):
             raise self.error(n, f"{name}() is not available in kernels")
         if isinstance(n.func, ast.Name):
@@ -724,6 +1042,36 @@ class Frontend:
                 f"{name!r} is not a builtin: kernels call only builtins (no user functions: no recursion)",
             )
         raise self.error(n.func, f"unknown builtin {name!r}")
+
+
+_OPSYM = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.Pow: "**",
+}
+
+
+def _fits(v: object, t: ScalarType) -> bool:
+    """Whether the number v is a value of the integer type t."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    if isinstance(v, float) and (not math.isfinite(v) or v != int(v)):
+        return False
+    v = int(v)
+    if t is I32:
+        return -(2**31) <= v < 2**31
+    if t is U32:
+        return 0 <= v < 2**32
+    return False
 
 
 class _Bail(Exception):

@@ -275,7 +275,10 @@ class Lowerer:
                 return self.floormod(a, b, t)
             return self.emit(e.op, [a, b], t)
         if isinstance(e, hir.Compare):
-            return self.emit(f"cmp.{e.op}", [self.expr(e.left), self.expr(e.right)], BOOL)
+            a, b = self.expr(e.left), self.expr(e.right)
+            if a.type.is_int and b.type.is_int and a.type != b.type:
+                return self.mixed_compare(e.op, a, b)
+            return self.emit(f"cmp.{e.op}", [a, b], BOOL)
         if isinstance(e, hir.Logical):
             res = self.fresh_var(BOOL)
             a = self.expr(e.left)
@@ -307,6 +310,36 @@ class Lowerer:
             return self.call(e)
         raise TypeError(e)
 
+    def mixed_compare(self, op: str, a: Operand, b: Operand) -> Operand:
+        """An i32 against a u32 by mathematical value: `s <= u` and `s > u` compare s with
+        min(u, 2**31-1) as signed (one extra instruction); the others test the sign of s and
+        compare the bits as unsigned (two extra)."""
+        flip = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+        if a.type is U32:
+            a, b, op = b, a, flip[op]
+        s, u = a, b  # s: i32, u: u32
+        if op in ("le", "gt"):
+            clamped = self.emit("min", [u, Const(0x7FFFFFFF, U32)], U32)
+            return self.emit(f"cmp.{op}", [s, self.convert(clamped, I32)], BOOL)
+        bits = self.emit(f"cmp.{op}", [self.convert(s, U32), u], BOOL)
+        if op in ("lt", "ne"):  # a negative s is below every u
+            return self.emit("or", [self.emit("cmp.lt", [s, Const(0, I32)], BOOL), bits], BOOL)
+        return self.emit("and", [self.emit("cmp.ge", [s, Const(0, I32)], BOOL), bits], BOOL)
+
+    def powi(self, x: Operand, k: int, t: ScalarType) -> Operand:
+        """x ** k for a constant k >= 1: square and multiply (x is evaluated once)."""
+        result: Operand | None = None
+        square = x
+        while True:
+            if k & 1:
+                result = square if result is None else self.emit("mul", [result, square], t)
+            k >>= 1
+            if not k:
+                break
+            square = self.emit("mul", [square, square], t)
+        assert result is not None
+        return result
+
     def floordiv(self, a: Operand, b: Operand, t: ScalarType) -> Operand:
         if t.is_float:
             return self.emit("floor", [self.emit("div", [a, b], t)], t)
@@ -333,6 +366,12 @@ class Lowerer:
         attrs = dict(e.attrs)
         if n in SREG:
             return self.convert(self.sreg(SREG[n], int(attrs["axis"])), I32)  # type: ignore[arg-type]
+        if n == "global_size":
+            axis = int(attrs["axis"])  # type: ignore[arg-type]
+            g = self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32)
+            return self.convert(g, I32)
+        if n == "powi":
+            return self.powi(self.expr(e.args[0]), int(attrs["n"]), t)  # type: ignore[arg-type]
         if n == "global_id":
             axis = int(attrs["axis"])  # type: ignore[arg-type]
             g = self.emit(
