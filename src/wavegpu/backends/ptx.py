@@ -29,6 +29,7 @@ from importlib import resources
 
 from ..errors import WaveError
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ..isa.registers import SReg as SR
 from ..isa.table import ROWS
 from ..isa.types import SUBREGS, Kind, Role
 from ..wbin.program import Kernel
@@ -133,8 +134,22 @@ for _t, _k in (("f32", _F), ("f64", _D)):
 HELPER_ROWS: tuple[str, ...] = tuple(k for k in EXPR if k not in NATIVE)
 
 _REG_PREFIX = {_B: "%t", _F: "%f", _L: "%rd", _D: "%fd", _P: "%q"}
-_SREG = {0: "%tid.x", 1: "%tid.y", 2: "%tid.z", 5: "%ctaid.x", 6: "%ctaid.y", 7: "%ctaid.z"}
-_SREG |= {8: "%ntid.x", 9: "%ntid.y", 10: "%ntid.z", 11: "%nctaid.x", 12: "%nctaid.y", 13: "%nctaid.z"}
+_SREG = {
+    SR.TID_X: "%tid.x",
+    SR.TID_Y: "%tid.y",
+    SR.TID_Z: "%tid.z",
+    SR.CTAID_X: "%ctaid.x",
+    SR.CTAID_Y: "%ctaid.y",
+    SR.CTAID_Z: "%ctaid.z",
+}
+_SREG |= {
+    SR.NTID_X: "%ntid.x",
+    SR.NTID_Y: "%ntid.y",
+    SR.NTID_Z: "%ntid.z",
+    SR.NCTAID_X: "%nctaid.x",
+    SR.NCTAID_Y: "%nctaid.y",
+    SR.NCTAID_Z: "%nctaid.z",
+}
 _ATOM = {"add": "add.u32", "min": "min", "max": "max", "and": "and.b32", "or": "or.b32", "xor": "xor.b32"}
 _ATOM |= {"exch": "exch.b32", "cas": "cas.b32"}
 _REDUCE_ID = {"add": 0, "min.s32": 0x7FFFFFFF, "max.s32": 0x80000000, "min.u32": 0xFFFFFFFF, "max.u32": 0}
@@ -322,7 +337,7 @@ class PTXRenderer:
             t = self.tmp(_B)
             self.emit(f"mov.u32 {t}, {_SREG[sid]};")
             return t
-        return {3: "%wv_wid", 4: "%wv_lane", 14: "%wv_nwaves", 16: "%wv_w"}[sid]
+        return {SR.WID: "%wv_wid", SR.LID: "%wv_lane", SR.NWAVES: "%wv_nwaves", SR.WAVE_WIDTH: "%wv_w"}[sid]
 
     # -- addresses
     def address(self, space: str, m: Mem) -> str:
@@ -663,7 +678,7 @@ class PTXRenderer:
             raise WaveError(f"ptx: unknown architecture {self.arch!r} (sm_75 or newer: {', '.join(ARCHES)})")
         for inst in k.instructions:
             for o in inst.operands:
-                if isinstance(o, SReg) and o.id == 15:
+                if isinstance(o, SReg) and o.id == SR.CLOCK:
                     raise WaveError(f"ptx: kernel {k.name!r} reads %clock, which has no ptx equivalent")
         self.lines, self.counts, self.helpers, self.label_n = [], {}, set(), 0
         nregs = max(k.registers, len(k.params), 1)

@@ -22,6 +22,7 @@ from ..dis import format_instruction
 from ..errors import Trap, UndefinedBehaviour
 from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ..isa.registers import SReg as SR
 from ..isa.structure import matching
 from ..isa.types import SUBREGS, Kind, Role
 from ..wbin.program import Kernel
@@ -68,6 +69,15 @@ def pad16(n: int) -> int:
     return max(16, (n + 15) & ~15)
 
 
+_CTAID = {SR.CTAID_X: "ctaid.x", SR.CTAID_Y: "ctaid.y", SR.CTAID_Z: "ctaid.z"}
+_PER_LANE_SREG = {
+    SR.TID_X: "tid.x",
+    SR.TID_Y: "tid.y",
+    SR.TID_Z: "tid.z",
+    SR.WID: "wid",
+    SR.LID: "lid",
+    **_CTAID,
+}
 _STAT = {"global": "device", "local": "local", "const": "constant"}
 
 
@@ -190,33 +200,33 @@ class Batch:
         """A reader of special register `sid`; values uniform over the batch are 0-d arrays."""
         wx, wy, wz = self.launch.workgroup
         gx, gy, gz = self.launch.grid
-        uniform = {8: wx, 9: wy, 10: wz, 11: gx, 12: gy, 13: gz, 14: self.waves_per_wg, 16: self.W}
-        if (sid == 1 and wy == 1) or (sid == 2 and wz == 1):
+        uniform = {
+            SR.NTID_X: wx,
+            SR.NTID_Y: wy,
+            SR.NTID_Z: wz,
+            SR.NCTAID_X: gx,
+            SR.NCTAID_Y: gy,
+            SR.NCTAID_Z: gz,
+            SR.NWAVES: self.waves_per_wg,
+            SR.WAVE_WIDTH: self.W,
+        }
+        if (sid == SR.TID_Y and wy == 1) or (sid == SR.TID_Z and wz == 1):
             uniform[sid] = 0
-        if sid == 3 and self.waves_per_wg == 1:
+        if sid == SR.WID and self.waves_per_wg == 1:
             uniform[sid] = 0
-        if sid in (5, 6, 7) and self.n_wg == 1:
-            uniform[sid] = int(self._get(("ctaid.x", "ctaid.y", "ctaid.z")[sid - 5])[0])
+        if sid in _CTAID and self.n_wg == 1:
+            uniform[sid] = int(self._get(_CTAID[sid])[0])
         if sid in uniform:
             v = np.asarray(uniform[sid], dtype=U32)
             return lambda: v
-        if sid == 15:
+        if sid == SR.CLOCK:
 
             def clock() -> np.ndarray:
                 self.clock_reads += 1
                 return np.asarray(self.issued & 0xFFFFFFFF, dtype=U32)
 
             return clock
-        name = {
-            0: "tid.x",
-            1: "tid.y",
-            2: "tid.z",
-            3: "wid",
-            4: "lid",
-            5: "ctaid.x",
-            6: "ctaid.y",
-            7: "ctaid.z",
-        }[sid]
+        name = _PER_LANE_SREG[sid]
         return lambda: self._get(name)
 
     def lanes(self, x: np.ndarray) -> np.ndarray:

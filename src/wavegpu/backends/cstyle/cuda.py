@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ...errors import WaveError
+from ...isa.registers import SReg
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import Dialect, GenericPointers
@@ -107,18 +108,18 @@ WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
 """
 
 _SREG = {
-    0: "threadIdx.x",
-    1: "threadIdx.y",
-    2: "threadIdx.z",
-    5: "blockIdx.x",
-    6: "blockIdx.y",
-    7: "blockIdx.z",
-    8: "blockDim.x",
-    9: "blockDim.y",
-    10: "blockDim.z",
-    11: "gridDim.x",
-    12: "gridDim.y",
-    13: "gridDim.z",
+    SReg.TID_X: "threadIdx.x",
+    SReg.TID_Y: "threadIdx.y",
+    SReg.TID_Z: "threadIdx.z",
+    SReg.CTAID_X: "blockIdx.x",
+    SReg.CTAID_Y: "blockIdx.y",
+    SReg.CTAID_Z: "blockIdx.z",
+    SReg.NTID_X: "blockDim.x",
+    SReg.NTID_Y: "blockDim.y",
+    SReg.NTID_Z: "blockDim.z",
+    SReg.NCTAID_X: "gridDim.x",
+    SReg.NCTAID_Y: "gridDim.y",
+    SReg.NCTAID_Z: "gridDim.z",
 }
 _ATOM = {
     "add": "atomicAdd",
@@ -183,13 +184,13 @@ class CUDA(LaneLoops, GenericPointers):
 
     def sreg(self, sid: int, wave_width: int) -> str:
         w = wave_width
-        if sid == 16:
+        if sid == SReg.WAVE_WIDTH:
             return f"{w}u"
-        if sid == 4:
+        if sid == SReg.LID:
             return "wv_lane()"
-        if sid == 3:
+        if sid == SReg.WID:
             return f"((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / {w}u)"
-        if sid == 14:
+        if sid == SReg.NWAVES:
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 

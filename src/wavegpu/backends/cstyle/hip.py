@@ -7,6 +7,7 @@ gives at that width. The execution mask comes from `__ballot(1)`."""
 from __future__ import annotations
 
 from ...errors import WaveError
+from ...isa.registers import SReg
 from ...wbin.program import Kernel
 from .cuda import CUDA, LOOPS
 from .prelude import HELPERS
@@ -71,11 +72,11 @@ class HIP(CUDA):
         return "(uint)warpSize"
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == 16:
+        if sid == SReg.WAVE_WIDTH:
             return "(uint)warpSize"
-        if sid == 3:
+        if sid == SReg.WID:
             return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / (uint)warpSize)"
-        if sid == 14:
+        if sid == SReg.NWAVES:
             return "((blockDim.x * blockDim.y * blockDim.z + (uint)warpSize - 1u) / (uint)warpSize)"
         return super().sreg(sid, wave_width)
 

@@ -13,6 +13,7 @@ Rows on f64 are refused with a diagnostic. The output must be compiled with fast
 from __future__ import annotations
 
 from ...errors import WaveError
+from ...isa.registers import SReg
 from ...isa.table import ROWS
 from ...wbin.program import Kernel
 from .cuda import LOOPS, LaneLoops
@@ -120,9 +121,24 @@ WV_FN uint wv_atomic_addf_{s}({q} atomic_uint* p, uint v) {{
     for s, q in (("g", "device"), ("l", "threadgroup"))
 )
 
-_SREG = {0: "wv_tid.x", 1: "wv_tid.y", 2: "wv_tid.z", 3: "wv_wid", 4: "wv_lane", 5: "wv_ctaid.x"}
-_SREG |= {6: "wv_ctaid.y", 7: "wv_ctaid.z", 8: "wv_ntid.x", 9: "wv_ntid.y", 10: "wv_ntid.z"}
-_SREG |= {11: "wv_nctaid.x", 12: "wv_nctaid.y", 13: "wv_nctaid.z", 14: "wv_nwaves", 16: "32u"}
+_SREG = {
+    SReg.TID_X: "wv_tid.x",
+    SReg.TID_Y: "wv_tid.y",
+    SReg.TID_Z: "wv_tid.z",
+    SReg.WID: "wv_wid",
+    SReg.LID: "wv_lane",
+    SReg.CTAID_X: "wv_ctaid.x",
+    SReg.CTAID_Y: "wv_ctaid.y",
+    SReg.CTAID_Z: "wv_ctaid.z",
+    SReg.NTID_X: "wv_ntid.x",
+    SReg.NTID_Y: "wv_ntid.y",
+    SReg.NTID_Z: "wv_ntid.z",
+    SReg.NCTAID_X: "wv_nctaid.x",
+    SReg.NCTAID_Y: "wv_nctaid.y",
+    SReg.NCTAID_Z: "wv_nctaid.z",
+    SReg.NWAVES: "wv_nwaves",
+    SReg.WAVE_WIDTH: "32u",
+}
 _SPACE = {"global": ("device", "mem"), "local": ("threadgroup", "lmem"), "const": ("constant", "cmem")}
 _NO_F64 = "Apple GPUs have no double precision (Metal has no double type)"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ...isa.registers import SReg
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import Dialect
@@ -28,21 +29,21 @@ WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__pri
 """
 
 _SREG = {
-    0: "get_local_id(0)",
-    1: "get_local_id(1)",
-    2: "get_local_id(2)",
-    3: "get_sub_group_id()",
-    4: "get_sub_group_local_id()",
-    5: "get_group_id(0)",
-    6: "get_group_id(1)",
-    7: "get_group_id(2)",
-    8: "get_local_size(0)",
-    9: "get_local_size(1)",
-    10: "get_local_size(2)",
-    11: "get_num_groups(0)",
-    12: "get_num_groups(1)",
-    13: "get_num_groups(2)",
-    14: "get_num_sub_groups()",
+    SReg.TID_X: "get_local_id(0)",
+    SReg.TID_Y: "get_local_id(1)",
+    SReg.TID_Z: "get_local_id(2)",
+    SReg.WID: "get_sub_group_id()",
+    SReg.LID: "get_sub_group_local_id()",
+    SReg.CTAID_X: "get_group_id(0)",
+    SReg.CTAID_Y: "get_group_id(1)",
+    SReg.CTAID_Z: "get_group_id(2)",
+    SReg.NTID_X: "get_local_size(0)",
+    SReg.NTID_Y: "get_local_size(1)",
+    SReg.NTID_Z: "get_local_size(2)",
+    SReg.NCTAID_X: "get_num_groups(0)",
+    SReg.NCTAID_Y: "get_num_groups(1)",
+    SReg.NCTAID_Z: "get_num_groups(2)",
+    SReg.NWAVES: "get_num_sub_groups()",
 }
 
 _ATOM = {
@@ -71,7 +72,7 @@ class OpenCL(Dialect):
         return f"{' '.join(attrs)}\n__kernel void {k.name}({', '.join(args)}) {{"
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == 16:
+        if sid == SReg.WAVE_WIDTH:
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 

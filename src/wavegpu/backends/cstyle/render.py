@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ...isa.registers import SReg as SR
 from ...isa.table import ROWS
 from ...isa.types import SUBREGS, Kind, Role
 from ...wbin.program import Kernel
@@ -507,7 +508,7 @@ class CRenderer:
                     f"{self.d.unsupported[inst.spec.key]}"
                 )
             for o in inst.operands:
-                if isinstance(o, SReg) and o.id == 15:
+                if isinstance(o, SReg) and o.id == SR.CLOCK:
                     raise WaveError(
                         f"{self.d.name}: kernel {k.name!r} reads %clock, which has no {self.d.name} equivalent"
                     )

@@ -12,6 +12,7 @@ one body function `wv_body_<name>(nd_item, local memory, mem, cmem, a0..)`:
 from __future__ import annotations
 
 from ...errors import WaveError
+from ...isa.registers import SReg
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import GenericPointers
@@ -47,21 +48,21 @@ WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u)
 """
 
 _SREG = {
-    0: "it_.get_local_id(2)",
-    1: "it_.get_local_id(1)",
-    2: "it_.get_local_id(0)",
-    3: "sg_.get_group_linear_id()",
-    4: "sg_.get_local_linear_id()",
-    5: "it_.get_group(2)",
-    6: "it_.get_group(1)",
-    7: "it_.get_group(0)",
-    8: "it_.get_local_range(2)",
-    9: "it_.get_local_range(1)",
-    10: "it_.get_local_range(0)",
-    11: "it_.get_group_range(2)",
-    12: "it_.get_group_range(1)",
-    13: "it_.get_group_range(0)",
-    14: "sg_.get_group_linear_range()",
+    SReg.TID_X: "it_.get_local_id(2)",
+    SReg.TID_Y: "it_.get_local_id(1)",
+    SReg.TID_Z: "it_.get_local_id(0)",
+    SReg.WID: "sg_.get_group_linear_id()",
+    SReg.LID: "sg_.get_local_linear_id()",
+    SReg.CTAID_X: "it_.get_group(2)",
+    SReg.CTAID_Y: "it_.get_group(1)",
+    SReg.CTAID_Z: "it_.get_group(0)",
+    SReg.NTID_X: "it_.get_local_range(2)",
+    SReg.NTID_Y: "it_.get_local_range(1)",
+    SReg.NTID_Z: "it_.get_local_range(0)",
+    SReg.NCTAID_X: "it_.get_group_range(2)",
+    SReg.NCTAID_Y: "it_.get_group_range(1)",
+    SReg.NCTAID_Z: "it_.get_group_range(0)",
+    SReg.NWAVES: "sg_.get_group_linear_range()",
 }
 _ATOM = {
     "add": "fetch_add",
@@ -133,7 +134,7 @@ class SYCL(GenericPointers):
         return classic + free
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == 16:
+        if sid == SReg.WAVE_WIDTH:
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 

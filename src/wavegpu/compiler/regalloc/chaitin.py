@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ...errors import CompileError, Diagnostic
 from ...isa.capabilities import EMULATOR
+from ...isa.registers import SReg
 from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
 
 INF = float("inf")
@@ -381,11 +382,11 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
             mul = LInst("mul.lo.u32", [a, tx, Imm(0)])
             add = LInst("add.u32", [a, a, Imm(0)])
             entry = [
-                LInst("mov.b32.sreg", [tx, SpecialReg(0)]),
-                LInst("mov.b32.sreg", [ty, SpecialReg(1)]),
-                LInst("mov.b32.sreg", [tz, SpecialReg(2)]),
-                LInst("mov.b32.sreg", [nx, SpecialReg(8)]),
-                LInst("mov.b32.sreg", [ny, SpecialReg(9)]),
+                LInst("mov.b32.sreg", [tx, SpecialReg(SReg.TID_X)]),
+                LInst("mov.b32.sreg", [ty, SpecialReg(SReg.TID_Y)]),
+                LInst("mov.b32.sreg", [tz, SpecialReg(SReg.TID_Z)]),
+                LInst("mov.b32.sreg", [nx, SpecialReg(SReg.NTID_X)]),
+                LInst("mov.b32.sreg", [ny, SpecialReg(SReg.NTID_Y)]),
                 LInst("mad.lo.u32", [ty, tz, ny, ty]),
                 LInst("mad.lo.u32", [tx, ty, nx, tx]),
                 mul,
