@@ -455,14 +455,16 @@ class Frontend:
             if not isinstance(s.target, ast.Name):
                 raise self.error(s, "annotated assignment needs a plain name")
             t = self.annotation(s.annotation)
+            if t is None:
+                raise _Bail()  # annotation() said why
             if not isinstance(t, ScalarType):
-                raise self.error(s.annotation, "local variables are scalars")
+                raise self.error(s.annotation, "local variables are scalars (arrays: wg.local_array(dtype, count))")
             if s.value is None:
                 raise self.error(s, "give the variable a value")
             return self.assign_name(s.target, self.expr(s.value, t), s, declared=t)
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
-                raise self.error(s, "chained assignment (a = b = c) is not supported")
+                raise self.error(s, "chained assignment (a = b = c) is not supported: assign one name at a time")
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name) and self.is_call_to(s.value, "local_array"):
                 return self.local_array(tgt, s.value)  # type: ignore[arg-type]
@@ -588,7 +590,7 @@ class Frontend:
     def assign_name(self, tgt: ast.Name, value: hir.Expr, s: ast.stmt, declared: ScalarType | None = None) -> hir.Stmt:
         name = tgt.id
         if name in self.arrays:
-            raise self.error(tgt, f"{name!r} is an array; assign its elements")
+            raise self.error(tgt, f"{name!r} is an array; assign its elements: {name}[i] = ...")
         if name in self.scalars:
             raise self.error(tgt, f"parameter {name!r} is read-only; copy it to a variable first")
         if name in MODULES or name in CASTS:
@@ -596,6 +598,17 @@ class Frontend:
         if value.type is VOID:
             raise self.error(s, "this call has no value")
         want = declared or self.vars.get(name)
+        if want is not None and declared is None and value.type != want:
+            const_ok = isinstance(value, hir.Const) and (
+                (want.is_float and value.type is not BOOL) or (want.is_int and _fits(value.value, want))
+            )
+            widening = want.is_float and (value.type.is_int or value.type.bits < want.bits)
+            if not const_ok and not widening:
+                raise self.error(
+                    s,
+                    f"{name!r} is {want} (a variable keeps the type of its first assignment), this value "
+                    f"is {value.type}: convert it, {want}(...), or use another name",
+                )
         if want is not None:
             value = self.coerce(value, want, s)
         self.vars.setdefault(name, value.type)
@@ -630,6 +643,9 @@ class Frontend:
         ):
             raise self.error(it, "kernels loop with for ... in range(start, stop, step)")
         args = [self.expr(a) for a in it.args]
+        for a_node, a in zip(it.args, args):
+            if not a.type.is_int:
+                raise self.error(a_node, f"range() takes integers, not {a.type}: convert it, int(...)")
         if len(args) == 1:
             args = [hir.Const(args[0].type, sp, 0), args[0]]
         if len(args) == 2:
@@ -668,6 +684,9 @@ class Frontend:
     def subscript(self, n: ast.Subscript) -> tuple[str, hir.Expr]:
         if isinstance(n.value, ast.Name) and n.value.id in self.poisoned:
             raise _Bail()
+        v = n.value
+        if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id in self.arrays:
+            raise self.error(v, f"arrays have no attributes in kernels: pass {ast.unparse(v)} as a parameter")
         if not isinstance(n.value, ast.Name) or n.value.id not in self.arrays:
             raise self.error(n.value, "only arrays (buffer parameters or local_array) can be indexed")
         if isinstance(n.slice, ast.Slice | ast.Tuple):
@@ -691,7 +710,7 @@ class Frontend:
             if n.id in self.vars:
                 return hir.Var(self.vars[n.id], sp, n.id)
             if n.id in self.arrays:
-                raise self.error(n, f"{n.id!r} is an array: index it (or len({n.id}) for its size)")
+                raise self.error(n, f"{n.id!r} is an array: index it, {n.id}[i]")
             raise self.error(n, f"{n.id!r} is not defined (or is used before it is assigned)")
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
             return self.power(n, hint)
@@ -750,6 +769,8 @@ class Frontend:
             if name in CONSTANTS:
                 t = hint if hint is not None and hint.is_float else F32
                 return hir.Const(t, sp, CONSTANTS[name])
+            if isinstance(n.value, ast.Name) and n.value.id in self.arrays:
+                raise self.error(n, f"arrays have no attributes in kernels: pass {ast.unparse(n)} as a parameter")
             raise self.error(n, f"unknown name {ast.unparse(n)!r}")
         if isinstance(n, ast.Subscript):
             arr, idx = self.subscript(n)
@@ -998,7 +1019,8 @@ class Frontend:
             if x.type not in (F32, F64) or (x.type is F64 and name not in ("sqrt", "floor", "ceil")):
                 raise self.error(
                     n.args[0],
-                    f"{name} takes f32{' or f64' if name in ('sqrt', 'floor', 'ceil') else ''}",
+                    f"{name} takes f32{' or f64' if name in ('sqrt', 'floor', 'ceil') else ''}, not {x.type}: "
+                    f"convert it, {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])}))",
                 )
             return hir.Call(x.type, sp, name, (x,))
         if name == "fma":
@@ -1035,7 +1057,12 @@ class Frontend:
                 acc = hir.Call(t, sp, name, (acc, self.coerce(x, t, a)))
             return acc
         if name in ("print", "len", "input", "open", "range"):
-            raise self.error(n, f"{name}() is not available in kernels")
+            why = {
+                "print": "write the value to an array",
+                "len": "pass the size as a parameter",
+                "range": "use it in for ... in range(...)",
+            }.get(name, "kernels have no input or files")
+            raise self.error(n, f"{name}() is not available in kernels: {why}")
         if isinstance(n.func, ast.Name):
             raise self.error(
                 n.func,
