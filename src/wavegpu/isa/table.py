@@ -12,6 +12,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .types import DataType, Kind, OperandSpec, Role
+from .vocabulary import (
+    FLOAT_CONDITIONS,
+    INT_CONDITIONS,
+    NEST_OF,
+    AtomOp,
+    Cmp,
+    Nest,
+    Op,
+    ReduceOp,
+    Rounding,
+    Scope,
+    ShuffleMode,
+    Variant,
+)
 
 T = DataType
 
@@ -51,6 +65,10 @@ class InstrSpec:
     operands: tuple[OperandSpec, ...]
     cls: str
     doc: str
+    op: Op  # what the row does (the group's stem without the memory space)
+    variant: Variant | None = None  # which flavour of `op`: ReduceOp, AtomOp, ShuffleMode, Cmp, ...
+    nest: Nest | None = None  # the row's role in structured control flow
+    signed: bool = False  # the principal type (`dtype`) is signed; for loads, the memory value
     ext: bool = False  # an extension row, not in WAVE v0.1
     space: str | None = None  # memory space: "global", "local", "const"
     cap: str | None = None  # optional capability the row needs
@@ -169,6 +187,8 @@ def group(
     if opcode in _opcodes:
         raise ValueError(f"opcode 0x{opcode:02x} used by {_opcodes[opcode]} and {stem}")
     _opcodes[opcode] = stem
+    space = flags.get("space")
+    op = Op(stem[: -len(f".{space}")] if space else stem)
     for mod, v in enumerate(variants):
         name = f"{stem}.{v.suffix}" if v.suffix else stem
         row_cls = cls
@@ -186,12 +206,45 @@ def group(
                 operands=v.operands,
                 cls=row_cls,
                 doc=v.doc,
+                op=op,
+                variant=_variant(op, v.suffix),
+                nest=NEST_OF.get(op),
+                signed=_signed(op, v.operands),
                 ext=v.ext,
                 cap=v.cap,
                 aliases=v.aliases,
                 **row_flags,  # type: ignore[arg-type]
             )
         )
+
+
+def _variant(op: Op, suffix: str) -> Variant | None:
+    """The typed variant a row's mnemonic suffix spells (the only place that reads suffixes)."""
+    word = suffix.split(".")[0]
+    if op in (Op.REDUCE, Op.PREFIX):
+        return ReduceOp(word)
+    if op in (Op.ATOM, Op.RED):
+        return AtomOp(word)
+    if op is Op.BROADCAST:
+        return ShuffleMode.IDX
+    if op is Op.SHUFFLE:
+        return ShuffleMode(word) if word in ("xor", "up", "down") else ShuffleMode.IDX
+    if op is Op.SETP:
+        return Cmp(word)
+    if op is Op.FENCE:
+        return Scope(word)
+    if op is Op.CVT and word in {r.value for r in Rounding}:
+        return Rounding(word)
+    return None
+
+
+def _signed(op: Op, operands: tuple[OperandSpec, ...]) -> bool:
+    """Loads: the memory value is signed (sign-extended); other rows: the principal type is."""
+    if op is Op.LD:
+        return any(o.kind is Kind.MEM and o.dtype.is_signed for o in operands)
+    srcs = [o for o in operands if o.role is Role.SRC and o.kind is not Kind.MEM]
+    t = srcs[0].dtype if srcs else operands[0].dtype if operands else None
+    return t is not None and t.is_signed
 
 
 def typed(
@@ -655,9 +708,6 @@ group(
 )
 
 # ---- comparisons and selects -----------------------------------------------------------------
-_ICMP = ("eq", "ne", "lt", "le", "gt", "ge")
-_FCMP_ORDERED = ("eq", "ne", "lt", "le", "gt", "ge")
-_FCMP_UNORDERED = ("equ", "neu", "ltu", "leu", "gtu", "geu")
 _CMP_DOC = {
     "eq": "equal",
     "ne": "not equal",
@@ -671,13 +721,14 @@ _CMP_DOC = {
 def _setp_variants(t: DataType, spec_ops: Iterable[str], cap: str | None) -> list[V]:
     out = []
     spec_set = set(spec_ops)
-    for c in _ICMP if not t.is_float else (*_FCMP_ORDERED, *_FCMP_UNORDERED, "num", "nan"):
-        if c == "num":
+    for cond in FLOAT_CONDITIONS if t.is_float else INT_CONDITIONS:
+        c = cond.value
+        if cond is Cmp.NUM:
             doc = "true if neither operand is NaN"
-        elif c == "nan":
+        elif cond is Cmp.NAN:
             doc = "true if either operand is NaN"
-        elif c.endswith("u") and t.is_float:
-            doc = f"{_CMP_DOC[c[:-1]]}, or either operand NaN (unordered)"
+        elif cond.unordered:
+            doc = f"{_CMP_DOC[cond.ordered.value]}, or either operand NaN (unordered)"
         elif t.is_float:
             doc = f"{_CMP_DOC[c]}; false if either operand is NaN (ordered)"
         else:
@@ -694,9 +745,10 @@ def _setp_variants(t: DataType, spec_ops: Iterable[str], cap: str | None) -> lis
     return out
 
 
+_ICMP = tuple(c.value for c in INT_CONDITIONS)
 group(0x48, "setp", "cmp", _setp_variants(T.S32, _ICMP, None))
 group(0x49, "setp", "cmp", _setp_variants(T.U32, (), None))
-group(0x4A, "setp", "cmp", _setp_variants(T.F32, (*_FCMP_ORDERED, "neu"), None))
+group(0x4A, "setp", "cmp", _setp_variants(T.F32, (*_ICMP, "neu"), None))
 group(0x4B, "setp", "cmp", _setp_variants(T.F64, (), "CAP_F64"))
 group(
     0x4C,
