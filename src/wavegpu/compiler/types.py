@@ -19,9 +19,11 @@ class ScalarType:
     kind: str  # "int", "uint", "float", "bool"
 
     def __getitem__(self, item: object) -> ArrayType:
-        if item != slice(None):
-            raise TypeError(f"array types are written {self.name}[:]")
-        return ArrayType(self, "global")
+        if item == slice(None):
+            return ArrayType(self, "global")
+        if item == (slice(None), slice(None)):
+            return ArrayType(self, "global", 2)
+        raise TypeError(f"array types are written {self.name}[:] or {self.name}[:, :]")
 
     def __call__(self, value: object) -> object:
         return NUMPY[self.name](value)  # type: ignore[operator]
@@ -65,9 +67,11 @@ class ScalarType:
 class ArrayType:
     elem: ScalarType
     space: str  # "global" (a buffer parameter) or "local" (local_array)
+    ndim: int = 1  # 2: indexed a[i, j], row-major (C order); the shape is known at run time
 
     def __repr__(self) -> str:
-        return f"{self.elem.name}[{'local' if self.space == 'local' else ':'}]"
+        dims = ", ".join([":"] * self.ndim)
+        return f"{self.elem.name}[{'local' if self.space == 'local' else dims}]"
 
 
 I32 = ScalarType("i32", 32, "int")

@@ -177,23 +177,71 @@ def scalar_bits(value: object, p: Param) -> int:
     return v & 0xFFFFFFFF
 
 
+HIDDEN_SUFFIXES = ("__len", "__shape0", "__shape1")
+
+
+def hidden_of(kernel: Kernel) -> dict[str, tuple[str, str]]:
+    """The hidden parameters (x__len, A__shape0, A__shape1 of a buffer parameter x or A, added by
+    the compiler for len(x), x.shape[k] and 2-D indexing): name -> (array parameter, suffix)."""
+    buffers = {p.name for p in kernel.params if p.kind == "buffer"}
+    out = {}
+    for p in kernel.params:
+        for suffix in HIDDEN_SUFFIXES:
+            if p.kind == "scalar" and p.name.endswith(suffix) and p.name[: -len(suffix)] in buffers:
+                out[p.name] = (p.name[: -len(suffix)], suffix)
+    return out
+
+
+def _hidden_value(kernel: Kernel, array: str, suffix: str, v: object) -> int:
+    """The value of a hidden argument from its array: the element count, or a dimension of a 2-D
+    array (which must then be 2-D)."""
+    two_d = array + "__shape1" in {p.name for p in kernel.params}
+    where = f"parameter {array!r}"
+    if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):  # a count of zeros
+        if two_d:
+            raise WaveError(f"{where} is a 2-D array: pass a 2-D NumPy array, not a count")
+        n = int(v)
+    elif isinstance(v, np.ndarray):
+        if two_d and v.ndim != 2:
+            raise WaveError(f"{where} is a 2-D array ([:, :]): pass a 2-D NumPy array, got shape {v.shape}")
+        n = v.size if suffix == "__len" else v.shape[int(suffix[-1])]
+    else:
+        return 0  # _array refuses the value with its own message
+    if n >= 1 << 31:
+        raise WaveError(f"{where}: {n} elements do not fit the i32 that len() and .shape give")
+    return n
+
+
 def bind(kernel: Kernel, values: Sequence[object] | Mapping[str, object]) -> list[object]:
-    """The arguments in parameter order, from positions or names; a count or name mismatch is an error."""
-    params = kernel.params
+    """The arguments in parameter order, from positions or names; a count or name mismatch is an
+    error. Hidden parameters (hidden_of) are not passed: they are computed from their arrays."""
+    hidden = hidden_of(kernel)
+    if hidden:
+        params = [p for p in kernel.params if p.name not in hidden]
+        got = _bind(kernel.name, params, values)
+        by_name = {p.name: v for p, v in zip(params, got)}
+        return [
+            _hidden_value(kernel, *hidden[p.name], by_name[hidden[p.name][0]]) if p.name in hidden else by_name[p.name]
+            for p in kernel.params
+        ]
+    return _bind(kernel.name, list(kernel.params), values)
+
+
+def _bind(name: str, params: list[Param], values: Sequence[object] | Mapping[str, object]) -> list[object]:
     if isinstance(values, Mapping):
         unknown = set(values) - {p.name for p in params}
         if unknown:
             raise WaveError(
-                f"kernel {kernel.name!r} has no parameter(s) {', '.join(sorted(unknown))}; "
+                f"kernel {name!r} has no parameter(s) {', '.join(sorted(unknown))}; "
                 f"parameters: {', '.join(p.name for p in params) or '(none)'}"
             )
         missing = [p.name for p in params if p.name not in values]
         if missing:
-            raise WaveError(f"kernel {kernel.name!r}: missing argument(s) for {', '.join(missing)}")
+            raise WaveError(f"kernel {name!r}: missing argument(s) for {', '.join(missing)}")
         return [values[p.name] for p in params]
     seq = list(values)
     if len(seq) != len(params):
-        raise WaveError(f"kernel {kernel.name!r} takes {len(params)} argument(s), got {len(seq)}")
+        raise WaveError(f"kernel {name!r} takes {len(params)} argument(s), got {len(seq)}")
     return seq
 
 

@@ -283,6 +283,28 @@ class Frontend:
         self.loop_depth = 0
         self.tmp = 0
         self.poisoned: set[str] = set()  # names whose definition failed: their uses say nothing more
+        self.hidden: set[str] = set()  # hidden parameters used: x__len, A__shape0, A__shape1
+        self.local_shapes: dict[str, tuple[int, ...]] = {}
+
+    def hidden_param(self, array: str, suffix: str) -> hir.Var:
+        """A hidden i32 argument of an array parameter (its length or a dimension), which the
+        runtime passes from the array itself (runtime/buffers.py)."""
+        name = array + suffix
+        self.hidden.add(name)
+        self.scalars[name] = I32
+        self.vars[name] = I32
+        return hir.Var(I32, None, name)
+
+    def dim(self, array: str, axis: int, n: ast.AST) -> hir.Expr:
+        """Extent of an array along an axis: a constant for local arrays, else a hidden argument."""
+        t = self.arrays[array]
+        if axis >= t.ndim:
+            raise self.error(n, f"{array!r} has {t.ndim} dimension(s)")
+        if t.space == "local":
+            return hir.Const(I32, self.span(n), self.local_shapes[array][axis])
+        if t.ndim == 1:
+            return self.hidden_param(array, "__len")
+        return self.hidden_param(array, f"__shape{axis}")
 
     def const_lookup(self, name: str) -> Constant | None:
         if name in self.vars or name in self.arrays or name in self.poisoned:
@@ -357,6 +379,11 @@ class Frontend:
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
             self.error(node, "kernel parameters must be plain positional parameters without defaults")
         for arg in a.args:
+            if arg.arg.endswith(HIDDEN_SUFFIXES):
+                self.error(
+                    arg, f"parameter names ending in {', '.join(HIDDEN_SUFFIXES)} are reserved (hidden arguments)"
+                )
+                continue
             if arg.annotation is None:
                 self.error(
                     arg,
@@ -368,6 +395,8 @@ class Frontend:
                 continue
             if isinstance(t, ArrayType):
                 self.arrays[arg.arg] = t
+                if t.ndim == 2:  # the row length indexes it: always passed
+                    self.hidden_param(arg.arg, "__shape1")
             else:
                 if t is BOOL or t is VOID:
                     self.error(arg, "scalar parameters are i32, u32, f32, f16 or f64")
@@ -379,6 +408,10 @@ class Frontend:
         body = self.block(node.body)
         if self.diags:
             raise CompileError(self.diags)
+        for p in list(params):  # hidden arguments after the user's, in parameter order
+            for suffix in HIDDEN_SUFFIXES:
+                if p.name + suffix in self.hidden:
+                    params.append(hir.Param(p.name + suffix, I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.scalars)
         return hir.Function(node.name, tuple(params), body, variables, tuple(self.locals), self.src.file)
 
@@ -388,13 +421,20 @@ class Frontend:
             if base is None:
                 self.error(n, "unknown type")
                 return None
-            if not (isinstance(n.slice, ast.Slice) and n.slice.lower is None and n.slice.upper is None):
-                self.error(n, f"array types are written {base.name}[:]")
+
+            def full(x: ast.expr) -> bool:
+                return isinstance(x, ast.Slice) and x.lower is None and x.upper is None and x.step is None
+
+            ndim = 1
+            if isinstance(n.slice, ast.Tuple) and len(n.slice.elts) == 2 and all(full(x) for x in n.slice.elts):
+                ndim = 2
+            elif not full(n.slice):
+                self.error(n, f"array types are written {base.name}[:] or {base.name}[:, :]")
                 return None
             if base is BOOL:
                 self.error(n, "arrays of bool are not supported; use u32")
                 return None
-            return ArrayType(base, "global")
+            return ArrayType(base, "global", ndim)
         t = self.type_name(n)
         if t is None:
             self.error(n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]")
@@ -620,10 +660,17 @@ class Frontend:
         t = self.type_name(call.args[0])
         if t is None or t is BOOL:
             raise self.error(call.args[0], "local_array element type must be i32, u32, f32, f16 or f64")
-        cnt = self.const_int(call.args[1], "a local_array count (no dynamic allocation on a GPU)", lo=1)
+        shape_node = call.args[1]
+        dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+        if len(dims) > 2:
+            raise self.error(shape_node, "local arrays have one or two dimensions")
+        what = "a local_array count (no dynamic allocation on a GPU)"
+        shape = tuple(self.const_int(d, what, lo=1) for d in dims)
+        cnt = math.prod(shape)
         if tgt.id in self.arrays or tgt.id in self.vars:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
-        at = ArrayType(t, "local")
+        at = ArrayType(t, "local", len(shape))
+        self.local_shapes[tgt.id] = shape
         self.arrays[tgt.id] = at
         self.locals.append(hir.LocalArray(tgt.id, at, cnt, self.span(call)))
         return None
@@ -686,15 +733,27 @@ class Frontend:
             raise _Bail()
         v = n.value
         if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id in self.arrays:
-            raise self.error(v, f"arrays have no attributes in kernels: pass {ast.unparse(v)} as a parameter")
+            raise self.error(v, f"arrays have no attribute {v.attr!r} in kernels (len(x) and x.shape[k] exist)")
         if not isinstance(n.value, ast.Name) or n.value.id not in self.arrays:
             raise self.error(n.value, "only arrays (buffer parameters or local_array) can be indexed")
-        if isinstance(n.slice, ast.Slice | ast.Tuple):
-            raise self.error(n.slice, "index arrays with one integer (no slices or tuples)")
-        idx = self.expr(n.slice, I32)
-        if not idx.type.is_int:
-            raise self.error(n.slice, f"an array index is an integer, not {idx.type}")
-        return n.value.id, idx
+        name = n.value.id
+        t = self.arrays[name]
+        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.error(n.slice, "index arrays with integers (no slices)")
+        if len(parts) != t.ndim:
+            form = f"{name}[i]" if t.ndim == 1 else f"{name}[i, j]"
+            raise self.error(n.slice, f"{name!r} has {t.ndim} dimension(s): index it {form}")
+        idxs = []
+        for p in parts:
+            idx = self.expr(p, I32)
+            if not idx.type.is_int:
+                raise self.error(p, f"an array index is an integer, not {idx.type}")
+            idxs.append(idx)
+        if t.ndim == 1:
+            return name, idxs[0]
+        row = self.binary("mul", idxs[0], self.dim(name, 1, n), n.slice)  # row-major: i * shape[1] + j
+        return name, self.binary("add", row, idxs[1], n.slice)
 
     def expr(self, n: ast.expr, hint: ScalarType | None = None) -> hir.Expr:
         sp = self.span(n)
@@ -770,9 +829,16 @@ class Frontend:
                 t = hint if hint is not None and hint.is_float else F32
                 return hir.Const(t, sp, CONSTANTS[name])
             if isinstance(n.value, ast.Name) and n.value.id in self.arrays:
-                raise self.error(n, f"arrays have no attributes in kernels: pass {ast.unparse(n)} as a parameter")
+                raise self.error(n, f"arrays have no attribute {n.attr!r} in kernels (len(x) and x.shape[k] exist)")
             raise self.error(n, f"unknown name {ast.unparse(n)!r}")
         if isinstance(n, ast.Subscript):
+            if (
+                isinstance(n.value, ast.Attribute)
+                and n.value.attr == "shape"
+                and isinstance(n.value.value, ast.Name)
+                and n.value.value.id in self.arrays
+            ):
+                return self.dim(n.value.value.id, self.const_int(n.slice, "a shape index", lo=0), n)
             arr, idx = self.subscript(n)
             return hir.Load(self.arrays[arr].elem, sp, arr, idx)
         if isinstance(n, ast.Call):
@@ -1056,10 +1122,12 @@ class Frontend:
             for x, a in zip(xs[1:], n.args[1:]):
                 acc = hir.Call(t, sp, name, (acc, self.coerce(x, t, a)))
             return acc
+        if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.arrays:
+            return self.dim(n.args[0].id, 0, n)
         if name in ("print", "len", "input", "open", "range"):
             why = {
                 "print": "write the value to an array",
-                "len": "pass the size as a parameter",
+                "len": "len(x) takes an array, x",
                 "range": "use it in for ... in range(...)",
             }.get(name, "kernels have no input or files")
             raise self.error(n, f"{name}() is not available in kernels: {why}")
@@ -1099,6 +1167,9 @@ def _fits(v: object, t: ScalarType) -> bool:
     if t is U32:
         return 0 <= v < 2**32
     return False
+
+
+HIDDEN_SUFFIXES = ("__len", "__shape0", "__shape1")
 
 
 class _Bail(Exception):
