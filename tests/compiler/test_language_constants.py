@@ -163,3 +163,11 @@ def test_literal_values_run() -> None:
 def test_non_numeric_module_values_are_not_constants() -> None:
     d = errors("y = NAME")
     assert len(d) == 1 and "'NAME' is not defined" in d[0].message
+
+
+def test_a_name_the_kernel_assigns_is_local_as_in_python() -> None:
+    src = "import wavegpu as wg\nK = 5\n@wg.kernel\ndef k(o: wg.i32[:]):\n    o[0] = K\n    K = 3\n    o[1] = K\n"
+    with pytest.raises(wg.CompileError) as ei:
+        wg.compile(src)
+    (d,) = ei.value.diagnostics
+    assert "'K' is not defined (or is used before it is assigned)" in d.message and d.span.line == 5

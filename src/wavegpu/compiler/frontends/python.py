@@ -284,6 +284,8 @@ class Frontend:
         self.tmp = 0
         self.poisoned: set[str] = set()  # names whose definition failed: their uses say nothing more
         self.hidden: set[str] = set()  # hidden parameters used: x__len, A__shape0, A__shape1
+        # names the kernel assigns are its own, as in Python (a module constant of that name is hidden)
+        self.assigned = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
         self.local_shapes: dict[str, tuple[int, ...]] = {}
 
     def hidden_param(self, array: str, suffix: str) -> hir.Var:
@@ -307,7 +309,7 @@ class Frontend:
         return self.hidden_param(array, f"__shape{axis}")
 
     def const_lookup(self, name: str) -> Constant | None:
-        if name in self.vars or name in self.arrays or name in self.poisoned:
+        if name in self.vars or name in self.arrays or name in self.poisoned or name in self.assigned:
             return None
         return self.src.consts.get(name)
 
