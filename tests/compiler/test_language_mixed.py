@@ -328,3 +328,25 @@ def test_random_mixed_integer_expressions_match_the_rules(expr: tuple[str, tuple
         res = wg.emulate(prog, grid=1, workgroup=1, memory=layout.memory, args=layout.args)
         got = int(layout.read(res.memory, "o")[0])
         assert got == want, f"-O{opt}: {text} with {env}: got {got}, want {want}"
+
+
+RUST_TOOLCHAIN_VECTOR_ADD = """from wave import kernel, f32, thread_id, barrier
+
+@kernel
+def vector_add(a: f32[:], b: f32[:], out: f32[:], n: u32):
+    gid = thread_id()
+    if gid < n:
+        out[gid] = a[gid] + b[gid]
+"""
+
+
+def test_the_rust_toolchains_vector_add_example_compiles_and_runs_unchanged() -> None:
+    """COMPAT.md: its Python example, text unchanged (an i32 thread id against the u32 n)."""
+    prog = wg.compile(RUST_TOOLCHAIN_VECTOR_ADD)
+    a = np.arange(256, dtype=np.float32)
+    b = np.full(256, 2.0, np.float32)
+    out = np.zeros(256, np.float32)
+    layout = pack(prog.kernels[0], [a, b, out, 200])
+    res = wg.emulate(prog, grid=1, workgroup=256, memory=layout.memory, args=layout.args)
+    got = layout.read(res.memory, "out")
+    assert np.array_equal(got[:200], a[:200] + 2) and not got[200:].any()

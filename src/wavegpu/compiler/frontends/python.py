@@ -16,7 +16,7 @@ from .. import hir
 from ..types import BOOL, F16, F32, F64, I32, SCALARS, U32, ArrayType, ScalarType
 
 VOID = ScalarType("void", 0, "void")
-MODULES = {"wg", "wavegpu", "math"}
+MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
 BINOPS = {
     ast.Add: "add",
