@@ -109,3 +109,27 @@ def math_fns(x: wg.f32[:], out: wg.f32[:], n: wg.i32):
         out[o + 5] = max(v, 2.5) - min(v, 1.5) + abs(v - 3.0)
         out[o + 6] = wg.f32(wg.i32(v * 10.0)) + wg.f32(wg.u32(v))
         out[o + 7] = wg.rsqrt(v + 1.0) + wg.exp2(v * 0.25) + wg.log(v + 1.0)
+
+
+TILE = 8
+
+
+@wg.kernel(workgroup=(TILE, TILE))
+def language(a: wg.f32[:, :], out: wg.f32[:, :], counts: wg.u32[:], n: wg.u32):
+    """The idioms of docs/compiler.md together: a u32 size against i32 ids, module constants and
+    folded sizes, a 2-D local tile, **, tuple swaps, n-ary min/max, len and shapes."""
+    tile = wg.local_array(wg.f32, (TILE, TILE + 1))
+    tx, ty = wg.thread_id(0), wg.thread_id(1)
+    x = wg.workgroup_id(0) * TILE + tx
+    y = wg.workgroup_id(1) * TILE + ty
+    inside = y < a.shape[0] and x < a.shape[1]
+    tile[ty, tx] = a[y, x] if inside else 0.0
+    wg.barrier()
+    if inside:
+        lo, hi = tile[ty, tx], tile[tx, ty]
+        if lo > hi:
+            lo, hi = hi, lo
+        out[y, x] = hi**2 - lo**0.5 * 2.0**-1 + max(lo, hi, 1.0) + min(abs(lo), 0.5, hi)
+    g = wg.global_id(1) * wg.global_size(0) + wg.global_id(0)
+    if g < n and g < len(counts):
+        counts[g] += wg.u32(g) * 3 + 0xFFFFFFFF  # wraps: 3g - 1

@@ -84,7 +84,7 @@ def compile_python(source: object, options: Options, filename: str | None = None
     kernels = []
     for src, node in units:
         fn = frontend(src, node)
-        opts = kernel_options(node)
+        opts = kernel_options(node, src.consts)
         o = Options(
             opt=options.opt,
             max_registers=options.max_registers,

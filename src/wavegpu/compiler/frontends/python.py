@@ -259,14 +259,22 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
     return isinstance(target, ast.Name) and target.id == "kernel"
 
 
-def kernel_options(node: ast.FunctionDef) -> dict[str, object]:
-    """Literal keyword options of a @wg.kernel(...) decorator in source text."""
+def kernel_options(node: ast.FunctionDef, consts: dict[str, Constant] | None = None) -> dict[str, object]:
+    """Keyword options of a @wg.kernel(...) decorator in source text: literals and constant
+    expressions of module constants (`workgroup=(TILE, TILE)`)."""
+    lookup = (consts or {}).get
     for d in node.decorator_list:
         if isinstance(d, ast.Call) and _is_kernel_decorator(d):
-            out = {}
+            out: dict[str, object] = {}
             for kw in d.keywords:
-                with contextlib.suppress(ValueError):
-                    out[kw.arg or ""] = ast.literal_eval(kw.value)
+                with contextlib.suppress(ValueError, ArithmeticError):
+                    if isinstance(kw.value, ast.Tuple | ast.List):
+                        parts = [fold(x, lookup) for x in kw.value.elts]
+                        if all(p is not None for p in parts):
+                            out[kw.arg or ""] = tuple(parts)
+                        continue
+                    v = fold(kw.value, lookup)
+                    out[kw.arg or ""] = v if v is not None else ast.literal_eval(kw.value)
             return out
     return {}
 
