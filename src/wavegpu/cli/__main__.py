@@ -1,0 +1,5 @@
+"""`python -m wavegpu.cli`: the `wave` command."""
+
+from .wave import main
+
+main()

@@ -1,0 +1,269 @@
+"""What the `wave` and `wave-emu` commands share: consoles, error reporting, reading sources and
+programs, writing outputs, launch-shape and number parsing, the statistics table."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..asm import assemble
+from ..errors import Diagnostic, DiagnosticError, Span, WaveError
+from ..wbin import Program
+from ..wbin.format import MAGIC
+
+# Piped output is not squeezed to 80 columns (tables stay readable in logs and scripts).
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _fail(e: WaveError) -> None:
+    msg = str(e)
+    first = msg.split("\n", 1)[0]
+    if "error:" not in first and not first.startswith("trap:"):
+        msg = "error: " + msg  # diagnostics and traps say what they are; a plain message gets the word
+    err.print(msg, markup=False)
+    sys.exit(1)
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn WaveError (and OS errors on user files, and inputs too big for memory or too deeply
+    nested for Python) into a message and exit status 1."""
+
+    @wraps(fn)
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        try:
+            return fn(*a, **kw)
+        except WaveError as e:
+            _fail(e)
+        except OSError as e:
+            err.print(f"error: {e.filename or ''}: {e.strerror}", markup=False)
+            sys.exit(1)
+        except MemoryError:
+            err.print("error: out of memory (an input or argument is too large)", markup=False)
+            sys.exit(1)
+        except RecursionError:
+            err.print("error: the input nests too deeply to process", markup=False)
+            sys.exit(1)
+
+    return wrapper
+
+
+def decode_text(data: bytes, path: str, what: str = "not UTF-8 text") -> str:
+    """Source bytes as text; the first byte that is not UTF-8 is an error at its line and column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start : len(data) if end < 0 else end].decode("utf-8", errors="replace")
+        col = len(data[start : e.start].decode("utf-8")) + 1  # the bytes before the first bad one decode
+        span = Span(path, data.count(b"\n", 0, e.start) + 1, col, 1, line)
+        raise DiagnosticError(Diagnostic(f"{what}: byte 0x{data[e.start]:02x} cannot be decoded", span)) from None
+
+
+def read_text(path: str) -> str:
+    """A source file's text (UTF-8)."""
+    with open(path, "rb") as f:
+        return decode_text(f.read(), path)
+
+
+def read_program(path: str, debug_lines: bool = False) -> Program:
+    """A program from a .wbin file or assembly text (chosen by content, not by name)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] == MAGIC or path.endswith(".wbin"):
+        return Program.from_bytes(data, path)
+    text = decode_text(data, path, "not a .wbin file and not UTF-8 text")
+    return assemble(text, path, debug_lines=debug_lines)
+
+
+def source_languages() -> dict[str, str]:
+    """Kernel source suffixes the compiler reads (.py, .rs, .cpp, .ts) -> language."""
+    from ..runtime.kernel import LANGS
+
+    return dict(LANGS)
+
+
+def load_program(path: str, debug_lines: bool = False) -> Program:
+    """A program from a .wbin file, assembly text, or a kernel source file (compiled)."""
+    if os.path.splitext(path)[1] not in source_languages():
+        return read_program(path, debug_lines)
+    from ..runtime.kernel import compile as compile_source
+
+    read_text(path)  # bytes that are not UTF-8: a diagnostic with the place, before the compiler reads it
+    return compile_source(path)
+
+
+def check_output(path: str, what: str) -> None:
+    """Fail now, before any work, if `path` cannot be written as an output file (`what` names the
+    option in messages)."""
+    if not path or "\0" in path:
+        raise click.UsageError(f"{what}: not a file name")
+    if os.path.isdir(path):
+        raise WaveError(f"{what}: {path} is a directory")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise WaveError(f"{what}: the directory {d} does not exist")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise WaveError(f"{what}: the directory {d} is not writable")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (an existing file by identity, else by absolute path)."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _new_file_mode(path: str) -> int:
+    """The permissions a plain open() would give path: its current mode, or 0666 less the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def write_output(path: str, data: bytes | str, inputs: tuple[str, ...]) -> None:
+    """Write an output file, refusing to overwrite an input.
+
+    The bytes go to a fresh temporary file beside `path` (a unique name: no other file is
+    touched, concurrent writers do not collide), which then replaces `path` in one step.
+    """
+    for i in inputs:
+        if os.path.exists(path) and os.path.exists(i) and os.path.samefile(path, i):
+            raise WaveError(f"{path}: refusing to overwrite the input file")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.chmod(tmp, _new_file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ----------------------------------------------------------------------------------------------
+# running kernels
+
+
+def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        vals = tuple(int(x, 0) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected X[,Y[,Z]] integers, got {text!r}", param_hint=what) from None
+    if not 1 <= len(vals) <= 3 or min(vals) < 1:
+        raise click.BadParameter(f"expected 1 to 3 positive integers, got {text!r}", param_hint=what)
+    return vals
+
+
+def parse_number(text: str) -> int | float:
+    t = text.strip().replace("_", "")
+    try:
+        return int(t, 0)
+    except ValueError:
+        return float(t)
+
+
+NO_PROGRESS = click.option(
+    "--no-progress", is_flag=True, help="never show the progress bar (shown on a terminal for runs over a second)"
+)
+
+
+def stats_table(stats: Any, seconds: float) -> Table:
+    t = Table(title=f"statistics ({seconds * 1e3:.1f} ms wall)")
+    t.add_column("class")
+    t.add_column("wave instructions", justify="right")
+    t.add_column("lane instructions", justify="right")
+    for cls, c in sorted(stats.by_class.items()):
+        t.add_row(cls, f"{c.waves:,}", f"{c.lanes:,}")
+    t.add_row("[bold]total[/]", f"{stats.wave_instructions:,}", f"{stats.lane_instructions:,}")
+    rows = [
+        (
+            "grid",
+            f"{stats.workgroups:,} workgroups, {stats.threads:,} threads, {stats.waves:,} waves "
+            f"(W = {stats.wave_width})",
+        ),
+        ("SIMD efficiency", f"{stats.simd_efficiency:.1%}"),
+        (
+            "device memory",
+            f"{stats.device_bytes_read:,} B read, {stats.device_bytes_written:,} B written",
+        ),
+        (
+            "local memory",
+            f"{stats.local_bytes_read:,} B read, {stats.local_bytes_written:,} B written",
+        ),
+        ("constant memory", f"{stats.constant_bytes_read:,} B read"),
+        ("atomics", f"{stats.atomics:,} lane operations"),
+        ("barriers", f"{stats.barriers:,} (workgroup level)"),
+        ("branches", f"{stats.branches:,} wave-level ifs, {stats.divergent_branches:,} divergent"),
+        (
+            "occupancy",
+            f"{stats.occupancy_waves} resident waves per core ({stats.registers} registers, "
+            f"{stats.local_memory} B local memory)",
+        ),
+        (
+            "throughput",
+            f"{stats.lane_instructions / seconds / 1e6:,.1f} M lane-instructions/s" if seconds else "-",
+        ),
+    ]
+    t2 = Table.grid(padding=(0, 2))
+    t2.add_column(style="bold")
+    t2.add_column()
+    for k, v in rows:
+        t2.add_row(k, v)
+    outer = Table.grid()
+    outer.add_row(t)
+    outer.add_row(t2)
+    return outer
+
+
+DEVICE_MEMORY_LIMIT = 1 << 32  # bytes a 32-bit device address reaches
+
+
+def kernel_selector(kernel_name: str | None) -> int | str:
+    return 0 if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
+
+
+def parse_count(text: str, what: str) -> int:
+    if not text.isdigit():
+        raise click.UsageError(f"{what}: expected a non-negative integer count, got {text!r}")
+    return int(text)
+
+
+def npy_header(path: str, what: str) -> tuple[int, Any]:
+    """(element count, dtype) of a .npy file, read without loading its data."""
+    import numpy as np
+
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise WaveError(f"{what}: cannot read {path}: {e}") from None
+    if not isinstance(a, np.ndarray):
+        raise WaveError(f"{what}: {path} is not a .npy array file")
+    return int(a.size), a.dtype
+
+
+def load_npy(path: str, what: str) -> Any:
+    import numpy as np
+
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise WaveError(f"{what}: cannot read {path}: {e}") from None

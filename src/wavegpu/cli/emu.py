@@ -1,0 +1,417 @@
+"""`wave-emu`: the Rust toolchain's emulator command line (flags of COMPAT.md), on our emulator."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from ..errors import WaveError
+from ..runtime.progress import RunProgress
+from .common import (
+    DEVICE_MEMORY_LIMIT,
+    NO_PROGRESS,
+    err,
+    kernel_selector,
+    load_npy,
+    load_program,
+    out,
+    parse_count,
+    parse_dims,
+    parse_number,
+    stats_table,
+)
+
+# ----------------------------------------------------------------------------------------------
+# wave-emu: the Rust emulator's command line
+
+
+_EMU_TYPES = {
+    "u8": "<u1",
+    "i8": "<i1",
+    "s8": "<i1",
+    "u16": "<u2",
+    "i16": "<i2",
+    "s16": "<i2",
+    "f16": "<f2",
+    "u32": "<u4",
+    "i32": "<i4",
+    "s32": "<i4",
+    "f32": "<f4",
+    "u64": "<u8",
+    "i64": "<i8",
+    "f64": "<f8",
+}
+
+
+def _emu_offset(text: str, what: str) -> int:
+    try:
+        return int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        raise click.UsageError(f"{what}: invalid offset {text!r}") from None
+
+
+def _emu_type(text: str, what: str) -> Any:
+    import numpy as np
+
+    if text not in _EMU_TYPES:
+        raise click.UsageError(f"{what}: unknown type {text!r} (one of {', '.join(_EMU_TYPES)})")
+    return np.dtype(_EMU_TYPES[text])
+
+
+def _float_text(v: float) -> str:
+    """A float32 printed as Python's repr prints the shortest decimal that reads back."""
+    import numpy as np
+
+    f = np.float32(v)
+    if np.isnan(f):
+        return "nan"
+    return repr(float(str(f)))
+
+
+# the Rust emulator's instruction categories, by our instruction classes
+_RUST_CATEGORIES = {
+    "Integer ops": ("int", "bit", "cmp", "select"),
+    "Float ops": ("f32", "f16", "f64", "cvt"),
+    "Memory ops": ("load", "store"),
+    "Control ops": ("control", "sync", "move", "misc"),
+    "Wave ops": ("wave", "mma"),
+    "Atomic ops": ("atomic",),
+}
+_ACCESS_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8}
+
+
+def _access_width(name: str) -> int:
+    """Bytes one lane moves with a load or store row (ld.global.v4.b32 -> 16)."""
+    parts = name.split(".")
+    lanes = int(parts[2][1:]) if parts[2].startswith("v") else 1
+    return lanes * _ACCESS_BYTES[parts[-1][1:]]
+
+
+def _lane_accesses(k: Any, stats: Any, cls: str, space: str, nbytes: int) -> tuple[int, bool]:
+    """(lane-level `cls` accesses in `space`, exact?). Stats count lanes per class and bytes per
+    space: exact when the kernel's `cls` rows touch only this space, or all have one width."""
+    rows = [i.spec for i in k.instructions if i.spec.cls == cls]
+    here = {_access_width(r.name) for r in rows if r.space == space}
+    if not here:
+        return 0, True
+    if all(r.space == space for r in rows):
+        c = stats.by_class.get(cls)
+        return (c.lanes if c else 0), True
+    if len(here) == 1:
+        return nbytes // here.pop(), True
+    return nbytes // min(here), False
+
+
+def rust_stats_lines(k: Any, stats: Any) -> tuple[list[str], bool]:
+    """The Rust wave-emu's --stats summary (its lines and labels, which scripts parse: `Loads:`,
+    `Stores:` of device memory first) from our statistics, and whether every count is exact.
+
+    Instruction counts are wave-level issues, as there; loads and stores count lanes (one per
+    active lane and instruction) and their bytes, atomics excluded."""
+    atomic_spaces = {i.spec.space for i in k.instructions if i.spec.cls == "atomic"}
+    atomic_bytes = {sp: 4 * stats.atomics if atomic_spaces == {sp} else 0 for sp in ("global", "local")}
+    exact = len(atomic_spaces) < 2
+    dev_read = max(0, stats.device_bytes_read - atomic_bytes["global"])
+    dev_written = max(0, stats.device_bytes_written - atomic_bytes["global"])
+    loc_read = max(0, stats.local_bytes_read - atomic_bytes["local"])
+    loc_written = max(0, stats.local_bytes_written - atomic_bytes["local"])
+    counts = []
+    for cls, space, nbytes in (
+        ("load", "global", dev_read),
+        ("store", "global", dev_written),
+        ("load", "local", loc_read),
+        ("store", "local", loc_written),
+    ):
+        n, ok = _lane_accesses(k, stats, cls, space, nbytes)
+        counts.append((n, nbytes))
+        exact = exact and ok
+    waves = {
+        name: sum(stats.by_class[c].waves for c in classes if c in stats.by_class)
+        for name, classes in _RUST_CATEGORIES.items()
+    }
+    lines = ["Execution Statistics:", f"  Instructions executed: {stats.wave_instructions}"]
+    lines += [f"    {name + ':':<21}{n}" for name, n in waves.items()]
+    lines += ["", "  Device memory:"]
+    lines += [
+        f"    Loads:  {counts[0][0]} ({counts[0][1]} bytes)",
+        f"    Stores: {counts[1][0]} ({counts[1][1]} bytes)",
+    ]
+    lines += ["", "  Local memory:"]
+    lines += [
+        f"    Loads:  {counts[2][0]} ({counts[2][1]} bytes)",
+        f"    Stores: {counts[3][0]} ({counts[3][1]} bytes)",
+    ]
+    lines += ["", f"  Barriers: {stats.barriers}", f"  Divergent branches: {stats.divergent_branches}", ""]
+    lines += [f"  Workgroups executed: {stats.workgroups}", f"  Waves executed: {stats.waves}"]
+    return lines, exact
+
+
+def _emu_region(spec: str, what: str, width: int, size: int) -> tuple[int, int]:
+    """(byte offset, count) of a --dump-* OFFSET:COUNT, inside the device memory."""
+    off_s, sep, cnt = spec.partition(":")
+    if not sep:
+        raise click.UsageError(f"{what} expects OFFSET:COUNT, got {spec!r}")
+    off, n = _emu_offset(off_s, what), parse_count(cnt, what)
+    if off + n * width > size:
+        raise WaveError(f"{what} {spec}: beyond the device memory ({size} bytes)")
+    return off, n
+
+
+@click.command("wave-emu", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("binary", type=click.Path(exists=True, dir_okay=False))
+@click.option("--grid", default="1,1,1", show_default=True, help="grid dimensions X,Y,Z")
+@click.option("--workgroup", default="32,1,1", show_default=True, help="workgroup dimensions X,Y,Z")
+@click.option(
+    "--registers",
+    type=click.IntRange(1, 256),
+    default=32,
+    show_default=True,
+    help="registers per thread (a kernel's .registers takes precedence)",
+)
+@click.option(
+    "--local-memory",
+    type=click.IntRange(0),
+    default=16384,
+    show_default=True,
+    help="local memory bytes (a kernel's .local_memory takes precedence)",
+)
+@click.option("--device-memory", type=click.IntRange(0, DEVICE_MEMORY_LIMIT), default=1048576, show_default=True)
+@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
+@click.option("--kernel", "kernel_name", default=None, help="kernel name or index (default: the first)")
+@click.option("--set-reg", multiple=True, metavar="REG:VALUE", help="initial register value for all threads")
+@click.option("--arg", "args", multiple=True, metavar="OFFSET:FILE", help="load a file into device memory")
+@click.option("--fill-zero", multiple=True, metavar="OFFSET:TYPE:COUNT")
+@click.option("--fill-iota", multiple=True, metavar="OFFSET:TYPE:COUNT[:SCALE]")
+@click.option("--dump-u32", multiple=True, metavar="OFFSET:COUNT", help="print u32 values, one per line")
+@click.option("--dump-f32", multiple=True, metavar="OFFSET:COUNT", help="print f32 values, one per line")
+@click.option("--dump-f16", multiple=True, metavar="OFFSET:COUNT", help="print f16 values, one per line")
+@click.option("--dump-bf16", multiple=True, metavar="OFFSET:COUNT", help="print bfloat16 values, one per line")
+@click.option("--dump-memory", default=None, metavar="START:END", help="hex dump of device memory")
+@click.option("--stats", "show_stats", is_flag=True, help="print execution statistics (the Rust summary, then ours)")
+@click.option("--check", is_flag=True, help="report undefined behaviour")
+@click.option(
+    "--max-instructions",
+    type=click.IntRange(0),
+    default=10_000_000,
+    show_default=True,
+    help="per-thread instruction budget (0 = unlimited)",
+)
+@NO_PROGRESS
+def emu_main(**opts: Any) -> None:
+    """Run a .wbin (or .wave, or kernel source) kernel with the Rust WAVE emulator's flags.
+
+    Fills are applied before --arg files; dumps print after the run in this order:
+    --dump-memory, --dump-f32, --dump-u32, --dump-f16, --dump-bf16 (one value per line),
+    then --stats.
+    """
+    try:
+        _emu(**opts)
+    except WaveError as e:
+        err.print(f"Error: {e}", markup=False)
+        sys.exit(1)
+    except OSError as e:
+        err.print(f"Error: {e.filename or ''}: {e.strerror}", markup=False)
+        sys.exit(1)
+    except MemoryError:
+        err.print("Error: out of memory (an input or argument is too large)", markup=False)
+        sys.exit(1)
+
+
+def _emu(
+    binary: str,
+    grid: str,
+    workgroup: str,
+    registers: int,
+    local_memory: int,
+    device_memory: int,
+    wave_width: int,
+    kernel_name: str | None,
+    set_reg: tuple[str, ...],
+    args: tuple[str, ...],
+    fill_zero: tuple[str, ...],
+    fill_iota: tuple[str, ...],
+    dump_u32: tuple[str, ...],
+    dump_f32: tuple[str, ...],
+    dump_f16: tuple[str, ...],
+    dump_bf16: tuple[str, ...],
+    dump_memory: str | None,
+    show_stats: bool,
+    check: bool,
+    max_instructions: int,
+    no_progress: bool,
+) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from ..emulator import emulate
+    from ..emulator.launch import arg_bits
+
+    grid_dims = parse_dims(grid, "--grid")
+    wg_launch = parse_dims(workgroup, "--workgroup")
+    # every flag is checked before anything is allocated or run
+    fills: list[tuple[int, np.dtype, int, int | float | None]] = []  # offset, type, count, iota scale
+    for spec in fill_zero:  # fills first, then files
+        parts = spec.split(":")
+        if len(parts) != 3:
+            raise click.UsageError(f"--fill-zero expects OFFSET:TYPE:COUNT, got {spec!r}")
+        fills.append(
+            (
+                _emu_offset(parts[0], "--fill-zero"),
+                _emu_type(parts[1], "--fill-zero"),
+                parse_count(parts[2], "--fill-zero"),
+                None,
+            )
+        )
+    for spec in fill_iota:
+        parts = spec.split(":")
+        if not 3 <= len(parts) <= 4:
+            raise click.UsageError(f"--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got {spec!r}")
+        try:
+            scale = parse_number(parts[3]) if len(parts) == 4 else 1
+        except ValueError:
+            raise click.UsageError(f"--fill-iota: invalid scale {parts[3]!r}") from None
+        fills.append(
+            (
+                _emu_offset(parts[0], "--fill-iota"),
+                _emu_type(parts[1], "--fill-iota"),
+                parse_count(parts[2], "--fill-iota"),
+                scale,
+            )
+        )
+    for off, dt, n, _ in fills:
+        if off + n * dt.itemsize > device_memory:
+            raise WaveError(
+                f"fill: {n * dt.itemsize} bytes at offset {off} exceed the device memory "
+                f"({device_memory} bytes; see --device-memory)"
+            )
+    files: list[tuple[int, str]] = []
+    for spec in args:
+        off_s, sep, path = spec.partition(":")
+        if not sep or not path or "\0" in path:
+            raise click.UsageError(f"--arg expects OFFSET:FILE, got {spec!r}")
+        files.append((_emu_offset(off_s, "--arg"), path))
+    presets: dict[int, int] = {}
+    for spec in set_reg:
+        reg, sep, val = spec.partition(":")
+        if not sep:
+            raise click.UsageError(f"--set-reg expects REG:VALUE, got {spec!r}")
+        r = reg.lstrip("r")
+        if not r.isdigit() or int(r) > 255:
+            raise click.UsageError(f"--set-reg: invalid register {reg!r}")
+        try:
+            presets[int(r)] = arg_bits(parse_number(val))
+        except ValueError:
+            raise click.UsageError(f"--set-reg: invalid value {val!r}") from None
+    dumps = [
+        (_emu_region(spec, what, width, device_memory), kind)
+        for what, width, kind, specs in (
+            ("--dump-f32", 4, "f32", dump_f32),
+            ("--dump-u32", 4, "u32", dump_u32),
+            ("--dump-f16", 2, "f16", dump_f16),
+            ("--dump-bf16", 2, "bf16", dump_bf16),
+        )
+        for spec in specs
+    ]
+    hexdump: tuple[int, int] | None = None
+    if dump_memory:
+        s, sep, e = dump_memory.partition(":")
+        start, end = _emu_offset(s, "--dump-memory"), (_emu_offset(e, "--dump-memory") if sep else -1)
+        if end <= start or end > device_memory:
+            raise click.UsageError("--dump-memory expects START:END with START < END <= device memory")
+        hexdump = (start, end)
+
+    prog = load_program(binary, debug_lines=True)
+    k = prog.kernel(kernel_selector(kernel_name))
+    mem = np.zeros(device_memory, dtype=np.uint8)
+
+    def put(off: int, data: np.ndarray, what: str) -> None:
+        raw = data.reshape(-1).view(np.uint8)
+        if off + raw.size > mem.size:
+            raise WaveError(
+                f"{what}: {raw.size} bytes at offset {off} exceed the device memory "
+                f"({mem.size} bytes; see --device-memory)"
+            )
+        mem[off : off + raw.size] = raw
+
+    for off, dt, n, scale in fills:
+        if scale is None:
+            vals = np.zeros(n, dt)
+        elif dt.kind == "f":
+            vals = (np.arange(n, dtype=np.float32) * np.float32(scale)).astype(dt)
+        else:
+            vals = (np.arange(n, dtype=np.int64) * int(scale)).astype(dt)
+        put(off, vals, "--fill-iota" if scale is not None else "--fill-zero")
+    for off, path in files:
+        if os.path.getsize(path) + off > mem.size:
+            raise WaveError(
+                f"--arg {path}: {os.path.getsize(path)} bytes at offset {off} exceed the device memory "
+                f"({mem.size} bytes; see --device-memory)"
+            )
+        if path.endswith(".npy"):
+            data = np.ascontiguousarray(load_npy(path, f"--arg {path}"))
+        else:
+            with open(path, "rb") as f:
+                data = np.frombuffer(f.read(), dtype=np.uint8)
+        put(off, data, f"--arg {path}")
+    # a kernel's own .workgroup_size, .registers and .local_memory win over the launch values;
+    # registers grow to hold the presets
+    regs = max(k.registers, max(presets, default=-1) + 1)
+    k = dataclasses.replace(k, registers=regs, local_memory=k.local_memory or local_memory)
+    wg_dims = k.workgroup_size or wg_launch
+    k = dataclasses.replace(k, workgroup_size=None)
+    preset_list = [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
+    t0 = time.perf_counter()
+    with RunProgress(
+        int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=not no_progress and err.is_terminal
+    ) as bar:
+        res = emulate(
+            k,
+            grid=grid_dims,
+            workgroup=wg_dims,
+            memory=mem,
+            args=preset_list,
+            wave_width=wave_width,
+            check=check,
+            max_instructions=max_instructions or (1 << 62),
+            progress=bar.callback,
+        )
+    dt = time.perf_counter() - t0
+    m = res.memory
+    if hexdump is not None:
+        start, end = hexdump
+        click.echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
+        data = m[start:end]
+        for i in range(0, data.size, 16):
+            chunk = data[i : i + 16]
+            hexes = " ".join(f"{b:02x}" for b in chunk[:8]) + "  " + " ".join(f"{b:02x}" for b in chunk[8:])
+            text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+            click.echo(f"{start + i:08x}: {hexes:<49} |{text}|")
+    for (off, n), kind in dumps:
+        if kind == "u32":
+            for v in m[off : off + 4 * n].view(np.uint32):
+                click.echo(str(int(v)))
+            continue
+        if kind == "f32":
+            vals = m[off : off + 4 * n].view(np.float32)
+        elif kind == "f16":
+            vals = m[off : off + 2 * n].view(np.float16).astype(np.float32)
+        else:  # bfloat16: the high half of a float32
+            vals = (m[off : off + 2 * n].view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        for v in vals:
+            click.echo(_float_text(float(v)))
+    if show_stats:
+        lines, exact = rust_stats_lines(k, res.stats)
+        click.echo("\n".join(lines))
+        if not exact:
+            err.print(
+                "note: the Loads/Stores counts are estimated (this kernel mixes access widths across "
+                "memory spaces or atomics across spaces; the byte counts are exact)",
+                markup=False,
+            )
+        click.echo()
+        out.print(stats_table(res.stats, dt))

@@ -1,0 +1,426 @@
+"""The `wave` command: asm, dis, info, run, compile, translate."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import click
+from rich.table import Table
+
+from .. import isa
+from ..asm import assemble
+from ..dis import disassemble
+from ..errors import WaveError
+from ..isa.capabilities import (
+    CONSTANT_MINIMUMS,
+    EMULATOR,
+    MMA_CONSTANTS,
+    OPTIONAL_CAPABILITIES,
+    DeviceCaps,
+    occupancy,
+)
+from ..runtime.progress import RunProgress
+from .common import (
+    DEVICE_MEMORY_LIMIT,
+    NO_PROGRESS,
+    check_output,
+    err,
+    kernel_selector,
+    load_npy,
+    load_program,
+    npy_header,
+    out,
+    parse_count,
+    parse_dims,
+    parse_number,
+    read_text,
+    same_file,
+    source_languages,
+    stats_table,
+    user_errors,
+    write_output,
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="wavegpu")
+def main() -> None:
+    """WAVE: a vendor-neutral GPU ISA. Assemble, inspect, run and translate kernels."""
+
+
+WBIN_OUTPUT = click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="output .wbin (default: SOURCE with .wbin)"
+)
+
+
+@main.command("asm")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@WBIN_OUTPUT
+@click.option("-g", "--debug-lines", is_flag=True, help="record assembly line numbers in the line table")
+@user_errors
+def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
+    """Assemble SOURCE (.wave, canonical or flat dialect) to a .wbin file."""
+    dest = output or os.path.splitext(source)[0] + ".wbin"
+    check_output(dest, f"-o {dest}")
+    prog = assemble(read_text(source), source, debug_lines=debug_lines)
+    data = prog.to_bytes()
+    write_output(dest, data, (source,))
+    out.print(f"{dest}: {len(prog.kernels)} kernel(s), {len(data)} bytes")
+
+
+@main.command("dis")
+@click.argument("binary", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout")
+@user_errors
+def dis_cmd(binary: str, output: str | None) -> None:
+    """Disassemble a .wbin file (or canonicalise a .wave file, or compile a kernel source file) to
+    canonical text."""
+    if output:
+        check_output(output, f"-o {output}")
+    text = disassemble(load_program(binary))
+    if output:
+        write_output(output, text, (binary,))
+    else:
+        click.echo(text, nl=False)
+
+
+def _device_table(caps: DeviceCaps) -> Table:
+    t = Table(title=f"device: {caps.name} (wave width {caps.constants['WAVE_WIDTH']})")
+    t.add_column("capability")
+    t.add_column("value", justify="right")
+    t.add_column("spec minimum", justify="right")
+    for name, minimum in CONSTANT_MINIMUMS.items():
+        t.add_row(name, str(caps.value(name)), str(minimum))
+    for name in OPTIONAL_CAPABILITIES:
+        t.add_row(name, "yes" if caps.value(name) else "no", "optional")
+    for name in MMA_CONSTANTS:
+        if name in caps.constants:
+            v = caps.constants[name]
+            shown = (
+                str(v)
+                if not name.endswith("TYPES")
+                else ", ".join(dt.text for dt in isa.DataType if v & dt.mask) + f" (0x{v:x})"
+            )
+            t.add_row(name, shown, "")
+    return t
+
+
+@main.command("info")
+@click.argument("binary", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--device", "show_device", is_flag=True, help="show the emulated device's capabilities")
+@click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table")
+@user_errors
+def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> None:
+    """Show kernel metadata of BINARY, or the device capability table with --device."""
+    caps = EMULATOR if wave_width is None else EMULATOR.with_wave_width(wave_width)
+    if not binary and not show_device:
+        raise click.UsageError("give a .wbin/.wave file, or --device")
+    if show_device:
+        out.print(_device_table(caps))
+    if binary:
+        prog = load_program(binary)
+        data = prog.to_bytes()
+        t = Table(title=f"{binary}: {len(prog.kernels)} kernel(s), {len(data)} bytes")
+        for col in (
+            "kernel",
+            "instructions",
+            "code bytes",
+            "registers",
+            "predicates",
+            "local bytes",
+            "workgroup hint",
+            "waves/core",
+            "lines",
+        ):
+            t.add_column(col, justify="left" if col == "kernel" else "right")
+        from ..encoding import encode
+
+        for k in prog.kernels:
+            nbytes = sum(4 * len(encode(i)) for i in k.instructions)
+            wg = k.workgroup_size
+            wg_threads = wg[0] * wg[1] * wg[2] if wg else caps.constants["WAVE_WIDTH"]
+            t.add_row(
+                k.name,
+                str(len(k.instructions)),
+                str(nbytes),
+                str(k.registers),
+                str(k.predicates),
+                str(k.local_memory),
+                "x".join(map(str, wg)) if wg else "-",
+                str(occupancy(caps, k.registers, k.local_memory, wg_threads)),
+                "yes" if k.lines else "no",
+            )
+        out.print(t)
+        for k in prog.kernels:
+            if not k.params:
+                continue
+            pt = Table(title=f"{k.name}: parameters (r0..r{len(k.params) - 1} at thread start)")
+            pt.add_column("register")
+            pt.add_column("name")
+            pt.add_column("kind")
+            pt.add_column("type")
+            for i, p in enumerate(k.params):
+                pt.add_row(f"r{i}", p.name, p.kind, p.dtype.text)
+            out.print(pt)
+
+
+@main.command("run", context_settings={"ignore_unknown_options": False})
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.argument("arguments", nargs=-1)
+@click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: the first)")
+@click.option("--grid", "-g", required=True, help="workgroups X[,Y[,Z]]")
+@click.option(
+    "--workgroup",
+    "-w",
+    default=None,
+    help="threads per workgroup X[,Y[,Z]] (default: the kernel's hint)",
+)
+@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
+@click.option("--check", is_flag=True, help="report undefined behaviour (races, divergent barriers, ...)")
+@click.option("--stats", "show_stats", is_flag=True, help="print execution statistics")
+@click.option(
+    "--out",
+    "-o",
+    "outs",
+    multiple=True,
+    metavar="PARAM=FILE.npy",
+    help="save a buffer after the run",
+)
+@click.option("--print", "prints", multiple=True, metavar="PARAM[:COUNT]", help="print (part of) a buffer")
+@click.option("--force", is_flag=True, help="let --out overwrite a .npy file this run reads")
+@click.option("--max-instructions", type=click.IntRange(1), default=None, help="per-thread instruction budget")
+@NO_PROGRESS
+@user_errors
+def run_cmd(
+    source: str,
+    arguments: tuple[str, ...],
+    kernel_name: str | None,
+    grid: str,
+    workgroup: str | None,
+    wave_width: int,
+    check: bool,
+    show_stats: bool,
+    outs: tuple[str, ...],
+    prints: tuple[str, ...],
+    force: bool,
+    max_instructions: int | None,
+    no_progress: bool,
+) -> None:
+    """Run a kernel on the emulator with named arguments.
+
+    SOURCE is a .wbin, a .wave file, or a kernel source file (.py, ...: compiled first).
+    ARGUMENTS are PARAM=VALUE for every parameter of the kernel: a buffer takes FILE.npy,
+    zeros:COUNT or iota:COUNT; a scalar takes a number. Every argument, --print and --out is
+    checked before the kernel runs. Example:
+
+        wave run vector_add.wave --grid 4 a=a.npy b=iota:1024 c=zeros:1024 n=1024 --out c=c.npy
+    """
+    import io
+
+    import numpy as np
+
+    from ..emulator import DEFAULT_MAX_INSTRUCTIONS, BufferRegion, emulate
+    from ..runtime.buffers import ALIGN, GUARD, NUMPY_TYPES, pack, type_name
+
+    grid_dims = parse_dims(grid, "--grid")
+    wg_dims = parse_dims(workgroup, "--workgroup")
+    prog = load_program(source, debug_lines=True)
+    k = prog.kernel(kernel_selector(kernel_name))
+    if not k.params:
+        raise WaveError(f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets")
+    params = {p.name: p for p in k.params}
+    buffers = [p.name for p in k.params if p.kind == "buffer"]
+
+    # every argument, --print and --out is checked here: nothing is allocated or run yet
+    given: dict[str, str] = {}
+    for a in arguments:
+        name, sep, val = a.partition("=")
+        if not sep:
+            raise click.UsageError(f"argument {a!r}: expected PARAM=VALUE")
+        if name not in params:
+            raise click.UsageError(f"kernel {k.name!r} has no parameter {name!r}; parameters: {', '.join(params)}")
+        if name in given:
+            raise click.UsageError(f"argument {name!r} given twice")
+        given[name] = val
+    missing = [n for n in params if n not in given]
+    if missing:
+        raise click.UsageError(f"missing argument(s) for {', '.join(missing)} (PARAM=VALUE each)")
+    values: dict[str, object] = {}
+    fills: dict[str, tuple[str, int]] = {}  # buffer -> (zeros|iota, count)
+    files: dict[str, str] = {}  # buffer -> .npy path
+    nbytes: dict[str, int] = {}
+    for name, val in given.items():
+        p = params[name]
+        if p.kind == "scalar":
+            try:
+                values[name] = parse_number(val)
+            except ValueError:
+                raise click.UsageError(f"{name}: expected a number, got {val!r}") from None
+            continue
+        want = NUMPY_TYPES[p.dtype]
+        kind, sep, cnt = val.partition(":")
+        if sep and kind in ("zeros", "iota"):
+            n = parse_count(cnt, f"{name}={kind}:COUNT")
+            fills[name] = (kind, n)
+        else:
+            n, dtype = npy_header(val, name)
+            if dtype != want:  # converting could change values silently: the file must hold the type
+                raise WaveError(
+                    f"{name}={val}: an array of {dtype}, but parameter {name!r} is {type_name(p.dtype)}[] "
+                    f"(NumPy {want}); save it with that type, e.g. np.save(path, x.astype(np.{want.name}))"
+                )
+            files[name] = val
+        nbytes[name] = n * want.itemsize
+    total = GUARD + sum(-(-(b + GUARD) // ALIGN) * ALIGN for b in nbytes.values())  # pack's layout
+    if total > DEVICE_MEMORY_LIMIT:
+        big = max(nbytes, key=lambda n: nbytes[n])
+        raise WaveError(
+            f"the buffers need {total:,} bytes of device memory ({big}: {nbytes[big]:,} bytes); "
+            f"device addresses are 32-bit, so at most {DEVICE_MEMORY_LIMIT:,} bytes"
+        )
+    shows: list[tuple[str, int | None]] = []
+    for spec in prints:
+        name, sep, cnt = spec.partition(":")
+        if name not in buffers:
+            raise click.UsageError(
+                f"--print {spec}: {name!r} is not a buffer parameter (buffers: {', '.join(buffers)})"
+            )
+        shows.append((name, parse_count(cnt, f"--print {spec}") if sep else None))
+    saves: list[tuple[str, str]] = []
+    for spec in outs:
+        name, sep, path = spec.partition("=")
+        if not sep or name not in buffers:
+            raise click.UsageError(f"--out {spec}: expected BUFFER=FILE.npy (buffers: {', '.join(buffers)})")
+        check_output(path, f"--out {spec}")
+        if same_file(path, source):
+            raise WaveError(f"--out {spec}: refusing to overwrite the kernel {source}")
+        for other, earlier in saves:
+            if same_file(path, earlier):
+                raise click.UsageError(f"--out {spec}: {earlier} is already the output of {other}")
+        for reader, inp in files.items():
+            if same_file(path, inp) and not force:
+                raise WaveError(
+                    f"--out {spec}: {path} is the input of {reader}={inp}; "
+                    "refusing to overwrite it (pass --force to allow)"
+                )
+        saves.append((name, path))
+
+    for name, (kind, n) in fills.items():
+        dt = NUMPY_TYPES[params[name].dtype]
+        values[name] = np.zeros(n, dt) if kind == "zeros" else np.arange(n).astype(dt)
+    for name, path in files.items():
+        values[name] = load_npy(path, name)
+    layout = pack(k, values)
+    n_wg = int(np.prod(grid_dims)) if grid_dims else 1
+    t0 = time.perf_counter()
+    with RunProgress(n_wg, err, enabled=not no_progress and err.is_terminal) as bar:
+        res = emulate(
+            k,
+            grid=grid_dims,
+            workgroup=wg_dims,
+            memory=layout.memory,
+            args=layout.args,
+            wave_width=wave_width,
+            check=check,
+            max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
+            progress=bar.callback,
+            buffers=[BufferRegion(*r) for r in layout.regions()],  # an access outside every array traps
+        )
+    dt = time.perf_counter() - t0
+    out.print(
+        f"ran {k.name!r}: {res.stats.workgroups} workgroup(s) x {res.stats.threads // max(res.stats.workgroups, 1)}"
+        f" threads in {dt * 1e3:.1f} ms"
+    )
+    for name, count in shows:
+        arr = layout.read(res.memory, name)
+        n = min(arr.size, 16) if count is None else count
+        with np.printoptions(threshold=64, edgeitems=8):
+            out.print(f"{name}[:{n}] = {arr[:n]}", markup=False)
+    for name, path in saves:
+        buf = io.BytesIO()
+        np.save(buf, layout.read(res.memory, name))
+        write_output(path, buf.getvalue(), (source,))
+        out.print(f"wrote {path}")
+    if show_stats:
+        out.print(stats_table(res.stats, dt))
+
+
+@main.command("compile")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@WBIN_OUTPUT
+@click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True, help="optimisation level")
+@click.option("--max-registers", type=click.IntRange(1, 256), default=None, help="force spilling above this")
+@click.option(
+    "--dump-after",
+    "dump_after",
+    multiple=True,
+    metavar="STAGE",
+    help="print the IR after a stage: hir, mir, a pass name, lir, regalloc, or all",
+)
+@click.option("--passes", default=None, metavar="P1,P2,...", help="run exactly these passes instead of -O's")
+@user_errors
+def compile_cmd(
+    source: str,
+    output: str | None,
+    opt: int,
+    max_registers: int | None,
+    dump_after: tuple[str, ...],
+    passes: str | None,
+) -> None:
+    """Compile a Python kernel file to .wbin."""
+    from ..compiler import STAGES
+    from ..runtime.kernel import compile as compile_source
+
+    bad = [s for s in dump_after if s not in (*STAGES, "all")]
+    if bad:
+        raise click.UsageError(f"--dump-after {bad[0]}: stages are {', '.join(STAGES)}, all")
+    langs = source_languages()
+    if os.path.splitext(source)[1] not in langs:
+        raise WaveError(
+            f"{source}: wave compile reads kernel source files ({', '.join(langs)}); "
+            "assemble .wave files with `wave asm`"
+        )
+    dest = output or os.path.splitext(source)[0] + ".wbin"
+    check_output(dest, f"-o {dest}")
+    read_text(source)  # bytes that are not UTF-8: a diagnostic with the place
+    dumps: list[tuple[str, str]] = []
+    plist = [p for p in passes.split(",") if p] if passes is not None else None
+    prog = compile_source(
+        source, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps, passes=plist
+    )
+    for stage, text in dumps:
+        click.echo(f";; ---- after {stage}")
+        click.echo(text, nl=False)
+    data = prog.to_bytes()
+    write_output(dest, data, (source,))
+    for k in prog.kernels:
+        out.print(
+            f"{dest}: kernel {k.name}: {len(k.instructions)} instructions, {k.registers} registers, "
+            f"{k.predicates} predicates, {k.local_memory} B local memory"
+        )
+
+
+@main.command("translate")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", "-t", required=True, help="ptx, hip, metal, sycl, opencl or cuda (amdgcn: not yet)")
+@click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: all)")
+@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
+@click.option("--arch", default=None, help="PTX target architecture: sm_75 (default), sm_80, sm_86, sm_89 or sm_90")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
+@user_errors
+def translate_cmd(
+    source: str, target: str, kernel_name: str | None, wave_width: int, arch: str | None, output: str | None
+) -> None:
+    """Translate a .wbin/.wave (or a Python kernel file) to vendor source."""
+    from ..backends import translate
+
+    if output:
+        check_output(output, f"-o {output}")
+    prog = load_program(source)
+    which = None if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
+    text = translate(prog, target, which, wave_width, arch)
+    if output:
+        write_output(output, text, (source,))
+    else:
+        click.echo(text, nl=False)
