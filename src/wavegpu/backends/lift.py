@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..isa.instruction import Instruction, Pred
+from ..isa.vocabulary import Nest
 from ..wbin.program import Kernel
 
 
@@ -43,21 +44,21 @@ def lift(k: Kernel) -> list[Node]:
     stack: list[tuple[If | Loop, list[Node]]] = []
     cur = root
     for pc, inst in enumerate(k.instructions):
-        name = inst.spec.name
-        if name in ("if", "if.uniform"):
+        role = inst.spec.nest
+        if role is Nest.OPEN_IF:
             p = inst.operands[0]
             assert isinstance(p, Pred)
-            node = If(p.n, name == "if.uniform", pc=pc)
+            node = If(p.n, inst.spec.uniform, pc=pc)
             cur.append(node)
             stack.append((node, cur))
             cur = node.then
-        elif name == "else":
+        elif role is Nest.ELSE:
             node = stack[-1][0]
             assert isinstance(node, If)
             cur = node.other
-        elif name in ("endif", "endloop"):
+        elif role is Nest.CLOSE:
             _, cur = stack.pop()
-        elif name == "loop":
+        elif role is Nest.OPEN_LOOP:
             lp = Loop(pc=pc)
             cur.append(lp)
             stack.append((lp, cur))

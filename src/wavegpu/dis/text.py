@@ -9,6 +9,7 @@ import numpy as np
 
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SREG_BY_ID
+from ..isa.structure import nesting
 from ..isa.types import SUBREGS, DataType, OperandSpec
 from ..wbin.program import Kernel, Program
 
@@ -108,12 +109,10 @@ def format_kernel(k: Kernel) -> str:
         out.append(".workgroup_size " + ", ".join(map(str, k.workgroup_size)))
     for p in k.params:
         out.append(f".param {p.name}, {p.kind}, {p.dtype.text}" + ("" if p.writable else ", readonly"))
-    depth = 1
+    depths = nesting(k.instructions, strict=False).depth
     shown = None
     for i, inst in enumerate(k.instructions):
-        n = inst.spec.name
-        if n in ("else", "endif", "endloop"):
-            depth -= 1
+        depth = 1 + depths[i]
         loc = k.loc(i)
         if loc != shown and k.lines is not None:  # .loc is sticky: print it when it changes
             text = "none" if loc is None else f"{json.dumps(loc.file)} {loc.line} {loc.col}"
@@ -124,8 +123,6 @@ def format_kernel(k: Kernel) -> str:
             name = k.params[access].name if 0 <= access < len(k.params) else str(access)
             out.append(f"{'    ' * depth}.access {name}")
         out.append("    " * depth + format_instruction(inst))
-        if n in ("if", "if.uniform", "else", "loop"):
-            depth += 1
     out.append(".end")
     return "\n".join(out) + "\n"
 

@@ -23,8 +23,9 @@ from ..errors import Trap, UndefinedBehaviour
 from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SReg as SR
-from ..isa.structure import matching
+from ..isa.structure import nesting
 from ..isa.types import SUBREGS, Kind, Role
+from ..isa.vocabulary import Nest
 from ..wbin.program import Kernel
 from . import atomics
 from .bounds import Bounds
@@ -130,9 +131,8 @@ class Batch:
         self.snapshot: tuple[object, ...] | None = None
         self._mask_changed()
         self.checker = Checker(self) if launch.check else None
-        self.match = matching(kernel.instructions)
-        self.endif_of_else = {els: end for els, end in self.match.values() if els is not None}
-        self.start_of = {end: start for start, (_e, end) in self.match.items()}
+        self.nest = nesting(kernel.instructions)
+        self.match = self.nest.match
         self.closer = self._closers()
         self.bounds = launch.bounds
         exact = self.bounds is not None and self.bounds.exact and kernel.accesses is not None
@@ -285,21 +285,13 @@ class Batch:
         When no lane is left active, execution skips there (it recomputes the mask). For a
         closing instruction itself, the entry is the closer of the enclosing construct.
         """
-        n = len(self.k.instructions)
-        out = [n] * n
-        stack: list[int] = []
-        for pc, inst in enumerate(self.k.instructions):
-            name = inst.spec.name
-            if name in ("endif", "endloop"):
-                stack.pop()
-            out[pc] = stack[-1] if stack else n
-            if name in ("if", "if.uniform"):
-                els, end = self.match[pc]
-                stack.append(els if els is not None else end)
-            elif name == "loop":
-                stack.append(self.match[pc][1])
-            elif name == "else":
-                stack[-1] = self.endif_of_else[pc]
+        nest = self.nest
+        out = [len(self.k.instructions)] * len(self.k.instructions)
+        for pc, parent in enumerate(nest.enclosing):
+            if parent is None:
+                continue
+            els, end = nest.match[parent]
+            out[pc] = els if els is not None and pc <= els else end
         return out
 
     # ------------------------------------------------------------------ operands
@@ -830,16 +822,16 @@ class Batch:
         self._mask_changed()
 
     def compile_control(self, inst: Instruction, pc: int) -> Op:
-        name = inst.spec.name
+        role = inst.spec.nest
         guard = self.guard_reader(inst)
         W = self.W
         closer = self.closer[pc]
         preds = self.preds
 
-        if name in ("if", "if.uniform"):
+        if role is Nest.OPEN_IF:
             pn = inst.operands[0].n  # type: ignore[union-attr]
             els, end = self.match[pc]
-            uniform = name == "if.uniform"
+            uniform = inst.spec.uniform
             chk = self.checker
 
             def run_if() -> int | None:
@@ -863,8 +855,8 @@ class Batch:
 
             return run_if
 
-        if name == "else":
-            end = self.endif_of_else[pc]
+        if role is Nest.ELSE:
+            end = self.nest.closer(self.nest.opener[pc])
 
             def run_else() -> int | None:
                 fr = self.frames[-1]
@@ -876,7 +868,7 @@ class Batch:
 
             return run_else
 
-        if name == "endif":
+        if role is Nest.CLOSE and not self.nest.is_loop(self.nest.opener[pc]):
 
             def run_endif() -> int | None:
                 fr = self.frames.pop()
@@ -888,7 +880,7 @@ class Batch:
 
             return run_endif
 
-        if name == "loop":
+        if role is Nest.OPEN_LOOP:
 
             def run_loop() -> None:
                 z = np.zeros(self.N, dtype=bool)
@@ -897,8 +889,8 @@ class Batch:
 
             return run_loop
 
-        if name == "endloop":
-            start = self.start_of[pc]
+        if role is Nest.CLOSE:
+            start = self.nest.opener[pc]
 
             def run_endloop() -> int | None:
                 fr = self.frames[-1]
@@ -918,9 +910,9 @@ class Batch:
 
             return run_endloop
 
-        if name in ("break", "continue"):
+        if role in (Nest.BREAK, Nest.CONTINUE):
             pn = inst.operands[0].n  # type: ignore[union-attr]
-            slot = 2 if name == "break" else 3
+            slot = 2 if role is Nest.BREAK else 3
 
             def run_jump() -> int | None:
                 lanes = self.active & preds[pn]
@@ -938,7 +930,7 @@ class Batch:
 
             return run_jump
 
-        if name == "ret":
+        if role is Nest.RET:
 
             def run_ret() -> int | None:
                 lanes = self.active if guard is None else self.active & guard()
@@ -948,7 +940,7 @@ class Batch:
                 return closer if self.n_active == 0 else None
 
             return run_ret
-        raise NotImplementedError(name)
+        raise NotImplementedError(inst.spec.name)
 
     # ------------------------------------------------------------------ endless loops
     def _state(self, pc: int) -> tuple[object, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import Span
+from ...isa.structure import nesting
 from ...isa.table import BY_KEY, InstrSpec
 
 
@@ -115,15 +116,11 @@ def show(o: LOperand) -> str:
 
 def dump(fn: LFunction) -> str:
     out = [f"lir {fn.name}(" + ", ".join(show(p) for p in fn.params) + ")"]
-    depth = 1
-    for i in fn.insts:
-        n = i.spec.name
-        if n in ("else", "endif", "endloop"):
-            depth -= 1
+    depths = nesting(fn.insts, strict=False).depth
+    for k, i in enumerate(fn.insts):
+        depth = 1 + depths[k]
         guard = f"@{'!' if i.guard[1] else ''}{show(i.guard[0])} " if i.guard else ""
         name = "@uniform if" if i.spec.uniform else i.spec.name
         ops = ", ".join(show(o) for o in i.operands)
         out.append("  " * depth + f"{guard}{name} {ops}".rstrip())
-        if n in ("if", "if.uniform", "else", "loop"):
-            depth += 1
     return "\n".join(out) + "\n"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ...errors import CompileError, Diagnostic
 from ...isa.capabilities import EMULATOR
 from ...isa.registers import SReg
+from ...isa.structure import nesting, successors
 from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
 
 INF = float("inf")
@@ -29,78 +30,6 @@ class Allocation:
     spill_bytes: int  # total local memory for spill slots
     spilled: int  # number of spilled virtual registers
     local_memory: int  # arrays + spill area
-
-
-# ---- control flow of structured LIR ------------------------------------------------------------
-def successors(insts: list[LInst]) -> list[list[int]]:
-    n = len(insts)
-    match: dict[int, tuple[int | None, int]] = {}
-    loop_of: list[tuple[int, int] | None] = [None] * n
-    stack: list[list[int | None]] = []
-    loops: list[int] = []
-    for i, ins in enumerate(insts):
-        name = ins.spec.name
-        if name in ("if", "if.uniform", "loop"):
-            stack.append([i, None])
-            if name == "loop":
-                loops.append(i)
-        elif name == "else":
-            stack[-1][1] = i
-        elif name in ("endif", "endloop"):
-            start, els = stack.pop()
-            assert start is not None
-            match[start] = (els, i)
-            if name == "endloop":
-                loops.pop()
-        del ins
-    # innermost loop of each instruction
-    open_loops: list[int] = []
-    for i, ins in enumerate(insts):
-        name = ins.spec.name
-        if name == "loop":
-            open_loops.append(i)
-        elif name == "endloop":
-            open_loops.pop()
-        if open_loops:
-            lp = open_loops[-1]
-            loop_of[i] = (lp, match[lp][1])
-    succ: list[list[int]] = [[] for _ in range(n)]
-    else_end: dict[int, int] = {els: end for els, end in match.values() if els is not None}
-    for i, ins in enumerate(insts):
-        name = ins.spec.name
-        nxt = [i + 1] if i + 1 < n else []
-        if name in ("if", "if.uniform"):
-            els, end = match[i]
-            succ[i] = [*nxt, els + 1 if els is not None else end]
-        elif name == "else":
-            succ[i] = [else_end[i]]
-        elif name == "endloop":
-            lp = next(s for s, (_e, e) in match.items() if e == i)
-            succ[i] = [lp + 1, *nxt]
-        elif name == "break":
-            assert loop_of[i] is not None
-            succ[i] = [loop_of[i][1] + 1, *nxt] if loop_of[i][1] + 1 < n else nxt  # type: ignore[index]
-        elif name == "continue":
-            assert loop_of[i] is not None
-            succ[i] = [loop_of[i][0] + 1, *nxt]  # type: ignore[index]
-        elif name == "ret":
-            succ[i] = nxt if ins.guard is not None else []
-        else:
-            succ[i] = nxt
-    return succ
-
-
-def loop_depths(insts: list[LInst]) -> list[int]:
-    d = 0
-    out = []
-    for ins in insts:
-        name = ins.spec.name
-        if name == "endloop":
-            d -= 1
-        out.append(d)
-        if name == "loop":
-            d += 1
-    return out
 
 
 # ---- one register class ------------------------------------------------------------------------
@@ -188,7 +117,7 @@ class ClassAllocator:
         nr = len(regs)
         adj: list[set[int]] = [set() for _ in range(nr)]
         moves: list[tuple[int, int]] = []
-        depth = loop_depths(insts)
+        depth = list(nesting(insts).loop_depth)
         cost = [0.0] * nr
         for i, ins in enumerate(insts):
             d, u = self.vregs_of(ins)
