@@ -350,3 +350,41 @@ def test_the_rust_toolchains_vector_add_example_compiles_and_runs_unchanged() ->
     res = wg.emulate(prog, grid=1, workgroup=256, memory=layout.memory, args=layout.args)
     got = layout.read(res.memory, "out")
     assert np.array_equal(got[:200], a[:200] + 2) and not got[200:].any()
+
+
+@wg.kernel
+def mixed_loops(x: wg.f32[:], sums: wg.u32[:], n: wg.u32, m: wg.i32):
+    for k in range(wg.global_id(), n, wg.global_size()):  # i32 start, u32 stop: a grid-stride loop
+        x[k] = x[k] + 1.0
+    if wg.global_id() == 0:
+        s = wg.u32(0)
+        for j in range(n, 0, -1):  # a u32 counting down to its stop
+            s += j
+        sums[0] = s
+        t = wg.u32(0)
+        for q in range(m, n):  # i32 from a negative start up to a u32 stop
+            t += wg.u32(q - q + 1)
+        sums[1] = t
+
+
+def test_ranges_mixing_i32_and_u32() -> None:
+    x = np.zeros(1000, np.float32)
+    sums = np.zeros(2, np.uint32)
+    mixed_loops(x, sums, 700, -5, grid=2, workgroup=64)
+    assert np.array_equal(x, np.r_[np.ones(700), np.zeros(300)].astype(np.float32))
+    assert sums.tolist() == [sum(range(700, 0, -1)), len(range(-5, 700))]
+
+
+@pytest.mark.parametrize(
+    "loop, message",
+    [
+        ("for j in range(u, -1, -1):", "the range ends at -1, which is no u32, the type of 'j'; count with an i32"),
+        ("for j in range(u, 0, -2):", "'j' is u32 and would wrap around below 0 with a step of -2"),
+    ],
+)
+def test_ranges_that_would_wrap_are_refused(loop: str, message: str) -> None:
+    src = f"import wavegpu as wg\n@wg.kernel\ndef k(o: wg.u32[:], u: wg.u32):\n    {loop}\n        o[j] = j\n"
+    with pytest.raises(wg.CompileError) as ei:
+        wg.compile(src)
+    (d,) = ei.value.diagnostics
+    assert message in d.message and "range(i32(" in d.message

@@ -707,14 +707,37 @@ class Frontend:
             args = [hir.Const(args[0].type, sp, 0), args[0]]
         if len(args) == 2:
             args.append(hir.Const(args[0].type, sp, 1))
+        nodes: list[ast.AST] = list(it.args) if len(it.args) > 1 else [it, it.args[0]]
+        nodes += [it] * (3 - len(nodes))
         t = self.vars.get(s.target.id)
         if t is None:
             t = next((a.type for a in args if not isinstance(a, hir.Const)), I32)
         if not t.is_int:
             raise self.error(it, "range() takes integers")
-        start, stop, step = (self.coerce(a, t, s) for a in args)
-        if isinstance(step, hir.Const) and step.value == 0:
-            raise self.error(it.args[2], "range() step must not be zero")
+        start = self.coerce(args[0], t, nodes[0])
+        stop, step = args[1], args[2]
+        name = s.target.id
+        if isinstance(stop, hir.Const) and stop.type != t:
+            if not _fits(stop.value, t):
+                other = "i32" if t is U32 else "u32"
+                raise self.error(
+                    nodes[1],
+                    f"the range ends at {stop.value}, which is no {t}, the type of {name!r}; "
+                    f"count with an {other}: range({other}(start), ...)",
+                )
+            stop = self.coerce(stop, t, nodes[1])
+        # a stop of the other integer type is compared by mathematical value (as i < n is)
+        if isinstance(step, hir.Const):
+            if step.value == 0:
+                raise self.error(nodes[2], "range() step must not be zero")
+            if step.type != t and _fits(step.value, t):
+                step = self.coerce(step, t, nodes[2])
+            if t is U32 and step.value < -1:
+                raise self.error(
+                    nodes[2],
+                    f"{name!r} is u32 and would wrap around below 0 with a step of {step.value}: "
+                    "count down with an i32, range(i32(start), stop, step)",
+                )
         self.vars.setdefault(s.target.id, t)
         if self.vars[s.target.id] != t:
             raise self.error(s.target, f"{s.target.id!r} is {self.vars[s.target.id]}, the range is {t}")

@@ -158,17 +158,26 @@ class Lowerer:
             raise TypeError(s)
 
     def for_loop(self, s: hir.For) -> None:
+        """The loop variable has the start's type; a stop of the other integer type is compared by
+        mathematical value, a step of the other type is added as its bits (its sign decides)."""
         t = s.start.type
         counter = self.fresh_var(t)
         self.emit("setvar", [self.expr(s.start)], None, counter)
         stop = self.expr(s.stop)
         step = self.expr(s.step)
         if isinstance(stop, Value):
-            sv = self.fresh_var(t)
+            sv = self.fresh_var(stop.type)
             self.emit("setvar", [stop], None, sv)
         if isinstance(step, Value):
-            st = self.fresh_var(t)
+            st = self.fresh_var(step.type)
             self.emit("setvar", [step], None, st)
+
+        def less(a: Operand, b: Operand) -> Operand:
+            return self.mixed_compare("lt", a, b) if a.type != b.type else self.emit("cmp.lt", [a, b], BOOL)
+
+        def greater(a: Operand, b: Operand) -> Operand:
+            return self.mixed_compare("gt", a, b) if a.type != b.type else self.emit("cmp.gt", [a, b], BOOL)
+
         header, body, latch, exit_ = (
             self.new_block(),
             self.new_block(),
@@ -179,14 +188,14 @@ class Lowerer:
         self.cur = header
         self.span = s.span
         i = self.emit("getvar", [], t, counter)
-        stop_v = stop if isinstance(stop, Const) else self.emit("getvar", [], t, sv)
+        stop_v = stop if isinstance(stop, Const) else self.emit("getvar", [], stop.type, sv)
         if isinstance(step, Const):
-            cond = self.emit("cmp.lt" if step.value > 0 else "cmp.gt", [i, stop_v], BOOL)
+            cond = less(i, stop_v) if step.value > 0 else greater(i, stop_v)
         else:
-            step_v = self.emit("getvar", [], t, st)
-            up = self.emit("cmp.lt", [i, stop_v], BOOL)
-            down = self.emit("cmp.gt", [i, stop_v], BOOL)
-            pos = self.emit("cmp.gt", [step_v, Const(0, t)], BOOL)
+            step_v = self.emit("getvar", [], step.type, st)
+            up = less(i, stop_v)
+            down = greater(i, stop_v)
+            pos = self.emit("cmp.gt", [step_v, Const(0, step.type)], BOOL)
             cond = self.emit("select", [pos, up, down], BOOL)
         self.term(CondBr(cond, body, exit_))
         self.cur = body
@@ -195,8 +204,8 @@ class Lowerer:
         def increment() -> None:
             self.span = s.span
             i2 = self.emit("getvar", [], t, counter)
-            step_l = step if isinstance(step, Const) else self.emit("getvar", [], t, st)
-            self.emit("setvar", [self.emit("add", [i2, step_l], t)], None, counter)
+            step_l = step if isinstance(step, Const) else self.emit("getvar", [], step.type, st)
+            self.emit("setvar", [self.emit("add", [i2, self.convert(step_l, t)], t)], None, counter)
 
         self.loops.append((header, exit_, increment))
         self.body(s.body)
