@@ -304,7 +304,7 @@ def evaluate(tree: tuple, env: dict[str, int]) -> int:
     return int(reference(tree[0], ta, tb, a, b))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None)
 @given(
     int_expr(),
     st.lists(st.integers(-(2**31), 2**31 - 1), min_size=2, max_size=2),

@@ -106,7 +106,8 @@ def fence(scope: str = "device") -> None:
     del scope
 
 
-def local_array(dtype: object, n: int) -> np.ndarray:
+def local_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
+    """A count or a (rows, cols) shape, as in kernels."""
     from ..compiler.types import NUMPY
 
     return np.zeros(n, dtype=NUMPY[dtype.name])  # type: ignore[attr-defined]
