@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from wavegpu.isa import semantics as sem
 from wavegpu.isa.table import ROWS
 from wavegpu.isa.vocabulary import (
     FLOAT_CONDITIONS,
@@ -90,3 +93,21 @@ def test_signedness() -> None:
     signed = {r.key for r in ROWS if r.signed}
     assert {"add.s32", "shr.s32", "atom.global.min.s32", "wave.reduce.max.s32", "ld.global.s8"} <= signed
     assert not {"add.u32", "shr.u32", "atom.global.min.u32", "ld.global.u8", "ld.global.b32"} & signed
+
+
+def test_every_reduction_and_atomic_row_has_its_operator() -> None:
+    for r in ROWS:
+        if r.op in (Op.REDUCE, Op.PREFIX):
+            assert sem.reduction_of(r).op is r.variant
+        elif r.op in (Op.ATOM, Op.RED):
+            assert sem.atomic_of(r).op is r.variant
+
+
+def test_identities_are_identities() -> None:
+    x = np.array([0, 1, 5, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x3F800000, 0xBF800000, 0x80000000], dtype=np.uint32)
+    for red in sem.REDUCTIONS.values():
+        ident = np.full(x.shape, red.identity, dtype=np.uint32)
+        want = sem.canon32(x.view(np.float32)) if red.dtype.is_float else x  # NaNs come out canonical
+        assert np.array_equal(red.combine(ident, x), want), red
+        assert np.array_equal(red.combine(x, ident), want), red
+        assert np.array_equal(red.fold(np.stack([x, ident], axis=1)), want), red

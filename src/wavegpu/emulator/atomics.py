@@ -7,35 +7,22 @@ from collections.abc import Callable
 import numpy as np
 
 from ..isa import semantics as sem
+from ..isa.types import DataType
+from ..isa.vocabulary import AtomOp
 
 U32 = np.uint32
 
-# op name -> (combine(old, value[, cmp]) -> new)
 Combine = Callable[..., np.ndarray]
-COMBINE: dict[str, Combine] = {
-    "add.u32": lambda o, v: o + v,
-    "sub.u32": lambda o, v: o - v,
-    "min.s32": lambda o, v: np.minimum(o.view(np.int32), v.view(np.int32)).view(U32),
-    "max.s32": lambda o, v: np.maximum(o.view(np.int32), v.view(np.int32)).view(U32),
-    "min.u32": np.minimum,
-    "max.u32": np.maximum,
-    "and.b32": np.bitwise_and,
-    "or.b32": np.bitwise_or,
-    "xor.b32": np.bitwise_xor,
-    "exch.b32": lambda o, v: v,
-    "cas.b32": lambda o, v, c: np.where(o == v, c, o).astype(U32),
-    "add.f32": lambda o, v: sem.canon32(o.view(np.float32) + v.view(np.float32)),
-}
 
 
 def apply(
     words: np.ndarray,
     index: np.ndarray,
-    op: str,
+    atom: sem.Atomic,
     value: np.ndarray,
     third: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Apply `op` at words[index[i]] for lanes i in order; return each lane's old value.
+    """Apply `atom` at words[index[i]] for lanes i in order; return each lane's old value.
 
     For cas, `value` is the compare operand and `third` the new value.
     """
@@ -43,7 +30,7 @@ def apply(
     value = np.broadcast_to(np.asarray(value, dtype=U32), (n,))
     if third is not None:
         third = np.broadcast_to(np.asarray(third, dtype=U32), (n,))
-    combine = COMBINE[op]
+    combine = atom.combine
     if n == 0:
         return np.zeros(0, dtype=U32)
     order = np.argsort(index, kind="stable")
@@ -59,8 +46,8 @@ def apply(
     seg_start = np.flatnonzero(first)
     seg_id = np.cumsum(first) - 1
     base = words[sidx[seg_start]]  # memory before the instruction, per segment
-    if op in ("add.u32", "sub.u32"):
-        v = sval if op == "add.u32" else (U32(0) - sval)
+    if atom.dtype is DataType.U32 and atom.op in (AtomOp.ADD, AtomOp.SUB):  # a running sum
+        v = sval if atom.op is AtomOp.ADD else (U32(0) - sval)
         incl = np.cumsum(v, dtype=U32)
         seg_base_sum = np.concatenate(([U32(0)], incl))[seg_start]  # sum before each segment
         excl = incl - v - seg_base_sum[seg_id]
@@ -99,4 +86,4 @@ def _rounds(
     return old
 
 
-__all__ = ["COMBINE", "apply"]
+__all__ = ["apply"]

@@ -24,8 +24,10 @@ from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SReg as SR
 from ..isa.structure import nesting
+from ..isa.table import row
 from ..isa.types import SUBREGS, Kind, Role
-from ..isa.vocabulary import Nest
+from ..isa.vocabulary import Nest, ReduceOp, ShuffleMode
+from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from . import atomics
 from .bounds import Bounds
@@ -70,6 +72,7 @@ def pad16(n: int) -> int:
     return max(16, (n + 15) & ~15)
 
 
+_MOV_SREG = row("mov.b32.sreg")
 _CTAID = {SR.CTAID_X: "ctaid.x", SR.CTAID_Y: "ctaid.y", SR.CTAID_Z: "ctaid.z"}
 _PER_LANE_SREG = {
     SR.TID_X: "tid.x",
@@ -389,7 +392,7 @@ class Batch:
         spec = inst.spec
         if spec.key in sem.SEMANTICS:
             return self.compile_alu(inst, pc, sem.SEMANTICS[spec.key])
-        if spec.key == "mov.b32.sreg":
+        if spec is _MOV_SREG:
             return self.compile_alu(inst, pc, sem.SEMANTICS["mov.b32"])
         cls = spec.cls
         if cls in ("load", "store"):
@@ -400,9 +403,9 @@ class Batch:
             return self.compile_wave(inst, pc)
         if cls == "control":
             return self.compile_control(inst, pc)
-        if spec.key == "barrier":
+        if spec.op is VOp.BARRIER:
             return self.compile_barrier(pc)
-        if spec.key == "nop" or spec.name.startswith("fence."):
+        if spec.op in (VOp.NOP, VOp.FENCE):
             return self.compile_nop(pc)
         if cls == "mma":
             return self.compile_mma(inst, pc)
@@ -595,8 +598,8 @@ class Batch:
         spec = inst.spec
         space = spec.space
         assert space is not None and spec.mem_index is not None
-        returns = spec.name.startswith("atom.")
-        opname = spec.name.split(".", 2)[2]
+        returns = spec.op is VOp.ATOM
+        atom = sem.atomic_of(spec)
         mi = spec.mem_index
         mem = inst.operands[mi]
         assert isinstance(mem, Mem)
@@ -623,7 +626,7 @@ class Batch:
             old = atomics.apply(
                 buf.u32,
                 addr.astype(np.int64) >> 2,
-                opname,
+                atom,
                 vals[0],
                 vals[1] if len(vals) > 1 else None,
             )
@@ -650,7 +653,7 @@ class Batch:
     def compile_wave(self, inst: Instruction, pc: int) -> Op:
         spec = inst.spec
         W = self.W
-        name = spec.name
+        op = spec.op
         guard = self.guard_reader(inst)
         srcs = [self.reader(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
         reads = [o for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
@@ -666,30 +669,30 @@ class Batch:
                 chk.reads(pc, reads, m)
             return m, (self.active if m is None else m)
 
-        if name.startswith("wave.reduce."):
-            op = name.split(".", 2)[2]
+        if op is VOp.REDUCE:
+            red = sem.reduction_of(spec)
 
             def reduce() -> None:
                 m, act = prologue()
-                res = wave_reduce(op, self.lanes(srcs[0]()).reshape(-1, W), act.reshape(-1, W))
+                res = wave_reduce(red, self.lanes(srcs[0]()).reshape(-1, W), act.reshape(-1, W))
                 dst(spread(res), m)
                 self._count(pc, m)
 
             return reduce
 
-        if name.startswith(("wave.shuffle", "wave.broadcast")):
-            mode = "idx" if name in ("wave.shuffle.b32", "wave.broadcast.b32") else name.split(".")[2]
+        if op in (VOp.SHUFFLE, VOp.BROADCAST):
+            mode = spec.variant
 
             def shuffle() -> None:
                 m, _act = prologue()
                 x = self.lanes(srcs[0]())
                 b = self.lanes(srcs[1]()).astype(np.int64)
                 ln = self._get("lid").astype(np.int64)
-                if mode == "idx":
+                if mode is ShuffleMode.IDX:
                     src = b % W
                     ok = np.ones(self.N, dtype=bool)
                 else:
-                    src = ln ^ b if mode == "xor" else ln - b if mode == "up" else ln + b
+                    src = ln ^ b if mode is ShuffleMode.XOR else ln - b if mode is ShuffleMode.UP else ln + b
                     ok = (src >= 0) & (src < W)
                     src = np.where(ok, src, ln)
                 gidx = self._get("lane_index") - ln + src
@@ -700,7 +703,7 @@ class Batch:
 
             return shuffle
 
-        if name == "wave.prefix.add.u32":
+        if op is VOp.PREFIX and spec.variant is ReduceOp.ADD:
 
             def prefix() -> None:
                 m, act = prologue()
@@ -711,7 +714,7 @@ class Batch:
 
             return prefix
 
-        if name == "wave.ballot.b32":
+        if op is VOp.BALLOT:
             weights = (np.uint64(1) << np.arange(W, dtype=np.uint64)) & np.uint64(0xFFFFFFFF)
 
             def ballot() -> None:
@@ -723,8 +726,8 @@ class Batch:
 
             return ballot
 
-        if name in ("wave.any", "wave.all"):
-            is_any = name == "wave.any"
+        if op in (VOp.ANY, VOp.ALL):
+            is_any = op is VOp.ANY
 
             def vote() -> None:
                 m, act = prologue()
@@ -735,7 +738,7 @@ class Batch:
                 self._count(pc, m)
 
             return vote
-        raise NotImplementedError(name)
+        raise NotImplementedError(spec.name)
 
     # ------------------------------------------------------------------ mma
     def compile_mma(self, inst: Instruction, pc: int) -> Op:
@@ -1019,37 +1022,6 @@ def _mask_from(idx: np.ndarray, n: int) -> np.ndarray:
     return m
 
 
-def wave_reduce(op: str, x: np.ndarray, a: np.ndarray) -> np.ndarray:
+def wave_reduce(red: sem.Reduction, x: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Reduce x [waves, W] over the active lanes a [waves, W]; one value per wave."""
-    if op == "add.u32":
-        return np.where(a, x, U32(0)).sum(axis=1, dtype=U64).astype(U32)
-    if op == "min.s32":
-        return np.where(a, x.view(np.int32), np.int32(2**31 - 1)).min(axis=1).view(U32)
-    if op == "max.s32":
-        return np.where(a, x.view(np.int32), np.int32(-(2**31))).max(axis=1).view(U32)
-    if op == "min.u32":
-        return np.where(a, x, M32).min(axis=1)
-    if op == "max.u32":
-        return np.where(a, x, U32(0)).max(axis=1)
-    if op == "and.b32":
-        return np.bitwise_and.reduce(np.where(a, x, M32), axis=1)
-    if op == "or.b32":
-        return np.bitwise_or.reduce(np.where(a, x, U32(0)), axis=1)
-    if op == "xor.b32":
-        return np.bitwise_xor.reduce(np.where(a, x, U32(0)), axis=1)
-    if op in ("min.f32", "max.f32"):
-        v = x.view(np.float32)
-        use = a & (v == v)  # active and not NaN (np.fmin.reduce is wrong for some NaNs)
-        if op == "min.f32":
-            r = np.where(use, v, np.float32(np.inf)).min(axis=1)
-        else:
-            r = np.where(use, v, np.float32(-np.inf)).max(axis=1)
-        r = np.where(use.any(axis=1), r, np.float32(np.nan))
-        zero = r == 0
-        if zero.any():
-            neg = (a & (v == 0) & np.signbit(v)).any(axis=1)
-            pos = (a & (v == 0) & ~np.signbit(v)).any(axis=1)
-            negative = neg if op == "min.f32" else neg & ~pos
-            r = np.where(zero, np.where(negative, np.float32(-0.0), np.float32(0.0)), r)
-        return sem.canon32(r)
-    raise NotImplementedError(op)
+    return red.fold(np.where(a, x, U32(red.identity)))

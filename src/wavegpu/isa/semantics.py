@@ -13,9 +13,14 @@ and live in the emulator; `VALUE_ROWS` lists the rows defined here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+
+from .table import ROWS, InstrSpec
+from .types import DataType
+from .vocabulary import AtomOp, Cmp, Op, ReduceOp
 
 U32 = np.uint32
 U64 = np.uint64
@@ -861,51 +866,36 @@ for _m, _fn in (("rni.", np.rint), ("rzi.", np.trunc), ("rmi.", np.floor), ("rpi
 
 
 # ---- comparisons and selects -----------------------------------------------------------------
-_CMP = {
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
+COMPARE: dict[Cmp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    Cmp.EQ: np.equal,
+    Cmp.NE: np.not_equal,
+    Cmp.LT: np.less,
+    Cmp.LE: np.less_equal,
+    Cmp.GT: np.greater,
+    Cmp.GE: np.greater_equal,
 }
+"""The ordered comparison of each basic condition (the unordered forms and num/nan build on it)."""
 
 
-def _setp(cmp: str, view: Callable[[np.ndarray], np.ndarray], is_float: bool) -> Fn:
-    if cmp == "num":
+def _setp(cmp: Cmp, view: Callable[[np.ndarray], np.ndarray], is_float: bool) -> Fn:
+    if cmp is Cmp.NUM:
         return lambda a, b: ~(np.isnan(view(a)) | np.isnan(view(b)))
-    if cmp == "nan":
+    if cmp is Cmp.NAN:
         return lambda a, b: np.isnan(view(a)) | np.isnan(view(b))
-    if cmp.endswith("u") and is_float:
-        op = _CMP[cmp[:-1]]
+    if cmp.unordered and is_float:
+        op = COMPARE[cmp.ordered]
         return lambda a, b: op(view(a), view(b)) | np.isnan(view(a)) | np.isnan(view(b))
-    op = _CMP[cmp]
-    if is_float and cmp == "ne":
+    op = COMPARE[cmp]
+    if is_float and cmp is Cmp.NE:
         return lambda a, b: op(view(a), view(b)) & ~(np.isnan(view(a)) | np.isnan(view(b)))
     return lambda a, b: op(view(a), view(b))
 
 
-for _c in ("eq", "ne", "lt", "le", "gt", "ge"):
-    SEMANTICS[f"setp.{_c}.s32"] = _setp(_c, s32, False)
-    SEMANTICS[f"setp.{_c}.u32"] = _setp(_c, u32, False)
-for _c in (
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "equ",
-    "neu",
-    "ltu",
-    "leu",
-    "gtu",
-    "geu",
-    "num",
-    "nan",
-):
-    SEMANTICS[f"setp.{_c}.f32"] = _setp(_c, f32, True)
-    SEMANTICS[f"setp.{_c}.f64"] = _setp(_c, f64, True)
+_VIEW = {DataType.S32: s32, DataType.U32: u32, DataType.F32: f32, DataType.F64: f64}
+for _row in ROWS:
+    if _row.op is Op.SETP:
+        assert isinstance(_row.variant, Cmp) and _row.dtype is not None
+        SEMANTICS[_row.key] = _setp(_row.variant, _VIEW[_row.dtype], _row.dtype.is_float)
 
 
 @_def("selp.b32", "selp.b64")
@@ -924,3 +914,110 @@ def _slct_s(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 VALUE_ROWS = frozenset(SEMANTICS)
+
+
+# ---- reduction and atomic operators ---------------------------------------------------------
+@dataclass(frozen=True)
+class Reduction:
+    """A wave reduction operator over one type: its identity (raw bits: combining it with x
+    gives x; for f32 min/max the canonical NaN, which they ignore), the pairwise combine on raw
+    bits, and fold: [waves, W] raw bits, inactive lanes already the identity -> [waves]."""
+
+    op: ReduceOp
+    dtype: DataType
+    identity: int
+    combine: Fn
+    fold: Callable[[np.ndarray], np.ndarray]
+
+
+def _ufunc_fold(ufunc: np.ufunc, view: type) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda x: ufunc.reduce(x.view(view), axis=1, dtype=view).view(U32)
+
+
+def _ufunc_pair(ufunc: np.ufunc, view: type) -> Fn:
+    return lambda a, b: ufunc(u32(a).view(view), u32(b).view(view)).view(U32)
+
+
+def _fold_minmax_f32(is_min: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """NaN-ignoring min or max over each row; -0 orders below +0; all NaN gives NaN."""
+
+    def fold(x: np.ndarray) -> np.ndarray:
+        v = x.view(F32)
+        use = v == v  # not NaN (np.fmin.reduce is wrong for some NaNs)
+        r = np.where(use, v, F32(np.inf if is_min else -np.inf))
+        r = r.min(axis=1) if is_min else r.max(axis=1)
+        r = np.where(use.any(axis=1), r, F32(np.nan))
+        zero = r == 0
+        if zero.any():
+            neg = ((v == 0) & np.signbit(v)).any(axis=1)
+            pos = ((v == 0) & ~np.signbit(v)).any(axis=1)
+            negative = neg if is_min else neg & ~pos
+            r = np.where(zero, np.where(negative, F32(-0.0), F32(0.0)), r)
+        return canon32(r)
+
+    return fold
+
+
+def _reduction(op: ReduceOp, t: DataType, identity: int, ufunc: np.ufunc, view: type) -> Reduction:
+    return Reduction(op, t, identity, _ufunc_pair(ufunc, view), _ufunc_fold(ufunc, view))
+
+
+_T = DataType
+REDUCTIONS: dict[tuple[ReduceOp, DataType], Reduction] = {
+    (r.op, r.dtype): r
+    for r in (
+        _reduction(ReduceOp.ADD, _T.U32, 0, np.add, U32),
+        _reduction(ReduceOp.MIN, _T.S32, 0x7FFFFFFF, np.minimum, I32),
+        _reduction(ReduceOp.MAX, _T.S32, 0x80000000, np.maximum, I32),
+        _reduction(ReduceOp.MIN, _T.U32, 0xFFFFFFFF, np.minimum, U32),
+        _reduction(ReduceOp.MAX, _T.U32, 0, np.maximum, U32),
+        _reduction(ReduceOp.AND, _T.B32, 0xFFFFFFFF, np.bitwise_and, U32),
+        _reduction(ReduceOp.OR, _T.B32, 0, np.bitwise_or, U32),
+        _reduction(ReduceOp.XOR, _T.B32, 0, np.bitwise_xor, U32),
+        Reduction(ReduceOp.MIN, _T.F32, 0x7FFFFFFF, SEMANTICS["min.f32"], _fold_minmax_f32(True)),
+        Reduction(ReduceOp.MAX, _T.F32, 0x7FFFFFFF, SEMANTICS["max.f32"], _fold_minmax_f32(False)),
+    )
+}
+"""Every wave reduction and prefix operator, keyed by (row.variant, row.dtype)."""
+
+
+@dataclass(frozen=True)
+class Atomic:
+    """An atomic read-modify-write operator over one type: combine(old, value[, new]) -> the
+    word written (for cas, value is the compare operand and the third the new value)."""
+
+    op: AtomOp
+    dtype: DataType
+    combine: Fn
+
+
+ATOMICS: dict[tuple[AtomOp, DataType], Atomic] = {
+    (a.op, a.dtype): a
+    for a in (
+        Atomic(AtomOp.ADD, _T.U32, lambda o, v: o + v),
+        Atomic(AtomOp.SUB, _T.U32, lambda o, v: o - v),
+        Atomic(AtomOp.MIN, _T.S32, lambda o, v: np.minimum(o.view(I32), v.view(I32)).view(U32)),
+        Atomic(AtomOp.MAX, _T.S32, lambda o, v: np.maximum(o.view(I32), v.view(I32)).view(U32)),
+        Atomic(AtomOp.MIN, _T.U32, np.minimum),
+        Atomic(AtomOp.MAX, _T.U32, np.maximum),
+        Atomic(AtomOp.AND, _T.B32, np.bitwise_and),
+        Atomic(AtomOp.OR, _T.B32, np.bitwise_or),
+        Atomic(AtomOp.XOR, _T.B32, np.bitwise_xor),
+        Atomic(AtomOp.EXCH, _T.B32, lambda o, v: v),
+        Atomic(AtomOp.CAS, _T.B32, lambda o, v, c: np.where(o == v, c, o).astype(U32)),
+        Atomic(AtomOp.ADD, _T.F32, lambda o, v: canon32(o.view(F32) + v.view(F32))),
+    )
+}
+"""Every atomic operator (`atom`, `red`), keyed by (row.variant, row.dtype)."""
+
+
+def reduction_of(spec: InstrSpec) -> Reduction:
+    """The operator of a wave.reduce or wave.prefix row."""
+    assert isinstance(spec.variant, ReduceOp) and spec.dtype is not None, spec.key
+    return REDUCTIONS[(spec.variant, spec.dtype)]
+
+
+def atomic_of(spec: InstrSpec) -> Atomic:
+    """The operator of an atom or red row."""
+    assert isinstance(spec.variant, AtomOp) and spec.dtype is not None, spec.key
+    return ATOMICS[(spec.variant, spec.dtype)]
