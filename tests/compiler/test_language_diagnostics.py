@@ -28,6 +28,8 @@ CASES = [
     ),
     ("s = wg.local_array(wg.f32, TILE)\ns[0] = 1.0", "local_array count", "make TILE a module-level constant", 5, 32),
     ("for k in range(1.5):\n    x[k] = 1.0\ny = k + 1", "range() takes integers", "int(...)", 5, 20),
+    ("for k in range(1.5):\n    acc = k * 2\ny = acc + k", "range() takes integers", "int(...)", 5, 20),
+    ("if x:\n    acc = 1.0\nelse:\n    acc = 2.0\nx[0] = acc", "'x' is an array", "x[i]", 5, 8),
     ("y = undefined + 1\nz = y * 2\nx[0] = z", "'undefined' is not defined", "", 5, 9),
     ("y: wg.bogus = 3\nz = y", "unknown type", "wg.f32", 5, 8),
     ("i = wg.global_id()\nv = i // u\nx[v] = 1.0", "// of i32 and u32", "`i // i32(u)` (signed)", 6, 9),

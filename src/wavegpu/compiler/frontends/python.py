@@ -480,15 +480,10 @@ class Frontend:
 
     def poison(self, s: ast.stmt) -> None:
         """After a failed definition, later uses of its names report nothing (one mistake, one message)."""
-        targets: list[ast.expr] = []
-        if isinstance(s, ast.Assign):
-            targets = list(s.targets)
-        elif isinstance(s, ast.AnnAssign | ast.AugAssign | ast.For):
-            targets = [s.target]
-        for t in targets:
-            for x in ast.walk(t):
-                if isinstance(x, ast.Name) and x.id not in self.vars and x.id not in self.arrays:
-                    self.poisoned.add(x.id)
+        for x in ast.walk(s):  # a failed loop or if also leaves the names its body defines undefined
+            stored = isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)
+            if stored and x.id not in self.vars and x.id not in self.arrays:  # type: ignore[attr-defined]
+                self.poisoned.add(x.id)  # type: ignore[attr-defined]
 
     def stmt(self, s: ast.stmt) -> hir.Stmt | list[hir.Stmt] | None:
         sp = self.span(s)
