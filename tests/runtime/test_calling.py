@@ -307,3 +307,16 @@ def test_progress_bar_is_opt_in_from_python(monkeypatch: pytest.MonkeyPatch) -> 
     fill(y, y.size, grid=8, workgroup=32)
     fill(y, y.size, grid=8, workgroup=32, progress=True)
     assert seen[0] is None and callable(seen[1]) and (y == 7.0).all()
+
+
+def test_the_default_workgroup_is_256() -> None:
+    @wg.kernel
+    def size(out: wg.i32[:]):
+        out[wg.global_id()] = wg.workgroup_size()
+
+    out = np.zeros(512, np.int32)
+    size(out, grid=2)
+    assert (out == 256).all()
+    out[:] = 0
+    size(out, grid=4, workgroup=128)  # a call's workgroup= is used as given
+    assert (out == 128).all()

@@ -25,6 +25,9 @@ from . import files
 from .buffers import pack
 
 _MEMORY_CACHE: dict[str, Program] = {}
+# a call's workgroup when neither the call nor the kernel gives one: the size the Rust
+# toolchain's compiler records in every binary, so its kernels that assume 256 run unchanged
+DEFAULT_WORKGROUP = 256
 SIMPLE_VALUES = (int, float, bool, str, complex, bytes, np.generic)
 
 
@@ -220,7 +223,7 @@ class KernelFunction:
             prog,
             device=device,
             grid=grid,
-            workgroup=workgroup or k.workgroup_size,
+            workgroup=workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP),
             memory=layout.memory,
             args=layout.args,
             wave_width=wave_width,
