@@ -320,3 +320,24 @@ def test_the_default_workgroup_is_256() -> None:
     out[:] = 0
     size(out, grid=4, workgroup=128)  # a call's workgroup= is used as given
     assert (out == 128).all()
+
+
+@wg.kernel
+def divide(a: wg.i32[:], b: wg.i32[:], q: wg.i32[:], r: wg.u32[:]):
+    i = wg.global_id()
+    q[i] = a[i] // b[i]
+    r[i] = wg.u32(a[i]) % wg.u32(b[i])
+
+
+def test_integer_division_by_zero_traps_with_check_naming_the_line() -> None:
+    a = np.array([7, -7, 5, 9], np.int32)
+    b = np.array([2, 2, 0, 3], np.int32)
+    q = np.zeros(4, np.int32)
+    r = np.zeros(4, np.uint32)
+    with pytest.raises(wg.Trap, match="integer division by zero") as ei:
+        divide(a, b, q, r, grid=1, workgroup=4, check=True)
+    assert ei.value.thread == (2, 0, 0) and ei.value.source is not None
+    assert ei.value.source.split(":")[-2] == str(divide.python.__code__.co_firstlineno + 3)
+    assert not q.any() and not r.any()
+    divide(a, b, q, r, grid=1, workgroup=4)  # without check: the values DESIGN section 3 defines
+    assert list(q[[0, 1, 3]]) == [3, -4, 3] and r[2] == 5
