@@ -28,10 +28,13 @@ from functools import cache
 from importlib import resources
 
 from ..errors import WaveError
+from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SReg as SR
 from ..isa.table import ROWS
-from ..isa.types import SUBREGS, Kind, Role
+from ..isa.types import SUBREGS, DataType, Kind, Role
+from ..isa.vocabulary import AtomOp, Nest, ReduceOp, Scope, ShuffleMode
+from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from .cstyle.render import EXPR, Rendered
 from .lift import If, Loop, Node, Op, lift
@@ -120,15 +123,11 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "slct.s32.f32": (_B, (_B, _B, _F), "setp.ge.f32 {q}, {c}, 0f00000000;\nselp.b32 {d}, {a}, {b}, {q};"),
     "slct.b32.s32": (_B, (_B, _B, _B), "slct.b32.s32 {d}, {a}, {b}, {c};"),
 }
-for _c in ("eq", "ne", "lt", "le", "gt", "ge"):
-    NATIVE[f"setp.{_c}.s32"] = (_P, (_B, _B), f"setp.{_c}.s32 {{d}}, {{a}}, {{b}};")
-    NATIVE[f"setp.{_c}.u32"] = (_P, (_B, _B), f"setp.{_c}.u32 {{d}}, {{a}}, {{b}};")
-    for _t, _k in (("f32", _F), ("f64", _D)):  # PTX's plain forms are ordered, the u forms unordered
-        NATIVE[f"setp.{_c}.{_t}"] = (_P, (_k, _k), f"setp.{_c}.{_t} {{d}}, {{a}}, {{b}};")
-        NATIVE[f"setp.{_c}u.{_t}"] = (_P, (_k, _k), f"setp.{_c}u.{_t} {{d}}, {{a}}, {{b}};")
-for _t, _k in (("f32", _F), ("f64", _D)):
-    NATIVE[f"setp.num.{_t}"] = (_P, (_k, _k), f"setp.num.{_t} {{d}}, {{a}}, {{b}};")
-    NATIVE[f"setp.nan.{_t}"] = (_P, (_k, _k), f"setp.nan.{_t} {{d}}, {{a}}, {{b}};")
+for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered, u forms unordered
+    if _r.op is VOp.SETP:
+        assert _r.dtype is not None
+        _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
+        NATIVE[_r.key] = (_P, (_k, _k), f"{_r.name} {{d}}, {{a}}, {{b}};")
 
 # Value rows computed by a helper generated from the C prelude (see the module docstring).
 HELPER_ROWS: tuple[str, ...] = tuple(k for k in EXPR if k not in NATIVE)
@@ -150,10 +149,10 @@ _SREG |= {
     SR.NCTAID_Y: "%nctaid.y",
     SR.NCTAID_Z: "%nctaid.z",
 }
-_ATOM = {"add": "add.u32", "min": "min", "max": "max", "and": "and.b32", "or": "or.b32", "xor": "xor.b32"}
-_ATOM |= {"exch": "exch.b32", "cas": "cas.b32"}
-_REDUCE_ID = {"add": 0, "min.s32": 0x7FFFFFFF, "max.s32": 0x80000000, "min.u32": 0xFFFFFFFF, "max.u32": 0}
-_REDUCE_ID |= {"and": 0xFFFFFFFF, "or": 0, "xor": 0, "min.f32": 0x7FFFFFFF, "max.f32": 0x7FFFFFFF}
+_ATOM = {AtomOp.ADD: "add.u32", AtomOp.AND: "and.b32", AtomOp.OR: "or.b32", AtomOp.XOR: "xor.b32"}
+_ATOM |= {AtomOp.EXCH: "exch.b32", AtomOp.CAS: "cas.b32"}
+_FLOAT_COMBINE = {ReduceOp.MIN: "min.f32", ReduceOp.MAX: "max.f32"}  # the ALU rows whose helper combines f32
+_SCOPE = {Scope.WAVE: "cta", Scope.WORKGROUP: "cta", Scope.DEVICE: "gpu"}
 
 
 def helper_name(key: str) -> str:
@@ -365,11 +364,11 @@ class PTXRenderer:
         if spec.cls == "wave":
             self.wave(inst, region)
             return
-        if key in ("break", "continue"):
-            self.leave(inst, key, region)
+        if spec.nest in (Nest.BREAK, Nest.CONTINUE):
+            self.leave(inst, spec.nest, region)
             return
         skip = None
-        if inst.guard is not None and key != "ret":
+        if inst.guard is not None and spec.nest is not Nest.RET:
             skip = self.label("skip")
             self.emit(f"@{'' if inst.guard.negated else '!'}%p{inst.guard.pred} bra {skip};")
         ops = inst.operands
@@ -388,17 +387,16 @@ class PTXRenderer:
             self.memory(inst)
         elif spec.cls == "atomic":
             self.atomic(inst)
-        elif key == "barrier":
+        elif spec.op is VOp.BARRIER:
             self.emit("barrier.sync 0;")
-        elif key.startswith("fence."):
-            scope = {"wave": "cta", "workgroup": "cta", "device": "gpu"}[key.split(".")[1]]
-            self.emit(f"fence.sc.{scope};")
-        elif key == "nop":
+        elif isinstance(spec.variant, Scope):
+            self.emit(f"fence.sc.{_SCOPE[spec.variant]};")
+        elif spec.op is VOp.NOP:
             pass
-        elif key == "ret":
+        elif spec.nest is Nest.RET:
             g = inst.guard
             self.emit("exit;" if g is None else f"@{'!' if g.negated else ''}%p{g.pred} exit;")
-        elif key == "mma.m16n8k8.f32.f16":
+        elif spec.op is VOp.MMA:
             self.mma(inst)
         else:
             raise WaveError(f"ptx: no rendering for {spec.name}")
@@ -433,14 +431,16 @@ class PTXRenderer:
         assert isinstance(m, Mem)
         ss = {"global": "global", "local": "shared", "const": "global.nc"}[space]
         a = self.address(space, m)
-        sfx = spec.name.split(".", 2)[2]
+        vec = any(o.kind in (Kind.VEC2, Kind.VEC4) for o in spec.operands)
         if spec.cls == "load":
             dst = inst.operands[0]
-            if sfx in ("u8", "s8", "u16", "s16", "b32"):
+            if spec.width <= 4:
                 t = self.tmp(_B)
-                self.emit(f"ld.{ss}.{'u32' if sfx == 'b32' else sfx} {t}, [{a}];")
+                self.emit(
+                    f"ld.{ss}.{'u32' if spec.width == 4 else spec.operands[spec.mem_index].dtype.text} {t}, [{a}];"
+                )
                 self.store(dst, _B, t)
-            elif sfx == "b64":
+            elif not vec:
                 t = self.tmp(_L)
                 self.emit(f"ld.{ss}.u64 {t}, [{a}];")
                 self.store(dst, _L, t)
@@ -450,12 +450,14 @@ class PTXRenderer:
                     self.emit(f"ld.{ss}.u32 %r{dst.n + i}, [{a}+{4 * i}];")
             return
         val = inst.operands[1]
-        if sfx in ("b8", "b16", "b32"):
-            self.emit(f"st.{ss}.{'u8' if sfx == 'b8' else 'u16' if sfx == 'b16' else 'u32'} [{a}], {self.b32(val)};")
-        elif sfx == "b64":
+        if spec.width <= 4:
+            self.emit(
+                f"st.{ss}.{'u8' if spec.width == 1 else 'u16' if spec.width == 2 else 'u32'} [{a}], {self.b32(val)};"
+            )
+        elif not vec:
             self.emit(f"st.{ss}.u64 [{a}], {self.b64(val)};")
         else:
-            n = 2 if sfx.startswith("v2") else 4
+            n = spec.width // 4
             for i in range(n):
                 if isinstance(val, Imm):
                     v = self.b32(Imm((val.bits >> (32 * i)) & 0xFFFFFFFF))
@@ -468,7 +470,8 @@ class PTXRenderer:
         spec = inst.spec
         space = spec.space
         assert space is not None and spec.mem_index is not None
-        _, _, op, t = spec.name.split(".")
+        op = spec.variant
+        assert isinstance(op, AtomOp) and spec.dtype is not None
         mi = spec.mem_index
         m = inst.operands[mi]
         assert isinstance(m, Mem)
@@ -477,7 +480,7 @@ class PTXRenderer:
         scope = "gpu" if space == "global" else "cta"
         a = self.address(space, m)
         old = self.tmp(_B)
-        if op == "add" and t == "f32":  # a CAS loop keeps subnormals and canonical NaNs
+        if op is AtomOp.ADD and spec.dtype is DataType.F32:  # a CAS loop keeps subnormals and canonical NaNs
             top, prev, new = self.label("atomf"), self.tmp(_B), self.tmp(_B)
             fa, fb, fs, q, nq = self.tmp(_F), self.tmp(_F), self.tmp(_F), self.tmp(_P), self.tmp(_P)
             self.emit(f"ld.volatile.{ss}.u32 {old}, [{a}];", f"{top}:", f"mov.b32 {prev}, {old};")
@@ -489,13 +492,13 @@ class PTXRenderer:
             )
             self.emit(f"atom.relaxed.{scope}.{ss}.cas.b32 {old}, [{a}], {prev}, {new};")
             self.emit(f"setp.ne.u32 {q}, {old}, {prev};", f"@{q} bra {top};")
-        elif op == "sub":  # PTX has no atom.sub: negate, then add
+        elif op is AtomOp.SUB:  # PTX has no atom.sub: negate, then add
             n = self.tmp(_B)
             self.emit(f"neg.s32 {n}, {args[0]};", f"atom.relaxed.{scope}.{ss}.add.u32 {old}, [{a}], {n};")
         else:
-            ty = _ATOM[op] if op not in ("min", "max") else f"{op}.{t}"
+            ty = _ATOM[op] if op not in (AtomOp.MIN, AtomOp.MAX) else f"{op.value}.{spec.dtype.text}"
             self.emit(f"atom.relaxed.{scope}.{ss}.{ty} {old}, [{a}], {', '.join(args)};")
-        if spec.name.startswith("atom."):
+        if spec.op is VOp.ATOM:
             self.store(inst.operands[0], _B, old)
 
     def mma(self, inst: Instruction) -> None:
@@ -513,7 +516,7 @@ class PTXRenderer:
     # -- wave operations (on the exact active set of the current region)
     def wave(self, inst: Instruction, region: _Region) -> None:
         spec = inst.spec
-        op = spec.name[len("wave.") :]
+        op = spec.op
         act = self.tmp(_B)
         g = inst.guard
         gp = "1" if g is None else f"{'!' if g.negated else ''}%p{g.pred}"
@@ -524,28 +527,29 @@ class PTXRenderer:
             self.emit(f"@{'' if g.negated else '!'}%p{g.pred} bra {skip};")
         dst = inst.operands[0]
         srcs = [o for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
-        if op in ("ballot.b32", "any", "all"):
+        if op in (VOp.BALLOT, VOp.ANY, VOp.ALL):
             assert isinstance(srcs[0], Pred)
             p = f"%p{srcs[0].n}"
-            if op == "ballot.b32":
+            if op is VOp.BALLOT:
                 t = self.tmp(_B)
                 self.emit(f"vote.sync.ballot.b32 {t}, {p}, {act};")
                 self.store(dst, _B, t)
             else:
                 q = self.tmp(_P)
-                self.emit(f"vote.sync.{op}.pred {q}, {p}, {act};")
+                self.emit(f"vote.sync.{'any' if op is VOp.ANY else 'all'}.pred {q}, {p}, {act};")
                 self.store(dst, _P, q)
-        elif op.startswith(("shuffle", "broadcast")):
+        elif op in (VOp.SHUFFLE, VOp.BROADCAST):
             x, b = self.b32(srcs[0]), self.b32(srcs[1])
             src = self.tmp(_B)
             lane = "%wv_lane"
-            if op in ("shuffle.b32", "broadcast.b32"):
+            mode = spec.variant
+            if mode is ShuffleMode.IDX:
                 self.emit(f"and.b32 {src}, {b}, 31;")
             else:  # out of the wave: the lane's own value (the full b, unlike shfl's 5 bits)
                 q, t = self.tmp(_P), self.tmp(_B)
-                if op == "shuffle.xor.b32":
+                if mode is ShuffleMode.XOR:
                     self.emit(f"xor.b32 {t}, {lane}, {b};", f"setp.lt.u32 {q}, {t}, 32;")
-                elif op == "shuffle.up.b32":
+                elif mode is ShuffleMode.UP:
                     self.emit(f"sub.u32 {t}, {lane}, {b};", f"setp.le.u32 {q}, {b}, {lane};")
                 else:
                     r = self.tmp(_B)
@@ -554,18 +558,15 @@ class PTXRenderer:
             out = self.tmp(_B)
             self.emit(f"shfl.sync.idx.b32 {out}, {x}, {src}, 31, {act};")
             self.store(dst, _B, out)
-        elif op == "prefix.add.u32":
-            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), "prefix"))
-        else:
-            o, ty = op.split(".")[1:]
-            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), f"{o}.{ty}"))
+        else:  # wave.reduce, wave.prefix
+            red = sem.reduction_of(spec)
+            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), red, prefix=op is VOp.PREFIX))
         if skip:
             self.emit(f"{skip}:")
 
-    def combine(self, what: str, acc: str, v: str) -> None:
-        o = what.split(".")[0]
-        if what in ("min.f32", "max.f32"):
-            fn = helper_name(what)
+    def combine(self, red: sem.Reduction, acc: str, v: str) -> None:
+        if red.dtype is DataType.F32:
+            fn = helper_name(_FLOAT_COMBINE[red.op])
             self.helpers.add(fn)
             self.emit(
                 "{",
@@ -578,34 +579,33 @@ class PTXRenderer:
                 f"ld.param.b32 {acc}, [wv_ret];",
                 "}",
             )
-        elif o in ("min", "max"):
-            self.emit(f"{o}.{what.split('.')[1]} {acc}, {acc}, {v};")
-        elif o in ("and", "or", "xor"):
-            self.emit(f"{o}.b32 {acc}, {acc}, {v};")
+        elif red.op in (ReduceOp.MIN, ReduceOp.MAX):
+            self.emit(f"{red.op.value}.{red.dtype.text} {acc}, {acc}, {v};")
+        elif red.op in (ReduceOp.AND, ReduceOp.OR, ReduceOp.XOR):
+            self.emit(f"{red.op.value}.b32 {acc}, {acc}, {v};")
         else:
             self.emit(f"add.u32 {acc}, {acc}, {v};")
 
-    def lane_loop(self, act: str, x: str, what: str) -> str:
+    def lane_loop(self, act: str, x: str, red: sem.Reduction, *, prefix: bool = False) -> str:
         """A reduction (or the exclusive prefix sum) over the lanes in act: every lane of act
         runs the same 32 steps and combines the values of the lanes in act (of the lanes
         below it, for the prefix sum). The combinations are order-independent."""
         acc, i, v, bit = self.tmp(_B), self.tmp(_B), self.tmp(_B), self.tmp(_B)
         q, done = self.tmp(_P), self.tmp(_P)
         top, nxt = self.label("lanes"), self.label("lanes_next")
-        ident = 0 if what == "prefix" else _REDUCE_ID.get(what, _REDUCE_ID.get(what.split(".")[0], 0))
-        self.emit(f"mov.b32 {acc}, 0x{ident:08X};", f"mov.b32 {i}, 0;", f"{top}:")
+        self.emit(f"mov.b32 {acc}, 0x{red.identity:08X};", f"mov.b32 {i}, 0;", f"{top}:")
         self.emit(f"shfl.sync.idx.b32 {v}, {x}, {i}, 31, {act};")
         self.emit(f"shr.b32 {bit}, {act}, {i};", f"and.b32 {bit}, {bit}, 1;", f"setp.eq.u32 {q}, {bit}, 0;")
-        if what == "prefix":
+        if prefix:
             lt = self.tmp(_P)
             self.emit(f"setp.ge.u32 {lt}, {i}, %wv_lane;", f"or.pred {q}, {q}, {lt};")
         self.emit(f"@{q} bra {nxt};")
-        self.combine("add" if what == "prefix" else what, acc, v)
+        self.combine(red, acc, v)
         self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.lt.u32 {done}, {i}, 32;", f"@{done} bra {top};")
         return acc
 
     # -- structure
-    def leave(self, inst: Instruction, key: str, region: _Region) -> None:
+    def leave(self, inst: Instruction, role: Nest, region: _Region) -> None:
         """break/continue p: the lanes where p holds (and the guard) leave the region."""
         p = inst.operands[0]
         assert isinstance(p, Pred)
@@ -614,7 +614,7 @@ class PTXRenderer:
             cond = self.tmp(_P)
             g = inst.guard
             self.emit(f"and.pred {cond}, %p{p.n}, {'!' if g.negated else ''}%p{g.pred};")
-        flag = "%wv_brk" if key == "break" else "%wv_cnt"
+        flag = "%wv_brk" if role is Nest.BREAK else "%wv_cnt"
         self.emit(f"vote.sync.ballot.b32 {region.cur}, !{cond}, {region.cur};")
         self.emit(f"or.pred {flag}, {flag}, {cond};", f"@{cond} bra {region.exit};")
         region.leaves = True
@@ -773,7 +773,7 @@ def coverage() -> dict[str, str]:
             out[r.key] = "inline"
         elif r.key in HELPER_ROWS:
             out[r.key] = "helper " + helper_name(r.key)
-        elif r.cls in ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc") or r.key == "barrier":
+        elif r.cls in ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc") or r.op is VOp.BARRIER:
             out[r.key] = "statement"
         else:
             out[r.key] = "missing"

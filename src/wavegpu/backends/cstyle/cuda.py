@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...errors import WaveError
 from ...isa.registers import SReg
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import Dialect, GenericPointers
@@ -122,16 +123,16 @@ _SREG = {
     SReg.NCTAID_Z: "gridDim.z",
 }
 _ATOM = {
-    "add": "atomicAdd",
-    "sub": "atomicSub",
-    "min": "atomicMin",
-    "max": "atomicMax",
-    "and": "atomicAnd",
-    "or": "atomicOr",
-    "xor": "atomicXor",
-    "exch": "atomicExch",
+    AtomOp.ADD: "atomicAdd",
+    AtomOp.SUB: "atomicSub",
+    AtomOp.MIN: "atomicMin",
+    AtomOp.MAX: "atomicMax",
+    AtomOp.AND: "atomicAnd",
+    AtomOp.OR: "atomicOr",
+    AtomOp.XOR: "atomicXor",
+    AtomOp.EXCH: "atomicExch",
 }
-_OPS = {"add": 0, "min": 1, "max": 2, "and": 3, "or": 4, "xor": 5}
+_OPS = {ReduceOp.ADD: 0, ReduceOp.MIN: 1, ReduceOp.MAX: 2, ReduceOp.AND: 3, ReduceOp.OR: 4, ReduceOp.XOR: 5}
 
 
 class LaneLoops(Dialect):
@@ -141,17 +142,17 @@ class LaneLoops(Dialect):
     def shuffle(self, x: str, src: str) -> str:
         return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
 
-    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+    def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
         fn = {"float": "wv_reduce_f", "int": "wv_reduce_i", "uint": "wv_reduce_u"}[ctype]
         return f"{fn}(WV_ACTIVE(), {x}, {_OPS[op]})"
 
     def prefix_add(self, x: str) -> str:
         return f"wv_prefix(WV_ACTIVE(), {x}, {self.lane})"
 
-    def vote(self, op: str, p: str) -> str:
-        if op == "ballot":
+    def vote(self, op: Op, p: str) -> str:
+        if op is Op.BALLOT:
             return f"(uint)WV_BALLOT(WV_ACTIVE(), {p})"
-        return f"(bool)WV_{op.upper()}(WV_ACTIVE(), {p})"
+        return f"(bool)WV_{op.name}(WV_ACTIVE(), {p})"
 
 
 class CUDA(LaneLoops, GenericPointers):
@@ -196,10 +197,10 @@ class CUDA(LaneLoops, GenericPointers):
 
     lane = "wv_lane()"
 
-    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
-        if op == "cas":
+    def int_atomic(self, op: AtomOp, ctype: str, p: str, args: list[str]) -> str:
+        if op is AtomOp.CAS:
             return f"atomicCAS({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
-        if op == "sub":
+        if op is AtomOp.SUB:
             return f"atomicSub((uint*){p}, (uint){args[0]})"
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
@@ -209,8 +210,8 @@ class CUDA(LaneLoops, GenericPointers):
     def barrier(self) -> str:
         return "__syncthreads();"
 
-    def fence(self, scope: str) -> str:
-        return {"wave": "__threadfence_block();", "workgroup": "__threadfence_block();"}.get(scope, "__threadfence();")
+    def fence(self, scope: Scope) -> str:
+        return "__threadfence();" if scope is Scope.DEVICE else "__threadfence_block();"
 
     def local_decl(self, nbytes: int) -> str:
         words = (nbytes + 7) // 8

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...errors import WaveError
 from ...isa.registers import SReg
 from ...isa.table import ROWS
+from ...isa.vocabulary import AtomOp, Scope
 from ...wbin.program import Kernel
 from .cuda import LOOPS, LaneLoops
 from .prelude import CORE, HALF
@@ -194,21 +195,21 @@ class Metal(LaneLoops):
     def load(self, space: str, ctype: str, addr: str) -> str:
         return f"(*{self.ptr(space, ctype, addr)})"
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+    def atomic(self, space: str, op: AtomOp, ctype: str, addr: str, args: list[str]) -> str:
         s = "g" if space == "global" else "l"
-        if op == "addf":
+        if ctype == "float":
             return f"wv_atomic_addf_{s}({self.ptr(space, 'atomic_uint', addr)}, {args[0]})"
-        if op == "cas":
+        if op is AtomOp.CAS:
             return f"wv_cas_{s}({self.ptr(space, 'atomic_uint', addr)}, {args[0]}, {args[1]})"
         at = "atomic_int" if ctype == "int" else "atomic_uint"
-        fn = "exchange" if op == "exch" else f"fetch_{op}"
+        fn = "exchange" if op is AtomOp.EXCH else f"fetch_{op.value}"
         return f"atomic_{fn}_explicit({self.ptr(space, at, addr)}, ({ctype}){args[0]}, memory_order_relaxed)"
 
     def barrier(self) -> str:
         return "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);"
 
-    def fence(self, scope: str) -> str:
-        ts = {"wave": "thread_scope_simdgroup", "workgroup": "thread_scope_threadgroup"}.get(
+    def fence(self, scope: Scope) -> str:
+        ts = {Scope.WAVE: "thread_scope_simdgroup", Scope.WORKGROUP: "thread_scope_threadgroup"}.get(
             scope, "thread_scope_device"
         )
         return f"atomic_thread_fence(mem_flags::mem_device | mem_flags::mem_threadgroup, memory_order_seq_cst, {ts});"

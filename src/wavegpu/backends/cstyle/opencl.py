@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ...isa.registers import SReg
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import Dialect
@@ -47,14 +48,14 @@ _SREG = {
 }
 
 _ATOM = {
-    "add": "atomic_add",
-    "sub": "atomic_sub",
-    "min": "atomic_min",
-    "max": "atomic_max",
-    "and": "atomic_and",
-    "or": "atomic_or",
-    "xor": "atomic_xor",
-    "exch": "atomic_xchg",
+    AtomOp.ADD: "atomic_add",
+    AtomOp.SUB: "atomic_sub",
+    AtomOp.MIN: "atomic_min",
+    AtomOp.MAX: "atomic_max",
+    AtomOp.AND: "atomic_and",
+    AtomOp.OR: "atomic_or",
+    AtomOp.XOR: "atomic_xor",
+    AtomOp.EXCH: "atomic_xchg",
 }
 
 
@@ -86,15 +87,15 @@ class OpenCL(Dialect):
     def load(self, space: str, ctype: str, addr: str) -> str:
         return f"(*{self.ptr(space, ctype, addr)})"
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+    def atomic(self, space: str, op: AtomOp, ctype: str, addr: str, args: list[str]) -> str:
         q = "__global" if space == "global" else "__local"
         p = f"((volatile {q} {ctype}*)({self._base(space)} + ({addr})))"
-        if op == "addf":
+        if ctype == "float":
             return (
                 f"wv_atomic_addf_{'g' if space == 'global' else 'l'}(((volatile {q} uint*)({self._base(space)} + "
                 f"({addr}))), {args[0]})"
             )
-        if op == "cas":
+        if op is AtomOp.CAS:
             return f"atomic_cmpxchg({p}, ({ctype}){args[0]}, ({ctype}){args[1]})"
         return f"{_ATOM[op]}({p}, ({ctype}){args[0]})"
 
@@ -103,21 +104,21 @@ class OpenCL(Dialect):
     def shuffle(self, x: str, src: str) -> str:
         return f"sub_group_shuffle({x}, {src})"
 
-    def group_reduce(self, op: str, ctype: str, x: str) -> str:
-        return f"sub_group_non_uniform_reduce_{op}({x})"
+    def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
+        return f"sub_group_non_uniform_reduce_{op.value}({x})"
 
     def prefix_add(self, x: str) -> str:
         return f"sub_group_non_uniform_scan_exclusive_add({x})"
 
-    def vote(self, op: str, p: str) -> str:
-        if op == "ballot":
+    def vote(self, op: Op, p: str) -> str:
+        if op is Op.BALLOT:
             return f"sub_group_ballot({p}).x"
-        return f"(bool)sub_group_non_uniform_{op}({p})"
+        return f"(bool)sub_group_non_uniform_{op.name.lower()}({p})"
 
     def barrier(self) -> str:
         return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
 
-    def fence(self, scope: str) -> str:
+    def fence(self, scope: Scope) -> str:
         return "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
 
     def local_decl(self, nbytes: int) -> str:

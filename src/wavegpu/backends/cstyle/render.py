@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
-from ...isa.table import ROWS
-from ...isa.types import SUBREGS, Kind, Role
+from ...isa.table import ROWS, InstrSpec
+from ...isa.types import SUBREGS, DataType, Kind, Role
+from ...isa.vocabulary import AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
+from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..lift import If, Node, Op, lift
 
@@ -150,17 +152,27 @@ EXPR: dict[str, str] = {
     "slct.s32.f32": "(F({c}) >= 0.0f ? {a} : {b})",
     "slct.b32.s32": "((int){c} >= 0 ? {a} : {b})",
 }
-_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-for _c, _o in _CMP.items():
-    EXPR[f"setp.{_c}.s32"] = f"((int){{a}} {_o} (int){{b}})"
-    EXPR[f"setp.{_c}.u32"] = f"({{a}} {_o} {{b}})"
-    for _t, _v in (("f32", "F"), ("f64", "D")):
-        nan = f"(isnan({_v}({{a}})) || isnan({_v}({{b}})))"
-        EXPR[f"setp.{_c}.{_t}"] = f"(!{nan} && {_v}({{a}}) {_o} {_v}({{b}}))"
-        EXPR[f"setp.{_c}u.{_t}"] = f"({nan} || {_v}({{a}}) {_o} {_v}({{b}}))"
-for _t, _v in (("f32", "F"), ("f64", "D")):
-    EXPR[f"setp.num.{_t}"] = f"(!isnan({_v}({{a}})) && !isnan({_v}({{b}})))"
-    EXPR[f"setp.nan.{_t}"] = f"(isnan({_v}({{a}})) || isnan({_v}({{b}})))"
+_CMP = {Cmp.EQ: "==", Cmp.NE: "!=", Cmp.LT: "<", Cmp.LE: "<=", Cmp.GT: ">", Cmp.GE: ">="}
+_FVIEW = {DataType.F32: "F", DataType.F64: "D"}
+for _r in ROWS:
+    if _r.op is not VOp.SETP:
+        continue
+    _c = _r.variant
+    assert isinstance(_c, Cmp) and _r.dtype is not None
+    if not _r.dtype.is_float:
+        _cast = "(int)" if _r.signed else ""
+        EXPR[_r.key] = f"({_cast}{{a}} {_CMP[_c]} {_cast}{{b}})"
+        continue
+    _v = _FVIEW[_r.dtype]
+    _nan = f"(isnan({_v}({{a}})) || isnan({_v}({{b}})))"
+    if _c is Cmp.NUM:
+        EXPR[_r.key] = f"(!isnan({_v}({{a}})) && !isnan({_v}({{b}})))"
+    elif _c is Cmp.NAN:
+        EXPR[_r.key] = _nan
+    elif _c.unordered:
+        EXPR[_r.key] = f"({_nan} || {_v}({{a}}) {_CMP[_c.ordered]} {_v}({{b}}))"
+    else:
+        EXPR[_r.key] = f"(!{_nan} && {_v}({{a}}) {_CMP[_c]} {_v}({{b}}))"
 
 # Rows rendered by statement builders below rather than by EXPR.
 STATEMENT_CLASSES = ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc")
@@ -199,7 +211,8 @@ class Dialect:
     def ptr(self, space: str, ctype: str, addr: str) -> str:
         raise NotImplementedError
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
+    def atomic(self, space: str, op: AtomOp, ctype: str, addr: str, args: list[str]) -> str:
+        """An atomic returning the old value; ctype is "int", "uint" or (f32 add) "float"."""
         raise NotImplementedError
 
     lane = "lane"  # the expression for %lane_id
@@ -213,51 +226,53 @@ class Dialect:
         """x from lane src of the wave (src is always a valid lane index)."""
         raise NotImplementedError
 
-    def reduce(self, op: str, dtype: str, x: str) -> str:
+    def reduce(self, spec: InstrSpec, x: str) -> str:
         """wave.reduce.<op>.<dtype>: the dialect's group_reduce on float, int or uint; f32 results
         canonicalised."""
-        if dtype == "f32":
+        op = spec.variant
+        assert isinstance(op, ReduceOp)
+        if spec.dtype is DataType.F32:
             return f"wv_c32({self.group_reduce(op, 'float', f'F({x})')})"
-        ct = "int" if dtype == "s32" else "uint"
+        ct = "int" if spec.signed else "uint"
         return f"(uint){self.group_reduce(op, ct, f'({ct}){x}')}"
 
-    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+    def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
         """x (of C type ctype) combined by op (add min max and or xor) over the active lanes."""
         raise NotImplementedError
 
     def prefix_add(self, x: str) -> str:
         raise NotImplementedError
 
-    def vote(self, op: str, p: str) -> str:
-        """ballot (uint: the low 32 bits), any, all (bool) over the active lanes."""
+    def vote(self, op: VOp, p: str) -> str:
+        """VOp.BALLOT (uint: the low 32 bits), VOp.ANY, VOp.ALL (bool) over the active lanes."""
         raise NotImplementedError
 
-    def wave(self, op: str, args: list[str], wave_width: int) -> str:
+    def wave(self, spec: InstrSpec, args: list[str], wave_width: int) -> str:
         """A wave operation; the source-lane rules of DESIGN section 3 live here, once: shuffle and
         broadcast take the lane modulo W, and an xor/up/down source outside the wave reads the
         lane's own value (PTX's rule)."""
         lane, w, x = self.lane, self.width(wave_width), args[0]
-        if op.startswith("reduce."):
-            o, t = op.split(".")[1:]
-            return self.reduce(o, t, x)
-        if op == "prefix.add.u32":
+        op, mode = spec.op, spec.variant
+        if op is VOp.REDUCE:
+            return self.reduce(spec, x)
+        if op is VOp.PREFIX and mode is ReduceOp.ADD:
             return self.prefix_add(x)
-        if op in ("shuffle.b32", "broadcast.b32"):
+        if op in (VOp.SHUFFLE, VOp.BROADCAST) and mode is ShuffleMode.IDX:
             return self.shuffle(x, f"({args[1]}) % {w}")
-        if op == "shuffle.xor.b32":
+        if mode is ShuffleMode.XOR:
             return self.shuffle(x, f"(({lane} ^ ({args[1]})) < {w}) ? ({lane} ^ ({args[1]})) : {lane}")
-        if op == "shuffle.up.b32":
+        if mode is ShuffleMode.UP:
             return self.shuffle(x, f"(({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane}")
-        if op == "shuffle.down.b32":
+        if mode is ShuffleMode.DOWN:
             return self.shuffle(x, f"(({args[1]}) < {w} - {lane}) ? ({lane} + ({args[1]})) : {lane}")
-        if op in ("ballot.b32", "any", "all"):
-            return self.vote(op.split(".")[0], x)
-        raise KeyError(op)
+        if op in (VOp.BALLOT, VOp.ANY, VOp.ALL):
+            return self.vote(op, x)
+        raise KeyError(spec.key)
 
     def barrier(self) -> str:
         raise NotImplementedError
 
-    def fence(self, scope: str) -> str:
+    def fence(self, scope: Scope) -> str:
         raise NotImplementedError
 
     def local_decl(self, nbytes: int) -> str:
@@ -282,13 +297,13 @@ class GenericPointers(Dialect):
     def load(self, space: str, ctype: str, addr: str) -> str:
         return f"(*{self.ptr(space, ctype, addr)})"
 
-    def atomic(self, space: str, op: str, ctype: str, addr: str, args: list[str]) -> str:
-        if op == "addf":
+    def atomic(self, space: str, op: AtomOp, ctype: str, addr: str, args: list[str]) -> str:
+        if ctype == "float":
             fn = "wv_atomic_addf_g" if space == "global" else "wv_atomic_addf_l"
             return f"{fn}((uint*)({self._base(space)} + ({addr})), {args[0]})"
         return self.int_atomic(op, ctype, f"(({ctype}*)({self._base(space)} + ({addr})))", args)
 
-    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
+    def int_atomic(self, op: AtomOp, ctype: str, p: str, args: list[str]) -> str:
         """An integer atomic on pointer p (already of type ctype*)."""
         raise NotImplementedError
 
@@ -354,17 +369,17 @@ class CRenderer:
             lines = self.atomic(inst)
         elif spec.cls == "wave":
             lines = self.wave(inst)
-        elif key == "barrier":
+        elif spec.op is VOp.BARRIER:
             lines = [self.d.barrier()]
-        elif key.startswith("fence."):
-            lines = [self.d.fence(key.split(".")[1])]
+        elif isinstance(spec.variant, Scope):
+            lines = [self.d.fence(spec.variant)]
         elif spec.cls == "mma":
             lines = self.mma(inst)
-        elif key == "nop":
+        elif spec.op is VOp.NOP:
             lines = []
-        elif key in ("break", "continue"):
-            lines = [f"if ({self.src(ops[0], Kind.PRED)}) {key};"]
-        elif key == "ret":
+        elif spec.nest in (Nest.BREAK, Nest.CONTINUE):
+            lines = [f"if ({self.src(ops[0], Kind.PRED)}) {'break' if spec.nest is Nest.BREAK else 'continue'};"]
+        elif spec.nest is Nest.RET:
             lines = ["return;"]
         else:
             raise WaveError(f"{self.d.name}: no rendering for {spec.name}")
@@ -380,29 +395,27 @@ class CRenderer:
         m = inst.operands[spec.mem_index]
         assert isinstance(m, Mem)
         a = self.addr(m)
-        sfx = spec.name.split(".", 2)[2]
+        vec = next((o.kind.vector_len for o in spec.operands if o.kind in (Kind.VEC2, Kind.VEC4)), 0)
         if spec.cls == "load":
             dst = inst.operands[0]
-            if sfx in ("u8", "s8", "u16", "s16"):
-                ct = {"u8": "uchar", "s8": "char", "u16": "ushort", "s16": "short"}[sfx]
-                v = self.d.load(space, ct, a)
-                return self.assign(dst, f"(uint)(int){v}" if sfx.startswith("s") else f"(uint){v}")
-            if sfx == "b32":
-                return self.assign(dst, self.d.load(space, "uint", a))
-            if sfx == "b64":
-                return self.assign(dst, self.d.load(space, "ulong", a))
-            n = 2 if sfx.startswith("v2") else 4
+            if spec.width < 4:
+                ct = {(1, False): "uchar", (1, True): "char", (2, False): "ushort", (2, True): "short"}
+                v = self.d.load(space, ct[spec.width, spec.signed], a)
+                return self.assign(dst, f"(uint)(int){v}" if spec.signed else f"(uint){v}")
+            if not vec:
+                return self.assign(dst, self.d.load(space, "uint" if spec.width == 4 else "ulong", a))
+            n = vec
             assert isinstance(dst, Vec)
             return [f"r{dst.n + i} = {self.d.load(space, 'uint', f'({a} + {4 * i}u)')};" for i in range(n)]
         val = inst.operands[1]
-        if sfx in ("b8", "b16"):
-            ct = "uchar" if sfx == "b8" else "ushort"
+        if spec.width < 4:
+            ct = "uchar" if spec.width == 1 else "ushort"
             return [f"*{self.d.ptr(space, ct, a)} = ({ct})({self.src(val, Kind.REG)});"]
-        if sfx == "b32":
+        if not vec and spec.width == 4:
             return [f"*{self.d.ptr(space, 'uint', a)} = {self.src(val, Kind.REG)};"]
-        if sfx == "b64":
+        if not vec:
             return [f"*{self.d.ptr(space, 'ulong', a)} = {self.src(val, Kind.PAIR)};"]
-        n = 2 if sfx.startswith("v2") else 4
+        n = vec
         if isinstance(val, Imm):
             return [
                 f"*{self.d.ptr(space, 'uint', f'({a} + {4 * i}u)')} = 0x{(val.bits >> (32 * i)) & 0xFFFFFFFF:x}u;"
@@ -415,24 +428,22 @@ class CRenderer:
         spec = inst.spec
         space = spec.space
         assert space is not None and spec.mem_index is not None
-        parts = spec.name.split(".")
-        op = parts[2]
-        t = parts[3]
+        op = spec.variant
+        assert isinstance(op, AtomOp)
         mi = spec.mem_index
         m = inst.operands[mi]
         assert isinstance(m, Mem)
         args = [self.src(o, Kind.REG) for o in inst.operands[mi + 1 :]]
-        ctype = "int" if t == "s32" else "uint"
-        call = self.d.atomic(space, op if not (op == "add" and t == "f32") else "addf", ctype, self.addr(m), args)
-        if spec.name.startswith("atom."):
+        ctype = "float" if spec.dtype is DataType.F32 else "int" if spec.signed else "uint"
+        call = self.d.atomic(space, op, ctype, self.addr(m), args)
+        if spec.op is VOp.ATOM:
             return self.assign(inst.operands[0], f"(uint)({call})")
         return [f"(void)({call});"]
 
     def wave(self, inst: Instruction) -> list[str]:
         spec = inst.spec
         srcs = [self.src(o, s.kind) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
-        op = spec.name[len("wave.") :]
-        return self.assign(inst.operands[0], self.d.wave(op, srcs, self.w))
+        return self.assign(inst.operands[0], self.d.wave(spec, srcs, self.w))
 
     def mma(self, inst: Instruction) -> list[str]:
         """mma.m16n8k8.f32.f16 in the PTX fragment layout (DESIGN section 3) through shuffles: the
@@ -537,7 +548,7 @@ def coverage(dialect: Dialect) -> dict[str, str]:
             out[r.key] = "unsupported: " + dialect.unsupported[r.key]
         elif r.key in EXPR or r.key in dialect.exprs:
             out[r.key] = "expr"
-        elif r.cls in STATEMENT_CLASSES or r.key == "barrier":
+        elif r.cls in STATEMENT_CLASSES or r.op is VOp.BARRIER:
             out[r.key] = "statement"
         else:
             out[r.key] = "missing"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ...errors import WaveError
 from ...isa.registers import SReg
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import GenericPointers
@@ -65,16 +66,23 @@ _SREG = {
     SReg.NWAVES: "sg_.get_group_linear_range()",
 }
 _ATOM = {
-    "add": "fetch_add",
-    "sub": "fetch_sub",
-    "min": "fetch_min",
-    "max": "fetch_max",
-    "and": "fetch_and",
-    "or": "fetch_or",
-    "xor": "fetch_xor",
-    "exch": "exchange",
+    AtomOp.ADD: "fetch_add",
+    AtomOp.SUB: "fetch_sub",
+    AtomOp.MIN: "fetch_min",
+    AtomOp.MAX: "fetch_max",
+    AtomOp.AND: "fetch_and",
+    AtomOp.OR: "fetch_or",
+    AtomOp.XOR: "fetch_xor",
+    AtomOp.EXCH: "exchange",
 }
-_GROUP_OP = {"add": "plus", "min": "minimum", "max": "maximum", "and": "bit_and", "or": "bit_or", "xor": "bit_xor"}
+_GROUP_OP = {
+    ReduceOp.ADD: "plus",
+    ReduceOp.MIN: "minimum",
+    ReduceOp.MAX: "maximum",
+    ReduceOp.AND: "bit_and",
+    ReduceOp.OR: "bit_or",
+    ReduceOp.XOR: "bit_xor",
+}
 
 
 class SYCL(GenericPointers):
@@ -138,8 +146,8 @@ class SYCL(GenericPointers):
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 
-    def int_atomic(self, op: str, ctype: str, p: str, args: list[str]) -> str:
-        if op == "cas":
+    def int_atomic(self, op: AtomOp, ctype: str, p: str, args: list[str]) -> str:
+        if op is AtomOp.CAS:
             return f"ATOMIC_CAS((uint*){p}, (uint){args[0]}, (uint){args[1]})"
         return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
 
@@ -148,7 +156,7 @@ class SYCL(GenericPointers):
     def shuffle(self, x: str, src: str) -> str:
         return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
 
-    def group_reduce(self, op: str, ctype: str, x: str) -> str:
+    def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
         return (
             f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), {x}, "
             f"sycl::{_GROUP_OP[op]}<{ctype}>())"
@@ -160,17 +168,18 @@ class SYCL(GenericPointers):
             f"(uint)({x}), sycl::plus<uint>())"
         )
 
-    def vote(self, op: str, p: str) -> str:
-        if op == "ballot":
+    def vote(self, op: Op, p: str) -> str:
+        if op is Op.BALLOT:
             lane = self.lane
-            return self.group_reduce("or", "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
-        return f"({self.group_reduce('or' if op == 'any' else 'and', 'uint', f'(({p}) ? 1u : 0u)')} != 0u)"
+            return self.group_reduce(ReduceOp.OR, "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
+        combine = ReduceOp.OR if op is Op.ANY else ReduceOp.AND
+        return f"({self.group_reduce(combine, 'uint', f'(({p}) ? 1u : 0u)')} != 0u)"
 
     def barrier(self) -> str:
         return "sycl::group_barrier(it_.get_group());"
 
-    def fence(self, scope: str) -> str:
-        s = "work_group" if scope in ("wave", "workgroup") else "device"
+    def fence(self, scope: Scope) -> str:
+        s = "work_group" if scope in (Scope.WAVE, Scope.WORKGROUP) else "device"
         return f"sycl::atomic_fence(sycl::memory_order::acq_rel, sycl::memory_scope::{s});"
 
     def local_decl(self, nbytes: int) -> str:
