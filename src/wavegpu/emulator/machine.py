@@ -515,7 +515,7 @@ class Batch:
         if spec.cls == "load":
             dst_op = inst.operands[0]
             kind = spec.operands[0].kind
-            signed = spec.name.endswith((".s8", ".s16"))
+            signed = spec.signed  # a sign-extending s8 or s16 load
             ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(kind, 1)
             reg0 = dst_op.n  # type: ignore[union-attr]
             sub_writer = self.writer(dst_op) if isinstance(dst_op, Reg) and dst_op.sel else None
@@ -822,7 +822,7 @@ class Batch:
     def _left(self) -> np.ndarray | None:
         """Lanes that left the innermost loop's current iteration (break or continue)."""
         for fr in reversed(self.frames):
-            if fr[0] == "loop":
+            if fr[0] is Nest.OPEN_LOOP:
                 return fr[2] | fr[3]  # type: ignore[operator]
         return None
 
@@ -849,7 +849,7 @@ class Batch:
                 then = entry & p
                 if chk and uniform:
                     chk.uniform_branch(pc, then, entry)
-                self.frames.append(["if", entry, p])
+                self.frames.append([Nest.OPEN_IF, entry, p])
                 self._count(pc, None)
                 self.stats.branches += self.n_active_waves
                 n_then = int(np.count_nonzero(then))
@@ -893,7 +893,7 @@ class Batch:
 
             def run_loop() -> None:
                 z = np.zeros(self.N, dtype=bool)
-                self.frames.append(["loop", self.active, z, z])
+                self.frames.append([Nest.OPEN_LOOP, self.active, z, z])
                 self._count(pc, None)
 
             return run_loop
@@ -931,7 +931,7 @@ class Batch:
                 if not lanes.any():
                     return None
                 for fr in reversed(self.frames):
-                    if fr[0] == "loop":
+                    if fr[0] is Nest.OPEN_LOOP:
                         fr[slot] = fr[slot] | lanes  # type: ignore[operator]
                         break
                 self._set_active(self.active & ~lanes)

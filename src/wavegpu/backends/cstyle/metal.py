@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...errors import WaveError
 from ...isa.registers import SReg
 from ...isa.table import ROWS
+from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Scope
 from ...wbin.program import Kernel
 from .cuda import LOOPS, LaneLoops
@@ -160,7 +161,7 @@ PARAMS = (
 
 class Metal(LaneLoops):
     name = "metal"
-    unsupported = {r.key: _NO_F64 for r in ROWS if "f64" in r.key.split(".")}
+    unsupported = {r.key: _NO_F64 for r in ROWS if any(o.dtype is DataType.F64 for o in r.operands)}
     unsupported["mma.m16n8k8.f32.f16"] = "its exact f32 result needs double-precision sums (Apple GPUs have none)"
     exprs = {
         "div.f32": "wv_c32(wv_divf(F({a}), F({b})))",

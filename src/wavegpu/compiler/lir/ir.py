@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from ...errors import Span
 from ...isa.structure import nesting
 from ...isa.table import BY_KEY, InstrSpec
+from ...isa.types import Kind
+from ...isa.vocabulary import Op
 
 
 @dataclass(eq=False)
@@ -76,8 +78,12 @@ class LInst:
 
     @property
     def is_move(self) -> bool:
+        spec = self.spec
         return (
-            self.key in ("mov.b32", "mov.b64", "mov.pred") and self.guard is None and isinstance(self.operands[1], VReg)
+            spec.op is Op.MOV
+            and spec.operands[1].kind is not Kind.SREG
+            and self.guard is None
+            and isinstance(self.operands[1], VReg)
         )
 
 
