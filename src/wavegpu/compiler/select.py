@@ -1,78 +1,77 @@
-"""MIR operation + types -> the ISA row that implements it (one table for folding and selection)."""
+"""MIR operation + types -> the ISA row that implements it (one table for folding and selection).
+
+The rows are found by their typed vocabulary (op, principal type, destination type, variant),
+never by spelling a mnemonic, so a row added to the table is selected without an edit here.
+"""
 
 from __future__ import annotations
 
-from ..isa.table import BY_KEY
+from ..isa.table import ROWS, InstrSpec
+from ..isa.types import DataType
+from ..isa.vocabulary import Cmp, Op, Rounding, Variant
 from .types import BOOL, F16, F32, F64, I32, U32, ScalarType
 
-_SFX = {"i32": "s32", "u32": "u32", "f32": "f32", "f64": "f64", "f16": "f16"}
+T = DataType
 
-# op -> {type suffix: row key}, where the suffix is of the operand type
-_ARITH = {
-    "add": {
-        "i32": "add.s32",
-        "u32": "add.u32",
-        "f32": "add.f32",
-        "f64": "add.f64",
-        "f16": "add.f16",
-    },
-    "sub": {
-        "i32": "sub.s32",
-        "u32": "sub.u32",
-        "f32": "sub.f32",
-        "f64": "sub.f64",
-        "f16": "sub.f16",
-    },
-    "mul": {
-        "i32": "mul.lo.s32",
-        "u32": "mul.lo.u32",
-        "f32": "mul.f32",
-        "f64": "mul.f64",
-        "f16": "mul.f16",
-    },
-    "div": {"i32": "div.s32", "u32": "div.u32", "f32": "div.f32", "f64": "div.f64"},
-    "rem": {"i32": "rem.s32", "u32": "rem.u32"},
-    "mulhi": {"i32": "mul.hi.s32", "u32": "mul.hi.u32"},
-    "mad": {"i32": "mad.lo.s32", "u32": "mad.lo.u32"},
-    "and": {"i32": "and.b32", "u32": "and.b32", "bool": "and.pred"},
-    "or": {"i32": "or.b32", "u32": "or.b32", "bool": "or.pred"},
-    "xor": {"i32": "xor.b32", "u32": "xor.b32", "bool": "xor.pred"},
-    "not": {"i32": "not.b32", "u32": "not.b32", "bool": "not.pred"},
-    "shl": {"i32": "shl.b32", "u32": "shl.b32"},
-    "shr": {"i32": "shr.s32", "u32": "shr.u32"},
-    "neg": {"i32": "neg.s32", "f32": "neg.f32", "f64": "neg.f64"},
-    "abs": {"i32": "abs.s32", "f32": "abs.f32", "f64": "abs.f64"},
-    "min": {"i32": "min.s32", "u32": "min.u32", "f32": "min.f32", "f64": "min.f64"},
-    "max": {"i32": "max.s32", "u32": "max.u32", "f32": "max.f32", "f64": "max.f64"},
-    "fma": {"f32": "fma.f32", "f64": "fma.f64", "f16": "fma.f16"},
-    "sqrt": {"f32": "sqrt.f32", "f64": "sqrt.f64"},
-    "rsqrt": {"f32": "rsqrt.f32"},
-    "sin": {"f32": "sin.f32"},
-    "cos": {"f32": "cos.f32"},
-    "exp2": {"f32": "exp2.f32"},
-    "log2": {"f32": "log2.f32"},
-    "floor": {"f32": "cvt.rmi.f32.f32", "f64": "cvt.rmi.f64.f64"},
-    "ceil": {"f32": "cvt.rpi.f32.f32", "f64": "cvt.rpi.f64.f64"},
+# (op, principal type, destination type, variant) -> row key; rows that differ only in memory
+# space share an entry (the first), and selection here never asks for memory rows
+_Index = tuple[Op, "DataType | None", "DataType | None", "Variant | None"]
+
+
+def _index_key(r: InstrSpec) -> _Index:
+    return (r.op, r.dtype, r.operands[0].dtype if r.operands else None, r.variant)
+
+
+_INDEX: dict[_Index, str] = {}
+for _r in ROWS:
+    _INDEX.setdefault(_index_key(_r), _r.key)
+
+# the ISA type a MIR scalar type is computed in: by value (add, min, cvt...) or as bits (and, shl)
+_VALUE = {"i32": T.S32, "u32": T.U32, "f32": T.F32, "f64": T.F64, "f16": T.F16}
+_BITS = {"i32": T.B32, "u32": T.B32, "bool": T.PRED}
+
+# MIR op -> (ISA op for integers, ISA op for floats, operands as bits?, variant)
+_ARITH: dict[str, tuple[Op | None, Op | None, bool, Variant | None]] = {
+    "add": (Op.ADD, Op.ADD, False, None),
+    "sub": (Op.SUB, Op.SUB, False, None),
+    "mul": (Op.MUL_LO, Op.MUL, False, None),
+    "div": (Op.DIV, Op.DIV, False, None),
+    "rem": (Op.REM, None, False, None),
+    "mulhi": (Op.MUL_HI, None, False, None),
+    "mad": (Op.MAD_LO, None, False, None),
+    "and": (Op.AND, None, True, None),
+    "or": (Op.OR, None, True, None),
+    "xor": (Op.XOR, None, True, None),
+    "not": (Op.NOT, None, True, None),
+    "shl": (Op.SHL, None, True, None),
+    "shr": (Op.SHR, None, False, None),
+    "neg": (Op.NEG, Op.NEG, False, None),
+    "abs": (Op.ABS, Op.ABS, False, None),
+    "min": (Op.MIN, Op.MIN, False, None),
+    "max": (Op.MAX, Op.MAX, False, None),
+    "fma": (None, Op.FMA, False, None),
+    "sqrt": (None, Op.SQRT, False, None),
+    "rsqrt": (None, Op.RSQRT, False, None),
+    "sin": (None, Op.SIN, False, None),
+    "cos": (None, Op.COS, False, None),
+    "exp2": (None, Op.EXP2, False, None),
+    "log2": (None, Op.LOG2, False, None),
+    "floor": (None, Op.CVT, False, Rounding.RMI),
+    "ceil": (None, Op.CVT, False, Rounding.RPI),
 }
 
-_CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 
-_CVT = {
-    ("f32", "i32"): "cvt.f32.s32",
-    ("f32", "u32"): "cvt.f32.u32",
-    ("i32", "f32"): "cvt.s32.f32",
-    ("u32", "f32"): "cvt.u32.f32",
-    ("f64", "f32"): "cvt.f64.f32",
-    ("f32", "f64"): "cvt.f32.f64",
-    ("f64", "i32"): "cvt.f64.s32",
-    ("f64", "u32"): "cvt.f64.u32",
-    ("i32", "f64"): "cvt.s32.f64",
-    ("u32", "f64"): "cvt.u32.f64",
-    ("f16", "f32"): "cvt.f16.f32",
-    ("f32", "f16"): "cvt.f32.f16",
-    ("i32", "u32"): "mov.b32",
-    ("u32", "i32"): "mov.b32",
-}
+def _row(op: Op, src: DataType | None, dst: DataType | None, variant: Variant | None = None) -> str | None:
+    return _INDEX.get((op, src, dst, variant))
+
+
+def _arith(op: str, t: ScalarType) -> str | None:
+    int_op, float_op, bits, variant = _ARITH[op]
+    isa_op = float_op if t.is_float else int_op
+    dt = (_BITS if bits else _VALUE).get(t.name)
+    if isa_op is None or dt is None:
+        return None
+    return _row(isa_op, dt, dt, variant)
 
 
 def row_for(op: str, dst: ScalarType | None, args: list[ScalarType]) -> str | None:
@@ -80,34 +79,37 @@ def row_for(op: str, dst: ScalarType | None, args: list[ScalarType]) -> str | No
     t = args[0] if args else dst
     assert t is not None
     if op in _ARITH:
-        key = _ARITH[op].get(t.name)
         if op == "abs" and t is U32:
-            return "mov.b32"
-        return key
+            return _row(Op.MOV, T.B32, T.B32)  # |x| of an unsigned value is x
+        return _arith(op, t)
     if op.startswith("cmp."):
-        cc = op[4:]
-        if t is BOOL:
-            return None  # eq/ne on bools: xor.pred / not
-        if t.is_float:
-            cc = {"ne": "neu"}.get(cc, cc)  # Python: nan != nan is True
-        return f"setp.{_CMP.get(cc, cc)}.{_SFX[t.name]}" if t.name in _SFX and t is not F16 else None
+        if t is BOOL or t is F16:
+            return None  # eq/ne on bools: xor.pred / not; no f16 compares
+        cc = Cmp(op[4:])
+        if t.is_float and cc is Cmp.NE:
+            cc = Cmp.NEU  # Python: nan != nan is True
+        return _row(Op.SETP, _VALUE[t.name], T.PRED, cc)
     if op == "cvt":
         assert dst is not None
-        return _CVT.get((dst.name, t.name))
+        if {dst.name, t.name} == {"i32", "u32"}:
+            return _row(Op.MOV, T.B32, T.B32)  # a reinterpretation
+        if dst.name not in _VALUE or t.name not in _VALUE:
+            return None
+        return _row(Op.CVT, _VALUE[t.name], _VALUE[dst.name])
     if op == "select":
         assert dst is not None
         if dst is BOOL:
             return None
-        return "selp.b64" if dst is F64 else "selp.b32"
+        return _row(Op.SELP, T.B64, T.B64) if dst is F64 else _row(Op.SELP, T.B32, T.B32)
     return None
 
 
 def check_rows() -> None:
-    """Every row named above exists (a test calls this)."""
-    keys = [k for d in _ARITH.values() for k in d.values()] + list(_CVT.values())
-    missing = [k for k in keys if k not in BY_KEY]
+    """Every MIR operation above is implemented by some row (a test calls this)."""
+    types = (I32, U32, F32, F64, F16, BOOL)
+    missing = [op for op in _ARITH if not any(row_for(op, t, [t]) for t in types)]
     if missing:
-        raise AssertionError(f"select.py names missing rows: {missing}")
+        raise AssertionError(f"select.py finds no row for: {missing}")
 
 
 __all__ = ["F16", "F32", "F64", "I32", "U32", "check_rows", "row_for"]
