@@ -26,7 +26,7 @@ from ..isa.registers import SReg as SR
 from ..isa.structure import nesting
 from ..isa.table import row
 from ..isa.types import SUBREGS, Kind, Role
-from ..isa.vocabulary import Nest, ReduceOp, ShuffleMode
+from ..isa.vocabulary import NEST_OF, Nest, ReduceOp, ShuffleMode
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from . import atomics
@@ -72,7 +72,7 @@ def pad16(n: int) -> int:
     return max(16, (n + 15) & ~15)
 
 
-_MOV_SREG = row("mov.b32.sreg")
+_MOV = row("mov.b32")
 _CTAID = {SR.CTAID_X: "ctaid.x", SR.CTAID_Y: "ctaid.y", SR.CTAID_Z: "ctaid.z"}
 _PER_LANE_SREG = {
     SR.TID_X: "tid.x",
@@ -389,27 +389,19 @@ class Batch:
 
     # ------------------------------------------------------------------ compile
     def compile(self, inst: Instruction, pc: int) -> Op:
+        """The closure running one instruction: value rows through isa.semantics, every other
+        row through the handler of its operation (HANDLERS)."""
         spec = inst.spec
         if spec.key in sem.SEMANTICS:
             return self.compile_alu(inst, pc, sem.SEMANTICS[spec.key])
-        if spec is _MOV_SREG:
-            return self.compile_alu(inst, pc, sem.SEMANTICS["mov.b32"])
-        cls = spec.cls
-        if cls in ("load", "store"):
-            return self.compile_memory(inst, pc)
-        if cls == "atomic":
-            return self.compile_atomic(inst, pc)
-        if cls == "wave":
-            return self.compile_wave(inst, pc)
-        if cls == "control":
-            return self.compile_control(inst, pc)
-        if spec.op is VOp.BARRIER:
-            return self.compile_barrier(pc)
-        if spec.op in (VOp.NOP, VOp.FENCE):
-            return self.compile_nop(pc)
-        if cls == "mma":
-            return self.compile_mma(inst, pc)
-        raise NotImplementedError(f"no semantics for {spec.key}")  # tests/emulator forbid this
+        handler = HANDLERS.get(spec.op)
+        if handler is None:
+            raise NotImplementedError(f"no semantics for {spec.key}")  # tests/emulator forbid this
+        return handler(self, inst, pc)
+
+    def compile_sreg(self, inst: Instruction, pc: int) -> Op:
+        """mov.b32.sreg: a move from the special register's reader."""
+        return self.compile_alu(inst, pc, sem.SEMANTICS[_MOV.key])
 
     def compile_nop(self, pc: int) -> Op:
         def run() -> None:
@@ -1005,6 +997,26 @@ class Batch:
                 pc = pc + 1 if nxt is None else nxt
                 if self.n_active == 0 and pc < n and insts[pc].spec.cls != "control":
                     pc = closer[pc]
+
+
+Handler = Callable[[Batch, Instruction, int], Op]
+
+HANDLERS: dict[VOp, Handler] = {
+    VOp.MOV: Batch.compile_sreg,  # the other moves are value rows
+    VOp.LD: Batch.compile_memory,
+    VOp.ST: Batch.compile_memory,
+    VOp.ATOM: Batch.compile_atomic,
+    VOp.RED: Batch.compile_atomic,
+    **{o: Batch.compile_wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
+    VOp.ANY: Batch.compile_wave,
+    VOp.ALL: Batch.compile_wave,
+    **{o: Batch.compile_control for o in NEST_OF},
+    VOp.BARRIER: lambda b, inst, pc: b.compile_barrier(pc),
+    VOp.NOP: lambda b, inst, pc: b.compile_nop(pc),
+    VOp.FENCE: lambda b, inst, pc: b.compile_nop(pc),  # the machine is sequentially consistent
+    VOp.MMA: Batch.compile_mma,
+}
+"""Operation -> the Batch method compiling its rows (rows with value semantics excepted)."""
 
 
 def _same(a: object, b: object) -> bool:
