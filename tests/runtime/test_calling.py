@@ -339,5 +339,7 @@ def test_integer_division_by_zero_traps_with_check_naming_the_line() -> None:
     assert ei.value.thread == (2, 0, 0) and ei.value.source is not None
     assert ei.value.source.split(":")[-2] == str(divide.python.__code__.co_firstlineno + 3)
     assert not q.any() and not r.any()
+    with pytest.raises(wg.Trap, match="integer division by zero"):
+        wg.kernel(boundscheck=True)(divide.python)(a, b, q, r, grid=1, workgroup=4)
     divide(a, b, q, r, grid=1, workgroup=4)  # without check: the values DESIGN section 3 defines
     assert list(q[[0, 1, 3]]) == [3, -4, 3] and r[2] == 5

@@ -34,17 +34,6 @@ class Checker:
             else:
                 arr[r] |= m
 
-    def divides(self, pc: int, divisor: np.ndarray, m: np.ndarray | None) -> None:
-        """An integer division or remainder by zero in an executing lane is reported (WAVE defines
-        its result, DESIGN section 3, but a kernel that divides by zero has a bug, as Python says)."""
-        lanes = self.b.active if m is None else m
-        bad = lanes & (np.broadcast_to(divisor, lanes.shape) == 0)
-        if bad.any():
-            lane = int(np.flatnonzero(bad)[0])
-            raise self.b.trap(
-                pc, "integer division by zero (without check=True the result is the one DESIGN section 3 defines)", lane
-            )
-
     def reads(self, pc: int, operands: list[object], m: np.ndarray | None) -> None:
         lanes = self.b.active if m is None else m
         for op in operands:

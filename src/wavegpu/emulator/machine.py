@@ -418,7 +418,11 @@ class Batch:
         guard = self.guard_reader(inst)
         chk = self.checker
         exec_mask, count = self.exec_mask, self._count
-        if len(srcs) == 2 and chk is None:
+        # check=True and boundscheck report an integer division by zero (WAVE defines its value,
+        # DESIGN section 3; in Python it is an error, and in a kernel a bug)
+        checked = chk is not None or (self.bounds is not None and self.bounds.exact)
+        divides = checked and spec.op in (VOp.DIV, VOp.REM) and not (spec.dtype and spec.dtype.is_float)
+        if len(srcs) == 2 and chk is None and not divides:
             s0, s1 = srcs
 
             def run2() -> None:
@@ -428,20 +432,28 @@ class Batch:
 
             return run2
 
-        # the checker reports an integer division by zero (defined in WAVE, an error in Python)
-        divides = chk is not None and spec.op in (VOp.DIV, VOp.REM) and not (spec.dtype and spec.dtype.is_float)
-
         def run() -> None:
             m = exec_mask(guard)
             if chk:
                 chk.reads(pc, reads, m)
             vals = [s() for s in srcs]
             if divides:
-                chk.divides(pc, vals[-1], m)
+                self.check_divisor(pc, vals[-1], m)
             dst(f(*vals), m)
             count(pc, m)
 
         return run
+
+    def check_divisor(self, pc: int, divisor: np.ndarray, m: np.ndarray | None) -> None:
+        lanes = self.active if m is None else m
+        bad = lanes & (np.broadcast_to(divisor, lanes.shape) == 0)
+        if bad.any():
+            raise self.trap(
+                pc,
+                "integer division by zero (without check=True or boundscheck the result is the one "
+                "DESIGN section 3 defines)",
+                int(np.flatnonzero(bad)[0]),
+            )
 
     # ------------------------------------------------------------------ memory
     def space(self, name: str) -> Memory:
