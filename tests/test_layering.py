@@ -71,3 +71,32 @@ def test_checker_sees_relative_imports(tmp_path: Path) -> None:
     p = SRC / "isa" / "table.py"
     mods = [m for m, _ in imports(p)]
     assert "wavegpu.isa.types" in mods
+
+
+# Inside isa/: the vocabulary and the plain facts first, the table on them, then what reads rows.
+ISA_LAYERS = {
+    "types": 0,
+    "vocabulary": 0,
+    "registers": 0,
+    "capabilities": 1,
+    "table": 1,
+    "instruction": 2,
+    "semantics": 2,
+    "structure": 3,
+}
+
+
+def test_isa_modules_import_downward() -> None:
+    bad = []
+    for path in sorted((SRC / "isa").glob("*.py")):
+        me = path.stem
+        if me == "__init__":
+            continue
+        assert me in ISA_LAYERS, f"isa/{path.name}: not placed in ISA_LAYERS"
+        for mod, line in imports(path):
+            parts = mod.split(".")
+            if parts[:2] != ["wavegpu", "isa"] or len(parts) < 3:
+                continue
+            if ISA_LAYERS[parts[2]] >= ISA_LAYERS[me] and parts[2] != me:
+                bad.append(f"isa/{path.name}:{line}: {me} imports {mod}")
+    assert not bad, "\n".join(bad)

@@ -33,7 +33,7 @@ from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SReg as SR
 from ..isa.table import ROWS
 from ..isa.types import SUBREGS, DataType, Kind, Role
-from ..isa.vocabulary import AtomOp, Nest, ReduceOp, Scope, ShuffleMode
+from ..isa.vocabulary import NEST_OF, AtomOp, Nest, ReduceOp, Scope, ShuffleMode
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from .cstyle.render import EXPR, Rendered
@@ -361,11 +361,9 @@ class PTXRenderer:
     def inst(self, inst: Instruction, region: _Region) -> None:
         spec = inst.spec
         key = spec.key
-        if spec.cls == "wave":
-            self.wave(inst, region)
-            return
-        if spec.nest in (Nest.BREAK, Nest.CONTINUE):
-            self.leave(inst, spec.nest, region)
+        in_region = IN_REGION.get(spec.op)
+        if in_region is not None:  # these handle the guard and the region themselves
+            in_region(self, inst, region)
             return
         skip = None
         if inst.guard is not None and spec.nest is not Nest.RET:
@@ -383,25 +381,21 @@ class PTXRenderer:
             self.store(ops[spec.dests[0]], dty, d)
         elif key in HELPER_ROWS:
             self.call_helper(inst)
-        elif spec.cls in ("load", "store"):
-            self.memory(inst)
-        elif spec.cls == "atomic":
-            self.atomic(inst)
-        elif spec.op is VOp.BARRIER:
-            self.emit("barrier.sync 0;")
-        elif isinstance(spec.variant, Scope):
-            self.emit(f"fence.sc.{_SCOPE[spec.variant]};")
-        elif spec.op is VOp.NOP:
-            pass
-        elif spec.nest is Nest.RET:
-            g = inst.guard
-            self.emit("exit;" if g is None else f"@{'!' if g.negated else ''}%p{g.pred} exit;")
-        elif spec.op is VOp.MMA:
-            self.mma(inst)
+        elif spec.op in STATEMENTS:
+            STATEMENTS[spec.op](self, inst)
         else:
             raise WaveError(f"ptx: no rendering for {spec.name}")
         if skip:
             self.emit(f"{skip}:")
+
+    def fence(self, inst: Instruction) -> None:
+        scope = inst.spec.variant
+        assert isinstance(scope, Scope)
+        self.emit(f"fence.sc.{_SCOPE[scope]};")
+
+    def ret(self, inst: Instruction) -> None:
+        g = inst.guard
+        self.emit("exit;" if g is None else f"@{'!' if g.negated else ''}%p{g.pred} exit;")
 
     def call_helper(self, inst: Instruction) -> None:
         spec = inst.spec
@@ -765,6 +759,30 @@ def render_module(kernels: list[Kernel], arch: str = "sm_75", wave_width: int = 
     return module(arch, entries, helpers)
 
 
+# Operation -> the PTXRenderer method writing its rows (rows neither inline nor helpers), after
+# the guard's skip; IN_REGION's take the current region and handle the guard themselves.
+STATEMENTS: dict[VOp, Callable[[PTXRenderer, Instruction], None]] = {
+    VOp.LD: PTXRenderer.memory,
+    VOp.ST: PTXRenderer.memory,
+    VOp.ATOM: PTXRenderer.atomic,
+    VOp.RED: PTXRenderer.atomic,
+    VOp.BARRIER: lambda r, inst: r.emit("barrier.sync 0;"),
+    VOp.FENCE: PTXRenderer.fence,
+    VOp.NOP: lambda r, inst: None,
+    VOp.RET: PTXRenderer.ret,
+    VOp.MMA: PTXRenderer.mma,
+}
+IN_REGION: dict[VOp, Callable[[PTXRenderer, Instruction, _Region], None]] = {
+    **{o: PTXRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
+    VOp.ANY: PTXRenderer.wave,
+    VOp.ALL: PTXRenderer.wave,
+    VOp.BREAK: lambda r, inst, region: r.leave(inst, Nest.BREAK, region),
+    VOp.CONTINUE: lambda r, inst, region: r.leave(inst, Nest.CONTINUE, region),
+}
+# Operations the tree walk renders (if/else/endif, loop/endloop).
+TREE = frozenset(o for o, n in NEST_OF.items() if n in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.OPEN_LOOP))
+
+
 def coverage() -> dict[str, str]:
     """(row key -> how the PTX renderer does it) for every row."""
     out = {}
@@ -773,7 +791,7 @@ def coverage() -> dict[str, str]:
             out[r.key] = "inline"
         elif r.key in HELPER_ROWS:
             out[r.key] = "helper " + helper_name(r.key)
-        elif r.cls in ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc") or r.op is VOp.BARRIER:
+        elif r.op in STATEMENTS or r.op in IN_REGION or r.op in TREE:
             out[r.key] = "statement"
         else:
             out[r.key] = "missing"

@@ -8,6 +8,7 @@ helpers of the prelude, never C's default behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import WaveError
@@ -15,7 +16,7 @@ from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import SUBREGS, DataType, Kind, Role
-from ...isa.vocabulary import AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
+from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..lift import If, Node, Op, lift
@@ -173,9 +174,6 @@ for _r in ROWS:
         EXPR[_r.key] = f"({_nan} || {_v}({{a}}) {_CMP[_c.ordered]} {_v}({{b}}))"
     else:
         EXPR[_r.key] = f"(!{_nan} && {_v}({{a}}) {_CMP[_c]} {_v}({{b}}))"
-
-# Rows rendered by statement builders below rather than by EXPR.
-STATEMENT_CLASSES = ("load", "store", "atomic", "wave", "sync", "control", "mma", "misc")
 
 
 @dataclass
@@ -363,30 +361,24 @@ class CRenderer:
             names = dict(zip("abce", srcs))
             expr = self.exprs[key].format(**names)
             lines = self.assign(ops[spec.dests[0]], expr)
-        elif spec.cls in ("load", "store"):
-            lines = self.memory(inst)
-        elif spec.cls == "atomic":
-            lines = self.atomic(inst)
-        elif spec.cls == "wave":
-            lines = self.wave(inst)
-        elif spec.op is VOp.BARRIER:
-            lines = [self.d.barrier()]
-        elif isinstance(spec.variant, Scope):
-            lines = [self.d.fence(spec.variant)]
-        elif spec.cls == "mma":
-            lines = self.mma(inst)
-        elif spec.op is VOp.NOP:
-            lines = []
-        elif spec.nest in (Nest.BREAK, Nest.CONTINUE):
-            lines = [f"if ({self.src(ops[0], Kind.PRED)}) {'break' if spec.nest is Nest.BREAK else 'continue'};"]
-        elif spec.nest is Nest.RET:
-            lines = ["return;"]
+        elif spec.op in STATEMENTS:
+            lines = STATEMENTS[spec.op](self, inst)
         else:
             raise WaveError(f"{self.d.name}: no rendering for {spec.name}")
         if inst.guard is not None:
             g = f"{'!' if inst.guard.negated else ''}p{inst.guard.pred}"
             return [f"if ({g}) {{"] + ["    " + x for x in lines] + ["}"]
         return lines
+
+    def leave(self, inst: Instruction) -> list[str]:
+        """break/continue p."""
+        word = "break" if inst.spec.nest is Nest.BREAK else "continue"
+        return [f"if ({self.src(inst.operands[0], Kind.PRED)}) {word};"]
+
+    def fence(self, inst: Instruction) -> list[str]:
+        scope = inst.spec.variant
+        assert isinstance(scope, Scope)
+        return [self.d.fence(scope)]
 
     def memory(self, inst: Instruction) -> list[str]:
         spec = inst.spec
@@ -540,6 +532,27 @@ class CRenderer:
         return Rendered(src, k.name, wave_width)
 
 
+# Operation -> the CRenderer method writing its rows' statements (rows not rendered by EXPR).
+STATEMENTS: dict[VOp, Callable[[CRenderer, Instruction], list[str]]] = {
+    VOp.LD: CRenderer.memory,
+    VOp.ST: CRenderer.memory,
+    VOp.ATOM: CRenderer.atomic,
+    VOp.RED: CRenderer.atomic,
+    **{o: CRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
+    VOp.ANY: CRenderer.wave,
+    VOp.ALL: CRenderer.wave,
+    VOp.BARRIER: lambda r, inst: [r.d.barrier()],
+    VOp.FENCE: CRenderer.fence,
+    VOp.MMA: CRenderer.mma,
+    VOp.NOP: lambda r, inst: [],
+    VOp.BREAK: CRenderer.leave,
+    VOp.CONTINUE: CRenderer.leave,
+    VOp.RET: lambda r, inst: ["return;"],
+}
+# Operations the tree walk renders (if/else/endif, loop/endloop): lift.py made them the tree.
+TREE = frozenset(o for o, n in NEST_OF.items() if n in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.OPEN_LOOP))
+
+
 def coverage(dialect: Dialect) -> dict[str, str]:
     """(row key -> how) for every row: 'expr', 'statement', or the reason it is unsupported."""
     out = {}
@@ -548,7 +561,7 @@ def coverage(dialect: Dialect) -> dict[str, str]:
             out[r.key] = "unsupported: " + dialect.unsupported[r.key]
         elif r.key in EXPR or r.key in dialect.exprs:
             out[r.key] = "expr"
-        elif r.cls in STATEMENT_CLASSES or r.op is VOp.BARRIER:
+        elif r.op in STATEMENTS or r.op in TREE:
             out[r.key] = "statement"
         else:
             out[r.key] = "missing"
