@@ -8,7 +8,11 @@ from .compiler.types import BOOL as bool_
 from .compiler.types import F16 as f16
 from .compiler.types import F32 as f32
 from .compiler.types import F64 as f64
+from .compiler.types import I8 as i8
+from .compiler.types import I16 as i16
 from .compiler.types import I32 as i32
+from .compiler.types import U8 as u8
+from .compiler.types import U16 as u16
 from .compiler.types import U32 as u32
 from .dis import disassemble
 from .emulator import EmulationResult, Stats, emulate
@@ -65,11 +69,15 @@ __all__ = [
     "f32",
     "f64",
     "get_capability",
+    "i8",
+    "i16",
     "i32",
     "kernel",
     "launch",
     "load",
     "python_thread",
     "translate",
+    "u8",
+    "u16",
     "u32",
 ]

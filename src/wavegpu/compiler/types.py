@@ -1,4 +1,8 @@
-"""Kernel-language types: i32 u32 f32 f16 f64 bool, and arrays of them in device or local memory."""
+"""Kernel-language types: i32 u32 f32 f16 f64 bool, and arrays of them in device or local memory.
+
+u8 i8 u16 i16 are storage-only array element types: an element read is an u32 (u8, u16) or i32
+(i8, i16) value, zero- or sign-extended; an element written keeps the low 8 or 16 bits of an u32 or
+i32 value (wrapping, as C's conversions do)."""
 
 from __future__ import annotations
 
@@ -52,8 +56,24 @@ class ScalarType:
         return self.bits == 64
 
     @property
+    def narrow(self) -> bool:
+        """An 8- or 16-bit integer: a storage-only array element type."""
+        return self.kind in ("int", "uint") and self.bits < 32
+
+    @property
+    def value_type(self) -> ScalarType:
+        """The type of a value read from (or written to) an array of this element type."""
+        if self.narrow:
+            return I32 if self.signed else U32
+        return self
+
+    @property
     def data_type(self) -> DataType:
         return {
+            "u8": DataType.U8,
+            "i8": DataType.S8,
+            "u16": DataType.U16,
+            "i16": DataType.S16,
             "i32": DataType.S32,
             "u32": DataType.U32,
             "f32": DataType.F32,
@@ -81,6 +101,13 @@ F16 = ScalarType("f16", 16, "float")
 F64 = ScalarType("f64", 64, "float")
 BOOL = ScalarType("bool", 1, "bool")
 SCALARS = {t.name: t for t in (I32, U32, F32, F16, F64, BOOL)}
+U8 = ScalarType("u8", 8, "uint")
+I8 = ScalarType("i8", 8, "int")
+U16 = ScalarType("u16", 16, "uint")
+I16 = ScalarType("i16", 16, "int")
+# storage-only: array element types, never the type of a value (see the module docstring)
+NARROW = {t.name: t for t in (U8, I8, U16, I16)}
+ELEMENTS = {**SCALARS, **NARROW}
 
 
 def _bool(v: object) -> bool:
@@ -94,6 +121,10 @@ NUMPY = {
     "f16": np.float16,
     "f64": np.float64,
     "bool": _bool,
+    "u8": np.uint8,
+    "i8": np.int8,
+    "u16": np.uint16,
+    "i16": np.int16,
 }
 
 Type = ScalarType | ArrayType

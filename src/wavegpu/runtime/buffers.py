@@ -62,7 +62,7 @@ INT_RANGES: dict[DataType, tuple[int, int]] = {
 
 
 # the kernel languages' names where they differ from the ISA's (docs/compiler.md)
-LANGUAGE_NAMES = {DataType.S32: "i32", DataType.PRED: "bool"}
+LANGUAGE_NAMES = {DataType.S32: "i32", DataType.S16: "i16", DataType.S8: "i8", DataType.PRED: "bool"}
 
 
 def type_name(dt: DataType) -> str:

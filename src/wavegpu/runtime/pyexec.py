@@ -115,6 +115,8 @@ def local_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
 
 def _atomic(op: str):  # type: ignore[no-untyped-def]
     def fn(arr: np.ndarray, index: int, *vals: object) -> object:
+        if arr.dtype.itemsize < 4:
+            raise WaveError(f"atomics work on i32, u32 and f32 arrays, not {arr.dtype} (32- and 64-bit atomics only)")
         old = arr[index].copy()
         v = arr.dtype.type(vals[0])
         arr[index] = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ...errors import CompileError, Diagnostic, Span
 from .. import hir
-from ..types import BOOL, F16, F32, F64, I32, SCALARS, U32, ArrayType, ScalarType
+from ..types import BOOL, F16, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
 
 VOID = ScalarType("void", 0, "void")
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
@@ -427,7 +427,7 @@ class Frontend:
 
     def annotation(self, n: ast.expr) -> ScalarType | ArrayType | None:
         if isinstance(n, ast.Subscript):
-            base = self.type_name(n.value)
+            base = self.type_name(n.value, elements=True)
             if base is None:
                 self.error(n, "unknown type")
                 return None
@@ -447,13 +447,20 @@ class Frontend:
             return ArrayType(base, "global", ndim)
         t = self.type_name(n)
         if t is None:
-            self.error(n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]")
+            if self.builtin_name(n) in NARROW:
+                name = self.builtin_name(n)
+                self.error(n, f"{name} is an array element type only (wg.{name}[:]); its values are i32 or u32")
+            else:
+                self.error(n, "unknown type: use i32, u32, f32, f16, f64 (wg.f32) or an array wg.f32[:]")
         return t
 
-    def type_name(self, n: ast.expr) -> ScalarType | None:
+    def type_name(self, n: ast.expr, elements: bool = False) -> ScalarType | None:
+        """A scalar type; with elements=True also the storage-only array element types u8 i8 u16 i16."""
         name = self.builtin_name(n)
         if name in SCALARS:
             return SCALARS[name]
+        if elements and name in NARROW:
+            return NARROW[name]
         if isinstance(n, ast.Name) and n.id == "bool":
             return BOOL
         return None
@@ -518,7 +525,7 @@ class Frontend:
                 return self.assign_name(tgt, self.expr(s.value, hint), s)
             if isinstance(tgt, ast.Subscript):
                 arr, idx = self.subscript(tgt)
-                v = self.coerce(self.expr(s.value, self.arrays[arr].elem), self.arrays[arr].elem, s.value)
+                v = self.store_value(arr, self.expr(s.value, self.elem_value(arr)), s.value)
                 return hir.Store(sp, arr, idx, v)
             if isinstance(tgt, ast.Tuple | ast.List):
                 return self.tuple_assign(tgt, s)
@@ -535,7 +542,7 @@ class Frontend:
                 return self.assign_name(s.target, val, s)
             if isinstance(s.target, ast.Subscript):
                 arr, idx = self.subscript(s.target)
-                elem = self.arrays[arr].elem
+                elem = self.elem_value(arr)
                 if not isinstance(idx, hir.Const | hir.Var):
                     tmp = self.fresh("idx", idx.type)
                     pre = hir.Assign(sp, tmp, idx)
@@ -605,7 +612,7 @@ class Frontend:
                 and isinstance(t_node.value, ast.Name)
                 and t_node.value.id in self.arrays
             ):
-                hint = self.arrays[t_node.value.id].elem
+                hint = self.elem_value(t_node.value.id)
             else:
                 raise self.error(t_node, "only names and array elements can be assigned")
             v = self.expr(v_node, hint)
@@ -623,7 +630,7 @@ class Frontend:
             else:
                 assert isinstance(t_node, ast.Subscript)
                 arr, idx = self.subscript(t_node)
-                out.append(hir.Store(sp, arr, idx, self.coerce(v, self.arrays[arr].elem, t_node)))
+                out.append(hir.Store(sp, arr, idx, self.store_value(arr, v, t_node)))
         return out
 
     def fresh(self, hint: str, t: ScalarType) -> str:
@@ -662,9 +669,11 @@ class Frontend:
     def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
         if len(call.args) != 2 or call.keywords:
             raise self.error(call, "local_array(dtype, count) takes a type and a constant count")
-        t = self.type_name(call.args[0])
+        t = self.type_name(call.args[0], elements=True)
         if t is None or t is BOOL:
-            raise self.error(call.args[0], "local_array element type must be i32, u32, f32, f16 or f64")
+            raise self.error(
+                call.args[0], "local_array element type must be i32, u32, f32, f16, f64, u8, i8, u16 or i16"
+            )
         shape_node = call.args[1]
         dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
         if len(dims) > 2:
@@ -868,7 +877,7 @@ class Frontend:
             ):
                 return self.dim(n.value.value.id, self.const_int(n.slice, "a shape index", lo=0), n)
             arr, idx = self.subscript(n)
-            return hir.Load(self.arrays[arr].elem, sp, arr, idx)
+            return hir.Load(self.elem_value(arr), sp, arr, idx)
         if isinstance(n, ast.Call):
             return self.call(n, hint)
         raise self.error(n, f"{type(n).__name__} expressions are not supported in kernels")
@@ -941,6 +950,23 @@ class Frontend:
             fn = ast.unparse(n.func)
             fix = f"convert the arguments to one type, e.g. {fn}(i32(a), b) or {fn}(a, u32(b))"
         return f"{head}: {fix}"
+
+    def elem_value(self, arr: str) -> ScalarType:
+        """The type of the values an array's elements read as (i32 or u32 for i8 i16 u8 u16)."""
+        return self.arrays[arr].elem.value_type
+
+    def store_value(self, arr: str, e: hir.Expr, n: ast.AST) -> hir.Expr:
+        """The value stored into an element of `arr`: of the element's value type; an 8- or 16-bit
+        element keeps its low bits (wrapping), but a constant must fit the element type."""
+        elem = self.arrays[arr].elem
+        if elem.narrow and isinstance(e, hir.Const) and e.type.is_int:
+            if not _fits(e.value, elem):
+                lo, hi = (
+                    (-(1 << (elem.bits - 1)), (1 << (elem.bits - 1)) - 1) if elem.signed else (0, (1 << elem.bits) - 1)
+                )
+                raise self.error(n, f"{e.value} does not fit {elem} ({lo}..{hi}): write the value the element keeps")
+            return hir.Const(elem.value_type, e.span, e.value)
+        return self.coerce(e, elem.value_type, n)
 
     def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST) -> hir.Expr:
         if e.type == t:
@@ -1074,6 +1100,12 @@ class Frontend:
             if not isinstance(arr, ast.Name) or arr.id not in self.arrays:
                 raise self.error(arr, "the first argument of an atomic is an array")
             elem = self.arrays[arr.id].elem
+            if elem.narrow:
+                raise self.error(
+                    arr,
+                    f"atomics work on i32, u32 and f32 arrays, not {elem} (the device has 32- and 64-bit "
+                    f"atomics only): keep counters in an u32 or i32 array",
+                )
             if elem not in (I32, U32, F32):
                 raise self.error(arr, f"atomics work on i32, u32 and f32 arrays, not {elem}")
             if elem is F32 and name not in ("atomic_add", "atomic_exchange", "atomic_cas"):
@@ -1194,6 +1226,8 @@ def _fits(v: object, t: ScalarType) -> bool:
         return -(2**31) <= v < 2**31
     if t is U32:
         return 0 <= v < 2**32
+    if t.narrow:
+        return -(1 << (t.bits - 1)) <= v < (1 << (t.bits - 1)) if t.signed else 0 <= v < (1 << t.bits)
     return False
 
 

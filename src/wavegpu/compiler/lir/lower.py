@@ -238,14 +238,18 @@ class Selector:
         return Address(self.vreg(a), 0)
 
     def memory(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand], buffer: int | None) -> None:
-        kind, space = op.split(".")
+        # the width comes from the array's element type: 8- and 16-bit elements name it in the op
+        # (load.global.u8), the other accesses move their value's bits
+        kind, space, *elem = op.split(".")
         if kind == "load":
             assert t is not None and d is not None
-            w = {"f64": "b64", "f16": "u16"}.get(t.name, "b32")
+            w = {"u8": "u8", "i8": "s8", "u16": "u16", "i16": "s16"}[elem[0]] if elem else None
+            w = w or {"f64": "b64", "f16": "u16"}.get(t.name, "b32")
             self.emit(f"ld.{space}.{w}", [d, self.address(a[0])], buffer=buffer)
         else:
             vt = a[1].type
-            w = {"f64": "b64", "f16": "b16"}.get(vt.name, "b32")
+            w = {"u8": "b8", "i8": "b8", "u16": "b16", "i16": "b16"}[elem[0]] if elem else None
+            w = w or {"f64": "b64", "f16": "b16"}.get(vt.name, "b32")
             addr = self.address(a[0])
             self.emit(f"st.{space}.{w}", [addr, self.operand(a[1])], buffer=buffer)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import Span
-from ..types import SCALARS, ScalarType
+from ..types import ELEMENTS, ScalarType
 
 
 @dataclass(eq=False)
@@ -54,7 +54,10 @@ CONVERGENT = ("wave.", "barrier")
 
 @dataclass(eq=False)
 class Inst:
-    op: str  # dotted: "add", "cmp.lt", "load.global", "atomic.add.local", "sreg.tid.x", ...
+    # dotted: "add", "cmp.lt", "load.global", "atomic.add.local", "sreg.tid.x", ...; an access to an
+    # 8- or 16-bit array element names the element type last: "load.global.u8", "store.local.i16"
+    # (the load's value is u32 or i32, zero- or sign-extended; the store keeps the low bits)
+    op: str
     dst: Value | None
     args: list[Operand]
     var: str | None = None  # getvar / setvar
@@ -238,4 +241,4 @@ def dump(fn: Function) -> str:
     return "\n".join(out) + "\n"
 
 
-TYPE_BY_NAME = dict(SCALARS)
+TYPE_BY_NAME = dict(ELEMENTS)  # value types and (buffer and local parameters) element types

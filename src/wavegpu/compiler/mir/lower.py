@@ -112,9 +112,9 @@ class Lowerer:
             v = self.expr(s.value)
             self.emit("setvar", [v], None, s.name)
         elif isinstance(s, hir.Store):
-            addr, space, _elem = self.address(s.array, s.index)
+            addr, space, elem = self.address(s.array, s.index)
             v = self.expr(s.value)
-            self.emit(f"store.{space}", [addr, v], None, buffer=self.buffer_index(s.array))
+            self.emit(f"store.{space}{_narrow(elem)}", [addr, v], None, buffer=self.buffer_index(s.array))
         elif isinstance(s, hir.ExprStmt):
             self.expr(s.expr)
         elif isinstance(s, hir.If):
@@ -313,8 +313,8 @@ class Lowerer:
         if isinstance(e, hir.Cast):
             return self.convert(self.expr(e.operand), t)
         if isinstance(e, hir.Load):
-            addr, space, _elem = self.address(e.array, e.index)
-            return self.emit(f"load.{space}", [addr], t, buffer=self.buffer_index(e.array))
+            addr, space, elem = self.address(e.array, e.index)
+            return self.emit(f"load.{space}{_narrow(elem)}", [addr], t, buffer=self.buffer_index(e.array))
         if isinstance(e, hir.Call):
             return self.call(e)
         raise TypeError(e)
@@ -488,3 +488,9 @@ def lower(f: hir.Function) -> Function:
 
 
 __all__ = ["F64", "lower"]
+
+
+def _narrow(elem: ScalarType) -> str:
+    """The op suffix of an access to an 8- or 16-bit element (`load.global.u8`, `store.local.i16`):
+    part of the op so that every pass that copies or compares instructions keeps it."""
+    return f".{elem.name}" if elem.narrow else ""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ...errors import CompileError, Diagnostic
+from ..types import NARROW
 from .analysis import dominates, idoms
-from .ir import Block, CondBr, Function, Value
+from .ir import Block, CondBr, Function, Inst, Value
 
 
 def verify(fn: Function, stage: str = "") -> None:
@@ -42,8 +43,14 @@ def verify(fn: Function, stage: str = "") -> None:
                 defined[ins.dst.id] = (b, j)
             if ins.op in ("getvar", "setvar") and ins.var not in fn.vars:
                 errs.append(f"{b.name}: unknown variable {ins.var}")
+            if ins.dst is not None and ins.dst.type.narrow:
+                errs.append(f"%{ins.dst.id} is {ins.dst.type.name}, an array element type only")
+            _check_narrow(errs, b, ins)
             if ins.buffer is not None:
-                if not ins.op.startswith(("load.global", "store.global", "atomic.")) or not ins.op.endswith(".global"):
+                parts = ins.op.split(".")
+                if parts[-1] in NARROW:
+                    parts.pop()
+                if not ins.op.startswith(("load.global", "store.global", "atomic.")) or parts[-1] != "global":
                     errs.append(f"{b.name}: {ins.op} names a buffer but is no global access")
                 elif not 0 <= ins.buffer < len(fn.params) or fn.params[ins.buffer].kind != "buffer":
                     errs.append(f"{b.name}: {ins.op} names parameter {ins.buffer}, which is no buffer")
@@ -77,6 +84,22 @@ def verify(fn: Function, stage: str = "") -> None:
     if errs:
         head = f"MIR verification failed{' after ' + stage if stage else ''} in @{fn.name}"
         raise CompileError([Diagnostic(f"{head}: {e}") for e in errs])
+
+
+def _check_narrow(errs: list[str], b: Block, ins: Inst) -> None:
+    """An access to an 8- or 16-bit element (`load.global.u8`) reads and writes i32 or u32 values."""
+    parts = ins.op.split(".")
+    if parts[-1] not in NARROW:
+        return
+    elem = NARROW[parts[-1]]
+    if parts[0] not in ("load", "store") or len(parts) != 3 or parts[1] not in ("global", "local"):
+        errs.append(f"{b.name}: {ins.op}: only loads and stores take an element type")
+        return
+    if parts[0] == "load":
+        if ins.dst is None or ins.dst.type is not elem.value_type:
+            errs.append(f"{b.name}: {ins.op} yields {elem.value_type.name}")
+    elif len(ins.args) != 2 or ins.args[1].type is not elem.value_type:
+        errs.append(f"{b.name}: {ins.op} stores an {elem.value_type.name} value")
 
 
 def _check_use(
