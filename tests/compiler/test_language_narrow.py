@@ -5,6 +5,8 @@ MIR text round trip, the access table, refused atomics, the OpenCL backend bit f
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -282,6 +284,8 @@ def test_bounds_checking_sees_one_byte_elements() -> None:
         ("b[0] = wg.u32(x)", "expected i32, got u32"),
         ("b[0] = 128", "128 does not fit i8"),
         ("y: wg.u8 = 3", "array element type only"),
+        ("a[0] = wg.u8(x)", "no u8 values.*0xFF"),
+        ("b[0] = wg.i16(x)", "no i16 values.*0xFFFF"),
     ],
 )
 def test_refused_with_a_message(body: str, message: str) -> None:
@@ -350,3 +354,11 @@ def test_opencl_renders_byte_accesses_bit_exactly(opt: int) -> None:
         a = wg.launch(prog, device="emulator", grid=grid, workgroup=wgs, memory=layout.memory, args=layout.args)
         b = wg.launch(prog, device="opencl", grid=grid, workgroup=wgs, memory=layout.memory, args=layout.args)
         assert np.array_equal(a.memory, b.memory), kf.__name__  # type: ignore[attr-defined]
+
+
+def test_the_doc_example_is_the_tested_histogram() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "compiler.md").read_text(encoding="utf-8")
+    body = inspect.getsource(histogram.python)
+    assert body in doc

@@ -1191,6 +1191,14 @@ class Frontend:
                 "range": "use it in for ... in range(...)",
             }.get(name, "kernels have no input or files")
             raise self.error(n, f"{name}() is not available in kernels: {why}")
+        if name in NARROW:
+            t = NARROW[name]
+            raise self.error(
+                n.func,
+                f"{name} is an array element type only, there are no {name} values: a store into a {name} "
+                f"array keeps the low {t.bits} bits of a {t.value_type} by itself; for the value, write "
+                f"x & 0x{(1 << t.bits) - 1:X}" + (" (then subtract the sign)" if t.signed else ""),
+            )
         if isinstance(n.func, ast.Name):
             raise self.error(
                 n.func,
