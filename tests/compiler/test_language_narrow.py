@@ -362,3 +362,24 @@ def test_the_doc_example_is_the_tested_histogram() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "compiler.md").read_text(encoding="utf-8")
     body = inspect.getsource(histogram.python)
     assert body in doc
+
+
+@wg.kernel
+def row_sums(m: wg.i16[:, :], out: wg.i32[:], neg: wg.i8[:, :]):
+    r = wg.global_id()
+    if r < m.shape[0]:
+        acc = 0
+        for c in range(m.shape[1]):
+            acc += m[r, c]
+            neg[r, c] = -m[r, c]  # the low 8 bits of the negated i32
+        out[r] = acc
+
+
+@settings(max_examples=15, deadline=None)
+@given(hnp.arrays(np.int16, hnp.array_shapes(min_dims=2, max_dims=2, max_side=20)), st.sampled_from(OPTS))
+def test_random_2d_i16_rows_sum_without_wrapping(m: np.ndarray, opt: int) -> None:
+    out = np.zeros(m.shape[0], np.int32)
+    neg = np.zeros(m.shape, np.int8)
+    at(row_sums, opt)(m, out, neg, grid=1, workgroup=32, check=True)
+    np.testing.assert_array_equal(out, m.astype(np.int64).sum(axis=1))
+    np.testing.assert_array_equal(neg, (-m.astype(np.int32)).astype(np.int8))
