@@ -285,6 +285,8 @@ def test_bounds_checking_sees_one_byte_elements() -> None:
         ("b[0] = 128", "128 does not fit i8"),
         ("y: wg.u8 = 3", "array element type only"),
         ("a[0] = wg.u8(x)", "no u8 values.*0xFF"),
+        ("a[0], b[0] = b[0], a[0]", "expected u32, got i32"),
+        ("b[0] = a[1]", "expected i32, got u32"),
         ("b[0] = wg.i16(x)", "no i16 values.*0xFFFF"),
     ],
 )
@@ -383,3 +385,24 @@ def test_random_2d_i16_rows_sum_without_wrapping(m: np.ndarray, opt: int) -> Non
     at(row_sums, opt)(m, out, neg, grid=1, workgroup=32, check=True)
     np.testing.assert_array_equal(out, m.astype(np.int64).sum(axis=1))
     np.testing.assert_array_equal(neg, (-m.astype(np.int32)).astype(np.int8))
+
+
+def test_a_scalar_parameter_cannot_be_narrow() -> None:
+    with pytest.raises(CompileError, match="u16 is an array element type only"):
+        wg.compile("def k(a: wg.u32[:], x: wg.u16):\n    a[0] = x\n")
+
+
+@wg.kernel
+def swap_halves(a: wg.u8[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n // 2:
+        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
+
+
+@pytest.mark.parametrize("opt", OPTS)
+def test_tuple_swap_of_bytes(opt: int) -> None:
+    a = np.arange(250, 255, dtype=np.uint8)
+    a = np.concatenate([a, np.arange(5, dtype=np.uint8)])
+    want = a[::-1].copy()
+    at(swap_halves, opt)(a, len(a), grid=1, workgroup=32, check=True)
+    np.testing.assert_array_equal(a, want)
