@@ -301,6 +301,9 @@ def check_random_program(device: str, data: st.DataObject, widths: tuple[int, ..
         a = wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W, check=True).memory
     except wg.UndefinedBehaviour:
         assume(False)
+    except wg.Trap as e:  # a lane that never leaves a loop (`continue p` with p invariant): nothing to compare
+        assume(not e.reason.startswith(("endless loop", "instruction budget")))
+        raise
     b = wg.launch(k, device=device, workgroup=threads, memory=mem, wave_width=W).memory
     assert np.array_equal(a, b), wg.disassemble(k)
 

@@ -204,6 +204,7 @@ def emulate(
     batch_lanes: int = BATCH_LANES,
     buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
+    zero_division: bool = False,
 ) -> EmulationResult:
     """Run one kernel on the reference emulator.
 
@@ -218,6 +219,9 @@ def emulate(
     naming the array and element; with `boundscheck=True` (or `check=True`) and a kernel whose
     access table tags its accesses, each tagged access must stay inside its own array, even
     where it would land in another one. A trap leaves device memory undefined: do not use it.
+
+    `zero_division=True` traps an integer division or remainder by zero, whose result WAVE
+    defines (DESIGN section 3): Python kernel calls ask for it under check or boundscheck.
     """
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width < 1 or wave_width > 64 or wave_width & (wave_width - 1):
@@ -248,7 +252,7 @@ def emulate(
     if boundscheck and buffers is None:
         raise WaveError("boundscheck=True needs buffers= (where each array lives)")
     bounds = None if buffers is None else Bounds(buffers, dev.size, k, exact=check or boundscheck)
-    launch = Launch(g, wg, wave_width, bits, max_instructions, check, bounds)
+    launch = Launch(g, wg, wave_width, bits, max_instructions, check, bounds, zero_division)
     n_wg = g[0] * g[1] * g[2]
     stats = Stats(
         wave_width=wave_width,

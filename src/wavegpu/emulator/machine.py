@@ -55,6 +55,7 @@ class Launch:
     max_instructions: int
     check: bool
     bounds: Bounds | None = None  # per-buffer regions: every global access stays inside one
+    zero_division: bool = False  # trap an integer division by zero (defined in WAVE)
 
 
 class Memory:
@@ -418,10 +419,11 @@ class Batch:
         guard = self.guard_reader(inst)
         chk = self.checker
         exec_mask, count = self.exec_mask, self._count
-        # check=True and boundscheck report an integer division by zero (WAVE defines its value,
-        # DESIGN section 3; in Python it is an error, and in a kernel a bug)
-        checked = chk is not None or (self.bounds is not None and self.bounds.exact)
-        divides = checked and spec.op in (VOp.DIV, VOp.REM) and not (spec.dtype and spec.dtype.is_float)
+        # an integer division by zero traps when asked (WAVE defines its value, DESIGN section 3;
+        # in Python it is an error: kernel calls ask under check and boundscheck)
+        divides = (
+            self.launch.zero_division and spec.op in (VOp.DIV, VOp.REM) and not (spec.dtype and spec.dtype.is_float)
+        )
         if len(srcs) == 2 and chk is None and not divides:
             s0, s1 = srcs
 
@@ -450,8 +452,8 @@ class Batch:
         if bad.any():
             raise self.trap(
                 pc,
-                "integer division by zero (without check=True or boundscheck the result is the one "
-                "DESIGN section 3 defines)",
+                "integer division by zero (the run asked for this check: check=True or boundscheck; "
+                "without it the result is the one DESIGN section 3 defines)",
                 int(np.flatnonzero(bad)[0]),
             )
 
@@ -959,8 +961,19 @@ class Batch:
     def _state(self, pc: int) -> tuple[object, ...]:
         s = self.stats
         writes = (s.device_bytes_written, s.local_bytes_written, s.atomics, self.clock_reads)
-        frames = [list(fr) for fr in self.frames]
-        return (pc, writes, list(self.regs), list(self.preds), self.active, self.alive, frames, self.issued)
+        # copies: register and mask arrays are also updated in place, and a snapshot holding the
+        # live arrays would always equal the present (every loop would look endless)
+        frames = [_copy(fr) for fr in self.frames]
+        return (
+            pc,
+            writes,
+            _copy(self.regs),
+            _copy(self.preds),
+            self.active.copy(),
+            self.alive.copy(),
+            frames,
+            self.issued,
+        )
 
     def watch(self, pc: int) -> None:
         """At an endloop whose loop goes on: snapshot the state, or compare with the snapshot.
@@ -1031,8 +1044,17 @@ HANDLERS: dict[VOp, Handler] = {
 """Operation -> the Batch method compiling its rows (rows with value semantics excepted)."""
 
 
+def _copy(state: object) -> object:
+    """A deep copy of machine state (lists of arrays and values)."""
+    if isinstance(state, list):
+        return [_copy(x) for x in state]
+    if isinstance(state, np.ndarray):
+        return state.copy()
+    return state
+
+
 def _same(a: object, b: object) -> bool:
-    """Equal machine state: arrays by identity or value, lists (registers, frames) element-wise."""
+    """Equal machine state: arrays by value, lists (registers, frames) element-wise."""
     if a is b:
         return True
     if isinstance(a, list) and isinstance(b, list):

@@ -232,6 +232,7 @@ class KernelFunction:
             progress=progress,
             buffers=layout.regions(),
             boundscheck=self.boundscheck,
+            zero_division=check or self.boundscheck,
         )
         layout.write_back(res.memory)
         return res

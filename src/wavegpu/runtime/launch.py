@@ -70,13 +70,15 @@ def launch(
     progress: bool = False,
     buffers: Sequence[tuple[int, str, int, int, int]] | None = None,
     boundscheck: bool = False,
+    zero_division: bool = False,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
     `max_instructions` bounds the instructions each thread may execute (the emulator traps past
     it); `progress=True` shows a progress bar for runs longer than a second; `buffers` lists
     (parameter index, name, offset, bytes, element size) of the arrays in `memory`: an access
-    outside all of them traps, and with `check` or `boundscheck` an access outside its own."""
+    outside all of them traps, and with `check` or `boundscheck` an access outside its own;
+    `zero_division=True` traps an integer division by zero."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     g = dims(grid, "grid")
     wg = dims(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
@@ -99,6 +101,7 @@ def launch(
                 progress=bar.callback,
                 buffers=regions,
                 boundscheck=boundscheck,
+                zero_division=zero_division,
             )
     if device not in ("opencl", "sycl", "cuda"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
@@ -106,6 +109,7 @@ def launch(
         ("check=True", check),
         ("boundscheck=True", boundscheck),
         ("max_instructions", max_instructions),
+        ("zero_division=True", zero_division),
     ):
         if given:
             raise WaveError(f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it")
