@@ -308,6 +308,7 @@ def test_wave_run_compiles_kernel_sources(tmp_path: Path) -> None:
     r = run("run", str(src), "-g", "2", "a=2", "x=iota:40", "y=iota:40", "n=40", "--out", f"y={out}")
     assert r.returncode == 0, r.stderr
     assert np.array_equal(np.load(out), 3 * np.arange(40, dtype=np.float32))
+    assert "x 256 thread" in r.stdout + r.stderr  # a kernel source runs 256-thread workgroups, as a call does
 
 
 def test_translate_deeply_nested_kernel(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
     "--workgroup",
     "-w",
     default=None,
-    help="threads per workgroup X[,Y[,Z]] (default: the kernel's hint)",
+    help="threads per workgroup X[,Y[,Z]] (default: the kernel's hint; for a kernel source without one, 256)",
 )
 @click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
 @click.option("--check", is_flag=True, help="report undefined behaviour (races, divergent barriers, ...)")
@@ -227,6 +227,10 @@ def run_cmd(
     wg_dims = parse_dims(workgroup, "--workgroup")
     prog = load_program(source, debug_lines=True)
     k = prog.kernel(kernel_selector(kernel_name))
+    if wg_dims is None and k.workgroup_size is None and os.path.splitext(source)[1] in source_languages():
+        from ..runtime.kernel import DEFAULT_WORKGROUP
+
+        wg_dims = (DEFAULT_WORKGROUP,)  # a kernel source runs as a kernel call does (docs/sdk.md)
     if not k.params:
         raise WaveError(f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets")
     params = {p.name: p for p in k.params}
