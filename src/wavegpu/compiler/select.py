@@ -1,4 +1,5 @@
-"""MIR operation + types -> the ISA row that implements it (one table for folding and selection).
+"""MIR operation + types -> the ISA row that implements it (one table for folding and selection),
+and `find`, the row with given vocabulary fields, for the rows selection picks by hand.
 
 The rows are found by their typed vocabulary (op, principal type, destination type, variant),
 never by spelling a mnemonic, so a row added to the table is selected without an edit here.
@@ -6,9 +7,12 @@ never by spelling a mnemonic, so a row added to the table is selected without an
 
 from __future__ import annotations
 
+import enum
+from functools import cache
+
 from ..isa.table import ROWS, InstrSpec
-from ..isa.types import DataType
-from ..isa.vocabulary import Cmp, Op, Rounding, Variant
+from ..isa.types import DataType, Kind
+from ..isa.vocabulary import Cmp, Nest, Op, Rounding, Variant
 from .types import BOOL, F16, F32, F64, I32, U32, ScalarType
 
 T = DataType
@@ -112,4 +116,110 @@ def check_rows() -> None:
         raise AssertionError(f"select.py finds no row for: {missing}")
 
 
-__all__ = ["F16", "F32", "F64", "I32", "U32", "check_rows", "row_for"]
+# ---- rows by vocabulary, for the selections that are not one MIR operation (lir/rows.py):
+# `find(Op.SETP, Cmp.EQ, dtype=DataType.U32)` is the row `setp.eq.u32`. Every filter left out
+# matches any row; a question that matches no row or several raises LookupError, so a table edit
+# that makes a question ambiguous fails where the question is asked.
+class _Any(enum.Enum):
+    ANY = "any"
+
+
+ANY = _Any.ANY
+"""A filter left open: any value of the field matches."""
+
+
+def _fits(
+    r: InstrSpec,
+    op: Op | _Any,
+    variant: Variant | _Any | None,
+    nest: Nest | _Any | None,
+    dtype: DataType | _Any | None,
+    dst: DataType | _Any | None,
+    space: str | _Any | None,
+    width: int | _Any,
+    signed: bool | _Any,
+    sreg: bool | _Any,
+    uniform: bool | _Any,
+) -> bool:
+    return (
+        (op is ANY or r.op is op)
+        and (variant is ANY or r.variant is variant)
+        and (nest is ANY or r.nest is nest)
+        and (dtype is ANY or r.dtype is dtype)
+        and (dst is ANY or (r.operands[0].dtype if r.operands else None) is dst)
+        and (space is ANY or r.space == space)
+        and (width is ANY or r.width == width)
+        and (signed is ANY or r.signed is signed)
+        and (sreg is ANY or any(o.kind is Kind.SREG for o in r.operands) is sreg)
+        and (uniform is ANY or r.uniform is uniform)
+    )
+
+
+@cache
+def matches(
+    op: Op | _Any = ANY,
+    variant: Variant | _Any | None = ANY,
+    *,
+    nest: Nest | _Any | None = ANY,
+    dtype: DataType | _Any | None = ANY,
+    dst: DataType | _Any | None = ANY,
+    space: str | _Any | None = ANY,
+    width: int | _Any = ANY,
+    signed: bool | _Any = ANY,
+    sreg: bool | _Any = ANY,
+    uniform: bool | _Any = ANY,
+) -> tuple[InstrSpec, ...]:
+    """Every row with these fields, in table order. `dtype` is the row's principal type, `dst`
+    its first operand's type, `sreg` whether it reads a special register."""
+    return tuple(r for r in ROWS if _fits(r, op, variant, nest, dtype, dst, space, width, signed, sreg, uniform))
+
+
+def find(
+    op: Op | _Any = ANY,
+    variant: Variant | _Any | None = ANY,
+    *,
+    nest: Nest | _Any | None = ANY,
+    dtype: DataType | _Any | None = ANY,
+    dst: DataType | _Any | None = ANY,
+    space: str | _Any | None = ANY,
+    width: int | _Any = ANY,
+    signed: bool | _Any = ANY,
+    sreg: bool | _Any = ANY,
+    uniform: bool | _Any = ANY,
+) -> InstrSpec:
+    """The one row with these fields; `LookupError` when none or several have them."""
+    found = matches(
+        op,
+        variant,
+        nest=nest,
+        dtype=dtype,
+        dst=dst,
+        space=space,
+        width=width,
+        signed=signed,
+        sreg=sreg,
+        uniform=uniform,
+    )
+    if len(found) != 1:
+        asked = {
+            k: v
+            for k, v in dict(
+                op=op,
+                variant=variant,
+                nest=nest,
+                dtype=dtype,
+                dst=dst,
+                space=space,
+                width=width,
+                signed=signed,
+                sreg=sreg,
+                uniform=uniform,
+            ).items()
+            if v is not ANY
+        }
+        what = "no row" if not found else f"{len(found)} rows ({', '.join(r.key for r in found)})"
+        raise LookupError(f"{what} with {asked}")
+    return found[0]
+
+
+__all__ = ["ANY", "F16", "F32", "F64", "I32", "U32", "check_rows", "find", "matches", "row_for"]

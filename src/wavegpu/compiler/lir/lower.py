@@ -10,15 +10,18 @@ branch's immediate postdominator; edges to the loop header or its exit become co
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.registers import SREG_BY_NAME
 from ...isa.table import BY_KEY
 from ...isa.types import Kind
+from ...isa.vocabulary import AtomOp, ReduceOp, Scope, ShuffleMode
 from ..mir.analysis import Loop, idoms, loops, rpo
 from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Ret, Value
 from ..select import row_for
-from ..types import BOOL, F16, F32, F64, I32, U32, ScalarType
+from ..types import BOOL, F16, F32, F64, U32, ScalarType
+from . import rows
 from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
 
 SINK = "<sink>"
@@ -37,7 +40,7 @@ class Selector:
         for p in fn.params:
             pinned = self.lf.new("r", p.name)
             self.lf.params.append(pinned)
-            self.out.append(LInst("mov.b32", [self.vreg(p.value), pinned], None, None))
+            self.out.append(LInst(rows.MOVE["r"], [self.vreg(p.value), pinned], None, None))
 
     # -- registers and operands
     def vreg(self, v: Value) -> VReg:
@@ -55,11 +58,11 @@ class Selector:
         if c.type is BOOL:
             t = self.lf.new("r")
             p = self.lf.new("q")
-            self.emit("mov.b32", [t, Imm(0)])
-            self.emit("setp.eq.u32" if c.value else "setp.ne.u32", [p, t, Imm(0)])
+            self.emit(rows.MOVE["r"], [t, Imm(0)])
+            self.emit(rows.SETP_EQ_U32 if c.value else rows.SETP_NE_U32, [p, t, Imm(0)])
             return p
         r = self.lf.new(cls_of(c.type))
-        self.emit("mov.b64" if c.type is F64 else "mov.b32", [r, imm(c)])
+        self.emit(rows.MOVE[cls_of(c.type)], [r, imm(c)])
         return r
 
     def true_pred(self) -> VReg:
@@ -103,39 +106,11 @@ class Selector:
             assert i.var is not None
             self.put(self.vars[i.var], a[0])
             return
-        if op.startswith("sreg."):
-            assert d is not None
-            name = "%" + op[5:]
-            self.emit("mov.b32.sreg", [d, SpecialReg(SREG_BY_NAME[name].id)])
-            return
-        if op.startswith(("load.", "store.")):
-            self.memory(op, d, t, a, i.buffer)
-            return
-        if op.startswith("atomic."):
-            _, aop, space = op.split(".")
-            assert t is not None and d is not None
-            suffix = {
-                "add": "add.f32" if t is F32 else "add.u32",
-                "sub": "sub.u32",
-                "min": "min.s32" if t is I32 else "min.u32",
-                "max": "max.s32" if t is I32 else "max.u32",
-                "and": "and.b32",
-                "or": "or.b32",
-                "xor": "xor.b32",
-                "exch": "exch.b32",
-                "cas": "cas.b32",
-            }[aop]
-            ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
-            self.emit(f"atom.{space}.{suffix}", ops, buffer=i.buffer)
-            return
-        if op.startswith("wave."):
-            self.wave(op, d, t, a)
-            return
-        if op == "barrier":
-            self.emit("barrier", [])
-            return
-        if op.startswith("fence."):
-            self.emit(op, [])
+        # MIR operations "family.detail" without a single value row go to their family's handler
+        family, _, detail = op.partition(".")
+        handler = _FAMILIES.get(family)
+        if handler is not None:
+            handler(self, detail, i)
             return
         assert d is not None and t is not None
         argt = [x.type for x in a]
@@ -143,22 +118,22 @@ class Selector:
             if t is BOOL:
                 c, x, y = (self.operand(v) for v in a)
                 nc = self.lf.new("q")
-                self.emit("not.pred", [nc, c])
+                self.emit(rows.NOT_PRED, [nc, c])
                 t1, t2 = self.lf.new("q"), self.lf.new("q")
-                self.emit("and.pred", [t1, c, x])
-                self.emit("and.pred", [t2, nc, y])
-                self.emit("or.pred", [d, t1, t2])
+                self.emit(rows.AND_PRED, [t1, c, x])
+                self.emit(rows.AND_PRED, [t2, nc, y])
+                self.emit(rows.OR_PRED, [d, t1, t2])
                 return
-            self.row("selp.b64" if t is F64 else "selp.b32", d, [a[1], a[2], a[0]])
+            self.row(rows.SELP_B64 if t is F64 else rows.SELP_B32, d, [a[1], a[2], a[0]])
             return
         if op in ("cmp.eq", "cmp.ne") and argt[0] is BOOL:
             x, y = self.operand(a[0]), self.operand(a[1])
             if op == "cmp.ne":
-                self.emit("xor.pred", [d, x, y])
+                self.emit(rows.XOR_PRED, [d, x, y])
             else:
                 tmp = self.lf.new("q")
-                self.emit("xor.pred", [tmp, x, y])
-                self.emit("not.pred", [d, tmp])
+                self.emit(rows.XOR_PRED, [tmp, x, y])
+                self.emit(rows.NOT_PRED, [d, tmp])
             return
         if F16 in argt or t is F16:
             key = row_for(op, t, argt)
@@ -169,10 +144,10 @@ class Selector:
             self.convert(d, t, a[0])
             return
         if op == "abs" and t is U32:
-            self.row("mov.b32", d, [a[0]])
+            self.row(rows.MOVE["r"], d, [a[0]])
             return
         if op == "neg" and t is U32:
-            self.row("neg.s32", d, [a[0]])
+            self.row(rows.NEG_S32, d, [a[0]])
             return
         key = row_for(op, t, argt)
         if key is None:
@@ -180,7 +155,7 @@ class Selector:
         self.row(key, d, list(a))
 
     def move(self, d: VReg, s: VReg) -> None:
-        self.emit({"r": "mov.b32", "p": "mov.b64", "q": "mov.pred"}[d.cls], [d, s])
+        self.emit(rows.MOVE[d.cls], [d, s])
 
     def put(self, d: VReg, v: Operand) -> None:
         """d = v, for a constant (an immediate move) or a value in a register."""
@@ -189,7 +164,7 @@ class Selector:
         elif v.type is BOOL:
             self.move(d, self.materialize(v))
         else:
-            self.emit("mov.b64" if v.type is F64 else "mov.b32", [d, imm(v)])
+            self.emit(rows.MOVE[cls_of(v.type)], [d, imm(v)])
 
     def via_f32(self, op: str, d: VReg, t: ScalarType, a: list[Operand]) -> None:
         """f16 operations without an f16 row: compute in f32 and convert back."""
@@ -197,7 +172,7 @@ class Selector:
         for x in a:
             if x.type is F16:
                 r = self.lf.new("r")
-                self.row("cvt.f32.f16", r, [x])
+                self.row(rows.CVT_F16_TO_F32, r, [x])
                 args32.append(_Reg(r))  # type: ignore[arg-type]
             else:
                 args32.append(x)
@@ -207,7 +182,7 @@ class Selector:
         if t is F16:
             tmp = self.lf.new("r")
             self.emit(key, [tmp, *[self._op(x) for x in args32]])
-            self.emit("cvt.f16.f32", [d, tmp])
+            self.emit(rows.CVT_F32_TO_F16, [d, tmp])
         else:
             self.emit(key, [d, *[self._op(x) for x in args32]])
 
@@ -237,47 +212,72 @@ class Selector:
             return Address(None, v - (1 << 32) if v >> 31 else v)
         return Address(self.vreg(a), 0)
 
-    def memory(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand], buffer: int | None) -> None:
+    def sreg(self, name: str, i: Inst) -> None:
+        assert i.dst is not None
+        self.emit(rows.MOV_SREG, [self.vreg(i.dst), SpecialReg(SREG_BY_NAME["%" + name].id)])
+
+    def load(self, what: str, i: Inst) -> None:
         # the width comes from the array's element type: 8- and 16-bit elements name it in the op
         # (load.global.u8), the other accesses move their value's bits
-        kind, space, *elem = op.split(".")
-        if kind == "load":
-            assert t is not None and d is not None
-            w = {"u8": "u8", "i8": "s8", "u16": "u16", "i16": "s16"}[elem[0]] if elem else None
-            w = w or {"f64": "b64", "f16": "u16"}.get(t.name, "b32")
-            self.emit(f"ld.{space}.{w}", [d, self.address(a[0])], buffer=buffer)
+        space, *elem = what.split(".")
+        assert i.dst is not None
+        t = i.dst.type
+        if elem:
+            width, signed = _NARROW[elem[0]]
         else:
-            vt = a[1].type
-            w = {"u8": "b8", "i8": "b8", "u16": "b16", "i16": "b16"}[elem[0]] if elem else None
-            w = w or {"f64": "b64", "f16": "b16"}.get(vt.name, "b32")
-            addr = self.address(a[0])
-            self.emit(f"st.{space}.{w}", [addr, self.operand(a[1])], buffer=buffer)
+            width, signed = (8 if t is F64 else 2 if t is F16 else 4), False
+        self.emit(rows.load(space, width, signed), [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
 
-    def wave(self, op: str, d: VReg | None, t: ScalarType | None, a: list[Operand]) -> None:
-        assert d is not None and t is not None
-        parts = op.split(".")
-        if parts[1] == "reduce":
-            o = parts[2]
-            st = a[0].type
-            suffix = {
-                "add": "add.u32",
-                "and": "and.b32",
-                "or": "or.b32",
-                "min": {"i32": "min.s32", "u32": "min.u32", "f32": "min.f32"}[st.name] if o == "min" else "",
-                "max": {"i32": "max.s32", "u32": "max.u32", "f32": "max.f32"}[st.name] if o == "max" else "",
-            }[o]
-            self.emit(f"wave.reduce.{suffix}", [d, self.operand(a[0])])
-        elif parts[1] == "prefix":
-            self.emit("wave.prefix.add.u32", [d, self.operand(a[0])])
-        elif parts[1] == "shuffle":
-            key = "wave.shuffle.b32" if parts[2] == "idx" else f"wave.shuffle.{parts[2]}.b32"
-            self.row(key, d, [a[0], a[1]])
-        elif parts[1] == "broadcast":
-            self.row("wave.broadcast.b32", d, [a[0], a[1]])
-        elif parts[1] == "ballot":
-            self.emit("wave.ballot.b32", [d, self.operand(a[0])])
+    def store(self, what: str, i: Inst) -> None:
+        space, *elem = what.split(".")
+        vt = i.args[1].type
+        width = _NARROW[elem[0]][0] if elem else (8 if vt is F64 else 2 if vt is F16 else 4)
+        addr = self.address(i.args[0])
+        self.emit(rows.store(space, width), [addr, self.operand(i.args[1])], buffer=i.buffer)
+
+    def atomic(self, what: str, i: Inst) -> None:
+        aop, space = what.split(".")
+        assert i.dst is not None
+        d, a = self.vreg(i.dst), i.args
+        ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
+        self.emit(rows.atomic(AtomOp(aop), space, i.dst.type), ops, buffer=i.buffer)
+
+    def fence(self, scope: str, i: Inst) -> None:
+        self.emit(rows.fence(Scope(scope)), [])
+
+    def barrier(self, _: str, i: Inst) -> None:
+        self.emit(rows.BARRIER, [])
+
+    def wave(self, what: str, i: Inst) -> None:
+        """wave.reduce.OP, wave.prefix.OP, wave.shuffle.MODE, wave.broadcast, ballot, any, all."""
+        assert i.dst is not None
+        d, a = self.vreg(i.dst), i.args
+        kind, _, detail = what.partition(".")
+        if kind == "reduce":
+            self.emit(rows.reduce(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
+        elif kind == "prefix":
+            self.emit(rows.prefix(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
+        elif kind == "shuffle":
+            self.row(rows.shuffle(ShuffleMode(detail)), d, [a[0], a[1]])
+        elif kind == "broadcast":
+            self.row(rows.BROADCAST, d, [a[0], a[1]])
         else:
-            self.emit(f"wave.{parts[1]}", [d, self.operand(a[0])])
+            key = {"ballot": rows.BALLOT, "any": rows.ANY_LANE, "all": rows.ALL_LANES}[kind]
+            self.emit(key, [d, self.operand(a[0])])
+
+
+# a narrow array element in a MIR memory op (load.global.u8): (bytes, signed)
+_NARROW = {"u8": (1, False), "i8": (1, True), "u16": (2, False), "i16": (2, True)}
+# MIR operation family (the op's name up to its first dot) -> its handler, given the rest
+_FAMILIES: dict[str, Callable[[Selector, str, Inst], None]] = {
+    "sreg": Selector.sreg,
+    "load": Selector.load,
+    "store": Selector.store,
+    "atomic": Selector.atomic,
+    "wave": Selector.wave,
+    "fence": Selector.fence,
+    "barrier": Selector.barrier,
+}
 
 
 class _Reg:
@@ -430,7 +430,7 @@ class Structurizer:
         return "norm"
 
     def jump(self, what: str, pred: VReg | None) -> None:
-        self.sel.emit("break" if what == "brk" else "continue", [pred or self.sel.true_pred()])
+        self.sel.emit(rows.BREAK if what == "brk" else rows.CONTINUE, [pred or self.sel.true_pred()])
 
     def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool) -> None:
         sel = self.sel
@@ -441,9 +441,9 @@ class Structurizer:
                 return
             lp = self.headers.get(b)
             if lp is not None and lp is not region:
-                sel.emit("loop", [])
+                sel.emit(rows.LOOP, [])
                 self.seq(b, lp, None, True)
-                sel.emit("endloop", [])
+                sel.emit(rows.ENDLOOP, [])
                 exits = [e for e in lp.exits]
                 if len(exits) > 1:
                     raise CompileError([Diagnostic(f"loop at {b.name} has several exits")])
@@ -455,7 +455,7 @@ class Structurizer:
             self.block_body(b)
             t = b.term
             if isinstance(t, Ret) or t is None:
-                sel.emit("ret", [])
+                sel.emit(rows.RET, [])
                 return
             if isinstance(t, Br):
                 target = self.forward(t.target) if not t.target.phis else t.target
@@ -481,7 +481,7 @@ class Structurizer:
                     self.jump(kx, c)
                 if ky != "norm":
                     nc = sel.lf.new("q")
-                    sel.emit("not.pred", [nc, c])
+                    sel.emit(rows.NOT_PRED, [nc, c])
                     self.jump(ky, nc)
                 if kx != "norm" and ky != "norm":
                     return
@@ -493,17 +493,17 @@ class Structurizer:
             inner = m if m is not None else stop
             if x is m:
                 nc = sel.lf.new("q")
-                sel.emit("not.pred", [nc, c])
-                sel.emit("if", [nc])
+                sel.emit(rows.NOT_PRED, [nc, c])
+                sel.emit(rows.IF, [nc])
                 self.seq(y, region, inner, False)
-                sel.emit("endif", [])
+                sel.emit(rows.ENDIF, [])
             else:
-                sel.emit("if", [c])
+                sel.emit(rows.IF, [c])
                 self.seq(x, region, inner, False)
                 if y is not m and y is not inner:
-                    sel.emit("else", [])
+                    sel.emit(rows.ELSE, [])
                     self.seq(y, region, inner, False)
-                sel.emit("endif", [])
+                sel.emit(rows.ENDIF, [])
             b = m
 
     def block_body(self, b: Block) -> None:
