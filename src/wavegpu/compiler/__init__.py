@@ -1,9 +1,8 @@
-"""The compiler: kernels (Python; Rust, C++ and TypeScript later) -> HIR -> SSA MIR -> passes ->
+"""The compiler: kernels (frontends/: Python; Rust, C++ and TypeScript later) -> HIR -> SSA MIR -> passes ->
 structured LIR -> Chaitin-Briggs allocation -> .wbin. Everything below HIR is language-free."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -67,24 +66,12 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
     return emit(lf, alloc, params)
 
 
-def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
-    """Python source text, a path to a .py file, or a function (decorated or not)."""
-    from .frontends.python import frontend, function_source, kernel_options, kernels_in_text
-
-    if callable(source):
-        src, node = function_source(source)  # type: ignore[arg-type]
-        units = [(src, node)]
-    else:
-        text = str(source)
-        if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
-            filename = text
-            with open(text, encoding="utf-8") as f:
-                text = f.read()
-        units = kernels_in_text(text, filename or "<string>")
+def compile_functions(fns: list[hir.Function], options: Options) -> Program:
+    """A program of HIR kernels; a kernel's own options (`fn.options`: max_registers, workgroup,
+    from its source's decorator or attribute) apply where `options` leaves them open."""
     kernels = []
-    for src, node in units:
-        fn = frontend(src, node)
-        opts = kernel_options(node, src.consts)
+    for fn in fns:
+        opts = fn.options
         o = Options(
             opt=options.opt,
             max_registers=options.max_registers,
@@ -112,4 +99,19 @@ def compile_python(source: object, options: Options, filename: str | None = None
     return Program(tuple(kernels))
 
 
-__all__ = ["STAGES", "Options", "compile_hir", "compile_python"]
+def compile_source(source: object, options: Options, filename: str | None = None, lang: str = "python") -> Program:
+    """Source in a language of the FRONTENDS registry (Python also takes a path or a function)."""
+    from .frontends import frontend
+
+    fe = frontend(lang)
+    load = getattr(fe, "load", None)  # a frontend that takes more than text (Python: paths, functions)
+    fns = load(source, filename) if load is not None else fe.parse(str(source), filename or "<string>")
+    return compile_functions(fns, options)
+
+
+def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
+    """Python source text, a path to a .py file, or a function (frontends/python.py)."""
+    return compile_source(source, options, filename, "python")
+
+
+__all__ = ["STAGES", "Options", "compile_functions", "compile_hir", "compile_python", "compile_source"]

@@ -258,14 +258,13 @@ def kernel(
     return KernelFunction(fn, opt, max_registers, workgroup, boundscheck)
 
 
-LANGS = {
-    ".py": "python",
-    ".rs": "rust",
-    ".cpp": "cpp",
-    ".cc": "cpp",
-    ".cu": "cpp",
-    ".ts": "typescript",
-}
+def _languages() -> dict[str, str]:
+    from ..compiler.frontends import suffixes
+
+    return suffixes()
+
+
+LANGS = _languages()  # source suffix -> language (compiler/frontends: FRONTENDS and LANGUAGES)
 
 
 def compile(
@@ -280,7 +279,8 @@ def compile(
     """Compile source text, a path, or a (decorated) function to a Program.
 
     `passes` replaces the -O pipeline by an explicit list of pass names."""
-    from ..compiler import Options, compile_python
+    from ..compiler import Options, compile_source
+    from ..compiler.frontends import frontend
 
     options = Options(opt=opt, max_registers=max_registers, dump_after=set(dump_after), passes=passes)
     filename = None
@@ -300,10 +300,8 @@ def compile(
             raise CompileError([Diagnostic(f"{filename}: not UTF-8 text (byte {e.start}: {e.reason})")]) from None
         except OSError as e:
             raise CompileError([Diagnostic(f"cannot read {filename}: {e.strerror or e}")]) from None
-    lang = lang or "python"
-    if lang != "python":
-        raise CompileError([Diagnostic(f"the {lang} frontend is not available yet (only python)")])
-    prog = compile_python(source, options, filename)
+    lang = frontend(lang or "python").name  # CompileError naming the available frontends
+    prog = compile_source(source, options, filename, lang)
     if dumps is not None:
         dumps.extend(options.dumps)
     return prog

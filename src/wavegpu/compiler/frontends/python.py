@@ -7,12 +7,14 @@ import contextlib
 import inspect
 import itertools
 import math
+import os
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...errors import CompileError, Diagnostic, Span
-from .. import hir
+from ...wbin.program import Program
+from .. import Options, compile_functions, hir
 from ..types import BOOL, F16, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
 
 VOID = ScalarType("void", 0, "void")
@@ -1257,3 +1259,37 @@ def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
         return fe.run()
     except _Bail:
         raise CompileError(fe.diags) from None
+
+
+def kernel(src: Source, node: ast.FunctionDef) -> hir.Function:
+    """One kernel function in HIR, with its decorator's options (max_registers, workgroup)."""
+    return replace(frontend(src, node), options=kernel_options(node, src.consts))
+
+
+class PythonFrontend:
+    """The FRONTENDS entry for Python (compiler/frontends/__init__.py)."""
+
+    name = "python"
+    suffixes = (".py",)
+
+    def parse(self, text: str, file: str) -> list[hir.Function]:
+        return [kernel(src, node) for src, node in kernels_in_text(text, file)]
+
+    def load(self, source: object, filename: str | None = None) -> list[hir.Function]:
+        """Python source text, a path to a .py file, or a function (decorated or not)."""
+        if callable(source):
+            return [kernel(*function_source(source))]  # type: ignore[arg-type]
+        text = str(source)
+        if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
+            filename = text
+            with open(text, encoding="utf-8") as f:
+                text = f.read()
+        return self.parse(text, filename or "<string>")
+
+
+PYTHON = PythonFrontend()
+
+
+def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
+    """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
+    return compile_functions(PYTHON.load(source, filename), options)

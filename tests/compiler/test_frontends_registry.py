@@ -1,0 +1,56 @@
+"""The FRONTENDS registry: every language, the suffixes the SDK and the CLI read, and refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+import wavegpu as wg
+from wavegpu.cli.common import source_languages
+from wavegpu.compiler import hir
+from wavegpu.compiler.frontends import FRONTENDS, LANGUAGES, frontend, suffixes
+from wavegpu.runtime.kernel import LANGS
+
+SAXPY = """
+import wavegpu as wg
+
+@wg.kernel(workgroup=64)
+def saxpy(a: wg.f32, x: wg.f32[:], y: wg.f32[:]):
+    i = wg.global_id()
+    y[i] = a * x[i] + y[i]
+"""
+
+
+def test_every_frontend_parses_to_hir_functions() -> None:
+    for name, fe in FRONTENDS.items():
+        assert fe.name == name and fe.suffixes and all(s.startswith(".") for s in fe.suffixes)
+    fns = FRONTENDS["python"].parse(SAXPY, "k.py")
+    assert [f.name for f in fns] == ["saxpy"] and all(isinstance(f, hir.Function) for f in fns)
+    assert fns[0].options == {"workgroup": 64}
+
+
+def test_suffixes_cover_every_language_and_frontend() -> None:
+    table = suffixes()
+    assert set(table.values()) == set(LANGUAGES) | set(FRONTENDS)
+    for fe in FRONTENDS.values():
+        assert all(table[s] == fe.name for s in fe.suffixes)
+    assert table == LANGS and source_languages() == table
+
+
+@pytest.mark.parametrize("lang, message", [("rust", "the rust frontend is not available yet"), ("cobol", "unknown")])
+def test_a_language_without_a_frontend_is_refused_naming_the_available(lang: str, message: str) -> None:
+    with pytest.raises(wg.CompileError, match=message) as ei:
+        frontend(lang)
+    assert "available: python" in str(ei.value)
+    with pytest.raises(wg.CompileError, match=message):
+        wg.compile("fn k() {}", lang=lang)
+
+
+def test_the_compiler_entry_dispatches_by_language() -> None:
+    from wavegpu.compiler import Options, compile_python, compile_source
+    from wavegpu.compiler.frontends import python as py
+
+    a = compile_source(SAXPY, Options(), "k.py", "python")
+    b = compile_python(SAXPY, Options(), "k.py")
+    c = py.compile_python(SAXPY, Options(), "k.py")
+    assert a.to_bytes() == b.to_bytes() == c.to_bytes()
+    assert a.kernels[0].workgroup_size == (64, 1, 1)
