@@ -100,3 +100,25 @@ def test_isa_modules_import_downward() -> None:
             if ISA_LAYERS[parts[2]] >= ISA_LAYERS[me] and parts[2] != me:
                 bad.append(f"isa/{path.name}:{line}: {me} imports {mod}")
     assert not bad, "\n".join(bad)
+
+
+# Inside backends/: each backend imports the shared floor (base, lift), never another backend;
+# the package facade (backends/__init__.py) is the registry and imports them all.
+BACKEND_SHARED = {"base", "lift"}
+
+
+def test_backends_import_only_the_shared_floor() -> None:
+    root = SRC / "backends"
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts == ("__init__.py",):
+            continue
+        me = rel.parts[0].removesuffix(".py")
+        for mod, line in imports(path):
+            parts = mod.split(".")
+            if parts[:2] != ["wavegpu", "backends"] or len(parts) < 3:
+                continue
+            if parts[2] != me and parts[2] not in BACKEND_SHARED:
+                bad.append(f"backends/{rel}:{line}: {me} imports {mod}")
+    assert not bad, "\n".join(bad)

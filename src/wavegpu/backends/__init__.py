@@ -5,11 +5,35 @@ from __future__ import annotations
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
 from . import ptx
+from .base import Backend, Renderer
 from .cstyle import CUDA, HIP, SYCL, CRenderer, Metal, OpenCL, Rendered
 
 TARGETS = {"opencl": OpenCL, "cuda": CUDA, "hip": HIP, "sycl": SYCL, "metal": Metal}  # the C-family dialects
-NAMES = (*TARGETS, "ptx")  # every target `render` accepts
+
+
+def _c(dialect: type) -> Backend:
+    return Backend(lambda arch: CRenderer(dialect()))
+
+
+# Target name -> its backend: the only place a new backend is plugged in.
+BACKENDS: dict[str, Backend] = {
+    **{name: _c(d) for name, d in TARGETS.items()},
+    "ptx": Backend(lambda arch: ptx.PTXRenderer(arch=arch or ptx.ARCHES[0]), ptx.ARCHES),
+}
+NAMES = tuple(BACKENDS)  # every target `render` accepts
 PLANNED = ("amdgcn",)
+
+
+def renderer(target: str, arch: str | None = None) -> Renderer:
+    """The renderer for `target` (and `arch`, for the targets that pick one)."""
+    if arch is not None and not (target in BACKENDS and BACKENDS[target].arches):
+        takes = " and ".join(n for n, b in BACKENDS.items() if b.arches)
+        raise WaveError(f"an architecture (--arch {arch}) applies to the {takes} target only, not {target}")
+    if target not in BACKENDS:
+        if target in PLANNED:
+            raise WaveError(f"the {target} backend is not available yet (available: {', '.join(NAMES)})")
+        raise WaveError(f"unknown target {target!r} (available: {', '.join(NAMES)})")
+    return BACKENDS[target].make(arch)
 
 
 def render(
@@ -23,15 +47,7 @@ def render(
     """One kernel for one target. `arch` picks the PTX `.target` (sm_75 by default; newer GPUs
     JIT it); the other targets have no architecture to pick."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
-    if arch is not None and target != "ptx":
-        raise WaveError(f"an architecture (--arch {arch}) applies to the ptx target only, not {target}")
-    if target == "ptx":
-        return ptx.PTXRenderer(arch=arch or ptx.ARCHES[0]).render(k, wave_width, nargs)
-    if target not in TARGETS:
-        if target in PLANNED:
-            raise WaveError(f"the {target} backend is not available yet (available: {', '.join(NAMES)})")
-        raise WaveError(f"unknown target {target!r} (available: {', '.join(NAMES)})")
-    return CRenderer(TARGETS[target]()).render(k, wave_width, nargs)
+    return renderer(target, arch).render(k, wave_width, nargs)
 
 
 def translate(
@@ -46,11 +62,7 @@ def translate(
         return render(prog, target, 0, wave_width, arch=arch).source
     if kernel is not None:
         return render(prog, target, kernel, wave_width, arch=arch).source
-    if target == "ptx":  # one module: one header, the helpers once
-        return ptx.render_module(list(prog.kernels), arch=arch or ptx.ARCHES[0], wave_width=wave_width)
-    parts = [render(prog, target, i, wave_width, arch=arch).source for i in range(len(prog.kernels))]
-    prelude = TARGETS[target]().prelude()  # once: every kernel's source starts with it
-    return prelude + "\n".join(p[len(prelude) :] for p in parts)
+    return renderer(target, arch).render_module(list(prog.kernels), wave_width)
 
 
-__all__ = ["NAMES", "PLANNED", "TARGETS", "render", "translate"]
+__all__ = ["BACKENDS", "NAMES", "PLANNED", "TARGETS", "Backend", "Renderer", "render", "renderer", "translate"]

@@ -22,7 +22,7 @@ register preset (DESIGN section 4): a new argument value never needs a new trans
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -36,7 +36,7 @@ from ..isa.types import SUBREGS, DataType, Kind, Role
 from ..isa.vocabulary import NEST_OF, AtomOp, Nest, ReduceOp, Scope, ShuffleMode
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
-from .cstyle.render import EXPR, Rendered
+from .base import Rendered
 from .lift import If, Loop, Node, Op, lift
 
 PTX_VERSION = "7.8"  # sm_90 needs 7.8; everything emitted here exists since 7.0
@@ -129,8 +129,62 @@ for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered,
         _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
         NATIVE[_r.key] = (_P, (_k, _k), f"{_r.name} {{d}}, {{a}}, {{b}};")
 
-# Value rows computed by a helper generated from the C prelude (see the module docstring).
-HELPER_ROWS: tuple[str, ...] = tuple(k for k in EXPR if k not in NATIVE)
+# The value rows (base.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
+# (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
+# library in. NATIVE and HELPER_ROWS split VALUE_ROWS between them (tests/backends/test_coverage.py).
+HELPER_ROWS: tuple[str, ...] = (
+    "div.s32",
+    "div.u32",
+    "rem.s32",
+    "rem.u32",
+    "dp4a.s32.s32",
+    "dp4a.u32.u32",
+    "bfe.u32",
+    "bfe.s32",
+    "bfi.b32",
+    "rcp.f32",
+    "rsqrt.f32",
+    "min.f32",
+    "max.f32",
+    "sin.f32",
+    "cos.f32",
+    "exp2.f32",
+    "log2.f32",
+    "fract.f32",
+    "sat.f32",
+    "clamp.f32",
+    "min.f64",
+    "max.f64",
+    "add.f16x2",
+    "mul.f16x2",
+    "fma.f16x2",
+    "add.f16",
+    "sub.f16",
+    "mul.f16",
+    "fma.f16",
+    "add.bf16x2",
+    "mul.bf16x2",
+    "fma.bf16x2",
+    "add.bf16",
+    "sub.bf16",
+    "mul.bf16",
+    "fma.bf16",
+    "cvt.s32.f32",
+    "cvt.rni.s32.f32",
+    "cvt.rmi.s32.f32",
+    "cvt.rpi.s32.f32",
+    "cvt.u32.f32",
+    "cvt.rni.u32.f32",
+    "cvt.rmi.u32.f32",
+    "cvt.rpi.u32.f32",
+    "cvt.f16.f32",
+    "cvt.f32.f16",
+    "cvt.s32.f64",
+    "cvt.u32.f64",
+    "cvt.bf16.f32",
+    "cvt.f32.bf16",
+    "cvt.rz.f32.f64",
+)
 
 _REG_PREFIX = {_B: "%t", _F: "%f", _L: "%rd", _D: "%fd", _P: "%q"}
 _SREG = {
@@ -737,6 +791,12 @@ class PTXRenderer:
             [f".visible .entry {k.name}(", ",\n".join(plist), f")\n{bounds}{{", *decl, "", *body, "}", ""]
         )
         return Rendered(module(self.arch, [self.entry], self.helpers), k.name, wave_width)
+
+    def render_module(self, kernels: Sequence[Kernel], wave_width: int = 32) -> str:
+        return render_module(list(kernels), arch=self.arch, wave_width=wave_width)
+
+    def coverage(self) -> dict[str, str]:
+        return coverage()
 
 
 def module(arch: str, entries: list[str], helpers: set[str]) -> str:

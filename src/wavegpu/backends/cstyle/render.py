@@ -8,8 +8,7 @@ helpers of the prelude, never C's default behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
@@ -19,6 +18,7 @@ from ...isa.types import SUBREGS, DataType, Kind, Role
 from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
+from ..base import Rendered
 from ..lift import If, Node, Op, lift
 
 # Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
@@ -176,13 +176,6 @@ for _r in ROWS:
         EXPR[_r.key] = f"(!{_nan} && {_v}({{a}}) {_CMP[_c]} {_v}({{b}}))"
 
 
-@dataclass
-class Rendered:
-    source: str
-    entry: str
-    wave_width: int
-
-
 class Dialect:
     """Spellings of one C-family target. Subclasses override what differs."""
 
@@ -307,6 +300,8 @@ class GenericPointers(Dialect):
 
 
 class CRenderer:
+    """The `Renderer` of every C-family target: the dialect supplies the spellings."""
+
     def __init__(self, dialect: Dialect):
         self.d = dialect
         self.exprs = {**EXPR, **dialect.exprs}
@@ -530,6 +525,15 @@ class CRenderer:
         tail = self.d.kernel_close(k, params, wave_width)
         src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n" + tail
         return Rendered(src, k.name, wave_width)
+
+    def render_module(self, kernels: Sequence[Kernel], wave_width: int = 32) -> str:
+        """Every kernel in one source: the prelude once, then each kernel."""
+        parts = [CRenderer(type(self.d)()).render(k, wave_width).source for k in kernels]
+        prelude = type(self.d)().prelude()  # once: every kernel's source starts with it
+        return prelude + "\n".join(p[len(prelude) :] for p in parts)
+
+    def coverage(self) -> dict[str, str]:
+        return coverage(self.d)
 
 
 # Operation -> the CRenderer method writing its rows' statements (rows not rendered by EXPR).
