@@ -34,7 +34,7 @@ def test_types_are_inferred() -> None:
         "b": "bool",
     }
     text = hir.dump(f)
-    assert "kernel k(x: f32[:], n: i32)" in text and "z = (i floordiv 2:i32)" in text
+    assert "kernel k(x: f32[:], n: i32)" in text and "z = (i floor_div 2:i32)" in text
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ on the source language, and `dump` prints it deterministically.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from ..errors import Span
 from .types import ArrayType, ScalarType, Type
@@ -17,6 +18,45 @@ class Param:
     name: str
     type: Type  # a ScalarType (scalar, by value) or ArrayType (buffer)
     span: Span | None = None
+
+
+# ---- operations: what they compute, not how a language spells them -----------------------------
+class UnaryOp(Enum):
+    NEG = "neg"  # arithmetic negation (integers wrap)
+    NOT = "not"  # logical not of a bool
+    BIT_NOT = "bit_not"  # bitwise complement of an integer
+
+
+class BinaryOp(Enum):
+    """The operands have the result's type (shifts: the left operand's; bool and/or/xor: bools)."""
+
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"  # true division: of floats, rounded once (frontends convert integer operands)
+    FLOOR_DIV = "floor_div"  # the quotient rounded toward negative infinity
+    FLOOR_MOD = "floor_mod"  # a - floor_div(a, b) * b: the remainder takes the divisor's sign
+    AND = "and"  # bitwise, or logical of bools (both sides evaluated)
+    OR = "or"
+    XOR = "xor"
+    SHL = "shl"
+    SHR = "shr"  # arithmetic for i32, logical for u32
+
+
+class CompareOp(Enum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+
+class LogicalOp(Enum):
+    """Short-circuit: the right operand is evaluated only when the left does not decide."""
+
+    AND = "and"
+    OR = "or"
 
 
 # ---- expressions ------------------------------------------------------------------------------
@@ -38,13 +78,13 @@ class Var(Expr):
 
 @dataclass(frozen=True)
 class Unary(Expr):
-    op: str  # "neg", "not", "bnot"
+    op: UnaryOp
     operand: Expr
 
 
 @dataclass(frozen=True)
 class Binary(Expr):
-    op: str  # add sub mul truediv floordiv mod and or xor shl shr
+    op: BinaryOp
     left: Expr
     right: Expr
 
@@ -53,14 +93,14 @@ class Binary(Expr):
 class Compare(Expr):
     """Compares mathematical values: the operands have one type, or are i32 and u32."""
 
-    op: str  # eq ne lt le gt ge
+    op: CompareOp
     left: Expr
     right: Expr
 
 
 @dataclass(frozen=True)
 class Logical(Expr):
-    op: str  # "and" / "or", short-circuit
+    op: LogicalOp
     left: Expr
     right: Expr
 
@@ -193,9 +233,9 @@ def show_expr(e: Expr) -> str:
     if isinstance(e, Var):
         return e.name
     if isinstance(e, Unary):
-        return f"({e.op} {show_expr(e.operand)})"
+        return f"({e.op.value} {show_expr(e.operand)})"
     if isinstance(e, Binary | Compare | Logical):
-        return f"({show_expr(e.left)} {e.op} {show_expr(e.right)})"
+        return f"({show_expr(e.left)} {e.op.value} {show_expr(e.right)})"
     if isinstance(e, IfExpr):
         return f"({show_expr(e.then)} if {show_expr(e.cond)} else {show_expr(e.other)})"
     if isinstance(e, Cast):

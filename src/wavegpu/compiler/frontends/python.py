@@ -20,20 +20,26 @@ from ..types import BOOL, F16, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, S
 VOID = ScalarType("void", 0, "void")
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
-BINOPS = {
-    ast.Add: "add",
-    ast.Sub: "sub",
-    ast.Mult: "mul",
-    ast.Div: "truediv",
-    ast.FloorDiv: "floordiv",
-    ast.Mod: "mod",
-    ast.BitAnd: "and",
-    ast.BitOr: "or",
-    ast.BitXor: "xor",
-    ast.LShift: "shl",
-    ast.RShift: "shr",
+BinOp = hir.BinaryOp
+Cmp = hir.CompareOp
+BINOPS = {  # Python's operators and what they mean (/ divides truly; // and % round toward -inf)
+    ast.Add: BinOp.ADD,
+    ast.Sub: BinOp.SUB,
+    ast.Mult: BinOp.MUL,
+    ast.Div: BinOp.DIV,
+    ast.FloorDiv: BinOp.FLOOR_DIV,
+    ast.Mod: BinOp.FLOOR_MOD,
+    ast.BitAnd: BinOp.AND,
+    ast.BitOr: BinOp.OR,
+    ast.BitXor: BinOp.XOR,
+    ast.LShift: BinOp.SHL,
+    ast.RShift: BinOp.SHR,
 }
-CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+CMPOPS = {ast.Eq: Cmp.EQ, ast.NotEq: Cmp.NE, ast.Lt: Cmp.LT, ast.LtE: Cmp.LE, ast.Gt: Cmp.GT, ast.GtE: Cmp.GE}
+BITWISE = (BinOp.AND, BinOp.OR, BinOp.XOR)
+SAME_BITS = (BinOp.ADD, BinOp.SUB, BinOp.MUL, *BITWISE)  # i32 and u32 give the same bits
+SHIFTS = (BinOp.SHL, BinOp.SHR)
+SPELLING = {BinOp.FLOOR_DIV: "//", BinOp.FLOOR_MOD: "%"}  # the operators a refusal names
 IDS = {
     "thread_id",
     "workgroup_id",
@@ -584,9 +590,9 @@ class Frontend:
             raise self.error(s, f"'{type(s).__name__.lower()}' is not supported in kernels")
         raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
 
-    def same_bits(self, op: str, val: hir.Expr, t: ScalarType) -> hir.Expr:
+    def same_bits(self, op: hir.BinaryOp, val: hir.Expr, t: ScalarType) -> hir.Expr:
         """`v op= w` keeps v's integer type where i32 and u32 give the same bits (+ - * & | ^ << >>)."""
-        if val.type.is_int and t.is_int and val.type != t and op not in ("floordiv", "mod"):
+        if val.type.is_int and t.is_int and val.type != t and op not in (BinOp.FLOOR_DIV, BinOp.FLOOR_MOD):
             return self.bits(val, t)
         return val
 
@@ -762,7 +768,7 @@ class Frontend:
             return e
         if e.type is VOID:
             raise self.error(n, "this call has no value")
-        return hir.Compare(BOOL, e.span, "ne", e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
+        return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
 
     def is_call_to(self, n: ast.expr, name: str) -> bool:
         return isinstance(n, ast.Call) and self.builtin_name(n.func) == name
@@ -791,8 +797,8 @@ class Frontend:
             idxs.append(idx)
         if t.ndim == 1:
             return name, idxs[0]
-        row = self.binary("mul", idxs[0], self.dim(name, 1, n), n.slice)  # row-major: i * shape[1] + j
-        return name, self.binary("add", row, idxs[1], n.slice)
+        row = self.binary(BinOp.MUL, idxs[0], self.dim(name, 1, n), n.slice)  # row-major: i * shape[1] + j
+        return name, self.binary(BinOp.ADD, row, idxs[1], n.slice)
 
     def expr(self, n: ast.expr, hint: ScalarType | None = None) -> hir.Expr:
         sp = self.span(n)
@@ -824,22 +830,22 @@ class Frontend:
         if isinstance(n, ast.UnaryOp):
             e = self.expr(n.operand, hint)
             if isinstance(n.op, ast.Not):
-                return hir.Unary(BOOL, sp, "not", self.truth(e, n.operand))
+                return hir.Unary(BOOL, sp, hir.UnaryOp.NOT, self.truth(e, n.operand))
             if isinstance(n.op, ast.USub):
                 if e.type is BOOL:
                     raise self.error(n, "cannot negate a bool")
                 if isinstance(e, hir.Const):
                     return self.expr(ast.copy_location(ast.Constant(-e.value), n), e.type)
-                return hir.Unary(e.type, sp, "neg", e)
+                return hir.Unary(e.type, sp, hir.UnaryOp.NEG, e)
             if isinstance(n.op, ast.UAdd):
                 return e
             if isinstance(n.op, ast.Invert):
                 if not e.type.is_int:
                     raise self.error(n, "~ needs an integer")
-                return hir.Unary(e.type, sp, "bnot", e)
+                return hir.Unary(e.type, sp, hir.UnaryOp.BIT_NOT, e)
         if isinstance(n, ast.BoolOp):
             parts = [self.truth(self.expr(v), v) for v in n.values]
-            op = "and" if isinstance(n.op, ast.And) else "or"
+            op = hir.LogicalOp.AND if isinstance(n.op, ast.And) else hir.LogicalOp.OR
             acc = parts[0]
             for p in parts[1:]:
                 acc = hir.Logical(BOOL, sp, op, acc, p)
@@ -853,7 +859,7 @@ class Frontend:
             result = None
             for (a_node, b_node), op, a, b in zip(itertools.pairwise(items), n.ops, exprs, exprs[1:]):
                 c = self.compare(CMPOPS.get(type(op)), a, b, n, a_node, b_node)
-                result = c if result is None else hir.Logical(BOOL, sp, "and", result, c)
+                result = c if result is None else hir.Logical(BOOL, sp, hir.LogicalOp.AND, result, c)
             assert result is not None
             return result
         if isinstance(n, ast.IfExp):
@@ -897,7 +903,7 @@ class Frontend:
             if x.type not in (F32, F64):
                 raise self.error(n, f"x ** {k} takes f32 or f64, not {x.type}")
             r = hir.Call(x.type, sp, "sqrt", (x,))
-            return r if k > 0 else hir.Binary(x.type, sp, "truediv", hir.Const(x.type, sp, 1.0), r)
+            return r if k > 0 else hir.Binary(x.type, sp, BinOp.DIV, hir.Const(x.type, sp, 1.0), r)
         if isinstance(k, float) and k == int(k) and abs(k) < 2**31:
             k = int(k)
             if base.type.is_int:
@@ -911,7 +917,7 @@ class Frontend:
         if k < 0:
             x = base if base.type.is_float else hir.Cast(F32, sp, base)
             one = hir.Const(x.type, sp, 1.0)
-            return hir.Binary(x.type, sp, "truediv", one, hir.Call(x.type, sp, "powi", (x,), None, (("n", -k),)))
+            return hir.Binary(x.type, sp, BinOp.DIV, one, hir.Call(x.type, sp, "powi", (x,), None, (("n", -k),)))
         if k == 0:
             return hir.Const(base.type, sp, 1.0 if base.type.is_float else 1)
         if k == 1:
@@ -986,9 +992,9 @@ class Frontend:
             raise self.error(n, f"expected {t}, got {e.type}: convert explicitly, {t}(...) keeps the 32 bits")
         raise self.error(n, f"expected {t}, got {e.type}: convert explicitly, e.g. {t}(...)")
 
-    def binary(self, op: str, a: hir.Expr, b: hir.Expr, n: ast.AST) -> hir.Expr:
+    def binary(self, op: hir.BinaryOp, a: hir.Expr, b: hir.Expr, n: ast.AST) -> hir.Expr:
         sp = self.span(n)
-        if op in ("and", "or", "xor") and a.type is BOOL and b.type is BOOL:
+        if op in BITWISE and a.type is BOOL and b.type is BOOL:
             return hir.Binary(BOOL, sp, op, a, b)
         ta, tb = a.type, b.type
         if ta.is_int and tb.is_int and ta != tb:
@@ -998,19 +1004,19 @@ class Frontend:
         if ta.is_int and tb.is_int and ta != tb:
             # i32 with u32 (docs/compiler.md): the same bits either way -> u32, as in C; shifts keep
             # the left operand's type; / divides the two values; // and % are refused.
-            if op in ("add", "sub", "mul", "and", "or", "xor"):
+            if op in SAME_BITS:
                 return hir.Binary(U32, sp, op, self.bits(a, U32), self.bits(b, U32))
-            if op in ("shl", "shr"):
+            if op in SHIFTS:
                 return hir.Binary(ta, sp, op, a, self.bits(b, ta))
-            if op == "truediv":
+            if op is BinOp.DIV:
                 return hir.Binary(F32, sp, op, hir.Cast(F32, sp, a), hir.Cast(F32, sp, b))
-            raise self.error(n, self.mixed_message(n, ta, tb, {"floordiv": "//", "mod": "%"}.get(op, op)))
+            raise self.error(n, self.mixed_message(n, ta, tb, SPELLING.get(op, op.value)))
         t = self.unify(a, b, n)
         if t is BOOL:
-            raise self.error(n, f"operator {op} does not take bools")
-        if op in ("and", "or", "xor", "shl", "shr") and not t.is_int:
+            raise self.error(n, f"operator {op.value} does not take bools")
+        if op in (*BITWISE, *SHIFTS) and not t.is_int:
             raise self.error(n, f"bitwise operators need integers, not {t}")
-        if op == "truediv" and t.is_int:
+        if op is BinOp.DIV and t.is_int:
             t = F32
         return hir.Binary(t, sp, op, self.coerce(a, t, n), self.coerce(b, t, n))
 
@@ -1022,11 +1028,13 @@ class Frontend:
             return False
         return not t.is_int or _fits(c.value, t)
 
-    def compare(self, op: str | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST) -> hir.Expr:
+    def compare(
+        self, op: hir.CompareOp | None, a: hir.Expr, b: hir.Expr, n: ast.AST, an: ast.AST, bn: ast.AST
+    ) -> hir.Expr:
         if op is None:
             raise self.error(n, "only ==, !=, <, <=, >, >= comparisons are supported (no 'is' or 'in')")
         if a.type is BOOL and b.type is BOOL:
-            if op not in ("eq", "ne"):
+            if op not in (Cmp.EQ, Cmp.NE):
                 raise self.error(n, "bools compare with == and != only")
             return hir.Compare(BOOL, self.span(n), op, a, b)
         if isinstance(a, hir.Const) and not isinstance(b, hir.Const) and self.adopts(a, b.type):

@@ -28,6 +28,18 @@ ATOMIC_OPS = {
     "atomic_exchange": "exch",
     "atomic_cas": "cas",
 }
+# HIR operations -> the MIR op that computes them on the result type (the others below)
+BINARY = {
+    hir.BinaryOp.ADD: "add",
+    hir.BinaryOp.SUB: "sub",
+    hir.BinaryOp.MUL: "mul",
+    hir.BinaryOp.AND: "and",
+    hir.BinaryOp.OR: "or",
+    hir.BinaryOp.XOR: "xor",
+    hir.BinaryOp.SHL: "shl",
+    hir.BinaryOp.SHR: "shr",
+}
+UNARY = {hir.UnaryOp.NEG: "neg", hir.UnaryOp.NOT: "not", hir.UnaryOp.BIT_NOT: "not"}  # not: of a bool or bits
 
 
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
@@ -271,29 +283,27 @@ class Lowerer:
             return self.emit("getvar", [], t, e.name)
         if isinstance(e, hir.Unary):
             x = self.expr(e.operand)
-            if e.op == "neg":
-                return self.emit("neg", [x], t)
-            return self.emit("not", [x], t)  # logical not of a bool, bitwise not of an int
+            return self.emit(UNARY[e.op], [x], t)
         if isinstance(e, hir.Binary):
             a, b = self.expr(e.left), self.expr(e.right)
-            if e.op == "truediv":
+            if e.op is hir.BinaryOp.DIV:
                 return self.emit("div", [self.convert(a, t), self.convert(b, t)], t)
-            if e.op == "floordiv":
+            if e.op is hir.BinaryOp.FLOOR_DIV:
                 return self.floordiv(a, b, t)
-            if e.op == "mod":
+            if e.op is hir.BinaryOp.FLOOR_MOD:
                 return self.floormod(a, b, t)
-            return self.emit(e.op, [a, b], t)
+            return self.emit(BINARY[e.op], [a, b], t)
         if isinstance(e, hir.Compare):
             a, b = self.expr(e.left), self.expr(e.right)
             if a.type.is_int and b.type.is_int and a.type != b.type:
-                return self.mixed_compare(e.op, a, b)
-            return self.emit(f"cmp.{e.op}", [a, b], BOOL)
+                return self.mixed_compare(e.op.value, a, b)
+            return self.emit(f"cmp.{e.op.value}", [a, b], BOOL)
         if isinstance(e, hir.Logical):
             res = self.fresh_var(BOOL)
             a = self.expr(e.left)
             self.emit("setvar", [a], None, res)
             rhs, join = self.new_block(), self.new_block()
-            self.term(CondBr(a, rhs, join) if e.op == "and" else CondBr(a, join, rhs))
+            self.term(CondBr(a, rhs, join) if e.op is hir.LogicalOp.AND else CondBr(a, join, rhs))
             self.cur = rhs
             self.emit("setvar", [self.expr(e.right)], None, res)
             self.jump(join)
