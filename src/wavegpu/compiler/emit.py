@@ -8,7 +8,9 @@ from ..errors import CompileError, Diagnostic
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Pair, Pred, Reg, SReg
 from ..isa.table import BY_KEY
 from ..isa.types import Kind
+from ..isa.vocabulary import Nest
 from ..wbin.program import Kernel, Param, SourceLoc
+from .lir import rows
 from .lir.ir import Address, LFunction, LInst, SpecialReg, VReg
 from .lir.ir import Imm as LImm
 from .regalloc.chaitin import Allocation
@@ -57,8 +59,8 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
         insts.append(inst)
         lines.append(SourceLoc(i.span.file, i.span.line, i.span.col) if i.span is not None else None)
         accesses.append(i.buffer if is_global_access(inst) else None)
-    if not insts or insts[-1].spec.name != "ret":
-        insts.append(Instruction(BY_KEY["ret"]))
+    if not insts or insts[-1].spec.nest is not Nest.RET:
+        insts.append(Instruction(BY_KEY[rows.RET]))
         lines.append(None)
         accesses.append(None)
     return Kernel(

@@ -115,7 +115,8 @@ def parse(text: str, filename: str = "<mir>") -> Function:
             values[i] = Value(i, TYPE_BY_NAME[m.group(2)])
     for ln, line in pending:
         b = line_block[ln]
-        if line == "ret":
+        # terminators (MIR's own keywords, not instruction rows): ret, br, condbr
+        if re.fullmatch(r"ret", line):
             b.term = Ret()
             continue
         m = re.fullmatch(r"br ([\w$.]+)", line)
