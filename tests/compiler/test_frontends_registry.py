@@ -54,3 +54,18 @@ def test_the_compiler_entry_dispatches_by_language() -> None:
     c = py.compile_python(SAXPY, Options(), "k.py")
     assert a.to_bytes() == b.to_bytes() == c.to_bytes()
     assert a.kernels[0].workgroup_size == (64, 1, 1)
+
+
+def test_the_builtin_catalogue_is_what_the_python_frontend_and_plain_python_offer() -> None:
+    from wavegpu.compiler import builtins
+    from wavegpu.compiler.frontends import python as py
+    from wavegpu.runtime import pyexec
+
+    kinds = {builtins.Kind.CAST, builtins.Kind.ABS, builtins.Kind.MINMAX}  # Python's own names run as they are
+    offered = {n for n, b in builtins.BUILTINS.items() if b.kind not in kinds}
+    assert offered == set(pyexec.__all__) - {"python_thread"}
+    assert set(builtins.CASTS) <= set(py.CASTS) and py.IDS is builtins.IDS
+    assert all(len(b.args) == 4 for b in builtins.BUILTINS.values() if b.name == "atomic_cas")
+    assert builtins.vote_result("wave_ballot").name == "u32" and builtins.vote_result("wave_any").name == "bool"
+    assert builtins.wave_operand("wave_prefix_add", builtins.F32) == "wave_prefix_add needs an integer"
+    assert builtins.math_types("sqrt") == (builtins.F32, builtins.F64) and builtins.math_types("sin") == (builtins.F32,)

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import CompileError, Diagnostic, Span
 from ...wbin.program import Program
-from .. import Options, compile_functions, hir
-from ..types import BOOL, F16, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
+from .. import Options, builtins, compile_functions, hir
+from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
 
-VOID = ScalarType("void", 0, "void")
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
 BinOp = hir.BinaryOp
@@ -40,56 +40,8 @@ BITWISE = (BinOp.AND, BinOp.OR, BinOp.XOR)
 SAME_BITS = (BinOp.ADD, BinOp.SUB, BinOp.MUL, *BITWISE)  # i32 and u32 give the same bits
 SHIFTS = (BinOp.SHL, BinOp.SHR)
 SPELLING = {BinOp.FLOOR_DIV: "//", BinOp.FLOOR_MOD: "%"}  # the operators a refusal names
-IDS = {
-    "thread_id",
-    "workgroup_id",
-    "workgroup_size",
-    "grid_size",
-    "global_id",
-    "lane_id",
-    "wave_id",
-    "wave_width",
-    "global_size",
-}
-ATOMICS = {
-    "atomic_add",
-    "atomic_sub",
-    "atomic_min",
-    "atomic_max",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "atomic_exchange",
-    "atomic_cas",
-}
-WAVE1 = {
-    "wave_reduce_add",
-    "wave_reduce_min",
-    "wave_reduce_max",
-    "wave_reduce_and",
-    "wave_reduce_or",
-    "wave_prefix_add",
-}
-WAVE2 = {
-    "wave_shuffle",
-    "wave_shuffle_up",
-    "wave_shuffle_down",
-    "wave_shuffle_xor",
-    "wave_broadcast",
-}
-MATH1 = {"sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil"}
 ALIASES = {"fabs": "abs"}  # math.fabs(x) is abs(x)
-CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan}
-CASTS = {
-    "i32": I32,
-    "u32": U32,
-    "f32": F32,
-    "f16": F16,
-    "f64": F64,
-    "int": I32,
-    "float": F32,
-    "bool": BOOL,
-}
+CASTS = {**builtins.CASTS, "int": I32, "float": F32}  # Python's int(x) and float(x) are casts too
 
 
 Constant = int | float | bool
@@ -1076,14 +1028,14 @@ class Frontend:
         kw = {k.arg: k.value for k in n.keywords}
         if name in IDS:
             axis = 0
-            if name in ("lane_id", "wave_id", "wave_width"):
+            if name in builtins.NO_AXIS:
                 if n.args or kw:
                     raise self.error(n, f"{name}() takes no arguments")
             else:
                 node = n.args[0] if n.args else kw.get("axis")
                 if node is not None:
                     v = self.fold(node)
-                    if not (isinstance(v, int) and not isinstance(v, bool) and v in (0, 1, 2)):
+                    if not (isinstance(v, int) and not isinstance(v, bool) and v in builtins.AXES):
                         raise self.error(node, "axis must be the constant 0, 1 or 2")
                     axis = v
             return hir.Call(I32, sp, name, (), None, (("axis", axis),))
@@ -1094,8 +1046,8 @@ class Frontend:
         if name == "fence":
             scope = n.args[0] if n.args else kw.get("scope")
             if scope is None:
-                scope_v = "device"
-            elif isinstance(scope, ast.Constant) and scope.value in ("wave", "workgroup", "device"):
+                scope_v = builtins.DEFAULT_SCOPE
+            elif isinstance(scope, ast.Constant) and scope.value in builtins.FENCE_SCOPES:
                 scope_v = scope.value
             else:
                 raise self.error(n, "fence(scope) takes 'wave', 'workgroup' or 'device'")
@@ -1103,23 +1055,19 @@ class Frontend:
         if name == "local_array":
             raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
         if name in ATOMICS:
-            want = 4 if name == "atomic_cas" else 3
+            want = len(builtins.BUILTINS[name].args)
             if len(n.args) != want or kw:
                 raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
             arr = n.args[0]
             if not isinstance(arr, ast.Name) or arr.id not in self.arrays:
                 raise self.error(arr, "the first argument of an atomic is an array")
             elem = self.arrays[arr.id].elem
-            if elem.narrow:
-                raise self.error(
-                    arr,
-                    f"atomics work on i32, u32 and f32 arrays, not {elem} (the device has 32- and 64-bit "
-                    f"atomics only): keep counters in an u32 or i32 array",
-                )
-            if elem not in (I32, U32, F32):
-                raise self.error(arr, f"atomics work on i32, u32 and f32 arrays, not {elem}")
-            if elem is F32 and name not in ("atomic_add", "atomic_exchange", "atomic_cas"):
-                raise self.error(n, f"{name} on f32 arrays is not supported (use atomic_cas in a loop)")
+            why = builtins.atomic_element(name, elem)
+            if why is not None:
+                raise self.error(arr, why)
+            why = builtins.atomic_operation(name, elem)
+            if why is not None:
+                raise self.error(n, why)
             idx = self.expr(n.args[1], I32)
             if not idx.type.is_int:
                 raise self.error(n.args[1], "an array index is an integer")
@@ -1130,10 +1078,9 @@ class Frontend:
             if len(n.args) != want or kw:
                 raise self.error(n, f"{name} takes {want} argument(s)")
             x = self.expr(n.args[0], hint)
-            if x.type not in (I32, U32, F32):
-                raise self.error(n.args[0], f"{name} works on i32, u32 and f32 values, not {x.type}")
-            if name in ("wave_reduce_and", "wave_reduce_or", "wave_prefix_add") and x.type is F32:
-                raise self.error(n.args[0], f"{name} needs an integer")
+            why = builtins.wave_operand(name, x.type)
+            if why is not None:
+                raise self.error(n.args[0], why)
             args: tuple[hir.Expr, ...] = (x,)
             if want == 2:
                 lane = self.expr(n.args[1], I32)
@@ -1141,21 +1088,23 @@ class Frontend:
                     raise self.error(n.args[1], "a lane or distance is an integer")
                 args = (x, lane)
             return hir.Call(x.type, sp, name, args)
-        if name in ("wave_ballot", "wave_any", "wave_all"):
+        if name in builtins.VOTES:
             if len(n.args) != 1 or kw:
                 raise self.error(n, f"{name}(condition)")
             c = self.condition(n.args[0])
-            return hir.Call(U32 if name == "wave_ballot" else BOOL, sp, name, (c,))
+            return hir.Call(builtins.vote_result(name), sp, name, (c,))
         if name in MATH1:
             if len(n.args) != 1 or kw:
                 raise self.error(n, f"{name}(x) takes one argument")
             x = self.expr(n.args[0], hint if hint and hint.is_float else F32)
-            if x.type.is_int:
-                x = hir.Cast(F32, sp, x)
-            if x.type not in (F32, F64) or (x.type is F64 and name not in ("sqrt", "floor", "ceil")):
+            t = builtins.math_operand(x.type)
+            if t != x.type:
+                x = hir.Cast(t, sp, x)
+            takes = builtins.math_types(name)
+            if x.type not in takes:
                 raise self.error(
                     n.args[0],
-                    f"{name} takes f32{' or f64' if name in ('sqrt', 'floor', 'ceil') else ''}, not {x.type}: "
+                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type}: "
                     f"convert it, {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])}))",
                 )
             return hir.Call(x.type, sp, name, (x,))
