@@ -1,0 +1,302 @@
+"""LIR selection: each MIR instruction becomes ISA rows over virtual registers.
+
+Value operations take their row from `compiler/select.py` (`row_for`); the rest (moves, predicate
+logic, memory, atomics, wave operations, barriers, fences) from `lir/rows.py`, by vocabulary.
+MIR operations named "family.detail" (load.global.u8, atomic.add.global, wave.reduce.min, ...)
+go to their family's handler (`_FAMILIES`).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+from ...errors import CompileError, Diagnostic, Span
+from ...isa.registers import SREG_BY_NAME
+from ...isa.table import BY_KEY
+from ...isa.vocabulary import AtomOp, ReduceOp, Scope, ShuffleMode
+from ..mir.ir import Const, Function, Inst, Operand, Value
+from ..select import row_for
+from ..types import BOOL, F16, F32, F64, U32, ScalarType
+from . import rows
+from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
+
+
+class Selector:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.out: list[LInst] = []
+        self.lf = LFunction(fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file)
+        self.vals: dict[int, VReg] = {}
+        self.vars: dict[str, VReg] = {name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()}
+        self.span: Span | None = None
+        # parameters arrive pinned in r0..r(k-1); the body uses copies that may move or spill
+        for p in fn.params:
+            pinned = self.lf.new("r", p.name)
+            self.lf.params.append(pinned)
+            self.out.append(LInst(rows.MOVE["r"], [self.vreg(p.value), pinned], None, None))
+
+    # -- registers and operands
+    def vreg(self, v: Value) -> VReg:
+        r = self.vals.get(v.id)
+        if r is None:
+            r = self.vals[v.id] = self.lf.new(cls_of(v.type))
+        return r
+
+    def emit(
+        self, key: str, ops: list[LOperand], guard: tuple[VReg, bool] | None = None, buffer: int | None = None
+    ) -> None:
+        self.out.append(LInst(key, ops, guard, self.span, buffer))
+
+    def materialize(self, c: Const) -> VReg:
+        if c.type is BOOL:
+            t = self.lf.new("r")
+            p = self.lf.new("q")
+            self.emit(rows.MOVE["r"], [t, Imm(0)])
+            self.emit(rows.SETP_EQ_U32 if c.value else rows.SETP_NE_U32, [p, t, Imm(0)])
+            return p
+        r = self.lf.new(cls_of(c.type))
+        self.emit(rows.MOVE[cls_of(c.type)], [r, imm(c)])
+        return r
+
+    def true_pred(self) -> VReg:
+        return self.materialize(Const(True, BOOL))
+
+    def operand(self, o: Operand) -> VReg:
+        return self.vreg(o) if isinstance(o, Value) else self.materialize(o)
+
+    def row(
+        self,
+        key: str,
+        dst: VReg | None,
+        args: list[Operand],
+        guard: tuple[VReg, bool] | None = None,
+    ) -> None:
+        """Emit row `key` with destination and sources, using at most one immediate."""
+        spec = BY_KEY[key]
+        ops: list[LOperand] = [] if dst is None else [dst]
+        srcs = [s for s in spec.operands if s.role.value == "s"]
+        used_imm = False
+        for a, s in zip(args, srcs):
+            if isinstance(a, Const) and s.accepts_immediate and not used_imm and a.type is not BOOL:
+                ops.append(imm(a))
+                used_imm = True
+            else:
+                ops.append(self.operand(a))
+        self.emit(key, ops, guard)
+
+    # -- instructions
+    def inst(self, i: Inst) -> None:
+        self.span = i.span
+        op = i.op
+        d = self.vreg(i.dst) if i.dst is not None else None
+        t = i.dst.type if i.dst is not None else None
+        a = i.args
+        if op == "getvar":
+            assert d is not None and i.var is not None
+            self.move(d, self.vars[i.var])
+            return
+        if op == "setvar":
+            assert i.var is not None
+            self.put(self.vars[i.var], a[0])
+            return
+        # MIR operations "family.detail" without a single value row go to their family's handler
+        family, _, detail = op.partition(".")
+        handler = _FAMILIES.get(family)
+        if handler is not None:
+            handler(self, detail, i)
+            return
+        assert d is not None and t is not None
+        argt = [x.type for x in a]
+        if op == "select":
+            if t is BOOL:
+                c, x, y = (self.operand(v) for v in a)
+                nc = self.lf.new("q")
+                self.emit(rows.NOT_PRED, [nc, c])
+                t1, t2 = self.lf.new("q"), self.lf.new("q")
+                self.emit(rows.AND_PRED, [t1, c, x])
+                self.emit(rows.AND_PRED, [t2, nc, y])
+                self.emit(rows.OR_PRED, [d, t1, t2])
+                return
+            self.row(rows.SELP_B64 if t is F64 else rows.SELP_B32, d, [a[1], a[2], a[0]])
+            return
+        if op in ("cmp.eq", "cmp.ne") and argt[0] is BOOL:
+            x, y = self.operand(a[0]), self.operand(a[1])
+            if op == "cmp.ne":
+                self.emit(rows.XOR_PRED, [d, x, y])
+            else:
+                tmp = self.lf.new("q")
+                self.emit(rows.XOR_PRED, [tmp, x, y])
+                self.emit(rows.NOT_PRED, [d, tmp])
+            return
+        if F16 in argt or t is F16:
+            key = row_for(op, t, argt)
+            if key is None and op != "cvt":
+                self.via_f32(op, d, t, a)
+                return
+        if op == "cvt":
+            self.convert(d, t, a[0])
+            return
+        if op == "abs" and t is U32:
+            self.row(rows.MOVE["r"], d, [a[0]])
+            return
+        if op == "neg" and t is U32:
+            self.row(rows.NEG_S32, d, [a[0]])
+            return
+        key = row_for(op, t, argt)
+        if key is None:
+            raise CompileError([Diagnostic(f"no instruction for {op} on {', '.join(x.name for x in argt)}", i.span)])
+        self.row(key, d, list(a))
+
+    def move(self, d: VReg, s: VReg) -> None:
+        self.emit(rows.MOVE[d.cls], [d, s])
+
+    def put(self, d: VReg, v: Operand) -> None:
+        """d = v, for a constant (an immediate move) or a value in a register."""
+        if not isinstance(v, Const):
+            self.move(d, self.vreg(v))
+        elif v.type is BOOL:
+            self.move(d, self.materialize(v))
+        else:
+            self.emit(rows.MOVE[cls_of(v.type)], [d, imm(v)])
+
+    def via_f32(self, op: str, d: VReg, t: ScalarType, a: list[Operand]) -> None:
+        """f16 operations without an f16 row: compute in f32 and convert back."""
+        args32: list[Operand] = []
+        for x in a:
+            if x.type is F16:
+                r = self.lf.new("r")
+                self.row(rows.CVT_F16_TO_F32, r, [x])
+                args32.append(_Reg(r))  # type: ignore[arg-type]
+            else:
+                args32.append(x)
+        key = row_for(op, F32 if t is F16 else t, [F32 if x.type is F16 else x.type for x in a])
+        if key is None:
+            raise CompileError([Diagnostic(f"no instruction for {op} on f16", self.span)])
+        if t is F16:
+            tmp = self.lf.new("r")
+            self.emit(key, [tmp, *[self._op(x) for x in args32]])
+            self.emit(rows.CVT_F32_TO_F16, [d, tmp])
+        else:
+            self.emit(key, [d, *[self._op(x) for x in args32]])
+
+    def _op(self, x: Operand | _Reg) -> LOperand:
+        if isinstance(x, _Reg):
+            return x.r
+        return self.operand(x)
+
+    def convert(self, d: VReg, t: ScalarType, x: Operand) -> None:
+        st = x.type
+        key = row_for("cvt", t, [st])
+        if key is not None:
+            self.row(key, d, [x])
+            return
+        # two steps through f32 (f16 <-> integers or f64)
+        mid = self.lf.new("r")
+        k1 = row_for("cvt", F32, [st])
+        k2 = row_for("cvt", t, [F32])
+        if k1 is None or k2 is None:
+            raise CompileError([Diagnostic(f"cannot convert {st.name} to {t.name}", self.span)])
+        self.row(k1, mid, [x])
+        self.emit(k2, [d, mid])
+
+    def address(self, a: Operand) -> Address:
+        if isinstance(a, Const):
+            v = int(a.value) & 0xFFFFFFFF
+            return Address(None, v - (1 << 32) if v >> 31 else v)
+        return Address(self.vreg(a), 0)
+
+    def sreg(self, name: str, i: Inst) -> None:
+        assert i.dst is not None
+        self.emit(rows.MOV_SREG, [self.vreg(i.dst), SpecialReg(SREG_BY_NAME["%" + name].id)])
+
+    def load(self, what: str, i: Inst) -> None:
+        # the width comes from the array's element type: 8- and 16-bit elements name it in the op
+        # (load.global.u8), the other accesses move their value's bits
+        space, *elem = what.split(".")
+        assert i.dst is not None
+        t = i.dst.type
+        if elem:
+            width, signed = _NARROW[elem[0]]
+        else:
+            width, signed = (8 if t is F64 else 2 if t is F16 else 4), False
+        self.emit(rows.load(space, width, signed), [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
+
+    def store(self, what: str, i: Inst) -> None:
+        space, *elem = what.split(".")
+        vt = i.args[1].type
+        width = _NARROW[elem[0]][0] if elem else (8 if vt is F64 else 2 if vt is F16 else 4)
+        addr = self.address(i.args[0])
+        self.emit(rows.store(space, width), [addr, self.operand(i.args[1])], buffer=i.buffer)
+
+    def atomic(self, what: str, i: Inst) -> None:
+        aop, space = what.split(".")
+        assert i.dst is not None
+        d, a = self.vreg(i.dst), i.args
+        ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
+        self.emit(rows.atomic(AtomOp(aop), space, i.dst.type), ops, buffer=i.buffer)
+
+    def fence(self, scope: str, i: Inst) -> None:
+        self.emit(rows.fence(Scope(scope)), [])
+
+    def barrier(self, _: str, i: Inst) -> None:
+        self.emit(rows.BARRIER, [])
+
+    def wave(self, what: str, i: Inst) -> None:
+        """wave.reduce.OP, wave.prefix.OP, wave.shuffle.MODE, wave.broadcast, ballot, any, all."""
+        assert i.dst is not None
+        d, a = self.vreg(i.dst), i.args
+        kind, _, detail = what.partition(".")
+        if kind == "reduce":
+            self.emit(rows.reduce(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
+        elif kind == "prefix":
+            self.emit(rows.prefix(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
+        elif kind == "shuffle":
+            self.row(rows.shuffle(ShuffleMode(detail)), d, [a[0], a[1]])
+        elif kind == "broadcast":
+            self.row(rows.BROADCAST, d, [a[0], a[1]])
+        else:
+            key = {"ballot": rows.BALLOT, "any": rows.ANY_LANE, "all": rows.ALL_LANES}[kind]
+            self.emit(key, [d, self.operand(a[0])])
+
+
+# a narrow array element in a MIR memory op (load.global.u8): (bytes, signed)
+_NARROW = {"u8": (1, False), "i8": (1, True), "u16": (2, False), "i16": (2, True)}
+# MIR operation family (the op's name up to its first dot) -> its handler, given the rest
+_FAMILIES: dict[str, Callable[[Selector, str, Inst], None]] = {
+    "sreg": Selector.sreg,
+    "load": Selector.load,
+    "store": Selector.store,
+    "atomic": Selector.atomic,
+    "wave": Selector.wave,
+    "fence": Selector.fence,
+    "barrier": Selector.barrier,
+}
+
+
+class _Reg:
+    """An already-selected register standing in for an operand."""
+
+    def __init__(self, r: VReg):
+        self.r = r
+        self.type = F32
+
+
+def cls_of(t: ScalarType) -> str:
+    return "q" if t is BOOL else ("p" if t is F64 else "r")
+
+
+def imm(c: Const) -> Imm:
+    t = c.type
+    if t is F32:
+        return Imm(struct.unpack("<I", struct.pack("<f", float(c.value)))[0])
+    if t is F64:
+        return Imm(struct.unpack("<Q", struct.pack("<d", float(c.value)))[0], 64)
+    if t is F16:
+        import numpy as np
+
+        return Imm(int(np.asarray(float(c.value), np.float16).view(np.uint16)))
+    return Imm(int(c.value) & 0xFFFFFFFF)
+
+
+__all__ = ["Selector", "cls_of", "imm"]
