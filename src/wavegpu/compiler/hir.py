@@ -125,8 +125,8 @@ class Load(Expr):
 
 @dataclass(frozen=True)
 class Call(Expr):
-    """An intrinsic: special registers, math, atomics, wave operations, barrier, fence, and
-    `powi` (x ** n for a constant n >= 2 in attrs, x evaluated once)."""
+    """A builtin of compiler/builtins.py by its name (special registers, math, atomics, wave
+    operations, barrier, fence), or `powi` (x ** n for a constant n >= 2 in attrs, x evaluated once)."""
 
     name: str
     args: tuple[Expr, ...] = ()

@@ -9,7 +9,10 @@ from .. import hir
 
 
 class Frontend(Protocol):
-    """One source language: its name, the file suffixes it reads, and its parser to HIR."""
+    """One source language: its name, the file suffixes it reads, and its parser to HIR.
+
+    A frontend that takes more than text may also offer `load(source, filename) -> [hir.Function]`
+    (Python: a path or a function object); `compiler.compile_source` prefers it when present."""
 
     name: str
     suffixes: tuple[str, ...]

@@ -6,7 +6,7 @@ import math
 
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.capabilities import EMULATOR
-from .. import hir
+from .. import builtins, hir
 from ..types import BOOL, F32, F64, I32, U32, ScalarType
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
@@ -40,6 +40,8 @@ BINARY = {
     hir.BinaryOp.SHR: "shr",
 }
 UNARY = {hir.UnaryOp.NEG: "neg", hir.UnaryOp.NOT: "not", hir.UnaryOp.BIT_NOT: "not"}  # not: of a bool or bits
+
+WAVE_CALLS = builtins.WAVE1 | builtins.WAVE2 | builtins.VOTES
 
 
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
@@ -415,7 +417,7 @@ class Lowerer:
             addr, space, _ = self.address(e.array, e.args[0])
             vals = [self.expr(a) for a in e.args[1:]]
             return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
-        if n.startswith("wave_"):
+        if n in WAVE_CALLS:
             args = [self.expr(a) for a in e.args]
             if n == "wave_reduce_add" and t is F32:
                 return self.butterfly(args[0])
