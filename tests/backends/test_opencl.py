@@ -503,3 +503,23 @@ def test_the_entries_copied_are_those_ocl_icd_would_read(tmp_path: Path) -> None
     assert opencl.vendor_entries({"OCL_ICD_VENDORS": str(tmp_path / "missing")}) == {
         "user-library.icd": f"{tmp_path / 'missing'}\n".encode()
     }
+
+
+@needs_opencl
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_a_wave_of_nans_reduces_to_nan(op: str) -> None:
+    """min/max skip NaN, so their identity is NaN: a wave whose lanes are all NaN gives NaN (the
+    runtimes' reductions gave +-inf; found by the random programs)."""
+    k = wg.assemble(
+        f".kernel k\n.registers 8\n    mov.b32 r2, %tid.x\n    mul.lo.u32 r0, r2, 4\n"
+        f"    ld.global.b32 r6, [r0]\n    wave.reduce.{op}.f32 r1, r6\n    st.global.b32 [r0+64], r1\n.end\n"
+    )
+    mem = np.zeros(128, np.uint8)
+    lanes = np.array([0x7F800001 + i for i in range(8)] + [0x3F800000 + i for i in range(8)], np.uint32)
+    lanes[12] = 0xFFC00000  # a NaN among numbers is skipped
+    mem[:64] = lanes.view(np.uint8)
+    a = wg.launch(k, grid=1, workgroup=16, memory=mem, wave_width=8).memory
+    b = wg.launch(k, device="opencl", grid=1, workgroup=16, memory=mem, wave_width=8).memory
+    out = a[64:].view(np.uint32)
+    assert (out[:8] == 0x7FFFFFFF).all() and out[8] == (0x3F800000 if op == "min" else 0x3F800007)
+    assert np.array_equal(a, b)

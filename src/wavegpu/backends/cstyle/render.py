@@ -223,7 +223,12 @@ class Dialect:
         op = spec.variant
         assert isinstance(op, ReduceOp)
         if spec.dtype is DataType.F32:
-            return f"wv_c32({self.group_reduce(op, 'float', f'F({x})')})"
+            r = self.group_reduce(op, "float", f"F({x})")
+            if op in (ReduceOp.MIN, ReduceOp.MAX):
+                # min/max skip NaN, so a wave of NaNs gives NaN (DESIGN section 3); runtimes give
+                # their reduction's identity (+-inf) instead
+                r = f"({self.vote(VOp.ALL, f'isnan(F({x}))')} ? F(0x7fffffffu) : {r})"
+            return f"wv_c32({r})"
         ct = "int" if spec.signed else "uint"
         return f"(uint){self.group_reduce(op, ct, f'({ct}){x}')}"
 
