@@ -628,3 +628,19 @@ def test_wave_run_refuses_npy_of_another_type(tmp_path: Path) -> None:
     np.save(a, np.arange(300.0))  # float64 for an f32 parameter: converting could change values
     r = run("run", VADD, "-g", "2", f"a={a}", "b=zeros:300", "c=zeros:300", "n=300")
     assert r.returncode == 1 and "float64" in r.stderr and "f32[]" in r.stderr and "ran " not in r.stdout
+
+
+def test_wave_run_fills_hidden_lengths_and_refuses_them_given(tmp_path: Path) -> None:
+    import numpy as np
+
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import wavegpu as wg\n\n\n@wg.kernel\ndef k(x: wg.f32[:], y: wg.f32[:]):\n"
+        "    i = wg.global_id()\n    if i < len(x):\n        y[i] = x[i] + 1.0\n"
+    )
+    out = tmp_path / "y.npy"
+    r = run("run", str(src), "-g", "1", "x=iota:10", "y=zeros:10", "--out", f"y={out}")
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(out), np.arange(1, 11, dtype=np.float32))
+    r = run("run", str(src), "-g", "1", "x=iota:10", "y=zeros:10", "x__len=10")
+    assert r.returncode == 2 and "x__len is computed from x" in r.stderr and "Traceback" not in r.stderr

@@ -20,7 +20,6 @@ from ..isa.capabilities import (
     DeviceCaps,
     occupancy,
 )
-from ..runtime.progress import RunProgress
 from .common import (
     DEVICE_MEMORY_LIMIT,
     NO_PROGRESS,
@@ -220,8 +219,8 @@ def run_cmd(
 
     import numpy as np
 
-    from ..emulator import DEFAULT_MAX_INSTRUCTIONS, BufferRegion, emulate
-    from ..runtime.buffers import ALIGN, GUARD, NUMPY_TYPES, pack, type_name
+    from ..runtime.buffers import NUMPY_TYPES, device_bytes, hidden_of, pack, type_name
+    from ..runtime.launch import launch
 
     grid_dims = parse_dims(grid, "--grid")
     wg_dims = parse_dims(workgroup, "--workgroup")
@@ -247,7 +246,11 @@ def run_cmd(
         if name in given:
             raise click.UsageError(f"argument {name!r} given twice")
         given[name] = val
-    missing = [n for n in params if n not in given]
+    hidden = hidden_of(k)  # lengths and shapes of arrays: computed by pack, never given
+    for name in given:
+        if name in hidden:
+            raise click.UsageError(f"{name} is computed from {hidden[name][0]}: do not pass it")
+    missing = [n for n in params if n not in given and n not in hidden]
     if missing:
         raise click.UsageError(f"missing argument(s) for {', '.join(missing)} (PARAM=VALUE each)")
     values: dict[str, object] = {}
@@ -276,7 +279,7 @@ def run_cmd(
                 )
             files[name] = val
         nbytes[name] = n * want.itemsize
-    total = GUARD + sum(-(-(b + GUARD) // ALIGN) * ALIGN for b in nbytes.values())  # pack's layout
+    total = device_bytes(nbytes.values())
     if total > DEVICE_MEMORY_LIMIT:
         big = max(nbytes, key=lambda n: nbytes[n])
         raise WaveError(
@@ -316,21 +319,19 @@ def run_cmd(
     for name, path in files.items():
         values[name] = load_npy(path, name)
     layout = pack(k, values)
-    n_wg = int(np.prod(grid_dims)) if grid_dims else 1
     t0 = time.perf_counter()
-    with RunProgress(n_wg, err, enabled=not no_progress and err.is_terminal) as bar:
-        res = emulate(
-            k,
-            grid=grid_dims,
-            workgroup=wg_dims,
-            memory=layout.memory,
-            args=layout.args,
-            wave_width=wave_width,
-            check=check,
-            max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
-            progress=bar.callback,
-            buffers=[BufferRegion(*r) for r in layout.regions()],  # an access outside every array traps
-        )
+    res = launch(
+        k,
+        grid=grid_dims,
+        workgroup=wg_dims,
+        memory=layout.memory,
+        args=layout.args,
+        wave_width=wave_width,
+        check=check,
+        max_instructions=max_instructions,
+        progress=not no_progress and err.is_terminal,
+        buffers=layout.regions(),  # an access outside every array traps
+    )
     dt = time.perf_counter() - t0
     out.print(
         f"ran {k.name!r}: {res.stats.workgroups} workgroup(s) x {res.stats.threads // max(res.stats.workgroups, 1)}"

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
+from ..emulator import BufferRegion
 from ..errors import WaveError
 from ..isa.types import DataType
 from ..wbin.program import Kernel, Param
@@ -105,9 +106,9 @@ class Layout:
         s = self.buffers[name]
         return memory[s.offset : s.offset + s.nbytes].view(s.dtype).copy()
 
-    def regions(self) -> list[tuple[int, str, int, int, int]]:
-        """(parameter index, name, offset, bytes, element size) of every buffer, for bounds checks."""
-        return [(s.index, s.name, s.offset, s.nbytes, s.dtype.itemsize) for s in self.buffers.values()]
+    def regions(self) -> list[BufferRegion]:
+        """Where every array lives, for the emulator's bounds checks (emulate(buffers=...))."""
+        return [BufferRegion(s.index, s.name, s.offset, s.nbytes, s.dtype.itemsize) for s in self.buffers.values()]
 
     def write_back(self, memory: np.ndarray) -> list[str]:
         """Copy what the kernel changed into the caller's arrays; the names of the arrays written.
@@ -142,6 +143,16 @@ class Layout:
             np.copyto(a, new)
         written = {id(a) for a, _ in plan}
         return [s.name for g in self.groups for p, s, a in g.members if p.writable and id(a) in written]
+
+
+def slot_bytes(nbytes: int) -> int:
+    """Device memory one buffer of nbytes takes in a layout: itself and its guard gap, aligned."""
+    return -(-(nbytes + GUARD) // ALIGN) * ALIGN
+
+
+def device_bytes(sizes: Iterable[int]) -> int:
+    """Device memory a layout of buffers of these sizes needs (pack's layout, no aliasing)."""
+    return GUARD + sum(slot_bytes(n) for n in sizes)
 
 
 def scalar_bits(value: object, p: Param) -> int:
@@ -327,7 +338,7 @@ def pack(
     def place(nbytes: int) -> int:
         nonlocal offset
         at = offset
-        offset = (at + nbytes + GUARD + ALIGN - 1) // ALIGN * ALIGN
+        offset += slot_bytes(nbytes)
         return at
 
     for comp in _components([a for _, a in arrays]):

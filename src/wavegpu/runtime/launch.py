@@ -68,15 +68,15 @@ def launch(
     constants: bytes | np.ndarray | None = None,
     max_instructions: int | None = None,
     progress: bool = False,
-    buffers: Sequence[tuple[int, str, int, int, int]] | None = None,
+    buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
     zero_division: bool = False,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
     `max_instructions` bounds the instructions each thread may execute (the emulator traps past
-    it); `progress=True` shows a progress bar for runs longer than a second; `buffers` lists
-    (parameter index, name, offset, bytes, element size) of the arrays in `memory`: an access
+    it); `progress=True` shows a progress bar for runs longer than a second; `buffers` says
+    where the arrays in `memory` live (emulator.BufferRegion; Layout.regions()): an access
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
     `zero_division=True` traps an integer division by zero."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
@@ -86,7 +86,6 @@ def launch(
     if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
         raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if device == "emulator":
-        regions = None if buffers is None else [BufferRegion(*b) for b in buffers]
         with RunProgress(g[0] * g[1] * g[2], Console(stderr=True), enabled=progress) as bar:
             return emulate(
                 k,
@@ -99,7 +98,7 @@ def launch(
                 constants=constants,
                 max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
                 progress=bar.callback,
-                buffers=regions,
+                buffers=buffers,
                 boundscheck=boundscheck,
                 zero_division=zero_division,
             )
