@@ -276,3 +276,16 @@ def test_malloc_settings_are_restored_after_a_run_and_after_a_trap(monkeypatch: 
     with pytest.raises(wg.Trap):
         run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [64], r1\n.end", workgroup=1, memory=16)
     assert fake.calls == tuned + restored and L._MALLOC_DEPTH == 0
+
+
+@pytest.mark.parametrize(("grid", "workgroup"), [(2.5, 32), ("4", 32), ((1, 2, 3, 4), 32), (True, 32), (1, (32, 0))])
+def test_emulate_checks_launch_shapes_like_launch(grid: object, workgroup: object) -> None:
+    prog = wg.assemble(".kernel k\n.registers 1\n    ret\n.end\n")
+    with pytest.raises(wg.WaveError, match="must be a positive int or a tuple of 1 to 3 positive ints"):
+        wg.emulate(prog, grid=grid, workgroup=workgroup)
+
+
+def test_emulate_refuses_more_than_2_to_the_32_threads() -> None:
+    prog = wg.assemble(".kernel k\n.registers 1\n    ret\n.end\n")
+    with pytest.raises(wg.WaveError, match=r"more than 2\*\*32"):
+        wg.emulate(prog, grid=(1 << 23, 1, 1), workgroup=1024)

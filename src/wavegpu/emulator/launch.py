@@ -97,16 +97,31 @@ def _malloc_tuned() -> Iterator[None]:
                 libc.malloc_trim(0)  # type: ignore[attr-defined]
 
 
-def dim3(v: int | Sequence[int] | None, what: str) -> tuple[int, int, int]:
-    if v is None:
-        raise WaveError(f"{what} size is required")
-    t = (int(v),) if isinstance(v, int | np.integer) else tuple(int(x) for x in v)
-    if not 1 <= len(t) <= 3:
-        raise WaveError(f"{what} must have 1 to 3 dimensions, got {len(t)}")
-    t = t + (1,) * (3 - len(t))
+def dim3(value: object, what: str) -> tuple[int, int, int]:
+    """A grid or workgroup size: an int or 1 to 3 positive ints; anything else says what is expected."""
+    expected = f"{what} must be a positive int or a tuple of 1 to 3 positive ints (x, y, z)"
+    items = [value] if isinstance(value, int | np.integer) else value
+    if not isinstance(items, list | tuple) or not 1 <= len(items) <= 3:
+        raise WaveError(f"{expected}; got {value!r:.80}")
+    if not all(isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) for x in items):
+        raise WaveError(f"{expected}; got {value!r:.80} (not all ints)")
+    t = tuple(int(x) for x in items) + (1,) * (3 - len(items))
     if min(t) < 1:
-        raise WaveError(f"{what} dimensions must be at least 1, got {t}")
+        raise WaveError(f"{expected}; got {value!r:.80}")
     return t[0], t[1], t[2]
+
+
+def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -> None:
+    """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids."""
+    for axis, (g, w) in enumerate(zip(grid, workgroup)):
+        if g * w > 1 << 32:
+            raise WaveError(
+                f"grid {grid} x workgroup {workgroup}: {g * w} threads along axis {'xyz'[axis]}, "
+                "more than 2**32 (global ids are 32 bits and would wrap)"
+            )
+    total = grid[0] * grid[1] * grid[2] * workgroup[0] * workgroup[1] * workgroup[2]
+    if total > 1 << 32:
+        raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
 
 
 def arg_bits(a: object) -> int:
@@ -235,6 +250,7 @@ def emulate(
             raise WaveError(
                 f"kernel {k.name!r} requires workgroup size {k.workgroup_size} (.workgroup_size), launched with {wg}"
             )
+    check_threads(g, wg)
     caps = EMULATOR.with_wave_width(wave_width)
     threads = wg[0] * wg[1] * wg[2]
     if threads > caps.constants["MAX_WORKGROUP_SIZE"]:

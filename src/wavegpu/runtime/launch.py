@@ -8,7 +8,7 @@ import numpy as np
 from rich.console import Console
 
 from ..emulator import BufferRegion, EmulationResult, Stats, emulate
-from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits
+from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits, check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
 from .progress import RunProgress
@@ -26,33 +26,6 @@ def devices() -> list[str]:
     if cuda.available()[0]:
         out.append("cuda")
     return out
-
-
-def dims(value: object, what: str) -> tuple[int, int, int]:
-    """A grid or workgroup size: an int or 1 to 3 positive ints; anything else says what is expected."""
-    expected = f"{what} must be a positive int or a tuple of 1 to 3 positive ints (x, y, z)"
-    items = [value] if isinstance(value, int | np.integer) else value
-    if not isinstance(items, list | tuple) or not 1 <= len(items) <= 3:
-        raise WaveError(f"{expected}; got {value!r:.80}")
-    if not all(isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) for x in items):
-        raise WaveError(f"{expected}; got {value!r:.80} (not all ints)")
-    t = tuple(int(x) for x in items) + (1,) * (3 - len(items))
-    if min(t) < 1:
-        raise WaveError(f"{expected}; got {value!r:.80}")
-    return t[0], t[1], t[2]
-
-
-def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -> None:
-    """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids."""
-    for axis, (g, w) in enumerate(zip(grid, workgroup)):
-        if g * w > 1 << 32:
-            raise WaveError(
-                f"grid {grid} x workgroup {workgroup}: {g * w} threads along axis {'xyz'[axis]}, "
-                "more than 2**32 (global ids are 32 bits and would wrap)"
-            )
-    total = grid[0] * grid[1] * grid[2] * workgroup[0] * workgroup[1] * workgroup[2]
-    if total > 1 << 32:
-        raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
 
 
 def launch(
@@ -80,8 +53,8 @@ def launch(
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
     `zero_division=True` traps an integer division by zero."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
-    g = dims(grid, "grid")
-    wg = dims(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
+    g = dim3(grid, "grid")
+    wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
     check_threads(g, wg)
     if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
         raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
