@@ -343,3 +343,19 @@ def test_integer_division_by_zero_traps_with_check_naming_the_line() -> None:
         wg.kernel(boundscheck=True)(divide.python)(a, b, q, r, grid=1, workgroup=4)
     divide(a, b, q, r, grid=1, workgroup=4)  # without check: the values DESIGN section 3 defines
     assert list(q[[0, 1, 3]]) == [3, -4, 3] and r[2] == 5
+
+
+def test_a_write_into_a_guard_gap_copies_nothing_back() -> None:
+    """On a device that cannot trap (here: the memory after a run, changed by hand), a change
+    outside every array is refused and no array is written."""
+    k = double.program.kernels[0]
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    layout = pack(k, [x, y, 8])
+    res = wg.launch(double.program, grid=1, workgroup=32, memory=layout.memory, args=layout.args)
+    after = res.memory.copy()
+    after[layout.buffers["y"].offset + 32 + 4] ^= 1  # a byte of y's guard gap
+    with pytest.raises(wg.WaveError, match="belongs to no array"):
+        layout.write_back(after)
+    assert not y.any()
+    assert layout.write_back(res.memory) == ["y"] and np.array_equal(y, 2 * x)

@@ -113,8 +113,14 @@ class Layout:
     def write_back(self, memory: np.ndarray) -> list[str]:
         """Copy what the kernel changed into the caller's arrays; the names of the arrays written.
 
-        Checks every buffer first and writes nothing if a change lies outside the arrays the
-        kernel may write (a write out of bounds of its array that reached another one)."""
+        Checks every buffer and every guard gap first, and writes nothing if a change lies outside
+        the arrays the kernel may write (a write out of bounds of its array, on a device that
+        cannot trap it)."""
+        start = 0
+        for g in sorted(self.groups, key=lambda g: g.offset):
+            self._no_change(memory, start, g.offset)
+            start = max(start, g.offset + g.nbytes)
+        self._no_change(memory, start, self.memory.size)
         plan: list[tuple[np.ndarray, np.ndarray]] = []
         for g in self.groups:
             before = self.memory[g.offset : g.offset + g.nbytes]
@@ -143,6 +149,15 @@ class Layout:
             np.copyto(a, new)
         written = {id(a) for a, _ in plan}
         return [s.name for g in self.groups for p, s, a in g.members if p.writable and id(a) in written]
+
+    def _no_change(self, memory: np.ndarray, lo: int, hi: int) -> None:
+        """Bytes lo..hi belong to no array: a kernel that changed one wrote out of bounds."""
+        if hi > lo and not np.array_equal(self.memory[lo:hi], memory[lo:hi]):
+            at = lo + int(np.argmax(self.memory[lo:hi] != memory[lo:hi]))
+            raise WaveError(
+                f"the kernel wrote device address {at}, which belongs to no array (a write out of bounds; "
+                "the emulator traps it, other devices cannot): nothing was copied back"
+            )
 
 
 def slot_bytes(nbytes: int) -> int:
