@@ -76,49 +76,12 @@ def matches(
     return tuple(r for r in ROWS if _fits(r, op, variant, nest, dtype, dst, space, width, signed, sreg, uniform))
 
 
-def find(
-    op: Op | _Any = ANY,
-    variant: Variant | _Any | None = ANY,
-    *,
-    nest: Nest | _Any | None = ANY,
-    dtype: DataType | _Any | None = ANY,
-    dst: DataType | _Any | None = ANY,
-    space: str | _Any | None = ANY,
-    width: int | _Any = ANY,
-    signed: bool | _Any = ANY,
-    sreg: bool | _Any = ANY,
-    uniform: bool | _Any = ANY,
-) -> InstrSpec:
-    """The one row with these fields; `LookupError` when none or several have them."""
-    found = matches(
-        op,
-        variant,
-        nest=nest,
-        dtype=dtype,
-        dst=dst,
-        space=space,
-        width=width,
-        signed=signed,
-        sreg=sreg,
-        uniform=uniform,
-    )
+def find(op: Op | _Any = ANY, variant: Variant | _Any | None = ANY, **fields: object) -> InstrSpec:
+    """The one row with these fields (the keywords of `matches`); `LookupError` when none or
+    several have them."""
+    found = matches(op, variant, **fields)  # type: ignore[arg-type]
     if len(found) != 1:
-        asked = {
-            k: v
-            for k, v in dict(
-                op=op,
-                variant=variant,
-                nest=nest,
-                dtype=dtype,
-                dst=dst,
-                space=space,
-                width=width,
-                signed=signed,
-                sreg=sreg,
-                uniform=uniform,
-            ).items()
-            if v is not ANY
-        }
+        asked = {k: v for k, v in dict(op=op, variant=variant, **fields).items() if v is not ANY}
         what = "no row" if not found else f"{len(found)} rows ({', '.join(r.key for r in found)})"
         raise LookupError(f"{what} with {asked}")
     return found[0]
