@@ -25,34 +25,35 @@ out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def _fail(e: WaveError) -> None:
-    msg = str(e)
+def report_errors(call: Callable[[], Any], rust: bool = False) -> Any:
+    """call(), with WaveError (and OS errors on user files, and inputs too big for memory or too
+    deeply nested for Python) turned into a message and exit status 1; `rust`: the Rust
+    emulator's `Error: ...` form, which its scripts read."""
+    try:
+        return call()
+    except WaveError as e:
+        msg = str(e)
+    except OSError as e:
+        msg = f"{e.filename or ''}: {e.strerror}"
+    except MemoryError:
+        msg = "out of memory (an input or argument is too large)"
+    except RecursionError:
+        msg = "the input nests too deeply to process"
     first = msg.split("\n", 1)[0]
-    if "error:" not in first and not first.startswith("trap:"):
+    if rust:
+        msg = "Error: " + msg
+    elif "error:" not in first and not first.startswith("trap:"):
         msg = "error: " + msg  # diagnostics and traps say what they are; a plain message gets the word
     err.print(msg, markup=False)
     sys.exit(1)
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn WaveError (and OS errors on user files, and inputs too big for memory or too deeply
-    nested for Python) into a message and exit status 1."""
+    """A command whose errors report_errors turns into messages."""
 
     @wraps(fn)
     def wrapper(*a: Any, **kw: Any) -> Any:
-        try:
-            return fn(*a, **kw)
-        except WaveError as e:
-            _fail(e)
-        except OSError as e:
-            err.print(f"error: {e.filename or ''}: {e.strerror}", markup=False)
-            sys.exit(1)
-        except MemoryError:
-            err.print("error: out of memory (an input or argument is too large)", markup=False)
-            sys.exit(1)
-        except RecursionError:
-            err.print("error: the input nests too deeply to process", markup=False)
-            sys.exit(1)
+        return report_errors(lambda: fn(*a, **kw))
 
     return wrapper
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from .common import (
     parse_count,
     parse_dims,
     parse_number,
+    report_errors,
     stats_table,
 )
 
@@ -208,17 +208,7 @@ def emu_main(**opts: Any) -> None:
     --dump-memory, --dump-f32, --dump-u32, --dump-f16, --dump-bf16 (one value per line),
     then --stats.
     """
-    try:
-        _emu(**opts)
-    except WaveError as e:
-        err.print(f"Error: {e}", markup=False)
-        sys.exit(1)
-    except OSError as e:
-        err.print(f"Error: {e.filename or ''}: {e.strerror}", markup=False)
-        sys.exit(1)
-    except MemoryError:
-        err.print("Error: out of memory (an input or argument is too large)", markup=False)
-        sys.exit(1)
+    report_errors(lambda: _emu(**opts), rust=True)
 
 
 def _emu(
