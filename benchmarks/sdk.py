@@ -44,10 +44,15 @@ def main() -> None:
         y = np.ones(n, np.float32)
         grid = -(-n // 256)
         image = np.concatenate([x, y]).view(np.uint8)
-        raw = best(
-            lambda: wg.emulate(prog, grid=grid, workgroup=256, memory=image, args=[2.0, 0, 4 * n, n]), args.repeat
-        )  # noqa: B023
-        call = best(lambda: saxpy(2.0, x, y, n, grid=grid, workgroup=256), args.repeat)  # noqa: B023
+
+        def raw_run(image: np.ndarray = image, grid: int = grid, n: int = n) -> None:
+            wg.emulate(prog, grid=grid, workgroup=256, memory=image, args=[2.0, 0, 4 * n, n])
+
+        def call_run(x: np.ndarray = x, y: np.ndarray = y, grid: int = grid, n: int = n) -> None:
+            saxpy(2.0, x, y, n, grid=grid, workgroup=256)
+
+        raw = best(raw_run, args.repeat)
+        call = best(call_run, args.repeat)
         print(f"{f'saxpy 2^{log}':<28}{raw:>12.2f}{call:>10.2f}{call - raw:>13.2f}{call / raw:>8.2f}")
 
 
