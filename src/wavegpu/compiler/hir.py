@@ -36,6 +36,8 @@ class BinaryOp(Enum):
     DIV = "div"  # true division: of floats, rounded once (frontends convert integer operands)
     FLOOR_DIV = "floor_div"  # the quotient rounded toward negative infinity
     FLOOR_MOD = "floor_mod"  # a - floor_div(a, b) * b: the remainder takes the divisor's sign
+    TRUNC_DIV = "trunc_div"  # integers: the quotient rounded toward zero (C, C++, Rust, `| 0`)
+    TRUNC_REM = "trunc_rem"  # integers: a - trunc_div(a, b) * b: the remainder takes the dividend's sign
     AND = "and"  # bitwise, or logical of bools (both sides evaluated)
     OR = "or"
     XOR = "xor"

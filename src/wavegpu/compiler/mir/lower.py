@@ -294,6 +294,10 @@ class Lowerer:
                 return self.floordiv(a, b, t)
             if e.op is hir.BinaryOp.FLOOR_MOD:
                 return self.floormod(a, b, t)
+            if e.op in (hir.BinaryOp.TRUNC_DIV, hir.BinaryOp.TRUNC_REM):
+                if not t.is_int:
+                    raise TypeError(f"{e.op} takes integers, not {t}")  # frontends refuse it with a span
+                return self.emit("div" if e.op is hir.BinaryOp.TRUNC_DIV else "rem", [a, b], t)
             return self.emit(BINARY[e.op], [a, b], t)
         if isinstance(e, hir.Compare):
             a, b = self.expr(e.left), self.expr(e.right)
