@@ -13,14 +13,14 @@ import tempfile
 import textwrap
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import CompileError, Diagnostic, WaveError
-from ..wbin.program import Program
+from ..wbin.program import Kernel, Program
 from . import files
 from .buffers import pack
 
@@ -130,6 +130,43 @@ def _store(path: Path, data: bytes) -> None:
                 os.unlink(tmp)
 
 
+def run_kernel(
+    k: Kernel,
+    values: Sequence[object] | Mapping[str, object],
+    *,
+    grid: int | Sequence[int],
+    workgroup: int | Sequence[int] | None = None,
+    device: str = "emulator",
+    wave_width: int = 32,
+    check: bool = False,
+    max_instructions: int | None = None,
+    progress: bool = False,
+    boundscheck: bool = False,
+) -> Any:
+    """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
+    pack the arguments (by parameter position or name), launch, copy changed writable arrays back."""
+    from .launch import launch
+
+    layout = pack(k, values, counts=False)
+    res = launch(
+        k,
+        device=device,
+        grid=grid,
+        workgroup=workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP),
+        memory=layout.memory,
+        args=layout.args,
+        wave_width=wave_width,
+        check=check,
+        max_instructions=max_instructions,
+        progress=progress,
+        buffers=layout.regions(),
+        boundscheck=boundscheck,
+        zero_division=check or boundscheck,
+    )
+    layout.write_back(res.memory)
+    return res
+
+
 class KernelFunction:
     """A Python function compiled for WAVE; call it with grid= (and workgroup=) to run it."""
 
@@ -213,29 +250,18 @@ class KernelFunction:
 
         Arrays must have exactly the parameters' element types; only arrays the kernel may write
         are copied back, where they changed; nothing is copied back when the run traps."""
-        from .launch import launch
-
-        values = self.bind(args, kwargs)
-        prog = self.program
-        k = prog.kernels[0]
-        layout = pack(k, values, counts=False)
-        res = launch(
-            prog,
-            device=device,
+        return run_kernel(
+            self.program.kernels[0],
+            self.bind(args, kwargs),
             grid=grid,
-            workgroup=workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP),
-            memory=layout.memory,
-            args=layout.args,
+            workgroup=workgroup,
+            device=device,
             wave_width=wave_width,
             check=check,
             max_instructions=max_instructions,
             progress=progress,
-            buffers=layout.regions(),
             boundscheck=self.boundscheck,
-            zero_division=check or self.boundscheck,
         )
-        layout.write_back(res.memory)
-        return res
 
     def __repr__(self) -> str:
         return f"<wavegpu kernel {self.__name__}>"
