@@ -32,9 +32,9 @@ from .isa import ISA_VERSION, DataType, get_capability
 from .isa.capabilities import EMULATOR, DeviceCaps
 from .runtime.kernel import KernelFunction, compile, kernel
 from .runtime.launch import devices, launch
-from .runtime.sources import load_kernels
 from .runtime.pyexec import *  # noqa: F403 - the kernel builtins, for plain-Python runs
 from .runtime.pyexec import python_thread
+from .runtime.sources import load_kernels
 from .wbin import Kernel, Param, Program, load
 
 __version__ = "0.1.0"
