@@ -15,6 +15,7 @@ LAYERS = {
     "asm": 4,
     "dis": 4,
     "emulator": 5,
+    "codegen": 5,
     "compiler": 6,
     "backends": 6,
     "runtime": 7,
@@ -63,6 +64,21 @@ def test_no_upward_imports() -> None:
                 continue
             if LAYERS[other] > LAYERS[me] or (me, other) in FORBIDDEN_PAIRS:
                 bad.append(f"{rel}:{line}: {me} imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+# codegen/ is the neutral floor under both the compiler and the backends: plain analyses over
+# plain data, so it needs nothing above the ISA (and the emulator, on its floor, is no part of it).
+CODEGEN_MAY_IMPORT = {"errors", "isa", "codegen"}
+
+
+def test_codegen_imports_only_errors_and_isa() -> None:
+    bad = []
+    for path in sorted((SRC / "codegen").rglob("*.py")):
+        for mod, line in imports(path):
+            other = part_of(mod)
+            if other is not None and other not in CODEGEN_MAY_IMPORT:
+                bad.append(f"codegen/{path.name}:{line}: imports {mod}")
     assert not bad, "\n".join(bad)
 
 

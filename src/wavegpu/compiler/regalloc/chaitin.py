@@ -9,15 +9,18 @@ base + linear thread id * stride. Spill costs weigh each use and definition by 1
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...codegen.coloring import color
+from ...codegen.interference import INF, InterferenceGraph, build_interference
+from ...codegen.liveness import instruction_liveness
 from ...errors import CompileError, Diagnostic
 from ...isa.capabilities import EMULATOR
 from ...isa.registers import SReg
 from ...isa.structure import nesting, successors
 from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
 
-INF = float("inf")
 NUM_PREDS = 8
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
 MAX_WG = EMULATOR.constants["MAX_WORKGROUP_SIZE"]
@@ -34,6 +37,10 @@ class Allocation:
 
 # ---- one register class ------------------------------------------------------------------------
 class ClassAllocator:
+    """One colouring problem: the virtual registers of `classes` in K registers. LIR's view of
+    `codegen`: instruction-level liveness over LIR's successors, then an interference graph and
+    Chaitin-Briggs colouring from codegen.coloring."""
+
     def __init__(self, lf: LFunction, classes: tuple[str, ...], K: int):
         self.lf = lf
         self.classes = classes
@@ -70,27 +77,13 @@ class ClassAllocator:
         for p in self.lf.params:
             if p.cls in self.classes:
                 idx(p)
-        succ = successors(insts)
-        n = len(insts)
-        live_in = [0] * n
-        live_out = [0] * n
-        changed = True
-        while changed:
-            changed = False
-            for i in range(n - 1, -1, -1):
-                out = 0
-                for s in succ[i]:
-                    out |= live_in[s]
-                inn = uses[i] | (out & ~defs[i])
-                if out != live_out[i] or inn != live_in[i]:
-                    live_out[i], live_in[i] = out, inn
-                    changed = True
-        self.live_in0 = live_in[0] if n else 0
+        live_in, live_out = instruction_liveness(successors(insts), defs, uses)
+        self.live_in0 = live_in[0] if insts else 0
         return live_out, regs, index
 
-    def run(self, spill_cb, cost_of_new: set[int]) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    def run(self, spill_cb: Callable[[list[VReg]], None], unspillable: set[int]) -> dict[int, int]:
         for _round in range(40):
-            result = self.attempt(cost_of_new)
+            result = self.attempt(unspillable)
             if isinstance(result, dict):
                 return result
             spill_cb(result)
@@ -114,142 +107,46 @@ class ClassAllocator:
                 else:
                     insts.insert(0, LInst(key, [v, Imm(0, 64 if v.cls == "p" else 32)]))
             return self.attempt(unspillable)
-        nr = len(regs)
-        adj: list[set[int]] = [set() for _ in range(nr)]
-        moves: list[tuple[int, int]] = []
-        depth = list(nesting(insts).loop_depth)
-        cost = [0.0] * nr
+        graph = InterferenceGraph()
+        for v in regs:
+            # a 64-bit pair takes an even-aligned pair of registers
+            graph.add_node(v.width, v.width, INF if v.id in unspillable else 0.0)
+        depth = nesting(insts).loop_depth
+        defs: list[list[int]] = []
+        moves: list[tuple[int, int] | None] = []
         for i, ins in enumerate(insts):
             d, u = self.vregs_of(ins)
             w = 10.0 ** min(depth[i], 8)
             for v in d + u:
-                cost[index[v.id]] += w
-            live = live_out[i]
-            src = None
-            if ins.is_move and isinstance(ins.operands[1], VReg) and ins.operands[1].cls in self.classes:
-                src = index[ins.operands[1].id]
-                moves.append((index[ins.operands[0].id], src))  # type: ignore[union-attr]
-            for v in d:
-                a = index[v.id]
-                bits = live
-                j = 0
-                while bits:
-                    if bits & 1 and j != a and j != src:
-                        adj[a].add(j)
-                        adj[j].add(a)
-                    bits >>= 1
-                    j += 1
-            if len(d) > 1:
-                for x in d:
-                    for y in d:
-                        if x is not y:
-                            adj[index[x.id]].add(index[y.id])
+                graph.cost[index[v.id]] += w
+            defs.append([index[v.id] for v in d])
+            dst, src = (ins.operands[0], ins.operands[1]) if ins.is_move else (None, None)
+            if isinstance(src, VReg) and src.cls in self.classes and isinstance(dst, VReg):
+                moves.append((index[dst.id], index[src.id]))
+            else:
+                moves.append(None)
+        build_interference(graph, live_out, defs, moves)
         # parameters interfere with each other (all live at entry)
-        pinned: dict[int, int] = {}
-        for j, v in enumerate(regs):
-            if v.phys is not None:
-                pinned[j] = v.phys
+        pinned = [j for j, v in enumerate(regs) if v.phys is not None]
+        for j in pinned:
+            graph.pinned[j] = regs[j].phys  # type: ignore[assignment]
         for a in pinned:
             for b in pinned:
-                if a != b:
-                    adj[a].add(b)
-        width = [v.width for v in regs]
-        for j, v in enumerate(regs):
-            if v.id in unspillable:
-                cost[j] = INF
-        # ---- coalescing (conservative)
-        parent = list(range(nr))
-
-        def find(x: int) -> int:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        K = self.K
-        for a, b in moves:
-            ra, rb = find(a), find(b)
-            if ra == rb or rb in adj[ra] or width[ra] != width[rb]:
-                continue
-            if ra in pinned and rb in pinned:
-                continue
-            if rb in pinned:
-                ra, rb = rb, ra
-            if ra in pinned:  # George: every neighbour of rb already conflicts with ra, or is insignificant
-                ok = all(t in adj[ra] or len(adj[t]) < K for t in adj[rb])
-                ok = ok and all(pinned.get(t) != pinned[ra] for t in adj[rb])
-            else:  # Briggs: the merged node has fewer than K significant neighbours
-                nb = adj[ra] | adj[rb]
-                ok = sum(1 for t in nb if len(adj[t]) >= K) < K
-            if not ok:
-                continue
-            parent[rb] = ra
-            for t in adj[rb]:
-                adj[t].discard(rb)
-                adj[t].add(ra)
-                adj[ra].add(t)
-            adj[rb] = set()
-            cost[ra] = max(cost[ra], cost[rb]) if INF in (cost[ra], cost[rb]) else cost[ra] + cost[rb]
-        roots = [j for j in range(nr) if find(j) == j]
-        # ---- simplify (optimistic)
-        active = {j for j in roots if j not in pinned}
-        deg_neighbors = {j: set(adj[j]) for j in roots}
-        stack: list[int] = []
-
-        def colorable(j: int) -> bool:
-            nb = [t for t in deg_neighbors[j] if t in active or t in pinned]
-            if width[j] == 2:
-                return len(nb) < K // 2
-            return sum(width[t] for t in nb) < K
-
-        while active:
-            pick = next((j for j in active if colorable(j)), None)
-            if pick is None:
-                pick = min(
-                    active,
-                    key=lambda j: (cost[j] / (len(deg_neighbors[j]) + 1), -len(deg_neighbors[j])),
-                )
-            active.remove(pick)
-            stack.append(pick)
-        # ---- select
-        color: dict[int, int] = dict(pinned)
-        spilled: list[int] = []
-        while stack:
-            j = stack.pop()
-            taken: set[int] = set()
-            for t in adj[j]:
-                c = color.get(t)
-                if c is not None:
-                    taken.add(c)
-                    if width[t] == 2:
-                        taken.add(c + 1)
-            choice = None
-            step = 2 if width[j] == 2 else 1
-            for r in range(0, K - width[j] + 1, step):
-                if r not in taken and (width[j] == 1 or r + 1 not in taken):
-                    choice = r
-                    break
-            if choice is None:
-                spilled.append(j)
-            else:
-                color[j] = choice
-        if spilled:
-            bad = [regs[j] for j in spilled if cost[j] == INF]
-            if bad:
+                graph.add_edge(a, b)
+        result = color(graph, self.K)
+        if result.spilled:
+            if any(graph.cost[m] == INF for group in result.spilled for m in group):
                 raise CompileError(
                     [
                         Diagnostic(
-                            f"kernel {self.lf.name!r} cannot be allocated in {K} registers: even after spilling, more "
-                            f"values are live at once than registers exist (raise max_registers)"
+                            f"kernel {self.lf.name!r} cannot be allocated in {self.K} registers: even after spilling, "
+                            f"more values are live at once than registers exist (raise max_registers)"
                         )
                     ]
                 )
             # members of a coalesced spilled node spill together
-            out = []
-            for j in spilled:
-                out.extend(regs[m] for m in range(nr) if find(m) == j)
-            return out
-        return {regs[j].id: color[find(j)] for j in range(nr)}
+            return [regs[m] for group in result.spilled for m in group]
+        return {regs[j].id: result.colors[j] for j in range(len(regs))}
 
 
 # ---- the whole function ------------------------------------------------------------------------
