@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from ...errors import CompileError, Diagnostic, Span
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
-from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..builtins import ATOMICS, BUILTINS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2, Builtin, Kind
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
 
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
@@ -1250,3 +1250,26 @@ PYTHON = PythonFrontend()
 def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
     """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
     return compile_functions(PYTHON.load(source, filename), options)
+
+
+def _spelling(b: Builtin) -> str:
+    """How a Python kernel spells a typical call of builtin b (the docs' side-by-side table)."""
+    args = {
+        Kind.ID: "0" if b.args else "",
+        Kind.SYNC: '"workgroup"' if b.args else "",
+        Kind.LOCAL: "wg.f32, 256",
+        Kind.ATOMIC: "a, i, expected, desired" if len(b.args) == 4 else "a, i, v",
+        Kind.WAVE: "x, lane" if len(b.args) == 2 else "x",
+        Kind.VOTE: "c",
+        Kind.MATH: "x",
+        Kind.FMA: "a, b, c",
+        Kind.ABS: "x",
+        Kind.MINMAX: "a, b",
+        Kind.CAST: "x",
+    }[b.kind]
+    prefix = "" if b.kind in (Kind.ABS, Kind.MINMAX) or b.name == "bool" else "wg."
+    return f"{prefix}{b.name}({args})"
+
+
+# builtin name -> a typical call in Python (compiler/frontends: the docs' table of spellings)
+SPELLINGS: dict[str, str] = {name: _spelling(b) for name, b in BUILTINS.items()}
