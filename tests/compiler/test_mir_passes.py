@@ -151,3 +151,70 @@ bb2:
     badphi = bad.replace("  %3 = add %2, 1:i32 : i32", "  %3 = phi [bb1, %2] : i32")
     with pytest.raises(wg.CompileError, match="predecessors"):
         verify(parse(badphi))
+
+
+# ---- the pass registry ------------------------------------------------------------------------
+UNROLLABLE = """
+import wavegpu as wg
+
+@wg.kernel
+def sums(out: wg.i32[:]):
+    i = wg.global_id()
+    acc = 0
+    for k in range(4):
+        acc += k * i
+    out[i] = acc
+"""
+
+
+def test_every_pipeline_names_registered_passes() -> None:
+    """Totality: every (pipeline, pass) pair names a registered pass, and every registered pass
+    runs in some pipeline or says why it is opt-in only."""
+    from wavegpu.compiler import STAGES
+    from wavegpu.compiler.passes import AFTER_LEGALIZE, PIPELINES
+
+    lists = {**{f"-O{k}": v for k, v in PIPELINES.items()}, "after legalisation": AFTER_LEGALIZE}
+    missing = [f"({where}, {name})" for where, names in lists.items() for name in names if name not in PASSES]
+    assert not missing, "pipelines name unregistered passes: " + ", ".join(missing)
+    used = {name for names in lists.values() for name in names}
+    idle = [p.name for p in PASSES.values() if p.name not in used and not p.opt_in]
+    assert not idle, f"passes in no pipeline and not marked opt_in: {idle}"
+    for p in PASSES.values():
+        assert p.name in STAGES and p.doc and callable(p.run)
+        for o in p.options:  # defaults have the declared type (None: filled by the compiler)
+            assert o.default is None or isinstance(o.default, o.type), (p.name, o.name)
+
+
+def unrolled_blocks(passes: list[str], max_registers: int | None = None) -> int:
+    from wavegpu.compiler.frontends import FRONTENDS
+
+    (hfn,) = FRONTENDS["python"].parse(UNROLLABLE, "sums.py")
+    fn = lower(hfn)
+    run_passes(fn, passes, settings={"max_registers": max_registers})
+    return dump(fn).count(".u")
+
+
+def test_pass_options_are_spelled_in_the_pass_list() -> None:
+    assert unrolled_blocks(["unroll"]) > 0
+    assert unrolled_blocks(["unroll:max_trip=3"]) == 0  # four iterations: too many
+    assert unrolled_blocks(["unroll:max_trip=4:max_insts=1000"]) > 0
+    # the kernel's register limit reaches the option of that name, unless the spelling sets it
+    assert unrolled_blocks(["unroll"], max_registers=2) == 0
+    assert unrolled_blocks(["unroll:max_pressure=1"], max_registers=255) == 0
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("unroll:max_trip", "cannot read option 'max_trip' \\(write max_trip=value"),
+        ("unroll:bogus=1", "has no option 'bogus' .its options: max_registers, max_trip"),
+        ("unroll:max_trip=many", "option max_trip wants int, not 'many'"),
+        ("dce:x=1", "its options: none"),
+        ("nope", "unknown pass.*nope; passes: unroll, mem2reg"),
+    ],
+)
+def test_bad_pass_spellings_are_refused(spec: str, message: str) -> None:
+    from wavegpu.compiler import Options, compile_python
+
+    with pytest.raises(wg.CompileError, match=message):
+        compile_python(UNROLLABLE, Options(passes=[spec]))

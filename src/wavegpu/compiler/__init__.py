@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import CompileError, Diagnostic
 from ..wbin.program import Kernel, Param, Program
 from . import hir
 from .lir import ir as lir_ir
@@ -15,7 +14,7 @@ from .mir import dump as dump_mir
 from .mir.legalize import legalize
 from .mir.lower import lower as lower_mir
 from .mir.verify import verify
-from .passes import PASSES, pipeline, run_passes
+from .passes import AFTER_LEGALIZE, PASSES, pipeline, resolve, run_passes
 from .regalloc import allocate
 from .types import ArrayType
 
@@ -42,12 +41,11 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
     verify(mir, "lowering")
     dump("mir", lambda: dump_mir(mir))
     names = options.passes if options.passes is not None else pipeline(options.opt)
-    unknown = [n for n in names if n not in PASSES]
-    if unknown:
-        raise CompileError([Diagnostic(f"unknown pass(es): {', '.join(unknown)}; passes: {', '.join(PASSES)}")])
-    run_passes(mir, names, lambda name, f: dump(name, lambda: dump_mir(f)), options.max_registers)
+    resolve(names)  # unknown passes and options are refused before any runs
+    settings = {"max_registers": options.max_registers}
+    run_passes(mir, names, lambda name, f: dump(name, lambda: dump_mir(f)), settings)
     if legalize(mir) and options.passes is None and options.opt >= 2:
-        run_passes(mir, ["strength", "cse", "dce"])  # the expanded divisions by constants
+        run_passes(mir, AFTER_LEGALIZE)  # the expanded divisions by constants
     verify(mir, "legalisation")
     lf = lower_lir(mir)
     dump("lir", lambda: lir_ir.dump(lf))

@@ -66,7 +66,13 @@ def _loop_blocks(fn: Function, header: Block, exit_: Block) -> list[Block]:
     return [b for b in fn.blocks if b in seen]
 
 
-def run(fn: Function, max_registers: int | None = None) -> bool:
+def run(
+    fn: Function,
+    max_registers: int | None = None,
+    max_trip: int = MAX_TRIP,
+    max_insts: int = MAX_INSTS,
+    max_pressure: int = MAX_PRESSURE,
+) -> bool:
     changed = False
     for header, trip in _counted(fn):
         t = header.term
@@ -79,8 +85,8 @@ def run(fn: Function, max_registers: int | None = None) -> bool:
             continue  # a break would become a jump past the later copies: not structured
         size = sum(len(b.insts) for b in body) + len(header.insts)
         vars_used = {i.var for b in [header, *body] for i in b.insts if i.var}
-        limit = MAX_PRESSURE if max_registers is None else min(MAX_PRESSURE, max_registers // 2)
-        if trip > MAX_TRIP or size * max(trip, 1) > MAX_INSTS or len(vars_used) > limit:
+        limit = max_pressure if max_registers is None else min(max_pressure, max_registers // 2)
+        if trip > max_trip or size * max(trip, 1) > max_insts or len(vars_used) > limit:
             continue
         preds = [p for p in fn.preds()[header] if p not in body]
         copies: list[Block] = []
@@ -133,5 +139,7 @@ def run(fn: Function, max_registers: int | None = None) -> bool:
         fn.blocks = [b for b in fn.blocks if b is not header and b not in body]
         fn.blocks[pos:pos] = copies
         changed = True
-        return changed or run(fn, max_registers)  # the CFG changed: find the next loop afresh
+        return changed or run(
+            fn, max_registers, max_trip, max_insts, max_pressure
+        )  # the CFG changed: find the next loop afresh
     return changed
