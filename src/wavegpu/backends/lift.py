@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..isa.instruction import Instruction, Pred
 from ..isa.vocabulary import Nest
+from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 
 
@@ -82,3 +83,64 @@ def walk(nodes: list[Node]) -> list[Op]:
         else:
             todo.extend(reversed(n.body))
     return out
+
+
+# ------------------------------------------------------------------ where the active set is needed
+MASK_USERS = frozenset({VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.MMA})
+"""The operations that read WAVE's active set: the wave operations (over the active lanes) and
+mma (all 32 lanes must take part; the C dialects' exact form shuffles among them)."""
+
+
+@dataclass(frozen=True)
+class MaskPlan:
+    """Which regions of a lifted kernel must keep WAVE's active set as an explicit mask.
+
+    A region needs a mask when an operation in it, or in a region nested in it, reads the active
+    set (MASK_USERS), because a nested region's mask is derived from its parent's. A loop whose
+    body needs one must also learn which lanes left by break/continue, so every `if` between such
+    a leave and its loop keeps a mask too (those are `escaping`: lanes may leave the loop from
+    inside them). Every other region needs none: no operation in it can observe which lanes
+    run, so renderers give it plain control flow. The needing set is closed upwards (an
+    enclosing if/loop of a needing one needs one), so plain regions are whole subtrees."""
+
+    root: bool  # the kernel reads the active set at all (the top-level region keeps a mask)
+    tracked: frozenset[int]  # pc of each If/Loop whose regions keep a mask
+    escaping: frozenset[int]  # pc of each tracked If from which a lane may leave an enclosing tracked loop
+
+    def tracks(self, n: Node) -> bool:
+        return not isinstance(n, Op) and n.pc in self.tracked
+
+    def leaves(self, n: Node) -> bool:
+        """n may take lanes out of the tracked loop around it (a break/continue, or an escaping if)."""
+        if isinstance(n, Op):
+            return n.inst.spec.nest in (Nest.BREAK, Nest.CONTINUE)
+        return isinstance(n, If) and n.pc in self.escaping
+
+
+def mask_plan(nodes: list[Node]) -> MaskPlan:
+    """The MaskPlan of a lifted kernel (iterative: any nesting depth)."""
+    tracked: set[int] = set()
+    escaping: set[int] = set()
+    leaves: list[tuple[If | Loop, ...]] = []  # the enclosing nodes of every break/continue
+    users = False
+    todo: list[tuple[Node, tuple[If | Loop, ...]]] = [(n, ()) for n in reversed(nodes)]
+    while todo:
+        n, path = todo.pop()
+        if isinstance(n, Op):
+            op = n.inst.spec.op
+            if op in MASK_USERS:
+                users = True
+                tracked.update(p.pc for p in path)
+            elif n.inst.spec.nest in (Nest.BREAK, Nest.CONTINUE):
+                leaves.append(path)
+            continue
+        inner = (*path, n)
+        kids = n.then + n.other if isinstance(n, If) else n.body
+        todo.extend((c, inner) for c in reversed(kids))
+    for path in leaves:
+        at = max((i for i, p in enumerate(path) if isinstance(p, Loop)), default=-1)
+        if at >= 0 and path[at].pc in tracked:
+            between = [p.pc for p in path[at + 1 :]]
+            tracked.update(between)
+            escaping.update(between)
+    return MaskPlan(users, frozenset(tracked), frozenset(escaping))

@@ -1,14 +1,19 @@
-"""CUDA C++ dialect (for nvcc and NVRTC): warps of 32, `__activemask()` for the active lanes,
-`*_sync` warp intrinsics; wave operations without a single intrinsic loop over the active lanes."""
+"""CUDA C++ dialect (for nvcc and NVRTC): warps of 32, `*_sync` warp intrinsics on WAVE's active
+set tracked explicitly (never `__activemask()`, which under independent thread scheduling is
+whichever threads happen to run together); wave operations without a single intrinsic loop over
+the active lanes."""
 
 from __future__ import annotations
 
 from ...errors import WaveError
+from ...isa import semantics as sem
 from ...isa.registers import SReg
+from ...isa.table import ROWS, InstrSpec
+from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import HELPERS
-from .render import Dialect, GenericPointers
+from .render import EXPR, Dialect, GenericPointers
 
 HEADER = r"""
 #include <cuda_fp16.h>
@@ -39,7 +44,12 @@ WV_FN float H2F_BITS(uint u) { return __half2float(__ushort_as_half((unsigned sh
 /* wave primitives: the active mask, a shuffle among active lanes, votes */
 typedef uint wv_mask;
 #define WV_LANES 32
-#define WV_ACTIVE() __activemask()
+WV_FN uint wv_entry() {  /* the warp's threads that exist: all 32 but in a block's last partial warp */
+    uint lin = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    uint n = blockDim.x * blockDim.y * blockDim.z - (lin & ~31u);
+    return n >= 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
+}
+#define WV_ENTRY() wv_entry()
 #define WV_SHFL(m, x, i) __shfl_sync(m, x, i)
 #define WV_SHFL_XOR(m, x, k) __shfl_xor_sync(m, x, k)
 #define WV_FULL(m) ((m) == 0xFFFFFFFFu)
@@ -49,64 +59,70 @@ typedef uint wv_mask;
 WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
 """
 
-# Reductions and the prefix sum over the active lanes (no single intrinsic keeps WAVE's NaN and
-# identity rules), shared by CUDA, HIP and Metal through the WV_* primitives. When the whole wave
-# is active (WV_FULL) a butterfly over WV_SHFL_XOR (log2 W steps) and a Kogge-Stone scan do it;
-# otherwise a loop visits the active lanes, since a lane that is not running has no value to give.
-# Every operator here is associative and commutative (wv_fmin/wv_fmax order -0 below +0 and skip
-# NaNs), so both paths give the emulator's bits.
-LOOPS = r"""
-WV_FN uint wv_op_u(uint a, uint b, int op) {
-    return op == 0 ? a + b : op == 1 ? (b < a ? b : a) : op == 2 ? (b > a ? b : a)
-        : op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
-}
-WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_u(x, WV_SHFL_XOR(m, x, k), op);
+# Reductions and the prefix sum over the active lanes, shared by CUDA, HIP and Metal through the
+# WV_* primitives: one function per operator of isa.semantics.REDUCTIONS, its identity taken from
+# the table and its combine from the C rendering of the ALU row computing the same operator (so
+# wave.reduce.min.f32 combines as min.f32 does: NaN skipped, -0 below +0, canonical NaN). When
+# the whole wave is active (WV_FULL) a butterfly over WV_SHFL_XOR (log2 W steps) and a
+# Kogge-Stone scan do it; otherwise a loop visits the lanes of the mask, since a lane that is not
+# running has no value to give. Every operator is associative and commutative, so both paths
+# give the emulator's bits.
+_LOOP = """
+WV_FN uint {fn}(wv_mask m, uint x) {{
+    if (WV_FULL(m)) {{
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) {{ uint a = x, b = WV_SHFL_XOR(m, x, k); x = {combine}; }}
         return x;
-    }
-    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    }}
+    uint acc = 0x{identity:x}u;
     for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_u(acc, WV_SHFL(m, x, i), op);
+        if ((m >> i) & 1u) {{ uint a = acc, b = WV_SHFL(m, x, i); acc = {combine}; }}
     return acc;
-}
-WV_FN int wv_op_i(int a, int b, int op) { return op == 1 ? (b < a ? b : a) : (b > a ? b : a); }
-WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_i(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_i(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN float wv_op_f(float a, float b, int op) { return op == 1 ? wv_fmin(a, b) : wv_fmax(a, b); }
-WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_f(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    float acc = F(0x7FC00000u);
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_f(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
-    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then drop the lane's own value */
-        uint s = x;
-        for (uint k = 1u; k < (uint)WV_LANES; k <<= 1) {
-            uint v = WV_SHFL(m, s, me >= k ? me - k : me);
-            if (me >= k) s += v;
-        }
-        return s - x;
-    }
-    uint acc = 0u;
-    for (int i = 0; i < WV_LANES; i++)
-        if (((m >> i) & 1u) && (uint)i < me) acc += WV_SHFL(m, x, i);
-    return acc;
-}
+}}
 """
+_SCAN = """
+WV_FN uint {fn}(wv_mask m, uint x, uint me) {{
+    if (WV_FULL(m)) {{  /* inclusive Kogge-Stone scan, then each lane takes its left neighbour's */
+        uint s = x;
+        for (uint k = 1u; k < (uint)WV_LANES; k <<= 1) {{
+            uint b = WV_SHFL(m, s, me >= k ? me - k : me);
+            if (me >= k) {{ uint a = s; s = {combine}; }}
+        }}
+        uint left = WV_SHFL(m, s, me > 0u ? me - 1u : 0u);
+        return me > 0u ? left : 0x{identity:x}u;
+    }}
+    uint acc = 0x{identity:x}u;
+    for (int i = 0; i < WV_LANES; i++)
+        if (((m >> i) & 1u) && (uint)i < me) {{ uint a = acc, b = WV_SHFL(m, x, i); acc = {combine}; }}
+    return acc;
+}}
+"""
+
+
+def combine_row(red: sem.Reduction) -> str:
+    """The key of the ALU row that combines two values as reduction red does (add.u32, min.f32, ...)."""
+    op = Op[red.op.name]
+    rows = [r for r in ROWS if r.op is op and r.dtype is red.dtype and r.variant is None]
+    assert len(rows) == 1, (red.op, red.dtype, [r.key for r in rows])
+    return rows[0].key
+
+
+def loop_name(red: sem.Reduction, prefix: bool = False) -> str:
+    return f"wv_{'prefix' if prefix else 'reduce'}_{red.op.value}_{red.dtype.text}"
+
+
+def lane_loops(exprs: dict[str, str]) -> str:
+    """The reduction and scan functions for every REDUCTIONS entry, combining with exprs' templates."""
+    out = []
+    prefix = {(r.variant, r.dtype) for r in ROWS if r.op is Op.PREFIX}
+    for key, red in sem.REDUCTIONS.items():
+        combine = exprs[combine_row(red)].format(a="a", b="b")
+        out.append(_LOOP.format(fn=loop_name(red), identity=red.identity, combine=combine))
+        if key in prefix:
+            out.append(_SCAN.format(fn=loop_name(red, True), identity=red.identity, combine=combine))
+    return "".join(out)
+
+
+LOOPS = lane_loops(EXPR)
 
 _SREG = {
     SReg.TID_X: "threadIdx.x",
@@ -136,23 +152,33 @@ _OPS = {ReduceOp.ADD: 0, ReduceOp.MIN: 1, ReduceOp.MAX: 2, ReduceOp.AND: 3, Redu
 
 
 class LaneLoops(Dialect):
-    """Wave operations over the WV_* primitives (WV_ACTIVE, WV_SHFL, WV_BALLOT, WV_ANY, WV_ALL) and
-    the LOOPS helpers: CUDA, HIP and Metal."""
+    """Wave operations over the WV_* primitives (WV_ENTRY, WV_BALLOT, WV_SHFL, WV_ANY, WV_ALL) and
+    the lane_loops helpers, on the active set the renderer tracks (explicit_mask): CUDA, HIP and
+    Metal, whose own notion of the running lanes (`__activemask()` under independent thread
+    scheduling) is not WAVE's active set."""
+
+    explicit_mask = True
 
     def shuffle(self, x: str, src: str) -> str:
-        return f"WV_SHFL(WV_ACTIVE(), {x}, {src})"
+        return f"WV_SHFL({self.mask}, {x}, {src})"
+
+    def reduce(self, spec: InstrSpec, x: str) -> str:
+        return f"{loop_name(sem.reduction_of(spec))}({self.mask}, {x})"
 
     def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
-        fn = {"float": "wv_reduce_f", "int": "wv_reduce_i", "uint": "wv_reduce_u"}[ctype]
-        return f"{fn}(WV_ACTIVE(), {x}, {_OPS[op]})"
+        raise AssertionError("lane loops reduce on raw bits (reduce)")
 
     def prefix_add(self, x: str) -> str:
-        return f"wv_prefix(WV_ACTIVE(), {x}, {self.lane})"
+        red = sem.REDUCTIONS[(ReduceOp.ADD, DataType.U32)]
+        return f"{loop_name(red, True)}({self.mask}, {x}, {self.lane})"
 
     def vote(self, op: Op, p: str) -> str:
         if op is Op.BALLOT:
-            return f"(uint)WV_BALLOT(WV_ACTIVE(), {p})"
-        return f"(bool)WV_{op.name}(WV_ACTIVE(), {p})"
+            return f"(uint)WV_BALLOT({self.mask}, {p})"
+        return f"(bool)WV_{op.name}({self.mask}, {p})"
+
+    def loops(self) -> str:
+        return lane_loops({**EXPR, **self.exprs})
 
 
 class CUDA(LaneLoops, GenericPointers):
@@ -169,7 +195,7 @@ class CUDA(LaneLoops, GenericPointers):
     }
 
     def prelude(self) -> str:
-        return HEADER + HELPERS + LOOPS  # the loops call the helpers' wv_fmin/wv_fmax
+        return HEADER + HELPERS + self.loops()  # the loops call the helpers' wv_fmin/wv_fmax
 
     def check_width(self, wave_width: int) -> None:
         if wave_width != 32:

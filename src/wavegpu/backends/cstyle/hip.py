@@ -2,14 +2,15 @@
 registers, `__uint_as_float`, `extern __shared__` local memory sized at launch, `__shfl*`,
 butterfly reductions over `__shfl_xor`, and `warpSize` wherever the wave width appears, so one
 source runs on wave32 (RDNA) and wave64 (CDNA, GCN) hardware with the results the emulator
-gives at that width. The execution mask comes from `__ballot(1)`."""
+gives at that width. WAVE's active set is tracked explicitly (lift.MaskPlan), from `__ballot(1)`
+at entry, rather than read from the exec mask where a wave operation runs."""
 
 from __future__ import annotations
 
 from ...errors import WaveError
 from ...isa.registers import SReg
 from ...wbin.program import Kernel
-from .cuda import CUDA, LOOPS
+from .cuda import CUDA
 from .prelude import HELPERS
 
 HEADER = r"""
@@ -42,16 +43,17 @@ typedef unsigned short ushort;
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
 WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
-/* wave primitives: AMD lanes run in lockstep under the exec mask, which __ballot(1) reads */
+/* wave primitives on WAVE's active set, tracked by the kernel in a wv_mask: AMD lanes run in
+   lockstep under the exec mask, which __ballot(1) reads at entry; ballots keep only the mask's lanes */
 typedef unsigned long long wv_mask;
 #define WV_LANES warpSize
-#define WV_ACTIVE() __ballot(1)
+#define WV_ENTRY() __ballot(1)
 #define WV_SHFL(m, x, i) __shfl(x, (int)(i))
 #define WV_SHFL_XOR(m, x, k) __shfl_xor(x, k)
 #define WV_FULL(m) ((m) == (warpSize == 64 ? ~0ull : 0xFFFFFFFFull))
-#define WV_BALLOT(m, p) __ballot(p)
-#define WV_ANY(m, p) __any(p)
-#define WV_ALL(m, p) __all(p)
+#define WV_BALLOT(m, p) (__ballot(p) & (m))
+#define WV_ANY(m, p) (WV_BALLOT(m, p) != 0ull)
+#define WV_ALL(m, p) (WV_BALLOT(m, p) == (m))
 WV_FN uint wv_lane() { return (uint)__lane_id(); }
 """
 
@@ -62,7 +64,7 @@ class HIP(CUDA):
     width_at_run_time = True
 
     def prelude(self) -> str:
-        return HEADER + HELPERS + LOOPS
+        return HEADER + HELPERS + self.loops()
 
     def check_width(self, wave_width: int) -> None:
         if wave_width not in (32, 64):

@@ -18,7 +18,7 @@ from ...isa.table import ROWS
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Scope
 from ...wbin.program import Kernel
-from .cuda import LOOPS, LaneLoops
+from .cuda import LaneLoops
 from .prelude import CORE, HALF
 
 HEADER = r"""
@@ -34,16 +34,17 @@ using namespace metal;
 #define POPC(x) popcount((uint)(x))
 #define CLZ(x) clz((uint)(x))
 #define BREV(x) reverse_bits((uint)(x))
-/* wave primitives: SIMD-groups of 32; simd_active_threads_mask() is WAVE's active set */
+/* wave primitives on WAVE's active set, tracked by the kernel in a wv_mask: SIMD-groups of 32,
+   all of whose existing threads run at entry; ballots keep only the mask's lanes */
 typedef uint wv_mask;
 #define WV_LANES 32
-#define WV_ACTIVE() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
+#define WV_ENTRY() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
 #define WV_SHFL(m, x, i) simd_shuffle(x, (ushort)(i))
 #define WV_SHFL_XOR(m, x, k) simd_shuffle_xor(x, (ushort)(k))
 #define WV_FULL(m) ((m) == 0xFFFFFFFFu)
-#define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p))
-#define WV_ANY(m, p) simd_any(p)
-#define WV_ALL(m, p) simd_all(p)
+#define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p) & (m))
+#define WV_ANY(m, p) (WV_BALLOT(m, p) != 0u)
+#define WV_ALL(m, p) (WV_BALLOT(m, p) == (m))
 """
 
 # The float replacements of the prelude's WIDE part (same names where the renderer calls them),
@@ -178,7 +179,7 @@ class Metal(LaneLoops):
     lane = "wv_lane"
 
     def prelude(self) -> str:
-        return HEADER + CORE + FLOAT + HALF + ATOMICS + LOOPS
+        return HEADER + CORE + FLOAT + HALF + ATOMICS + self.loops()
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width != 32:

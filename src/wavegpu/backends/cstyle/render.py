@@ -9,6 +9,7 @@ helpers of the prelude, never C's default behaviour.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
@@ -19,7 +20,7 @@ from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, Shuff
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..base import Rendered
-from ..lift import If, Node, Op, lift
+from ..lift import MASK_USERS, If, MaskPlan, Node, Op, lift, mask_plan
 
 # Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
 # predicates). Helpers (wv_*) come from the prelude; F/U/D/UL reinterpret bits.
@@ -206,6 +207,17 @@ class Dialect:
         """An atomic returning the old value; ctype is "int", "uint" or (f32 add) "float"."""
         raise NotImplementedError
 
+    explicit_mask = False  # True: wave operations take WAVE's active set as a tracked mask (lift.MaskPlan)
+    mask = "WV_ACTIVE()"  # the active set a wave operation reads (the renderer sets the tracked one)
+
+    def ballot(self, mask: str, p: str) -> str:
+        """The lanes of mask (all running this statement) where p holds; lanes that returned give 0."""
+        return f"WV_BALLOT({mask}, {p})"
+
+    def entry_mask(self) -> str:
+        """WAVE's active set at the kernel's entry: the lanes of the wave that exist."""
+        return "WV_ENTRY()"
+
     lane = "lane"  # the expression for %lane_id
     width_at_run_time = False  # True: the source reads W from the hardware (width()) rather than fixing it
 
@@ -349,8 +361,12 @@ class CRenderer:
         return base if off == 0 else f"({base} + 0x{off:x}u)"
 
     # -- instructions
-    def inst(self, inst: Instruction) -> list[str]:
+    def inst(self, inst: Instruction, mask: str | None = None) -> list[str]:
         spec = inst.spec
+        if mask is not None and spec.op in MASK_USERS:
+            return self.on_active(inst, mask)
+        if mask is not None and spec.nest in (Nest.BREAK, Nest.CONTINUE):
+            return self.leave_tracked(inst, mask)
         key = spec.key
         if key in self.d.unsupported:
             raise WaveError(f"{self.d.name}: {spec.name} is not supported: {self.d.unsupported[key]}")
@@ -369,6 +385,28 @@ class CRenderer:
             g = f"{'!' if inst.guard.negated else ''}p{inst.guard.pred}"
             return [f"if ({g}) {{"] + ["    " + x for x in lines] + ["}"]
         return lines
+
+    def on_active(self, inst: Instruction, mask: str) -> list[str]:
+        """A wave operation (or mma) in a tracked region: its active set is the ballot of the
+        guard among the region's lanes (lanes that returned give 0), read by the dialect."""
+        g = "true" if inst.guard is None else f"{'!' if inst.guard.negated else ''}p{inst.guard.pred}"
+        self.d.mask = "wv_act"
+        try:
+            body = self.inst(replace(inst, guard=None))
+        finally:
+            self.d.mask = Dialect.mask
+        if inst.guard is not None:
+            body = [f"if ({g}) {{", *("    " + x for x in body), "}"]
+        return ["{", f"    wv_mask wv_act = {self.d.ballot(mask, g)};", *("    " + x for x in body), "}"]
+
+    def leave_tracked(self, inst: Instruction, mask: str) -> list[str]:
+        """break/continue p of a tracked loop: the leaving lanes are dropped from the region's mask
+        by a ballot every lane of the region takes, then flagged; they skip to the latch."""
+        c = self.src(inst.operands[0], Kind.PRED)
+        if inst.guard is not None:
+            c = f"({c} && {'!' if inst.guard.negated else ''}p{inst.guard.pred})"
+        flag = "wv_brk" if inst.spec.nest is Nest.BREAK else "wv_cnt"
+        return [f"{mask} = {self.d.ballot(mask, f'!{c}')};", f"if ({c}) {flag} = true;"]
 
     def leave(self, inst: Instruction) -> list[str]:
         """break/continue p."""
@@ -476,29 +514,79 @@ class CRenderer:
         return [*out, "}"]
 
     # -- structure
-    def nodes(self, ns: list[Node], ind: str, out: list[str]) -> None:
-        """The tree as nested C blocks; an explicit work stack (a node, or a closing line, with
-        its indentation) instead of recursion, so any nesting depth renders."""
-        work: list[tuple[Node | str, str]] = [(n, ind) for n in reversed(ns)]
+    def nodes(self, ns: list[Node], ind: str, out: list[str], mask: str | None = None) -> None:
+        """The tree as nested C blocks; an explicit work stack (a node with its indentation and
+        its region's mask variable, or a line) instead of recursion, so any nesting depth renders.
+
+        Regions the MaskPlan tracks (dialects with `explicit_mask`) keep WAVE's active set in a
+        `wv_mask` variable, as the PTX backend does: an `if` splits it by a ballot among the
+        region's lanes; a lane that breaks or continues a tracked loop does not jump there at
+        once (the lanes left behind could not learn it) but sets wv_brk/wv_cnt, is removed from
+        the mask by a ballot all the region's lanes take, and skips the rest of each enclosing
+        region to the loop's latch, where the loop's mask drops the lanes that broke. A lane
+        that returns drops out of every later ballot by itself. Other regions are plain C."""
+        work: list[tuple[Node | str, str, str | None]] = [
+            *((s, i, m) for s, i, m in reversed(self.region(ns, ind, mask)))
+        ]
         while work:
-            n, ind = work.pop()
+            n, ind, m = work.pop()
             if isinstance(n, str):
                 out.append(ind + n)
             elif isinstance(n, Op):
-                for line in self.inst(n.inst):
+                for line in self.inst(n.inst, m):
                     out.append(ind + line)
             else:
                 inner = ind + "    "
+                tracked = m is not None and self.plan.tracks(n)
+                seq: list[tuple[Node | str, str, str | None]]
                 if isinstance(n, If):
+                    mt = me = None
+                    if tracked:
+                        assert m is not None
+                        mt = self.mask_var()
+                        out.append(f"{ind}wv_mask {mt} = {self.d.ballot(m, f'p{n.pred}')};")
+                        if n.other:
+                            me = self.mask_var()
+                            out.append(f"{ind}wv_mask {me} = {m} & ~{mt};")
                     out.append(f"{ind}if (p{n.pred}) {{")
-                    seq: list[tuple[Node | str, str]] = [(c, inner) for c in n.then]
+                    seq = self.region(n.then, inner, mt)
                     if n.other:
-                        seq += [("} else {", ind), *((c, inner) for c in n.other)]
+                        seq += [("} else {", ind, None), *self.region(n.other, inner, me)]
+                    seq.append(("}", ind, None))
+                elif tracked:
+                    assert m is not None
+                    ml, mb = self.mask_var(), self.mask_var()
+                    out += [f"{ind}wv_mask {ml} = {m};", f"{ind}for (;;) {{", f"{inner}wv_mask {mb} = {ml};"]
+                    seq = self.region(n.body, inner, mb)
+                    latch = [f"{ml} = {self.d.ballot(ml, '!wv_brk')};", "wv_cnt = false;", "if (wv_brk) break;"]
+                    seq += [*((x, inner, None) for x in latch), ("}", ind, None), ("wv_brk = false;", ind, None)]
                 else:
                     out.append(f"{ind}for (;;) {{")
-                    seq = [(c, inner) for c in n.body]
-                seq.append(("}", ind))
+                    seq = self.region(n.body, inner, None)
+                    seq.append(("}", ind, None))
                 work.extend(reversed(seq))
+
+    def region(self, ns: list[Node], ind: str, mask: str | None) -> list[tuple[Node | str, str, str | None]]:
+        """A region's children in order; in a tracked region, the rest after a child that may
+        take lanes out of the loop is wrapped so that the lanes which left skip it."""
+        steps: list[tuple[Node | str, str, str | None]] = []
+        closers: list[str] = []
+        for i, c in enumerate(ns):
+            steps.append((c, ind, mask))
+            if mask is None or not self.plan.leaves(c):
+                continue
+            if isinstance(c, If):  # the lanes that left inside it leave this region too
+                steps.append((f"{mask} = {self.d.ballot(mask, '!wv_brk && !wv_cnt')};", ind, None))
+            if i + 1 < len(ns):
+                steps.append(("if (!wv_brk && !wv_cnt) {", ind, None))
+                closers.append(ind)
+                ind += "    "
+        steps += [("}", c, None) for c in reversed(closers)]
+        return steps
+
+    def mask_var(self) -> str:
+        self.masks += 1
+        return f"wv_m{self.masks}"
 
     def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
         """C source for kernel k. `nargs` register presets become kernel arguments (default: the
@@ -516,6 +604,8 @@ class CRenderer:
                         f"{self.d.name}: kernel {k.name!r} reads %clock, which has no {self.d.name} equivalent"
                     )
         tree = lift(k)
+        self.plan = mask_plan(tree) if self.d.explicit_mask else MaskPlan(False, frozenset(), frozenset())
+        self.masks = 0
         nregs = max(k.registers, len(k.params), 1)
         params = [f"a{i}" for i in range(len(k.params) if nargs is None else nargs)]
         body: list[str] = []
@@ -525,7 +615,12 @@ class CRenderer:
             body.append(f"    r{i} = a{i};")
         if k.local_memory:
             body.append("    " + self.d.local_decl(k.local_memory))
-        self.nodes(tree, "    ", body)
+        root = None
+        if self.plan.root:  # WAVE's active set at entry: the lanes of the wave that exist
+            root = "wv_m0"
+            body.append(f"    wv_mask wv_m0 = {self.d.entry_mask()};")
+            body.append("    bool wv_brk = false, wv_cnt = false;")
+        self.nodes(tree, "    ", body, root)
         head = self.d.kernel_open(k, params, wave_width)
         tail = self.d.kernel_close(k, params, wave_width)
         src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n" + tail
