@@ -28,16 +28,17 @@ typedef unsigned short ushort;
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
 WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
-/* wave primitives: AMD lanes run in lockstep under the exec mask, which __ballot(1) reads */
+/* wave primitives on WAVE's active set, tracked by the kernel in a wv_mask: AMD lanes run in
+   lockstep under the exec mask, which __ballot(1) reads at entry; ballots keep only the mask's lanes */
 typedef unsigned long long wv_mask;
 #define WV_LANES warpSize
-#define WV_ACTIVE() __ballot(1)
+#define WV_ENTRY() __ballot(1)
 #define WV_SHFL(m, x, i) __shfl(x, (int)(i))
 #define WV_SHFL_XOR(m, x, k) __shfl_xor(x, k)
 #define WV_FULL(m) ((m) == (warpSize == 64 ? ~0ull : 0xFFFFFFFFull))
-#define WV_BALLOT(m, p) __ballot(p)
-#define WV_ANY(m, p) __any(p)
-#define WV_ALL(m, p) __all(p)
+#define WV_BALLOT(m, p) (__ballot(p) & (m))
+#define WV_ANY(m, p) (WV_BALLOT(m, p) != 0ull)
+#define WV_ALL(m, p) (WV_BALLOT(m, p) == (m))
 WV_FN uint wv_lane() { return (uint)__lane_id(); }
 
 #define CVT_F_S(x) ((float)(int)(x))
@@ -238,53 +239,128 @@ WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
     return old;
 }
 
-WV_FN uint wv_op_u(uint a, uint b, int op) {
-    return op == 0 ? a + b : op == 1 ? (b < a ? b : a) : op == 2 ? (b > a ? b : a)
-        : op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
-}
-WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
+WV_FN uint wv_reduce_add_u32(wv_mask m, uint x) {
     if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_u(x, WV_SHFL_XOR(m, x, k), op);
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a + b); }
         return x;
     }
-    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    uint acc = 0x0u;
     for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_u(acc, WV_SHFL(m, x, i), op);
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a + b); }
     return acc;
 }
-WV_FN int wv_op_i(int a, int b, int op) { return op == 1 ? (b < a ? b : a) : (b > a ? b : a); }
-WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_i(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_i(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN float wv_op_f(float a, float b, int op) { return op == 1 ? wv_fmin(a, b) : wv_fmax(a, b); }
-WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_f(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    float acc = F(0x7FC00000u);
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_f(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
-    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then drop the lane's own value */
+
+WV_FN uint wv_prefix_add_u32(wv_mask m, uint x, uint me) {
+    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then each lane takes its left neighbour's */
         uint s = x;
         for (uint k = 1u; k < (uint)WV_LANES; k <<= 1) {
-            uint v = WV_SHFL(m, s, me >= k ? me - k : me);
-            if (me >= k) s += v;
+            uint b = WV_SHFL(m, s, me >= k ? me - k : me);
+            if (me >= k) { uint a = s; s = (a + b); }
         }
-        return s - x;
+        uint left = WV_SHFL(m, s, me > 0u ? me - 1u : 0u);
+        return me > 0u ? left : 0x0u;
     }
-    uint acc = 0u;
+    uint acc = 0x0u;
     for (int i = 0; i < WV_LANES; i++)
-        if (((m >> i) & 1u) && (uint)i < me) acc += WV_SHFL(m, x, i);
+        if (((m >> i) & 1u) && (uint)i < me) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a + b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_s32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (uint)wv_min_i((int)a, (int)b); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (uint)wv_min_i((int)a, (int)b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_s32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (uint)wv_max_i((int)a, (int)b); }
+        return x;
+    }
+    uint acc = 0x80000000u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (uint)wv_max_i((int)a, (int)b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_u32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_min_u(a, b); }
+        return x;
+    }
+    uint acc = 0xffffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_min_u(a, b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_u32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_max_u(a, b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_max_u(a, b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_and_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a & b); }
+        return x;
+    }
+    uint acc = 0xffffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a & b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_or_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a | b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a | b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_xor_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a ^ b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a ^ b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_f32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_c32(wv_fmin(F(a), F(b))); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_c32(wv_fmin(F(a), F(b))); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_f32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_c32(wv_fmax(F(a), F(b))); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_c32(wv_fmax(F(a), F(b))); }
     return acc;
 }

@@ -11,16 +11,17 @@ using namespace metal;
 #define POPC(x) popcount((uint)(x))
 #define CLZ(x) clz((uint)(x))
 #define BREV(x) reverse_bits((uint)(x))
-/* wave primitives: SIMD-groups of 32; simd_active_threads_mask() is WAVE's active set */
+/* wave primitives on WAVE's active set, tracked by the kernel in a wv_mask: SIMD-groups of 32,
+   all of whose existing threads run at entry; ballots keep only the mask's lanes */
 typedef uint wv_mask;
 #define WV_LANES 32
-#define WV_ACTIVE() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
+#define WV_ENTRY() ((uint)(simd_vote::vote_t)simd_active_threads_mask())
 #define WV_SHFL(m, x, i) simd_shuffle(x, (ushort)(i))
 #define WV_SHFL_XOR(m, x, k) simd_shuffle_xor(x, (ushort)(k))
 #define WV_FULL(m) ((m) == 0xFFFFFFFFu)
-#define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p))
-#define WV_ANY(m, p) simd_any(p)
-#define WV_ALL(m, p) simd_all(p)
+#define WV_BALLOT(m, p) ((uint)(simd_vote::vote_t)simd_ballot(p) & (m))
+#define WV_ANY(m, p) (WV_BALLOT(m, p) != 0u)
+#define WV_ALL(m, p) (WV_BALLOT(m, p) == (m))
 
 #define CVT_F_S(x) ((float)(int)(x))
 #define CVT_F_U(x) ((float)(uint)(x))
@@ -217,53 +218,128 @@ WV_FN uint wv_atomic_addf_l(threadgroup atomic_uint* p, uint v) {
     do { prev = old; old = wv_cas_l(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
     return old;
 }
-WV_FN uint wv_op_u(uint a, uint b, int op) {
-    return op == 0 ? a + b : op == 1 ? (b < a ? b : a) : op == 2 ? (b > a ? b : a)
-        : op == 3 ? (a & b) : op == 4 ? (a | b) : (a ^ b);
-}
-WV_FN uint wv_reduce_u(wv_mask m, uint x, int op) {
+WV_FN uint wv_reduce_add_u32(wv_mask m, uint x) {
     if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_u(x, WV_SHFL_XOR(m, x, k), op);
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a + b); }
         return x;
     }
-    uint acc = op == 0 ? 0u : op == 1 ? 0xFFFFFFFFu : op == 3 ? 0xFFFFFFFFu : 0u;
+    uint acc = 0x0u;
     for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_u(acc, WV_SHFL(m, x, i), op);
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a + b); }
     return acc;
 }
-WV_FN int wv_op_i(int a, int b, int op) { return op == 1 ? (b < a ? b : a) : (b > a ? b : a); }
-WV_FN int wv_reduce_i(wv_mask m, int x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_i(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    int acc = op == 1 ? 0x7FFFFFFF : (int)0x80000000;
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_i(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN float wv_op_f(float a, float b, int op) { return op == 1 ? wv_fmin(a, b) : wv_fmax(a, b); }
-WV_FN float wv_reduce_f(wv_mask m, float x, int op) {
-    if (WV_FULL(m)) {
-        for (int k = WV_LANES / 2; k > 0; k >>= 1) x = wv_op_f(x, WV_SHFL_XOR(m, x, k), op);
-        return x;
-    }
-    float acc = F(0x7FC00000u);
-    for (int i = 0; i < WV_LANES; i++)
-        if ((m >> i) & 1u) acc = wv_op_f(acc, WV_SHFL(m, x, i), op);
-    return acc;
-}
-WV_FN uint wv_prefix(wv_mask m, uint x, uint me) {
-    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then drop the lane's own value */
+
+WV_FN uint wv_prefix_add_u32(wv_mask m, uint x, uint me) {
+    if (WV_FULL(m)) {  /* inclusive Kogge-Stone scan, then each lane takes its left neighbour's */
         uint s = x;
         for (uint k = 1u; k < (uint)WV_LANES; k <<= 1) {
-            uint v = WV_SHFL(m, s, me >= k ? me - k : me);
-            if (me >= k) s += v;
+            uint b = WV_SHFL(m, s, me >= k ? me - k : me);
+            if (me >= k) { uint a = s; s = (a + b); }
         }
-        return s - x;
+        uint left = WV_SHFL(m, s, me > 0u ? me - 1u : 0u);
+        return me > 0u ? left : 0x0u;
     }
-    uint acc = 0u;
+    uint acc = 0x0u;
     for (int i = 0; i < WV_LANES; i++)
-        if (((m >> i) & 1u) && (uint)i < me) acc += WV_SHFL(m, x, i);
+        if (((m >> i) & 1u) && (uint)i < me) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a + b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_s32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (uint)wv_min_i((int)a, (int)b); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (uint)wv_min_i((int)a, (int)b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_s32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (uint)wv_max_i((int)a, (int)b); }
+        return x;
+    }
+    uint acc = 0x80000000u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (uint)wv_max_i((int)a, (int)b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_u32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_min_u(a, b); }
+        return x;
+    }
+    uint acc = 0xffffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_min_u(a, b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_u32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_max_u(a, b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_max_u(a, b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_and_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a & b); }
+        return x;
+    }
+    uint acc = 0xffffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a & b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_or_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a | b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a | b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_xor_b32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = (a ^ b); }
+        return x;
+    }
+    uint acc = 0x0u;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a ^ b); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_min_f32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_c32(wv_fmin(F(a), F(b))); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_c32(wv_fmin(F(a), F(b))); }
+    return acc;
+}
+
+WV_FN uint wv_reduce_max_f32(wv_mask m, uint x) {
+    if (WV_FULL(m)) {
+        for (int k = WV_LANES / 2; k > 0; k >>= 1) { uint a = x, b = WV_SHFL_XOR(m, x, k); x = wv_c32(wv_fmax(F(a), F(b))); }
+        return x;
+    }
+    uint acc = 0x7fffffffu;
+    for (int i = 0; i < WV_LANES; i++)
+        if ((m >> i) & 1u) { uint a = acc, b = WV_SHFL(m, x, i); acc = wv_c32(wv_fmax(F(a), F(b))); }
     return acc;
 }

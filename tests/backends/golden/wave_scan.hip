@@ -5,6 +5,8 @@ extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __res
     r0 = a0;
     r1 = a1;
     r2 = a2;
+    wv_mask wv_m0 = WV_ENTRY();
+    bool wv_brk = false, wv_cnt = false;
     r3 = (uint)threadIdx.x;
     r4 = (uint)blockIdx.x;
     r5 = (uint)blockDim.x;
@@ -12,11 +14,17 @@ extern "C" __global__ void wave_scan(uchar* __restrict__ mem, const uchar* __res
     r7 = wv_shl(r6, 0x2u);
     r8 = (r0 + r7);
     r9 = (*((uint*)(mem + (r8))));
-    r10 = wv_prefix(WV_ACTIVE(), r9, wv_lane());
+    {
+        wv_mask wv_act = WV_BALLOT(wv_m0, true);
+        r10 = wv_prefix_add_u32(wv_act, r9, wv_lane());
+    }
     r10 = (r10 + r9);
     r8 = (r1 + r7);
     *((uint*)(mem + (r8))) = r10;
-    r11 = (uint)wv_reduce_u(WV_ACTIVE(), (uint)r9, 0);
+    {
+        wv_mask wv_act = WV_BALLOT(wv_m0, true);
+        r11 = wv_reduce_add_u32(wv_act, r9);
+    }
     r12 = wv_lane();
     p0 = (r12 == 0x0u);
     if (p0) {
