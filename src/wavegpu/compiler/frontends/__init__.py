@@ -34,8 +34,9 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
 
 def _registry() -> dict[str, Frontend]:
     from .python import PYTHON
+    from .rust import RUST
 
-    return {PYTHON.name: PYTHON}
+    return {fe.name: fe for fe in (PYTHON, RUST)}
 
 
 FRONTENDS: dict[str, Frontend] = _registry()

@@ -1,0 +1,1720 @@
+"""The Rust frontend: `#[wave::kernel]` functions of a tree-sitter-rust tree to typed HIR.
+
+Rust's own rules, not Python's (docs/compiler.md, "The kernel language in Rust"): no implicit
+conversions between types (a mismatch is refused with the `as` fix-it rustc suggests), integer
+`/` and `%` truncate (HIR TRUNC_DIV/TRUNC_REM), integer arithmetic wraps as in a release build,
+shift counts are taken modulo 32 as a release build does, `as` casts keep or convert values as
+Rust defines them (float -> int saturates, NaN gives 0: WAVE's cvt does the same). Unsuffixed
+literals take their type from the context; a `let` of an unsuffixed literal with no annotation
+is inferred from its later uses, as rustc does (the default: i32 and f64).
+
+Kernels are functions marked `#[wave::kernel]` or `#[kernel]` (every function when none is
+marked, the Rust toolchain's examples); builtins are called as `wave::thread_id(0)` or, after
+`use wave::*;`, `thread_id(0)`, and the usual methods (`x.sqrt()`, `a.min(b)`, `a.mul_add(b, c)`).
+The declaration crate under support/rust/ lets rustc check the same kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ...errors import CompileError, Diagnostic
+from .. import builtins, hir
+from ..builtins import ATOMICS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..types import BOOL, F16, F32, F64, I32, U32, ArrayType, ScalarType
+from . import treesitter
+from .treesitter import Node, Source
+
+BinOp = hir.BinaryOp
+Cmp = hir.CompareOp
+
+# Rust's scalar type names and the HIR type that holds their values (usize is u32 here; the 8- and
+# 16-bit integers are storage types whose values are held in an i32 or u32)
+RUST_TYPES: dict[str, ScalarType] = {
+    "i32": I32,
+    "u32": U32,
+    "usize": U32,
+    "f32": F32,
+    "f64": F64,
+    "f16": F16,
+    "bool": BOOL,
+    "u8": U32,
+    "u16": U32,
+    "i8": I32,
+    "i16": I32,
+}
+NARROW_BITS = {"u8": 8, "u16": 16, "i8": 8, "i16": 16}
+ELEMENT_TYPES = {"i32": I32, "u32": U32, "f32": F32, "f64": F64, "f16": F16}
+UNSUPPORTED_INTS = ("i64", "u64", "i128", "u128", "isize")
+INTS = ("i32", "u32", "usize", *NARROW_BITS)
+FLOATS = ("f32", "f64", "f16")
+
+BINOPS = {
+    "+": BinOp.ADD,
+    "-": BinOp.SUB,
+    "*": BinOp.MUL,
+    "/": BinOp.DIV,
+    "%": BinOp.TRUNC_REM,
+    "&": BinOp.AND,
+    "|": BinOp.OR,
+    "^": BinOp.XOR,
+    "<<": BinOp.SHL,
+    ">>": BinOp.SHR,
+}
+CMPOPS = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, ">=": Cmp.GE}
+WRAPPING = {  # x.wrapping_add(y) ... : what release-mode arithmetic does anyway
+    "wrapping_add": "+",
+    "wrapping_sub": "-",
+    "wrapping_mul": "*",
+    "wrapping_div": "/",
+    "wrapping_rem": "%",
+    "wrapping_shl": "<<",
+    "wrapping_shr": ">>",
+}
+METHOD_MATH = {  # x.method() -> the builtin (Rust's natural log is ln)
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "sin": "sin",
+    "cos": "cos",
+    "exp": "exp",
+    "exp2": "exp2",
+    "ln": "log",
+    "log2": "log2",
+    "floor": "floor",
+    "ceil": "ceil",
+}
+FUNCTION_ALIASES = {"ln": "log", "mul_add": "fma"}
+SCOPES = {"Wave": "wave", "Workgroup": "workgroup", "Device": "device"}
+FLOAT_CONSTS = {
+    "PI": math.pi,
+    "E": math.e,
+    "TAU": math.tau,
+    "LN_2": math.log(2),
+    "LN_10": math.log(10),
+    "LOG2_E": math.log2(math.e),
+    "LOG10_E": math.log10(math.e),
+    "SQRT_2": math.sqrt(2),
+    "FRAC_PI_2": math.pi / 2,
+    "FRAC_PI_4": math.pi / 4,
+    "FRAC_1_SQRT_2": 1 / math.sqrt(2),
+}
+TYPE_CONSTS: dict[str, dict[str, float | int]] = {
+    "f32": {"MAX": 3.4028234663852886e38, "MIN": -3.4028234663852886e38, "EPSILON": 1.1920929e-07,
+            "INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan, "MIN_POSITIVE": 1.1754944e-38},
+    "f64": {"MAX": 1.7976931348623157e308, "MIN": -1.7976931348623157e308, "EPSILON": 2.220446049250313e-16,
+            "INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan},
+    "i32": {"MAX": 2**31 - 1, "MIN": -(2**31), "BITS": 32},
+    "u32": {"MAX": 2**32 - 1, "MIN": 0, "BITS": 32},
+    "usize": {"MAX": 2**32 - 1, "MIN": 0},
+}
+HEAP = ("Vec", "Box", "String", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque")
+HIDDEN_SUFFIXES = ("__len", "__shape0", "__shape1")
+
+# How Rust spells each builtin (docs/compiler.md's table is generated from these)
+SPELLINGS: dict[str, str] = {
+    "thread_id": "thread_id(0)",
+    "workgroup_id": "workgroup_id(0)",
+    "workgroup_size": "workgroup_size(0)",
+    "grid_size": "grid_size(0)",
+    "global_id": "global_id(0)",
+    "global_size": "global_size(0)",
+    "lane_id": "lane_id()",
+    "wave_id": "wave_id()",
+    "wave_width": "wave_width()",
+    "barrier": "barrier()",
+    "fence": "fence(Scope::Workgroup)",
+    "local_array": "let s = local_array::<f32, 256>();",
+    **{f"atomic_{op}": f"atomic_{op}(bins, i, v)" for op in ("add", "sub", "min", "max", "and", "or", "xor")},
+    "atomic_exchange": "atomic_exchange(a, i, v)",
+    "atomic_cas": "atomic_cas(a, i, expected, desired)",
+    **{n: f"{n}(x)" for n in ("wave_reduce_add", "wave_reduce_min", "wave_reduce_max", "wave_reduce_and")},
+    "wave_reduce_or": "wave_reduce_or(x)",
+    "wave_prefix_add": "wave_prefix_add(x)",
+    "wave_shuffle": "wave_shuffle(x, lane)",
+    "wave_shuffle_up": "wave_shuffle_up(x, n)",
+    "wave_shuffle_down": "wave_shuffle_down(x, n)",
+    "wave_shuffle_xor": "wave_shuffle_xor(x, mask)",
+    "wave_broadcast": "wave_broadcast(x, lane)",
+    "wave_ballot": "wave_ballot(c)",
+    "wave_any": "wave_any(c)",
+    "wave_all": "wave_all(c)",
+    "sqrt": "x.sqrt()",
+    "rsqrt": "x.rsqrt()",
+    "sin": "x.sin()",
+    "cos": "x.cos()",
+    "exp": "x.exp()",
+    "exp2": "x.exp2()",
+    "log": "x.ln()",
+    "log2": "x.log2()",
+    "floor": "x.floor()",
+    "ceil": "x.ceil()",
+    "fma": "a.mul_add(b, c)",
+    "abs": "x.abs()",
+    "min": "a.min(b)",
+    "max": "a.max(b)",
+    "i32": "x as i32",
+    "u32": "x as u32",
+    "f32": "x as f32",
+    "f64": "x as f64",
+    "f16": "f16::from_f32(x)",
+    "bool": "x != 0",
+}
+
+
+class V(NamedTuple):
+    """A lowered expression with its Rust type ('usize', 'u8', ... where HIR's type says less)."""
+
+    e: hir.Expr
+    rt: str
+    lit: bool = False  # an unsuffixed literal (its type comes from the context)
+    flex: frozenset[str] | None = None  # built only of literals and not-yet-inferred variables
+
+
+@dataclass
+class Var:
+    hir_name: str
+    rt: str
+    mutable: bool
+    flexible: bool  # declared from an unsuffixed literal with no annotation: inferred from uses
+    node: Node
+
+
+@dataclass
+class Array:
+    name: str
+    type: ArrayType
+    rt: str  # the element's Rust type
+    mutable: bool
+    count: int | None = None  # local arrays
+
+
+class _Bail(Exception):
+    """Abandon the current statement after recording a diagnostic."""
+
+
+class _Restart(Exception):
+    """A variable's type was inferred from a later use: lower the function again."""
+
+
+def _fits(v: int, rt: str) -> bool:
+    if rt == "i32":
+        return -(2**31) <= v < 2**31
+    if rt in ("u32", "usize"):
+        return 0 <= v < 2**32
+    if rt in NARROW_BITS:
+        b = NARROW_BITS[rt]
+        return -(1 << (b - 1)) <= v < (1 << (b - 1)) if rt.startswith("i") else 0 <= v < (1 << b)
+    return False
+
+
+def _wrap(v: int, rt: str) -> int:
+    v &= 0xFFFFFFFF
+    if rt == "i32" and v >> 31:
+        return v - (1 << 32)
+    return v
+
+
+def parse_int(text: str) -> tuple[int, str | None]:
+    """The value and the suffix of a Rust integer literal."""
+    t = text.replace("_", "")
+    suffix = None
+    for s in (*INTS, *UNSUPPORTED_INTS, "i64", "u64", "f32", "f64"):
+        if t.endswith(s) and not (t.startswith(("0x", "0X")) and s in ("f32", "f64")):
+            suffix, t = s, t[: -len(s)]
+            break
+    base = 10
+    if t[:2] in ("0x", "0X"):
+        base, t = 16, t[2:]
+    elif t[:2] in ("0o", "0O"):
+        base, t = 8, t[2:]
+    elif t[:2] in ("0b", "0B"):
+        base, t = 2, t[2:]
+    return int(t, base), suffix
+
+
+def parse_float(text: str) -> tuple[float, str | None]:
+    t = text.replace("_", "")
+    suffix = None
+    for s in ("f32", "f64", "f16"):
+        if t.endswith(s):
+            suffix, t = s, t[: -len(s)]
+    return float(t), suffix
+
+
+class Lowering:
+    """One kernel function to HIR (run again when a variable's type is inferred from a later use)."""
+
+    def __init__(self, front: RustKernels, fn: Node, inferred: dict[int, str]):
+        self.f = front
+        self.src = front.src
+        self.fn = fn
+        self.inferred = inferred  # let/for node id -> the type its later uses gave it
+        self.diags: list[Diagnostic] = []
+        self.scopes: list[dict[str, Var | Array]] = [{}]
+        self.vars: dict[str, ScalarType] = {}  # HIR variable names and types
+        self.params: set[str] = set()
+        self.locals: list[hir.LocalArray] = []
+        self.hidden: set[str] = set()
+        self.loop_depth = 0
+        self.tmp = 0
+        self.fn_name = self.text(fn.child_by_field_name("name"))
+
+    # -- helpers
+    def text(self, n: Node) -> str:
+        return self.src.node_text(n)
+
+    def error(self, n: Node, msg: str) -> _Bail:
+        self.diags.append(Diagnostic(msg, self.src.span(n)))
+        return _Bail()
+
+    def span(self, n: Node):  # noqa: ANN201
+        return self.src.span(n)
+
+    def lookup(self, name: str) -> Var | Array | None:
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        return None
+
+    def fresh_name(self, base: str, t: ScalarType) -> str:
+        name = base
+        k = 1
+        while name in self.vars or name in self.params or self.is_array_name(name):
+            k += 1
+            name = f"{base}${k}"
+        self.vars[name] = t
+        return name
+
+    def is_array_name(self, name: str) -> bool:
+        return any(isinstance(sc.get(name), Array) for sc in self.scopes) or any(
+            la.name == name for la in self.locals
+        )
+
+    def temp(self, t: ScalarType) -> str:
+        self.tmp += 1
+        name = f"$t{self.tmp}"
+        self.vars[name] = t
+        return name
+
+    def named_children(self, n: Node) -> list[Node]:
+        return [c for c in n.named_children if c.type not in ("line_comment", "block_comment")]
+
+    # -- entry
+    def run(self) -> hir.Function:
+        fn = self.fn
+        params: list[hir.Param] = []
+        prologue: list[hir.Stmt] = []
+        for tp in fn.named_children:
+            if tp.type == "type_parameters":
+                raise self.error(tp, "kernels are not generic: write the element types (f32, u32, ...)")
+        plist = fn.child_by_field_name("parameters")
+        for p in self.named_children(plist):
+            if p.type == "self_parameter":
+                self.error(p, "kernels are free functions (no self)")
+                continue
+            if p.type != "parameter":
+                self.error(p, "kernel parameters are `name: type`")
+                continue
+            pat, ty = p.child_by_field_name("pattern"), p.child_by_field_name("type")
+            mutable = False
+            if pat.type == "mut_pattern":
+                mutable = True
+                pat = pat.named_children[-1]
+            if pat.type != "identifier":
+                self.error(pat, "a kernel parameter is a plain name")
+                continue
+            name = self.text(pat)
+            if name.endswith(HIDDEN_SUFFIXES):
+                self.error(pat, f"parameter names ending in {', '.join(HIDDEN_SUFFIXES)} are reserved (hidden arguments)")
+                continue
+            try:
+                kind = self.param_type(ty)
+            except _Bail:
+                continue
+            if isinstance(kind, Array):
+                kind.name = name
+                self.scopes[0][name] = kind
+                params.append(hir.Param(name, kind.type, self.span(p)))
+                continue
+            rt = kind
+            t = RUST_TYPES[rt]
+            self.params.add(name)
+            params.append(hir.Param(name, t, self.span(p)))
+            if mutable:  # `mut n: u32`: a variable initialised from the argument
+                hn = self.fresh_name(name, t)
+                prologue.append(hir.Assign(self.span(p), hn, hir.Var(t, self.span(p), name)))
+                self.scopes[0][name] = Var(hn, rt, True, False, p)
+            else:
+                self.scopes[0][name] = Var(name, rt, False, False, p)
+        ret = fn.child_by_field_name("return_type")
+        if ret is not None and self.text(ret) != "()":
+            self.error(ret, "kernels return nothing (write results to a `&mut [T]` parameter)")
+        body = self.block(fn.child_by_field_name("body"), new_scope=True)
+        if self.diags:
+            raise CompileError(self.diags)
+        for p in list(params):
+            if p.name + "__len" in self.hidden:
+                params.append(hir.Param(p.name + "__len", I32, p.span))
+        variables = tuple((k, v) for k, v in self.vars.items() if k not in self.params and k not in self.hidden)
+        return hir.Function(
+            self.fn_name, tuple(params), tuple(prologue) + body, variables, tuple(self.locals), self.src.file
+        )
+
+    def param_type(self, ty: Node) -> Array | str:
+        if ty.type == "reference_type":
+            inner = ty.child_by_field_name("type")
+            mutable = any(c.type == "mutable_specifier" for c in ty.children)
+            if inner.type == "array_type" and inner.child_by_field_name("length") is None:
+                elem = inner.child_by_field_name("element")
+                rt = self.type_name(elem)
+                if rt in NARROW_BITS:
+                    from ..types import NARROW
+
+                    return Array("", ArrayType(NARROW[rt], "global"), rt, mutable)
+                if rt not in ELEMENT_TYPES:
+                    raise self.error(elem, f"slice elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
+                return Array("", ArrayType(ELEMENT_TYPES[rt], "global"), rt, mutable)
+            if inner.type == "array_type":
+                raise self.error(ty, "buffers are slices, `&[f32]` or `&mut [f32]` (their length comes at run time)")
+            raise self.error(ty, "a reference parameter is a slice, `&[f32]` or `&mut [f32]`")
+        rt = self.type_name(ty)
+        if rt == "bool":
+            raise self.error(ty, "scalar parameters are i32, u32, usize, f32, f16 or f64")
+        if rt in NARROW_BITS:
+            raise self.error(ty, f"{rt} is an array element type only: pass an u32 or i32")
+        return rt
+
+    def type_name(self, ty: Node) -> str:
+        """The Rust scalar type a type node names (`wave::f16` and `f16` included)."""
+        if ty.type in ("primitive_type", "type_identifier"):
+            name = self.text(ty)
+        elif ty.type == "scoped_type_identifier" and self.text(ty.child_by_field_name("path")) == "wave":
+            name = self.text(ty.child_by_field_name("name"))
+        elif ty.type == "dynamic_type" or (ty.type == "generic_type" and "dyn " in self.text(ty)):
+            raise self.error(ty, "trait objects (dyn) are not supported in kernels: there are no virtual calls on the GPU")
+        elif ty.type == "generic_type" and self.text(ty.child_by_field_name("type")) in HEAP:
+            raise self.error(ty, f"{self.text(ty)} needs heap allocation, which kernels do not have: use a slice parameter or local_array")
+        else:
+            raise self.error(ty, f"unsupported type {self.text(ty)!r}: use i32, u32, usize, f32, f64, f16 or bool")
+        if name in UNSUPPORTED_INTS:
+            raise self.error(ty, f"{name} is not supported: kernel integers are 32-bit (i32, u32, usize)")
+        if name in HEAP:
+            raise self.error(ty, f"{name} needs heap allocation, which kernels do not have")
+        if name not in RUST_TYPES:
+            raise self.error(ty, f"unknown type {name!r}: use i32, u32, usize, f32, f64, f16 or bool")
+        return name
+
+    # -- statements
+    def block(self, b: Node, new_scope: bool = True) -> tuple[hir.Stmt, ...]:
+        if b.type != "block":
+            return self.stmts_of([b])
+        if new_scope:
+            self.scopes.append({})
+        try:
+            return self.stmts_of(self.named_children(b))
+        finally:
+            if new_scope:
+                self.scopes.pop()
+
+    def stmts_of(self, nodes: list[Node]) -> tuple[hir.Stmt, ...]:
+        out: list[hir.Stmt] = []
+        for s in nodes:
+            try:
+                r = self.stmt(s)
+            except _Bail:
+                self.poison(s)
+                continue
+            out.extend(r)
+        return tuple(out)
+
+    def poison(self, s: Node) -> None:
+        """A failed `let`: its names are defined anyway (as poisoned) so later uses say nothing more."""
+        if s.type == "let_declaration":
+            pat = s.child_by_field_name("pattern")
+            if pat is not None:
+                if pat.type == "mut_pattern":
+                    pat = pat.named_children[-1]
+                self.scopes[-1][self.text(pat)] = Var("", "poison", True, False, s)
+
+    def stmt(self, s: Node) -> list[hir.Stmt]:
+        t = s.type
+        sp = self.span(s)
+        if t in ("empty_statement", "attribute_item", "inner_attribute_item", "use_declaration"):
+            return []
+        if t == "let_declaration":
+            return self.let(s)
+        if t == "const_item":
+            self.f.const_item(s, self.scopes[-1], self)
+            return []
+        if t == "expression_statement":
+            return self.stmt(s.named_children[0])
+        if t in ("function_item", "closure_expression"):
+            raise self.error(s, "nested functions and closures are not supported in kernels")
+        if t in ("struct_item", "impl_item", "trait_item", "enum_item", "mod_item", "static_item", "union_item"):
+            raise self.error(s, f"{t.replace('_item', '')} items are not supported inside kernels")
+        if t == "macro_invocation":
+            raise self.macro_error(s)
+        if t == "assignment_expression":
+            return self.assignment(s)
+        if t == "compound_assignment_expr":
+            return self.compound(s)
+        if t == "if_expression":
+            return [self.if_stmt(s)]
+        if t == "while_expression":
+            if s.child_by_field_name("condition").type == "let_condition":
+                raise self.error(s, "`while let` is not supported: kernels have no Option values")
+            cond = self.condition(s.child_by_field_name("condition"))
+            return [hir.While(sp, cond, self.loop_body(s))]
+        if t == "loop_expression":
+            return [hir.While(sp, hir.Const(BOOL, sp, True), self.loop_body(s))]
+        if t == "for_expression":
+            return self.for_loop(s)
+        if t == "match_expression":
+            return self.match_stmt(s)
+        if t in ("break_expression", "continue_expression"):
+            kw = t.split("_")[0]
+            if any(c.type == "label" for c in s.named_children):
+                raise self.error(s, f"labelled {kw} is not supported: use a flag variable")
+            if any(c.type != "label" for c in s.named_children):
+                raise self.error(s, "break with a value is not supported (kernel loops are statements)")
+            if not self.loop_depth:
+                raise self.error(s, f"`{kw}` outside of a loop")
+            return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+        if t == "return_expression":
+            if s.named_children:
+                raise self.error(s.named_children[0], "kernels return no value (write results to a `&mut [T]` parameter)")
+            return [hir.Return(sp)]
+        if t == "block":
+            return list(self.block(s))
+        if t == "unsafe_block":
+            return list(self.block(s.named_children[-1]))
+        if t == "call_expression":
+            v = self.expr(s)
+            if not isinstance(v.e, hir.Call):
+                raise self.error(s, "this call computes a value that is not used")
+            return [hir.ExprStmt(sp, v.e)]
+        if t in ("line_comment", "block_comment"):
+            return []
+        if t == "label" or t.endswith("_item"):
+            raise self.error(s, f"{t.replace('_', ' ')} is not supported in kernels")
+        v = self.expr(s)  # diagnoses unsupported expressions
+        raise self.error(s, f"this expression's value ({v.rt}) is not used: a kernel body is statements")
+
+    def loop_body(self, s: Node) -> tuple[hir.Stmt, ...]:
+        if any(c.type == "label" for c in s.named_children):
+            raise self.error(s, "labelled loops are not supported: use a flag variable")
+        self.loop_depth += 1
+        try:
+            return self.block(s.child_by_field_name("body"))
+        finally:
+            self.loop_depth -= 1
+
+    def let(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        pat = s.child_by_field_name("pattern")
+        mutable = False
+        if pat.type == "mut_pattern":
+            mutable = True
+            pat = pat.named_children[-1]
+        elif any(c.type == "mutable_specifier" for c in s.children):
+            mutable = True
+        if pat.type != "identifier":
+            raise self.error(pat, "`let` binds one name (no tuple or struct patterns)")
+        if s.child_by_field_name("alternative") is not None:
+            raise self.error(s, "`let ... else` is not supported")
+        name = self.text(pat)
+        ty = s.child_by_field_name("type")
+        value = s.child_by_field_name("value")
+        if value is not None and self.is_local_array(value):
+            if ty is not None:
+                raise self.error(ty, "leave the type of a local array to local_array::<T, N>()")
+            self.local_array(name, value)
+            return []
+        if ty is not None and ty.type == "array_type":
+            raise self.error(ty, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()")
+        declared = self.type_name(ty) if ty is not None else None
+        if value is None:
+            if declared is None:
+                raise self.error(s, f"give `{name}` a type or a value: let {name}: u32;")
+            hn = self.fresh_name(name, RUST_TYPES[declared])
+            self.scopes[-1][name] = Var(hn, declared, mutable, False, s)
+            return []
+        hint = declared or self.inferred.get(s.id)
+        v = self.expr(value, hint)
+        if v.rt == "void":
+            raise self.error(value, "this call has no value")
+        flexible = False
+        if declared is not None:
+            v = self.want(v, declared, value)
+        elif s.id in self.inferred:
+            v = self.want(v, self.inferred[s.id], value)
+        elif v.lit:
+            v = self.literal_default(v, value)
+            flexible = True
+        rt = declared or v.rt
+        hn = self.fresh_name(name, RUST_TYPES[rt])
+        # the new name is visible only after its initialiser (`let i = i as i32;`)
+        self.scopes[-1][name] = Var(hn, rt, mutable, flexible, s)
+        return [hir.Assign(sp, hn, v.e)]
+
+    def literal_default(self, v: V, n: Node) -> V:
+        """An unsuffixed literal with nothing to say its type: i32 or f64, as in Rust."""
+        return self.retype(v, "f64" if v.e.type.is_float else "i32", n)
+
+    def assignable(self, left: Node) -> Var:
+        if left.type != "identifier":
+            raise self.error(left, "only variables and slice elements can be assigned")
+        name = self.text(left)
+        var = self.lookup(name)
+        if var is None:
+            raise self.error(left, f"cannot find value `{name}` in this scope")
+        if isinstance(var, Array):
+            raise self.error(left, f"`{name}` is a slice: assign its elements, {name}[i] = ...")
+        if var.rt == "poison":
+            raise _Bail()
+        if not var.mutable:
+            what = "parameter" if var.hir_name in self.params else "variable"
+            raise self.error(
+                left,
+                f"cannot assign twice to immutable {what} `{name}`: declare it `{'mut ' if what == 'parameter' else 'let mut '}{name}`",
+            )
+        return var
+
+    def assignment(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
+        if left.type == "index_expression":
+            arr, idx = self.index(left, write=True)
+            v = self.expr(right, arr.rt)
+            return [hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+        if left.type in ("field_expression", "unary_expression"):
+            raise self.error(left, "only variables and slice elements can be assigned")
+        var = self.assignable(left)
+        v = self.expr(right, var.rt)
+        v = self.want(v, var.rt, right, target=var)
+        return [hir.Assign(sp, var.hir_name, v.e)]
+
+    def compound(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
+        opnode = s.child_by_field_name("operator")
+        op = self.text(opnode)[:-1]
+        if left.type == "index_expression":
+            arr, idx = self.index(left, write=True)
+            pre: list[hir.Stmt] = []
+            if not isinstance(idx, hir.Const | hir.Var):
+                tmp = self.temp(idx.type)
+                pre.append(hir.Assign(sp, tmp, idx))
+                idx = hir.Var(idx.type, sp, tmp)
+            cur = V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
+            v = self.binary(op, cur, self.expr(right, arr.rt), s, left, right)
+            return [*pre, hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+        var = self.assignable(left)
+        cur = V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
+        v = self.binary(op, cur, self.expr(right, var.rt), s, left, right)
+        v = self.want(v, var.rt, s, target=var)
+        return [hir.Assign(sp, var.hir_name, v.e)]
+
+    def store_value(self, arr: Array, v: V, n: Node) -> hir.Expr:
+        if v.rt == "void":
+            raise self.error(n, "this call has no value")
+        return self.want(v, arr.rt, n).e
+
+    def if_stmt(self, s: Node) -> hir.Stmt:
+        cond_node = s.child_by_field_name("condition")
+        if cond_node.type == "let_condition":
+            raise self.error(cond_node, "`if let` is not supported: kernels have no Option or enum values")
+        cond = self.condition(cond_node)
+        then = self.block(s.child_by_field_name("consequence"))
+        other: tuple[hir.Stmt, ...] = ()
+        alt = s.child_by_field_name("alternative")
+        if alt is not None:
+            inner = alt.named_children[-1]
+            other = (self.if_stmt(inner),) if inner.type == "if_expression" else self.block(inner)
+        return hir.If(self.span(s), cond, then, other)
+
+    def for_loop(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        pat = s.child_by_field_name("pattern")
+        if pat.type != "identifier":
+            raise self.error(pat, "the loop variable is one name")
+        it = s.child_by_field_name("value")
+        step_node = None
+        if it.type == "call_expression" and it.child_by_field_name("function").type == "field_expression":
+            fe = it.child_by_field_name("function")
+            method = self.text(fe.child_by_field_name("field"))
+            args = self.named_children(it.child_by_field_name("arguments"))
+            if method != "step_by" or len(args) != 1:
+                raise self.error(it, "kernels loop over ranges: `for i in a..b` or `for i in (a..b).step_by(s)`")
+            step_node = args[0]
+            it = fe.child_by_field_name("value")
+            while it.type == "parenthesized_expression":
+                it = it.named_children[0]
+        if it.type != "range_expression" or len(self.named_children(it)) != 2:
+            raise self.error(it, "kernels loop over ranges: `for i in a..b` or `for i in (a..b).step_by(s)`")
+        inclusive = "..=" in [c.type for c in it.children]
+        a_node, b_node = self.named_children(it)
+        hint = self.inferred.get(s.id)
+        a = self.expr(a_node, hint)
+        b = self.expr(b_node, a.rt if not a.lit else hint)
+        if a.lit and not b.lit:
+            a = self.expr(a_node, b.rt)
+        flexible = False
+        if a.lit and b.lit:
+            a, b = self.literal_default(a, a_node), self.literal_default(b, b_node)
+            flexible = hint is None
+        a, b = self.unify(a, b, it, a_node, b_node)
+        rt = a.rt
+        if rt not in INTS or rt in NARROW_BITS:
+            raise self.error(it, f"a range loop counts with i32, u32 or usize, not {rt}")
+        stop = b.e
+        if inclusive:
+            stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
+        step: hir.Expr = hir.Const(a.e.type, sp, 1)
+        if step_node is not None:
+            st = self.expr(step_node, "usize")
+            if st.rt not in INTS:
+                raise self.error(step_node, f"step_by takes a usize, not {st.rt}")
+            if isinstance(st.e, hir.Const) and st.e.value == 0:
+                raise self.error(step_node, "step_by(0) panics: the step must be positive")
+            step = st.e if st.e.type == a.e.type else hir.Cast(a.e.type, sp, st.e)
+        name = self.text(pat)
+        self.scopes.append({})
+        hn = self.fresh_name(name, a.e.type)
+        self.scopes[-1][name] = Var(hn, rt, False, flexible, s)
+        try:
+            body = self.loop_body(s)
+        finally:
+            self.scopes.pop()
+        return [hir.For(sp, hn, a.e, stop, step, body)]
+
+    # -- match: a chain of conditional branches
+    def match_stmt(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        scrut, arms = self.match_parts(s)
+        pre: list[hir.Stmt] = []
+        if not isinstance(scrut.e, hir.Var | hir.Const):
+            tmp = self.temp(scrut.e.type)
+            pre.append(hir.Assign(sp, tmp, scrut.e))
+            scrut = V(hir.Var(scrut.e.type, sp, tmp), scrut.rt)
+        chain: tuple[hir.Stmt, ...] = ()
+        for arm, cond in reversed(self.arm_conditions(scrut, arms)):
+            value = arm.child_by_field_name("value")
+            self.scopes.append({})
+            try:
+                body = self.block(value) if value.type == "block" else tuple(self.stmt(value))
+            finally:
+                self.scopes.pop()
+            chain = body if cond is None else (hir.If(self.span(arm), cond, body, chain),)
+        return pre + list(chain)
+
+    def match_parts(self, s: Node) -> tuple[V, list[Node]]:
+        scrut = self.expr(s.child_by_field_name("value"))
+        if scrut.rt not in (*INTS, "bool"):
+            raise self.error(s.child_by_field_name("value"), f"match works on integers and bools here, not {scrut.rt}")
+        if scrut.lit:
+            scrut = self.literal_default(scrut, s)
+        arms = [a for a in self.named_children(s.child_by_field_name("body")) if a.type == "match_arm"]
+        return scrut, arms
+
+    def arm_conditions(self, scrut: V, arms: list[Node]) -> list[tuple[Node, hir.Expr | None]]:
+        out: list[tuple[Node, hir.Expr | None]] = []
+        covered = False
+        seen_bools: set[bool] = set()
+        for arm in arms:
+            mp = arm.child_by_field_name("pattern")
+            if covered:
+                raise self.error(mp, "unreachable pattern: an earlier arm matches every value")
+            if mp.child_by_field_name("condition") is not None:
+                raise self.error(mp, "match guards (`if` in an arm) are not supported: use if/else")
+            pats = self.named_children(mp)
+            if not pats:  # `_`
+                out.append((arm, None))
+                covered = True
+                continue
+            alts = self.named_children(pats[0]) if pats[0].type == "or_pattern" else pats
+            cond: hir.Expr | None = None
+            for p in self.flatten_or(alts):
+                c = self.pattern_condition(scrut, p)
+                if scrut.rt == "bool" and isinstance(p, object) and p.type == "boolean_literal":
+                    seen_bools.add(self.text(p) == "true")
+                cond = c if cond is None else hir.Logical(BOOL, self.span(p), hir.LogicalOp.OR, cond, c)
+            out.append((arm, cond))
+            if seen_bools == {True, False}:
+                covered = True
+        if not covered:
+            raise self.error(arms[-1] if arms else scrut_node_fallback(self), "non-exhaustive patterns: add a last arm `_ => {}`")
+        return out
+
+    def flatten_or(self, pats: list[Node]) -> list[Node]:
+        out = []
+        for p in pats:
+            if p.type == "or_pattern":
+                out.extend(self.flatten_or(self.named_children(p)))
+            else:
+                out.append(p)
+        return out
+
+    def pattern_condition(self, scrut: V, p: Node) -> hir.Expr:
+        sp = self.span(p)
+        if p.type == "range_pattern":
+            lo, hi = p.child_by_field_name("left"), p.child_by_field_name("right")
+            inclusive = "..=" in [c.type for c in p.children] or "..." in [c.type for c in p.children]
+            conds = []
+            if lo is not None:
+                conds.append(hir.Compare(BOOL, sp, Cmp.GE, scrut.e, self.pattern_value(scrut, lo)))
+            if hi is not None:
+                conds.append(hir.Compare(BOOL, sp, Cmp.LE if inclusive else Cmp.LT, scrut.e, self.pattern_value(scrut, hi)))
+            if not conds:
+                raise self.error(p, "an empty range pattern")
+            return conds[0] if len(conds) == 1 else hir.Logical(BOOL, sp, hir.LogicalOp.AND, conds[0], conds[1])
+        if p.type in ("identifier",) and self.f.consts_lookup(self.text(p), self) is None:
+            raise self.error(p, "binding patterns are not supported in a match: use `_` and the scrutinee")
+        return hir.Compare(BOOL, sp, Cmp.EQ, scrut.e, self.pattern_value(scrut, p))
+
+    def pattern_value(self, scrut: V, p: Node) -> hir.Expr:
+        if p.type == "negative_literal":
+            v = self.f.const_eval(p, scrut.rt, self)
+        elif p.type in ("integer_literal", "boolean_literal", "identifier", "scoped_identifier"):
+            v = self.f.const_eval(p, scrut.rt, self)
+        else:
+            raise self.error(p, "match patterns are integer literals, ranges (a..=b), constants, `|` and `_`")
+        if isinstance(v, bool) != (scrut.rt == "bool"):
+            raise self.error(p, f"this pattern is no value of {scrut.rt}")
+        if not isinstance(v, bool) and not _fits(int(v), scrut.rt):
+            raise self.error(p, f"{v} is out of range for {scrut.rt}")
+        return hir.Const(scrut.e.type, self.span(p), v)
+
+    # -- local arrays
+    def is_local_array(self, n: Node) -> bool:
+        if n.type != "call_expression":
+            return False
+        f = n.child_by_field_name("function")
+        return f.type == "generic_function" and self.builtin_path(f.child_by_field_name("function")) == "local_array"
+
+    def local_array(self, name: str, call: Node) -> None:
+        gf = call.child_by_field_name("function")
+        if self.named_children(call.child_by_field_name("arguments")):
+            raise self.error(call, "local_array::<T, N>() takes no arguments")
+        targs = self.named_children(gf.child_by_field_name("type_arguments"))
+        if len(targs) != 2:
+            raise self.error(gf, "local_array::<T, N>(): an element type and a constant count")
+        rt = self.type_name(targs[0])
+        if rt in NARROW_BITS:
+            from ..types import NARROW
+
+            elem = NARROW[rt]
+        elif rt in ELEMENT_TYPES:
+            elem = ELEMENT_TYPES[rt]
+        else:
+            raise self.error(targs[0], f"local arrays hold i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
+        cn = targs[1]
+        if cn.type == "block":
+            kids = self.named_children(cn)
+            if len(kids) != 1:
+                raise self.error(cn, "the count is one constant expression")
+            cn = kids[0]
+        count = self.f.const_eval(cn, "usize", self)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise self.error(cn, "a local_array count is a positive constant (no dynamic allocation on a GPU)")
+        if self.is_array_name(name) or name in self.vars:
+            raise self.error(call, f"`{name}` is already defined: local arrays need their own names")
+        at = ArrayType(elem, "local", 1)
+        self.scopes[-1][name] = Array(name, at, rt, True, count)
+        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))
+
+    # -- expressions
+    def condition(self, n: Node) -> hir.Expr:
+        v = self.expr(n, "bool")
+        if v.rt != "bool":
+            raise self.error(n, f"expected bool, found {v.rt}: compare it, e.g. `x != 0`")
+        return v.e
+
+    def flex_of(self, var: Var) -> frozenset[str] | None:
+        return frozenset({var.hir_name}) if var.flexible else None
+
+    def retype(self, v: V, rt: str, n: Node) -> V:
+        """An unsuffixed literal given a type by its context (rustc's rules: an integer literal is
+        no float, and must fit)."""
+        c = v.e
+        assert isinstance(c, hir.Const)
+        t = RUST_TYPES[rt]
+        if t.is_float:
+            if not c.type.is_float:
+                raise self.error(n, f"expected {rt}, found an integer literal: write {c.value}.0")
+            return V(hir.Const(t, c.span, float(c.value)), rt, False)
+        if c.type.is_float:
+            raise self.error(n, f"expected {rt}, found a float literal")
+        if t is BOOL:
+            raise self.error(n, f"expected bool, found an integer: compare it, `x != 0`")
+        if not _fits(int(c.value), rt):
+            raise self.error(n, f"literal out of range for {rt}: {c.value}")
+        return V(hir.Const(t, c.span, int(c.value)), rt, False)
+
+    def want(self, v: V, rt: str, n: Node, target: Var | None = None) -> V:
+        """`v` where a value of Rust type rt is expected: no implicit conversions."""
+        if v.rt == rt:
+            return v
+        if v.rt == "void":
+            raise self.error(n, "this call has no value")
+        if v.lit:
+            return self.retype(v, rt, n)
+        if self.same_class(v.rt, rt) and v.flex:
+            self.infer(v.flex, rt)
+        if target is not None and target.flexible and self.same_class(v.rt, target.rt):
+            self.infer(frozenset({target.hir_name}), v.rt)
+        raise self.error(n, self.mismatch(rt, v.rt, n))
+
+    def same_class(self, a: str, b: str) -> bool:
+        return (a in INTS and b in INTS) or (a in FLOATS and b in FLOATS)
+
+    def infer(self, names: frozenset[str], rt: str) -> None:
+        """Flexible variables (by HIR name) take type rt: record it at their `let` and restart."""
+        for sc in self.scopes:
+            for var in sc.values():
+                if isinstance(var, Var) and var.flexible and var.hir_name in names:
+                    self.inferred[var.node.id] = rt
+        raise _Restart()
+
+    def mismatch(self, want: str, got: str, n: Node) -> str:
+        shown = self.text(n)
+        if len(shown) > 40 or "\n" in shown:
+            shown = "..."
+        if n.type not in ("identifier", "index_expression", "call_expression", "parenthesized_expression", "field_expression"):
+            shown = f"({shown})"
+        if want == "f16" or got == "f16":
+            fix = "f16::from_f32(x)" if want == "f16" else "x.to_f32()"
+            return f"mismatched types: expected {want}, found {got}: convert with {fix}"
+        if want == "bool":
+            return f"mismatched types: expected bool, found {got}: compare it, `{shown} != 0`"
+        return f"mismatched types: expected {want}, found {got}: convert it, `{shown} as {want}`"
+
+    def unify(self, a: V, b: V, n: Node, an: Node, bn: Node) -> tuple[V, V]:
+        """Two operands of one type, as Rust's operators need (literals adopt the other's type)."""
+        if a.rt == b.rt:
+            return a, b
+        if "void" in (a.rt, b.rt):
+            raise self.error(n, "this call has no value")
+        if a.lit and not b.lit:
+            return self.retype(a, b.rt, an), b
+        if b.lit and not a.lit:
+            return a, self.retype(b, a.rt, bn)
+        if self.same_class(a.rt, b.rt):
+            if a.flex and not b.flex:
+                self.infer(a.flex, b.rt)
+            if b.flex and not a.flex:
+                self.infer(b.flex, a.rt)
+        fix_a = f"({self.text(an)} as {b.rt})" if len(self.text(an)) < 40 else f"(... as {b.rt})"
+        fix_b = f"({self.text(bn)} as {a.rt})" if len(self.text(bn)) < 40 else f"(... as {a.rt})"
+        raise self.error(
+            n,
+            f"mismatched types: {a.rt} and {b.rt} (Rust converts nothing implicitly): "
+            f"convert one side with `as`, e.g. {fix_b} or {fix_a}",
+        )
+
+    def expr(self, n: Node, hint: str | None = None) -> V:
+        t = n.type
+        sp = self.span(n)
+        if t == "parenthesized_expression":
+            return self.expr(n.named_children[0], hint)
+        if t == "integer_literal":
+            value, suffix = parse_int(self.text(n))
+            if suffix in UNSUPPORTED_INTS:
+                raise self.error(n, f"{suffix} is not supported: kernel integers are 32-bit")
+            if suffix in FLOATS:
+                return V(hir.Const(RUST_TYPES[suffix], sp, float(value)), suffix)
+            if suffix is not None:
+                if not _fits(value, suffix):
+                    raise self.error(n, f"literal out of range for {suffix}: {value}")
+                return V(hir.Const(RUST_TYPES[suffix], sp, value), suffix)
+            if value >= 2**32:
+                raise self.error(n, f"literal out of range for 32-bit integers: {value}")
+            lit = V(hir.Const(I32 if value < 2**31 else U32, sp, value), "i32", True, frozenset())
+            if hint is not None and hint in INTS:
+                return self.retype(lit, hint, n)
+            return lit
+        if t == "float_literal":
+            value, fs = parse_float(self.text(n))
+            if fs is not None:
+                return V(hir.Const(RUST_TYPES[fs], sp, value), fs)
+            lit = V(hir.Const(F64, sp, value), "f64", True, frozenset())
+            if hint in FLOATS:
+                return self.retype(lit, hint, n)
+            return lit
+        if t == "boolean_literal":
+            return V(hir.Const(BOOL, sp, self.text(n) == "true"), "bool")
+        if t == "identifier":
+            return self.name(n)
+        if t == "scoped_identifier":
+            return self.path_value(n, hint)
+        if t == "unary_expression":
+            return self.unary(n, hint)
+        if t == "binary_expression":
+            return self.binary_expr(n, hint)
+        if t == "type_cast_expression":
+            return self.cast(n)
+        if t == "index_expression":
+            arr, idx = self.index(n, write=False)
+            return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
+        if t == "call_expression":
+            return self.call(n, hint)
+        if t == "if_expression":
+            return self.if_value(n, hint)
+        if t == "match_expression":
+            return self.match_value(n, hint)
+        if t == "block":
+            kids = self.named_children(n)
+            if len(kids) == 1 and kids[0].type != "expression_statement" and not kids[0].type.endswith("declaration"):
+                return self.expr(kids[0], hint)
+            raise self.error(n, "a block with statements as a value is not supported: assign in the block instead")
+        if t == "macro_invocation":
+            raise self.macro_error(n)
+        if t == "closure_expression":
+            raise self.error(n, "closures are not supported in kernels (no function values on the GPU): write the code inline")
+        if t == "array_expression":
+            raise self.error(n, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()")
+        if t in ("reference_expression",):
+            raise self.error(n, "references are only passed to atomics (`atomic_add(bins, i, 1)`)")
+        if t in ("assignment_expression", "compound_assignment_expr"):
+            raise self.error(n, "an assignment is a statement here, not a value")
+        if t in ("struct_expression", "tuple_expression", "unit_expression"):
+            raise self.error(n, "structs and tuples are not supported in kernels: use scalars")
+        if t == "range_expression":
+            raise self.error(n, "a range is only the iterator of a for loop")
+        if t == "field_expression":
+            raise self.error(n, "structs are not supported in kernels (fields: no); methods are called with ()")
+        if t in ("return_expression", "break_expression", "continue_expression", "loop_expression",
+                 "while_expression", "for_expression"):
+            raise self.error(n, f"{t.split('_')[0]} is a statement here, not a value")
+        if t == "unsafe_block":
+            raise self.error(n, "unsafe blocks are not supported as values")
+        if t == "generic_function":
+            raise self.error(n, "generic functions are not supported: local_array::<T, N>() is the only generic builtin")
+        raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def macro_error(self, n: Node) -> _Bail:
+        name = self.text(n.child_by_field_name("macro"))
+        if name == "vec":
+            return self.error(n, "vec! allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()")
+        if name in ("println", "print", "eprintln", "format", "write", "writeln", "dbg"):
+            return self.error(n, f"{name}! is not available in kernels: write the value to a `&mut [T]` parameter")
+        if name in ("panic", "assert", "assert_eq", "unreachable", "todo", "unimplemented"):
+            return self.error(n, f"{name}! is not available in kernels (no panics on the GPU): test and return early")
+        return self.error(n, f"macros are not supported in kernels ({name}!)")
+
+    def name(self, n: Node) -> V:
+        name = self.text(n)
+        var = self.lookup(name)
+        sp = self.span(n)
+        if isinstance(var, Var):
+            if var.rt == "poison":
+                raise _Bail()
+            return V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
+        if isinstance(var, Array):
+            raise self.error(n, f"`{name}` is a slice: index it, {name}[i]")
+        c = self.f.consts_lookup(name, self)
+        if c is not None:
+            value, rt = c
+            return V(hir.Const(RUST_TYPES[rt], sp, value), rt)
+        if name == self.fn_name:
+            raise self.error(n, f"recursion is not supported: `{name}` is the kernel itself")
+        raise self.error(n, f"cannot find value `{name}` in this scope")
+
+    def path_value(self, n: Node, hint: str | None) -> V:
+        """`f32::MAX`, `std::f32::consts::PI`, `u32::MAX`, `wave::Scope::...` ..."""
+        parts = self.text(n).replace(" ", "").split("::")
+        sp = self.span(n)
+        if parts[0] in ("std", "core"):
+            parts = parts[1:]
+        if len(parts) == 3 and parts[1] == "consts" and parts[0] in ("f32", "f64") and parts[2] in FLOAT_CONSTS:
+            return V(hir.Const(RUST_TYPES[parts[0]], sp, FLOAT_CONSTS[parts[2]]), parts[0])
+        if len(parts) == 2 and parts[0] in TYPE_CONSTS and parts[1] in TYPE_CONSTS[parts[0]]:
+            rt = parts[0]
+            val = TYPE_CONSTS[rt][parts[1]]
+            if parts[1] == "BITS":
+                rt = "u32"
+            return V(hir.Const(RUST_TYPES[rt], sp, val), rt)
+        if len(parts) == 2 and parts[0] == "wave":
+            c = self.f.consts_lookup(parts[1], self)
+            if c is not None:
+                return V(hir.Const(RUST_TYPES[c[1]], sp, c[0]), c[1])
+        raise self.error(n, f"unknown path `{self.text(n)}`")
+
+    def unary(self, n: Node, hint: str | None) -> V:
+        op = self.text(n.children[0])
+        operand = n.named_children[0]
+        sp = self.span(n)
+        if op == "*":
+            raise self.error(n, "dereferencing is not needed in kernels (scalars are values)")
+        if op == "-" and operand.type in ("integer_literal", "float_literal"):
+            v = self.expr(operand, None)
+            c = v.e
+            assert isinstance(c, hir.Const)
+            neg = V(hir.Const(c.type, sp, -c.value), v.rt, v.lit, v.flex)
+            if neg.lit:
+                if hint in INTS or hint in FLOATS:
+                    if hint in ("u32", "usize", "u8", "u16") and c.type.is_int:
+                        raise self.error(n, f"cannot apply unary operator `-` to type `{hint}`")
+                    return self.retype(neg, hint, n)
+                return neg
+            if v.rt in ("u32", "usize", "u8", "u16"):
+                raise self.error(n, f"cannot apply unary operator `-` to type `{v.rt}`")
+            if c.type.is_int and not _fits(-int(c.value), v.rt):
+                raise self.error(n, f"literal out of range for {v.rt}")
+            return neg
+        v = self.expr(operand, hint)
+        if op == "!":
+            if v.rt == "bool":
+                return V(hir.Unary(BOOL, sp, hir.UnaryOp.NOT, v.e), "bool")
+            if v.lit:
+                v = self.literal_default(v, operand)
+            if v.rt in INTS:
+                self.no_narrow(v, n)
+                return V(hir.Unary(v.e.type, sp, hir.UnaryOp.BIT_NOT, v.e), v.rt, flex=v.flex)
+            raise self.error(n, f"cannot apply unary operator `!` to type `{v.rt}`")
+        if op == "-":
+            if v.rt in ("u32", "usize", "u8", "u16", "bool", "void"):
+                raise self.error(n, f"cannot apply unary operator `-` to type `{v.rt}`")
+            self.no_narrow(v, n)
+            return V(hir.Unary(v.e.type, sp, hir.UnaryOp.NEG, v.e), v.rt, flex=v.flex)
+        raise self.error(n, f"unsupported unary operator {op}")
+
+    def no_narrow(self, v: V, n: Node) -> None:
+        if v.rt in NARROW_BITS:
+            raise self.error(
+                n,
+                f"arithmetic on {v.rt} values is not supported (kernel values are 32-bit): convert first, `x as u32` or `x as i32`",
+            )
+
+    def binary_expr(self, n: Node, hint: str | None) -> V:
+        op = self.text(n.child_by_field_name("operator"))
+        ln, rn = n.child_by_field_name("left"), n.child_by_field_name("right")
+        sp = self.span(n)
+        if op in ("&&", "||"):
+            a, b = self.condition(ln), self.condition(rn)
+            lop = hir.LogicalOp.AND if op == "&&" else hir.LogicalOp.OR
+            return V(hir.Logical(BOOL, sp, lop, a, b), "bool")
+        if op in CMPOPS:
+            a = self.expr(ln)
+            b = self.expr(rn, a.rt if not a.lit else None)
+            if a.lit and not b.lit:
+                a = self.expr(ln, b.rt)
+            if a.lit and b.lit:
+                a, b = self.literal_default(a, ln), self.literal_default(b, rn)
+            a, b = self.unify(a, b, n, ln, rn)
+            if a.rt == "bool" and op not in ("==", "!="):
+                pass  # Rust orders bools (false < true): compare as u32
+            if a.rt == "void":
+                raise self.error(n, "this call has no value")
+            if a.rt == "bool" and op not in ("==", "!="):
+                one, zero = hir.Const(U32, sp, 1), hir.Const(U32, sp, 0)
+                a = V(hir.IfExpr(U32, sp, a.e, one, zero), "u32")
+                b = V(hir.IfExpr(U32, sp, b.e, one, zero), "u32")
+            return V(hir.Compare(BOOL, sp, CMPOPS[op], a.e, b.e), "bool")
+        if op in ("<<", ">>"):
+            a = self.expr(ln, hint)
+            b = self.expr(rn, None)
+        else:
+            a = self.expr(ln, hint)
+            b = self.expr(rn, a.rt if not a.lit else hint)
+            if a.lit and not b.lit:
+                a = self.expr(ln, b.rt)
+        return self.binary(op, a, b, n, ln, rn)
+
+    def binary(self, op: str, a: V, b: V, n: Node, ln: Node, rn: Node) -> V:
+        sp = self.span(n)
+        if op not in BINOPS:
+            raise self.error(n, f"unsupported operator {op}")
+        if op in ("<<", ">>"):
+            if a.lit:
+                a = self.literal_default(a, ln)
+            if a.rt not in INTS or b.rt not in INTS:
+                raise self.error(n, f"no implementation for `{a.rt} {op} {b.rt}`: shifts take integers")
+            self.no_narrow(a, ln)
+            count = b.e
+            if isinstance(count, hir.Const):
+                if not 0 <= int(count.value) < 32:
+                    raise self.error(rn, f"this arithmetic operation will overflow: shifting a 32-bit value by {count.value}")
+                count = hir.Const(a.e.type, count.span, int(count.value))
+            else:
+                if count.type != a.e.type:
+                    count = hir.Cast(a.e.type, sp, count)
+                # a release build takes the count modulo 32 (WAVE's shifts by 32 and more give 0)
+                count = hir.Binary(a.e.type, sp, BinOp.AND, count, hir.Const(a.e.type, sp, 31))
+            return V(hir.Binary(a.e.type, sp, BINOPS[op], a.e, count), a.rt, flex=a.flex)
+        if a.lit and b.lit:
+            a, b = self.fold_literals(op, a, b, n)
+            if a is None:
+                return b
+        a, b = self.unify(a, b, n, ln, rn)
+        rt = a.rt
+        flex = a.flex if (a.flex is not None and b.flex is not None) else None
+        if flex is not None:
+            flex = a.flex | b.flex  # type: ignore[operator]
+        bop = BINOPS[op]
+        if rt in ("void",):
+            raise self.error(n, "this call has no value")
+        if rt == "bool":
+            if bop in (BinOp.AND, BinOp.OR, BinOp.XOR):
+                return V(hir.Binary(BOOL, sp, bop, a.e, b.e), "bool")
+            raise self.error(n, f"cannot apply `{op}` to bools")
+        self.no_narrow(a, ln)
+        if rt in FLOATS:
+            if bop in (BinOp.AND, BinOp.OR, BinOp.XOR):
+                raise self.error(n, f"no implementation for `{rt} {op} {rt}`: bitwise operators take integers")
+            if bop is BinOp.TRUNC_REM:
+                raise self.error(n, f"`%` of floats is not supported: write a - (a / b).floor() * b or use integers")
+        elif bop is BinOp.DIV:
+            bop = BinOp.TRUNC_DIV
+        if bop in (BinOp.TRUNC_DIV, BinOp.TRUNC_REM) and isinstance(b.e, hir.Const) and b.e.value == 0:
+            raise self.error(n, "this operation will panic at runtime: attempt to divide by zero")
+        return V(hir.Binary(a.e.type, sp, bop, a.e, b.e), rt, flex=flex)
+
+    def fold_literals(self, op: str, a: V, b: V, n: Node) -> tuple[V | None, V]:
+        """Two unsuffixed literals: one literal (Rust evaluates them in the type the context gives)."""
+        x, y = a.e.value, b.e.value  # type: ignore[attr-defined]
+        isf = a.e.type.is_float or b.e.type.is_float
+        if a.e.type.is_float != b.e.type.is_float:
+            raise self.error(n, f"cannot apply `{op}` to an integer and a float literal: write both as floats")
+        sp = self.span(n)
+        if isf:
+            if op in ("&", "|", "^", "%"):
+                return a, b
+            r = {"+": x + y, "-": x - y, "*": x * y}.get(op)
+            if op == "/":
+                if y == 0:
+                    return a, b
+                r = x / y
+            if r is None:
+                return a, b
+            return None, V(hir.Const(F64, sp, r), "f64", True, frozenset())
+        if op in ("/", "%") and y == 0:
+            raise self.error(n, "this operation will panic at runtime: attempt to divide by zero")
+        if op == "/":
+            r = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+        elif op == "%":
+            r = x - (abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)) * y
+        else:
+            r = {"+": x + y, "-": x - y, "*": x * y, "&": x & y, "|": x | y, "^": x ^ y}[op]
+        if not -(2**31) <= r < 2**32:
+            raise self.error(n, f"this arithmetic operation will overflow: {r} is no 32-bit value")
+        return None, V(hir.Const(I32 if r < 2**31 else U32, sp, r), "i32", True, frozenset())
+
+    def cast(self, n: Node) -> V:
+        sp = self.span(n)
+        vn, tn = n.child_by_field_name("value"), n.child_by_field_name("type")
+        to = self.type_name(tn)
+        v = self.expr(vn, None)
+        if v.lit:
+            if v.e.type.is_float and to in FLOATS:
+                return self.retype(v, to, vn)
+            if not v.e.type.is_float and to in INTS and _fits(int(v.e.value), to):  # type: ignore[attr-defined]
+                return self.retype(v, to, vn)
+            v = self.literal_default(v, vn)
+        frm = v.rt
+        e = v.e
+        if frm == "void":
+            raise self.error(vn, "this call has no value")
+        if to == "f16" or frm == "f16":
+            if to == frm:
+                return v
+            fix = "f16::from_f32(x)" if to == "f16" else "x.to_f32()"
+            raise self.error(n, f"non-primitive cast: f16 is the wave crate's type, convert with {fix}")
+        if to == "bool":
+            raise self.error(n, f"cannot cast {frm} as bool: compare instead, `x != 0`")
+        if frm == "bool":
+            if to in FLOATS:
+                raise self.error(n, "cannot cast bool as a float: cast it to an integer first, `c as u32 as f32`")
+            t = RUST_TYPES[to]
+            return V(hir.IfExpr(t, sp, e, hir.Const(t, sp, 1), hir.Const(t, sp, 0)), to)
+        t = RUST_TYPES[to]
+        if to in NARROW_BITS:
+            if frm in FLOATS:
+                raise self.error(n, f"cast the float to i32 or u32 first, then to {to}")
+            bits = NARROW_BITS[to]
+            x = e if e.type == t else hir.Cast(t, sp, e)
+            if to.startswith("u"):
+                return V(hir.Binary(t, sp, BinOp.AND, x, hir.Const(t, sp, (1 << bits) - 1)), to)
+            k = hir.Const(t, sp, 32 - bits)
+            return V(hir.Binary(t, sp, BinOp.SHR, hir.Binary(t, sp, BinOp.SHL, x, k), k), to)
+        if e.type == t:
+            return V(e, to)
+        if isinstance(e, hir.Const) and e.type.is_int and t.is_int:
+            return V(hir.Const(t, sp, _wrap(int(e.value), to)), to)
+        return V(hir.Cast(t, sp, e), to)
+
+    def index(self, n: Node, write: bool) -> tuple[Array, hir.Expr]:
+        kids = self.named_children(n)
+        base, idx_node = kids[0], kids[1]
+        if base.type == "index_expression":
+            raise self.error(n, "slices have one dimension: index a[row * cols + col]")
+        if base.type != "identifier":
+            raise self.error(base, "only slices and local arrays can be indexed")
+        name = self.text(base)
+        arr = self.lookup(name)
+        if isinstance(arr, Var) and arr.rt == "poison":
+            raise _Bail()
+        if not isinstance(arr, Array):
+            raise self.error(base, f"`{name}` is not a slice: only slices and local arrays can be indexed")
+        if write and not arr.mutable:
+            raise self.error(
+                n, f"cannot assign to `{name}[..]`, which is behind a `&` reference: declare `{name}: &mut [{arr.rt}]`"
+            )
+        if idx_node.type == "range_expression":
+            raise self.error(idx_node, "sub-slices are not supported: index elements")
+        idx = self.expr(idx_node, "usize")
+        if idx.rt not in ("usize", "u32"):
+            if idx.rt == "i32" and idx.flex:
+                self.infer(idx.flex, "usize")
+            raise self.error(idx_node, f"slices are indexed by usize, not {idx.rt}: convert it, `{self.text(idx_node)} as usize`")
+        return arr, idx.e
+
+    def if_value(self, n: Node, hint: str | None) -> V:
+        cond = self.condition(n.child_by_field_name("condition"))
+        alt = n.child_by_field_name("alternative")
+        if alt is None:
+            raise self.error(n, "`if` without an `else` has no value")
+        a = self.expr(n.child_by_field_name("consequence"), hint)
+        other = alt.named_children[-1]
+        b = self.expr(other, a.rt if not a.lit else hint)
+        if a.lit and not b.lit:
+            a = self.expr(n.child_by_field_name("consequence"), b.rt)
+        if a.lit and b.lit:
+            a, b = self.literal_default(a, n), self.literal_default(b, n)
+        a, b = self.unify(a, b, n, n.child_by_field_name("consequence"), other)
+        return V(hir.IfExpr(a.e.type, self.span(n), cond, a.e, b.e), a.rt)
+
+    def match_value(self, n: Node, hint: str | None) -> V:
+        scrut, arms = self.match_parts(n)
+        if not isinstance(scrut.e, hir.Var | hir.Const | hir.Load):
+            raise self.error(n.child_by_field_name("value"), "match a variable here: `let k = ...; match k { ... }`")
+        conds = self.arm_conditions(scrut, arms)
+        values = [self.expr(arm.child_by_field_name("value"), hint) for arm, _ in conds]
+        typed = [v for v in values if not v.lit]
+        rt = typed[0].rt if typed else None
+        out: list[V] = []
+        for (arm, _), v in zip(conds, values):
+            vn = arm.child_by_field_name("value")
+            if v.lit:
+                v = self.retype(v, rt, vn) if rt else self.literal_default(v, vn)
+            out.append(self.want(v, rt or v.rt, vn))
+        acc = out[-1]
+        for (arm, cond), v in zip(reversed(conds[:-1]), reversed(out[:-1])):
+            acc = V(hir.IfExpr(acc.e.type, self.span(arm), cond, v.e, acc.e), acc.rt)
+        return acc
+
+    # -- calls
+    def builtin_path(self, f: Node) -> str | None:
+        """The builtin a function path names: `thread_id`, `wave::thread_id` (None otherwise)."""
+        if f.type == "identifier":
+            name = self.text(f)
+            return None if self.lookup(name) is not None else name
+        if f.type == "scoped_identifier":
+            path = f.child_by_field_name("path")
+            if path is not None and self.text(path).replace(" ", "") in ("wave", "crate::wave", "::wave"):
+                return self.text(f.child_by_field_name("name"))
+        return None
+
+    def args(self, call: Node) -> list[Node]:
+        return self.named_children(call.child_by_field_name("arguments"))
+
+    def call(self, n: Node, hint: str | None) -> V:
+        f = n.child_by_field_name("function")
+        args = self.args(n)
+        if f.type == "field_expression":
+            recv = f.child_by_field_name("value")
+            method = self.text(f.child_by_field_name("field"))
+            return self.method(n, recv, method, args, hint)
+        if f.type == "generic_function":
+            if self.is_local_array(n):
+                raise self.error(n, "local_array::<T, N>() is a declaration: let s = local_array::<f32, 256>();")
+            raise self.error(f, "generic functions are not supported in kernels")
+        name = self.builtin_path(f)
+        if f.type == "scoped_identifier" and name is None:
+            parts = self.text(f).replace(" ", "").split("::")
+            if parts[0] in HEAP:
+                raise self.error(n, f"{parts[0]} allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()")
+            if len(parts) == 2 and parts[0] in ("f32", "f64", "i32", "u32") and parts[1] in (
+                *METHOD_MATH, "abs", "min", "max", "mul_add", *WRAPPING,
+            ):  # f32::sqrt(x): the method called as a function
+                if not args:
+                    raise self.error(n, f"{parts[1]} takes its receiver first")
+                return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
+            if len(parts) == 2 and parts[0] == "f16" or parts[:2] == ["wave", "f16"]:
+                return self.f16_call(n, parts[-1], args)
+            raise self.error(f, f"unknown function `{self.text(f)}`: kernels call only wave's builtins")
+        if name is None:
+            name = self.text(f)
+            raise self.error(f, f"`{name}` is not a function: kernels call only wave's builtins")
+        if name == self.fn_name:
+            raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
+        if name in self.f.functions:
+            raise self.error(f, f"calls to other functions (`{name}`) are not supported: kernels call only wave's builtins (inline the code)")
+        name = FUNCTION_ALIASES.get(name, name)
+        return self.builtin(n, name, args, hint)
+
+    def f16_call(self, n: Node, fname: str, args: list[Node]) -> V:
+        sp = self.span(n)
+        if fname in ("from_f32", "from_f64") and len(args) == 1:
+            src = "f32" if fname == "from_f32" else "f64"
+            v = self.want(self.expr(args[0], src), src, args[0])
+            return V(hir.Cast(F16, sp, v.e), "f16")
+        raise self.error(n, "f16 values are made with f16::from_f32(x) (or from_f64)")
+
+    def method(self, n: Node, recv: Node, method: str, args: list[Node], hint: str | None, want_rt: str | None = None) -> V:
+        sp = self.span(n)
+        if method == "len" and not args and recv.type == "identifier" and isinstance(self.lookup(self.text(recv)), Array):
+            arr = self.lookup(self.text(recv))
+            assert isinstance(arr, Array)
+            if arr.count is not None:
+                return V(hir.Const(U32, sp, arr.count), "usize")
+            hn = arr.name + "__len"
+            self.hidden.add(hn)
+            return V(hir.Cast(U32, sp, hir.Var(I32, sp, hn)), "usize")
+        x = self.expr(recv, want_rt or (hint if method in ("min", "max", "abs", "mul_add", *WRAPPING) else None))
+        if x.lit:
+            if want_rt:
+                x = self.retype(x, want_rt, recv)
+            else:
+                raise self.error(recv, f"can't call method `{method}` on an ambiguous numeric type: add a suffix, e.g. 2.0_f32")
+        if want_rt and x.rt != want_rt:
+            raise self.error(recv, self.mismatch(want_rt, x.rt, recv))
+        rt = x.rt
+        if method in ("to_f32", "to_f64") and rt == "f16" and not args:
+            to = method[3:]
+            return V(hir.Cast(RUST_TYPES[to], sp, x.e), to)
+        if method in METHOD_MATH:
+            self.nargs(n, args, 0, method)
+            name = METHOD_MATH[method]
+            if rt not in FLOATS:
+                raise self.error(n, f"no method named `{method}` found for {rt}: convert first, `(x as f32).{method}()`")
+            if RUST_TYPES[rt] not in builtins.math_types(name):
+                raise self.error(n, f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt}: convert it, `(x as f32).{method}()`")
+            return V(hir.Call(x.e.type, sp, name, (x.e,)), rt)
+        if method == "abs":
+            self.nargs(n, args, 0, method)
+            if rt in ("u32", "usize", "bool") or rt in NARROW_BITS:
+                raise self.error(n, f"no method named `abs` found for {rt}")
+            return V(hir.Call(x.e.type, sp, "abs", (x.e,)), rt)
+        if method in ("min", "max"):
+            self.nargs(n, args, 1, method)
+            y = self.expr(args[0], rt)
+            x, y = self.unify(x, y, n, recv, args[0])
+            if rt == "bool":
+                raise self.error(n, f"{method} takes numbers")
+            self.no_narrow(x, recv)
+            return V(hir.Call(x.e.type, sp, method, (x.e, y.e)), rt)
+        if method == "mul_add":
+            self.nargs(n, args, 2, method)
+            if rt not in ("f32", "f64"):
+                raise self.error(n, f"mul_add takes f32, not {rt}")
+            if rt == "f64":
+                raise self.error(n, "mul_add of f64 is not supported: fma is f32 on WAVE")
+            b = self.want(self.expr(args[0], rt), rt, args[0])
+            c = self.want(self.expr(args[1], rt), rt, args[1])
+            return V(hir.Call(F32, sp, "fma", (x.e, b.e, c.e)), rt)
+        if method in WRAPPING:
+            self.nargs(n, args, 1, method)
+            if rt not in INTS:
+                raise self.error(n, f"{method} takes integers, not {rt}")
+            y = self.expr(args[0], "u32" if method in ("wrapping_shl", "wrapping_shr") else rt)
+            return self.binary(WRAPPING[method], x, y, n, recv, args[0])
+        if method == "wrapping_neg":
+            self.nargs(n, args, 0, method)
+            return V(hir.Unary(x.e.type, sp, hir.UnaryOp.NEG, x.e), rt)
+        if method == "recip" and rt in ("f32", "f64"):
+            self.nargs(n, args, 0, method)
+            return V(hir.Binary(x.e.type, sp, BinOp.DIV, hir.Const(x.e.type, sp, 1.0), x.e), rt)
+        if method in ("clone", "to_owned") and not args:
+            return x
+        if method in ("iter", "into_iter", "map", "collect", "for_each", "push"):
+            raise self.error(n, f"iterators and closures are not supported in kernels (`.{method}()`): write a for loop over a range")
+        raise self.error(f_field(n), f"no method `{method}` for {rt} in kernels")
+
+    def nargs(self, n: Node, args: list[Node], k: int, name: str) -> None:
+        if len(args) != k:
+            raise self.error(n, f"{name} takes {k} argument(s), {len(args)} given")
+
+    def builtin(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
+        sp = self.span(n)
+        if name in IDS:
+            axis = 0
+            if name in builtins.NO_AXIS:
+                self.nargs(n, args, 0, name)
+            elif args:
+                self.nargs(n, args, 1, name)
+                v = self.f.const_eval(args[0], "u32", self)
+                if v not in builtins.AXES or isinstance(v, bool):
+                    raise self.error(args[0], "the axis is the constant 0, 1 or 2")
+                axis = int(v)
+            call = hir.Call(I32, sp, name, (), None, (("axis", axis),))
+            return V(hir.Cast(U32, sp, call), "u32")
+        if name == "barrier":
+            self.nargs(n, args, 0, name)
+            return V(hir.Call(VOID, sp, "barrier"), "void")
+        if name == "fence":
+            self.nargs(n, args, 1, name)
+            txt = self.text(args[0]).replace(" ", "").split("::")
+            if len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES:
+                return V(hir.Call(VOID, sp, "fence", (), None, (("scope", SCOPES[txt[-1]]),)), "void")
+            raise self.error(args[0], "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
+        if name == "local_array":
+            raise self.error(n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();")
+        if name in ATOMICS:
+            want = len(builtins.BUILTINS[name].args)
+            if len(args) != want:
+                raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
+            an = args[0]
+            while an.type == "reference_expression":
+                an = an.named_children[-1]
+            arr = self.lookup(self.text(an)) if an.type == "identifier" else None
+            if not isinstance(arr, Array):
+                raise self.error(args[0], "the first argument of an atomic is a slice or a local array")
+            why = builtins.atomic_element(name, arr.type.elem) or builtins.atomic_operation(name, arr.type.elem)
+            if why is not None:
+                raise self.error(args[0], why)
+            idx = self.expr(args[1], "usize")
+            if idx.rt not in ("usize", "u32"):
+                raise self.error(args[1], f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(args[1])} as u32`")
+            vals = tuple(self.want(self.expr(a, arr.rt), arr.rt, a).e for a in args[2:])
+            return V(hir.Call(arr.type.elem, sp, name, (idx.e, *vals), arr.name), arr.rt)
+        if name in WAVE1 or name in WAVE2:
+            k = 1 if name in WAVE1 else 2
+            self.nargs(n, args, k, name)
+            x = self.expr(args[0], hint)
+            if x.lit:
+                x = self.literal_default(x, args[0])
+            why = builtins.wave_operand(name, x.e.type) if x.rt in ("i32", "u32", "f32") else f"{name} works on i32, u32 and f32 values, not {x.rt}"
+            if why is not None:
+                raise self.error(args[0], why)
+            cargs: tuple[hir.Expr, ...] = (x.e,)
+            if k == 2:
+                lane = self.want(self.expr(args[1], "u32"), "u32", args[1])
+                cargs = (x.e, lane.e)
+            return V(hir.Call(x.e.type, sp, name, cargs), x.rt)
+        if name in builtins.VOTES:
+            self.nargs(n, args, 1, name)
+            c = self.condition(args[0])
+            t = builtins.vote_result(name)
+            return V(hir.Call(t, sp, name, (c,)), t.name)
+        if name in MATH1 or name == "abs":
+            self.nargs(n, args, 1, name)
+            return self.method(n, args[0], {v: k for k, v in METHOD_MATH.items()}.get(name, name), [], hint)
+        if name in ("min", "max"):
+            self.nargs(n, args, 2, name)
+            return self.method(n, args[0], name, args[1:], hint)
+        if name == "fma":
+            self.nargs(n, args, 3, name)
+            return self.method(n, args[0], "mul_add", args[1:], hint)
+        if name in HEAP:
+            raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
+        raise self.error(n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins")
+
+
+def f_field(n: Node) -> Node:
+    f = n.child_by_field_name("function")
+    return f.child_by_field_name("field") if f is not None and f.type == "field_expression" else n
+
+
+def scrut_node_fallback(low: Lowering) -> Node:
+    return low.fn
+
+
+class RustKernels:
+    """The kernels of one Rust source file, with its `const` items and function names."""
+
+    def __init__(self, text: str, file: str):
+        self.src, self.root = treesitter.parse("rust", text, file)
+        self.consts: dict[str, tuple[int | float | bool, str]] = {}
+        self.const_nodes: dict[str, Node] = {}
+        self.functions: dict[str, Node] = {}
+        self.kernels: list[tuple[Node, dict[str, object]]] = []
+        self.diags: list[Diagnostic] = []
+
+    def error(self, n: Node, msg: str) -> _Bail:
+        self.diags.append(Diagnostic(msg, self.src.span(n)))
+        return _Bail()
+
+    def collect(self) -> None:
+        attrs: list[Node] = []
+        marked: list[tuple[Node, dict[str, object]]] = []
+        for item in self.root.named_children:
+            t = item.type
+            if t in ("line_comment", "block_comment", "inner_attribute_item", "empty_statement"):
+                continue
+            if t == "attribute_item":
+                attrs.append(item)
+                continue
+            if t == "function_item":
+                name = self.src.node_text(item.child_by_field_name("name"))
+                self.functions[name] = item
+                opts = self.kernel_attribute(attrs)
+                if opts is not None:
+                    marked.append((item, opts))
+            elif t == "use_declaration":
+                pass
+            elif t == "const_item":
+                try:
+                    self.const_item(item, None, None)
+                except _Bail:
+                    pass
+            elif t in ("struct_item", "impl_item", "trait_item", "enum_item", "union_item", "static_item", "mod_item",
+                       "macro_definition", "type_item", "extern_crate_declaration", "foreign_mod_item"):
+                if t == "extern_crate_declaration" and "wave" in self.src.node_text(item):
+                    pass
+                else:
+                    self.error(item, f"{t.replace('_item', '').replace('_', ' ')} items are not supported in kernel files: "
+                               "kernels use scalars, slices and wave's builtins")
+            else:
+                self.error(item, f"{t.replace('_', ' ')} is not supported at the top level of a kernel file")
+            attrs = []
+        self.kernels = marked or [(f, {}) for f in self.functions.values()]
+        if not self.kernels and not self.diags:
+            self.diags.append(Diagnostic(f"{self.src.file}: no kernel function found (mark one #[wave::kernel])"))
+
+    def kernel_attribute(self, attrs: list[Node]) -> dict[str, object] | None:
+        for a in attrs:
+            attr = a.named_children[0]
+            path = self.src.node_text(attr.named_children[0]).replace(" ", "")
+            if path in ("kernel", "wave::kernel"):
+                return {}
+        return None
+
+    def consts_lookup(self, name: str, low: Lowering | None) -> tuple[int | float | bool, str] | None:
+        if low is not None:
+            for sc in reversed(low.scopes):
+                c = sc.get("const " + name)  # type: ignore[call-overload]
+                if c is not None:
+                    return c  # type: ignore[return-value]
+                if name in sc:
+                    return None
+        return self.consts.get(name)
+
+    def const_item(self, item: Node, scope: dict | None, low: Lowering | None) -> None:  # type: ignore[type-arg]
+        name = self.src.node_text(item.child_by_field_name("name"))
+        ty = item.child_by_field_name("type")
+        value = item.child_by_field_name("value")
+        owner = low or self
+        tname = self.src.node_text(ty) if ty is not None else ""
+        if tname not in RUST_TYPES or tname == "f16":
+            raise owner.error(ty or item, "constants are i32, u32, usize, f32, f64 or bool")
+        v = self.const_eval(value, tname, low)
+        if scope is not None:
+            scope["const " + name] = (v, tname)  # type: ignore[assignment]
+        else:
+            self.consts[name] = (v, tname)
+
+    def const_eval(self, n: Node, rt: str, low: Lowering | None) -> int | float | bool:
+        """A constant expression of Rust type rt (literals, constants, + - * / % & | ^ << >>, casts)."""
+        owner = low or self
+        t = n.type
+        txt = self.src.node_text(n)
+        if t == "parenthesized_expression":
+            return self.const_eval(n.named_children[0], rt, low)
+        if t == "block" and len(n.named_children) == 1:
+            return self.const_eval(n.named_children[0], rt, low)
+        if t == "integer_literal":
+            v, suffix = parse_int(txt)
+            if suffix in FLOATS:
+                return float(v)
+            if rt in FLOATS and suffix is None:
+                raise owner.error(n, f"expected {rt}, found an integer literal: write {v}.0")
+            if not _fits(v, suffix or rt) and (suffix or rt) in INTS:
+                raise owner.error(n, f"literal out of range for {suffix or rt}: {v}")
+            return v
+        if t == "float_literal":
+            if rt in INTS:
+                raise owner.error(n, f"expected {rt}, found a float literal")
+            return parse_float(txt)[0]
+        if t == "boolean_literal":
+            return txt == "true"
+        if t in ("negative_literal",) or (t == "unary_expression" and txt.startswith("-")):
+            v = self.const_eval(n.named_children[0], rt, low)
+            if rt in ("u32", "usize"):
+                raise owner.error(n, f"cannot apply unary operator `-` to type `{rt}`")
+            return -v
+        if t == "identifier":
+            c = self.consts_lookup(txt, low)
+            if c is None:
+                raise owner.error(n, f"`{txt}` is not a constant: a constant expression is needed here (const {txt}: u32 = ...;)")
+            return c[0]
+        if t == "scoped_identifier":
+            parts = txt.replace(" ", "").split("::")
+            if parts[0] in TYPE_CONSTS and len(parts) == 2 and parts[1] in TYPE_CONSTS[parts[0]]:
+                return TYPE_CONSTS[parts[0]][parts[1]]
+            if len(parts) == 2 and parts[0] == "wave":
+                c = self.consts_lookup(parts[1], low)
+                if c is not None:
+                    return c[0]
+            raise owner.error(n, f"unknown constant `{txt}`")
+        if t == "type_cast_expression":
+            to = self.src.node_text(n.child_by_field_name("type"))
+            inner = self.const_eval(n.child_by_field_name("value"), to if to in RUST_TYPES else rt, low)
+            if to in INTS:
+                return _wrap(int(inner), to) if not isinstance(inner, float) else int(inner)
+            return float(inner)
+        if t == "binary_expression":
+            op = self.src.node_text(n.child_by_field_name("operator"))
+            a = self.const_eval(n.child_by_field_name("left"), rt, low)
+            b = self.const_eval(n.child_by_field_name("right"), rt if op not in ("<<", ">>") else "u32", low)
+            try:
+                if isinstance(a, float) or isinstance(b, float):
+                    r: int | float = {"+": a + b, "-": a - b, "*": a * b}.get(op) if op != "/" else a / b  # type: ignore[assignment]
+                    if r is None:
+                        raise owner.error(n, f"`{op}` is not a constant float operation")
+                    return r
+                a, b = int(a), int(b)
+                if op == "/":
+                    r = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+                elif op == "%":
+                    r = a - abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1) * b
+                elif op in ("<<", ">>"):
+                    r = a << b if op == "<<" else a >> b
+                else:
+                    r = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op]
+            except ZeroDivisionError:
+                raise owner.error(n, "attempt to divide by zero in a constant") from None
+            except KeyError:
+                raise owner.error(n, f"`{op}` is not supported in a constant") from None
+            if rt in INTS and not _fits(r, rt):
+                raise owner.error(n, f"this arithmetic operation will overflow: {r} is no {rt}")
+            return r
+        raise owner.error(n, "a constant expression is needed here (literals, constants and arithmetic)")
+
+    def lower(self) -> list[hir.Function]:
+        self.collect()
+        if self.diags:
+            raise CompileError(self.diags)
+        out = []
+        for fn, opts in self.kernels:
+            inferred: dict[int, str] = {}
+            for _ in range(64):
+                low = Lowering(self, fn, inferred)
+                try:
+                    f = low.run()
+                except _Restart:
+                    continue
+                except _Bail:
+                    raise CompileError(low.diags) from None
+                break
+            else:  # pragma: no cover - inference settles in one step per variable
+                raise CompileError([Diagnostic("type inference did not settle", self.src.span(fn))])
+            out.append(hir.Function(f.name, f.params, f.body, f.variables, f.locals, f.source_file, f.workgroup_size, opts))
+        return out
+
+
+class RustFrontend:
+    """The FRONTENDS entry for Rust (compiler/frontends/__init__.py)."""
+
+    name = "rust"
+    suffixes = (".rs",)
+
+    def parse(self, text: str, file: str) -> list[hir.Function]:
+        return RustKernels(text, file).lower()
+
+
+RUST = RustFrontend()
+
+__all__ = ["RUST", "SPELLINGS", "RustFrontend"]
