@@ -37,6 +37,7 @@ class EmulationResult:
     memory: np.ndarray
     stats: Stats
     kernel: str
+    engine: str = "numpy"  # which engine ran it: "numpy" (statistics complete) or "compiled"
 
     def view(self, dtype: np.dtype | type, offset: int = 0, count: int | None = None) -> np.ndarray:
         """A typed copy of part of device memory."""
@@ -220,6 +221,7 @@ def emulate(
     buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
     zero_division: bool = False,
+    engine: str | None = "numpy",
 ) -> EmulationResult:
     """Run one kernel on the reference emulator.
 
@@ -237,6 +239,12 @@ def emulate(
 
     `zero_division=True` traps an integer division or remainder by zero, whose result WAVE
     defines (DESIGN section 3): Python kernel calls ask for it under check or boundscheck.
+
+    `engine` picks the engine (docs/emulator.md, "The compiled engine"): "numpy" (the
+    reference, full statistics), "compiled" (kernels as machine code; a WaveError where it
+    cannot run the launch), "auto" (compiled where it can and it pays), None ($WAVEGPU_ENGINE,
+    else "auto"). Both give identical memory; a compiled run's statistics hold only the launch's
+    shape (res.engine says which ran).
     """
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width < 1 or wave_width > 64 or wave_width & (wave_width - 1):
@@ -283,6 +291,13 @@ def emulate(
     lanes_per_wg = waves_per_wg * wave_width
     by_regs = MAX_BATCH_BYTES // (4 * max(k.registers, 1) * lanes_per_wg)
     per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
+    from .compiled.select import try_compiled
+
+    ran = try_compiled(engine, k, launch, dev, const, progress)
+    if ran:
+        return EmulationResult(dev.u8[: dev.size], stats, k.name, "compiled")
+    if ran is not None:  # stopped at a trap or the budget: the reference names it
+        dev = new_memory(memory, "global")
     done = 0
     with _malloc_tuned():
         while done < n_wg:

@@ -1,0 +1,113 @@
+"""Where translated kernels live: a private per-user folder of generated modules, one per
+translation key, beside numba's own cache of their machine code (`cache=True`)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import stat
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from types import ModuleType
+
+from ...errors import WaveError
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, ModuleType] = {}
+
+
+def cache_root() -> Path:
+    """$WAVEGPU_CACHE_DIR, else $XDG_CACHE_HOME/wavegpu, else ~/.cache/wavegpu (the runtime's
+    rule, restated here: the runtime sits above the emulator layer)."""
+    d = os.environ.get("WAVEGPU_CACHE_DIR")
+    if d:
+        return Path(d)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "wavegpu"
+    return Path.home() / ".cache" / "wavegpu"
+
+
+def _private(path: Path) -> None:
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.stat(path)
+    except OSError as e:
+        raise WaveError(f"{path}: cannot create the compiled-kernel cache folder: {e.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise WaveError(f"{path}: not a folder")
+    if st.st_uid != os.geteuid():
+        raise WaveError(f"{path}: owned by uid {st.st_uid}, not by this user; refusing to load code from it")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise WaveError(f"{path}: writable by group or others; refusing to load code from it (chmod go-w {path})")
+
+
+def engine_digest() -> str:
+    """What a translation depends on besides the kernel: this package's code, wavegpu's and
+    numba's versions."""
+    import numba
+
+    from ... import __version__
+
+    h = hashlib.sha256(f"{__version__}|{numba.__version__}|{sys.version_info[:2]}".encode())
+    here = Path(__file__).resolve().parent
+    for name in sorted(p.name for p in here.glob("*.py")):
+        h.update(name.encode())
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
+def is_cached(key: str) -> bool:
+    """Whether the translation `key` is loaded in this process or its module is on disk."""
+    return key in _LOADED or (cache_root() / "compiled" / key / "kernel.py").is_file()
+
+
+def load(key: str, source: str) -> ModuleType:
+    """The generated module for `key` (written atomically on first use, then imported; numba
+    caches its machine code in the folder's __pycache__)."""
+    mod = _LOADED.get(key)
+    if mod is not None:
+        return mod
+    with _LOCK:
+        mod = _LOADED.get(key)
+        if mod is not None:
+            return mod
+        root = cache_root()
+        folder = root / "compiled" / key
+        for level in (root, root / "compiled", folder):
+            _private(level)
+        path = folder / "kernel.py"
+        data = source.encode()
+        if not path.is_file() or path.read_bytes() != data:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".kernel-", suffix=".py")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            except OSError as e:
+                with _suppress():
+                    os.unlink(tmp)
+                raise WaveError(f"{path}: cannot write the compiled kernel: {e.strerror}") from None
+        name = f"_wavegpu_compiled_{key[:24]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # numba's cache finds the functions' module by name
+        spec.loader.exec_module(mod)
+        _LOADED[key] = mod
+        return mod
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+def key_of(source: str) -> str:
+    return hashlib.sha256((engine_digest() + "\n" + source).encode()).hexdigest()[:40]

@@ -1,0 +1,119 @@
+"""Running a launch on the compiled engine: translate (or find) the kernel, split the grid over
+threads, and say whether it finished (a trap or an exhausted budget is re-run by the caller on
+the NumPy engine, which names it exactly as it always does)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...wbin.program import Kernel
+from .cache import is_cached, key_of, load
+from .codegen import Shape, generate, has_global_atomics
+
+if TYPE_CHECKING:
+    from ..bounds import Bounds
+    from ..machine import Memory
+
+
+@functools.lru_cache(maxsize=256)
+def _source(k: Kernel, shape: Shape) -> tuple[str, str]:
+    src = generate(k, shape)
+    return key_of(src), src
+
+
+def translation_key(k: Kernel, shape: Shape) -> str:
+    """The cache key of a translation (raises codegen.Unsupported)."""
+    return _source(k, shape)[0]
+
+
+def cached(k: Kernel, shape: Shape) -> bool:
+    """Whether the translation is already loaded or on disk (no compile latency to pay)."""
+    return is_cached(translation_key(k, shape))
+
+
+def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
+    """The compiled `run_range` of kernel k for this shape."""
+    key, src = _source(k, shape)
+    return load(key, src).run_range
+
+
+def threads_for(k: Kernel, n_wg: int) -> int:
+    """Worker threads: all cores, or one for a kernel with global atomics (their returned old
+    values then follow workgroup order, as documented in docs/emulator.md)."""
+    if has_global_atomics(k):
+        return 1
+    env = os.environ.get("WAVEGPU_THREADS")
+    n = int(env) if env and env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    return max(1, min(n, n_wg))
+
+
+def execute(
+    k: Kernel,
+    shape: Shape,
+    grid: tuple[int, int, int],
+    args: tuple[int, ...],
+    dev: Memory,
+    const: Memory,
+    bounds: Bounds | None,
+    budget: int,
+) -> bool:
+    """Run every workgroup; True when all finished, False on a trap or an exhausted budget."""
+    run = runner(k, shape)
+    n_wg = grid[0] * grid[1] * grid[2]
+    a = np.asarray(args, dtype=np.int64)
+    n_inst = max(len(k.instructions), 1)
+    own_lo = np.full(n_inst, -1, dtype=np.int64)
+    own_hi = np.full(n_inst, -1, dtype=np.int64)
+    if bounds is None:
+        rs = re = np.zeros(1, dtype=np.int64)
+        nb = -1
+    else:
+        rs = np.asarray([r.offset for r in bounds.regions] or [0], dtype=np.int64)
+        re = np.asarray([r.end for r in bounds.regions] or [0], dtype=np.int64)
+        nb = len(bounds.regions)
+        if bounds.exact and k.accesses is not None:
+            for pc, tag in enumerate(k.accesses):
+                own = bounds.region_for(tag)
+                if own is not None:
+                    own_lo[pc], own_hi[pc] = own.offset, own.end
+    d8, c8 = dev.u8, const.u8
+    common = (
+        grid[0],
+        grid[1],
+        grid[2],
+        a,
+        d8,
+        dev.u16,
+        dev.u32,
+        dev.size,
+        c8,
+        const.u16,
+        const.u32,
+        const.size,
+        rs,
+        re,
+        own_lo,
+        own_hi,
+        nb,
+        budget,
+    )
+    workers = threads_for(k, n_wg)
+    if workers == 1:
+        status = np.zeros(4, dtype=np.int64)
+        run(0, n_wg, *common, status)
+        return int(status[0]) == 0
+    pieces = min(n_wg, workers * 8)
+    bounds_of = [n_wg * i // pieces for i in range(pieces + 1)]
+    statuses = [np.zeros(4, dtype=np.int64) for _ in range(pieces)]
+
+    def piece(i: int) -> None:
+        run(bounds_of[i], bounds_of[i + 1], *common, statuses[i])
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(piece, range(pieces)))
+    return all(int(s[0]) == 0 for s in statuses)

@@ -1,0 +1,80 @@
+"""Which engine runs a launch: `engine="numpy"` (the reference, with checker and statistics),
+`"compiled"` (this package; a clear WaveError when it cannot), or `"auto"` (compiled where it
+can run the launch and it pays: the translation is cached, or the launch is large enough to
+repay a first compile; the NumPy engine otherwise)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ...errors import WaveError
+from . import available
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ...wbin.program import Kernel
+    from ..machine import Launch, Memory
+
+ENGINES = ("numpy", "compiled", "auto")
+
+AUTO_MIN_WORK = 1 << 22
+"""Under "auto", an uncached kernel is translated when threads x instructions reaches this: a
+first translation costs about a second (docs/emulator.md), the NumPy engine runs about 2**22
+lane-instructions in that time on small grids."""
+
+
+def default_engine() -> str:
+    """$WAVEGPU_ENGINE when set to one of ENGINES, else "auto"."""
+    env = os.environ.get("WAVEGPU_ENGINE", "").strip().lower()
+    return env if env in ENGINES else "auto"
+
+
+def why_not(k: Kernel, launch: Launch, progress: Callable[[int, int], None] | None) -> str | None:
+    """Why the compiled engine cannot run this launch, or None."""
+    if launch.check:
+        return "check=True runs the checker, which is part of the NumPy engine"
+    if progress is not None:
+        return "progress callbacks are reported by the NumPy engine's batches"
+    if launch.zero_division:
+        return "zero_division=True (trapping integer division by zero) is checked by the NumPy engine"
+    if not available():
+        return "numba is not installed (pip install 'wavegpu[compiled]')"
+    from .codegen import unsupported_reason
+
+    return unsupported_reason(k)
+
+
+def try_compiled(
+    engine: str | None,
+    k: Kernel,
+    launch: Launch,
+    dev: Memory,
+    const: Memory,
+    progress: Callable[[int, int], None] | None,
+) -> bool | None:
+    """Run the launch on the compiled engine when `engine` asks for it: None when it did not run
+    (device memory untouched), True when it finished, False when it stopped at a trap or the
+    instruction budget (device memory is then undefined: the caller re-runs on the NumPy
+    engine, which reports the error exactly)."""
+    engine = default_engine() if engine is None else engine
+    if engine not in ENGINES:
+        raise WaveError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
+    if engine == "numpy":
+        return None
+    reason = why_not(k, launch, progress)
+    if reason is not None:
+        if engine == "compiled":
+            raise WaveError(f"engine='compiled' cannot run kernel {k.name!r}: {reason}")
+        return None
+    from .codegen import Shape
+    from .engine import cached, execute
+
+    shape = Shape(launch.wave_width, launch.workgroup)
+    if engine == "auto":
+        g, w = launch.grid, launch.workgroup
+        work = g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * len(k.instructions)
+        if work < AUTO_MIN_WORK and not cached(k, shape):
+            return None
+    return execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
