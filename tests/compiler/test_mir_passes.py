@@ -218,3 +218,118 @@ def test_bad_pass_spellings_are_refused(spec: str, message: str) -> None:
 
     with pytest.raises(wg.CompileError, match=message):
         compile_python(UNROLLABLE, Options(passes=[spec]))
+
+
+# ---- MIR's op table ---------------------------------------------------------------------------
+SRC = Path(wg.__file__).parent / "compiler"
+EMITTERS = [SRC / "mir" / "lower.py", SRC / "mir" / "legalize.py", *sorted((SRC / "passes").glob("*.py"))]
+
+
+def emitted_ops(path: Path) -> list[tuple[int, str, bool]]:
+    """(line, op or its constant prefix, is_prefix) of every op a module spells where it makes an
+    instruction: emit(op, ...), b.op(op, ...), Inst(op, ...), and the values of op tables
+    (dicts mapping names to op strings, such as lower.py's BINARY)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    out: list[tuple[int, str, bool]] = []
+
+    def first(node: ast.expr) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append((node.lineno, node.value, False))
+        elif isinstance(node, ast.JoinedStr):
+            head = node.values[0]
+            prefix = head.value if isinstance(head, ast.Constant) and isinstance(head.value, str) else ""
+            out.append((node.lineno, prefix, True))
+        elif isinstance(node, ast.IfExp):
+            first(node.body)
+            first(node.orelse)
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict):
+            for v in node.value.values:
+                first(v)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["op"]:
+            first(node.value)  # op = {...}[name]; then emit(op, ...)
+        if isinstance(node, ast.Call) and node.args:
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("emit", "op", "Inst", "binop"):
+                first(node.args[0])
+    return out
+
+
+def test_every_op_the_compiler_emits_is_in_the_table() -> None:
+    from wavegpu.compiler.mir.ops import OPS
+
+    bad = []
+    seen = 0
+    for path in EMITTERS:
+        for line, op, prefix in emitted_ops(path):
+            seen += 1
+            ok = any(o.startswith(op) for o in OPS) if prefix else op in OPS
+            if not ok:
+                bad.append(f"{path.relative_to(SRC)}:{line}: {op}{'...' if prefix else ''}")
+    assert seen > 100, "the scan found too few ops: has the emitting code changed shape?"
+    assert not bad, "ops missing from mir/ops.py OPS:\n" + "\n".join(bad)
+
+
+def test_the_lowering_tables_name_table_ops() -> None:
+    from wavegpu.compiler.mir import lower as mir_lower
+    from wavegpu.compiler.mir.ops import OPS
+
+    for table in (mir_lower.BINARY, mir_lower.UNARY):
+        assert set(table.values()) <= set(OPS)
+    assert {f"atomic.{a}.{s}" for a in mir_lower.ATOMIC_OPS.values() for s in ("global", "local")} <= set(OPS)
+
+
+def test_the_table_matches_what_selection_reads() -> None:
+    """Every arithmetic op of the table has a row (select.py) or is legalised away first; every
+    suffixed family is one selection handles."""
+    from wavegpu.compiler.mir.ops import OPS, Sig
+    from wavegpu.compiler.select import _ARITH
+
+    arith = {o.name for o in OPS.values() if o.sig in (Sig.SAME, Sig.SHIFT)}
+    assert arith - set(_ARITH) == {"floordiv", "floormod"}  # legalize.py rewrites them
+    families = {o.name.split(".")[0] for o in OPS.values() if "." in o.name}
+    assert families == {"cmp", "load", "store", "atomic", "fence", "sreg", "wave"}
+
+
+VERIFY_BAD = {
+    "unknown": ("%2 = frobnicate %0 : i32", "unknown operation 'frobnicate'"),
+    "arity": ("%2 = add %0 : i32", "add takes 2 operands, not 1"),
+    "arity3": ("%2 = add %0, %0, %0 : i32", "add takes 2 operands, not 3"),
+    "mixed": ("%2 = add %0, 1.0:f32 : i32", "add operand types i32, f32 do not fit"),
+    "result": ("%2 = add %0, %0 : f32", "add operand types i32, i32 do not fit"),
+    "float-only": ("%2 = sqrt %0 : i32", "sqrt does not take i32"),
+    "compare": ("%2 = cmp.lt %0, %0 : i32", "cmp.lt yields bool, not i32"),
+    "select": ("%2 = select %0, %0, %0 : i32", "select operand types"),
+    "address": ("%2 = load.global %0 : i32", "addresses with u32, not i32"),
+    "no-result": ("%2 = store.global %1, %0 : i32", "store.global has no result"),
+    "needs-result": ("atomic.add.global %1, %0", "atomic.add.global needs a result"),
+    "lane": ("%2 = wave.shuffle.xor %0, %0 : i32", "takes its lane as u32, not i32"),
+    "setvar": ("setvar v, 1.0:f32", "setvar of a i32 variable with f32"),
+    "vote": ("%2 = wave.any %0 : bool", "wave.any operand types i32 do not fit"),
+}
+
+
+@pytest.mark.parametrize("case", VERIFY_BAD)
+def test_verifier_checks_ops_against_the_table(case: str) -> None:
+    line, message = VERIFY_BAD[case]
+    text = f"func @f(%0: i32 a, %1: u32 b) {{\n  var v: i32\nbb0:\n  {line}\n  ret\n}}\n"
+    fn = parse(text)
+    with pytest.raises(wg.CompileError, match=message):
+        verify(fn)
+
+
+def test_effects_come_from_the_table() -> None:
+    from wavegpu.compiler.mir.ir import Inst
+
+    def inst(op: str) -> Inst:
+        return Inst(op, None, [])
+
+    assert inst("store.global.u8").has_effects and not inst("store.global.u8").pure
+    assert inst("barrier").convergent and inst("wave.reduce.add").convergent
+    assert not inst("load.local").has_effects and not inst("load.local").pure and not inst("getvar").pure
+    assert inst("sreg.tid.x").pure and not inst("sreg.clock").pure and inst("add").pure
+    assert inst("no.such.op").has_effects and not inst("no.such.op").pure  # refused by verify anyway

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ...errors import Span
 from ..types import ELEMENTS, ScalarType
+from .ops import OPS, OpSpec
 
 
 @dataclass(eq=False)
@@ -45,18 +46,12 @@ class Const:
 Operand = Value | Const
 
 
-# Ops without a result, or with effects beyond it: never removed or moved by the optimiser.
-EFFECTS = ("store", "atomic", "barrier", "fence", "setvar")
-# Ops whose result depends on which lanes are active: never moved across control flow or merged
-# between blocks.
-CONVERGENT = ("wave.", "barrier")
-
-
 @dataclass(eq=False)
 class Inst:
     # dotted: "add", "cmp.lt", "load.global", "atomic.add.local", "sreg.tid.x", ...; an access to an
     # 8- or 16-bit array element names the element type last: "load.global.u8", "store.local.i16"
-    # (the load's value is u32 or i32, zero- or sign-extended; the store keeps the low bits)
+    # (the load's value is u32 or i32, zero- or sign-extended; the store keeps the low bits).
+    # Every op, its operand count and types: the table in mir/ops.py, which the verifier checks.
     op: str
     dst: Value | None
     args: list[Operand]
@@ -67,17 +62,28 @@ class Inst:
     buffer: int | None = None
 
     @property
+    def spec(self) -> OpSpec | None:
+        """The op's entry in MIR's op table (None for an op the verifier will refuse)."""
+        return OPS.get(self.op)
+
+    @property
     def has_effects(self) -> bool:
-        return self.op.startswith(EFFECTS)
+        """Never removed or moved by the optimiser (an unknown op counts as one)."""
+        spec = self.spec
+        return spec is None or spec.effects
 
     @property
     def convergent(self) -> bool:
-        return self.op.startswith(CONVERGENT)
+        """Its result depends on which lanes are active: never moved across control flow or
+        merged between blocks."""
+        spec = self.spec
+        return spec is None or spec.convergent
 
     @property
     def pure(self) -> bool:
         """Free of effects, memory reads and lane dependence: may be removed, merged or moved."""
-        return not (self.has_effects or self.convergent or self.op.startswith(("load", "getvar", "sreg.clock")))
+        spec = self.spec
+        return spec is not None and spec.pure
 
 
 @dataclass(eq=False)

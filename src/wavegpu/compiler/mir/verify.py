@@ -1,11 +1,12 @@
-"""The MIR verifier: SSA form, dominance of uses, terminators, phi shape, types."""
+"""The MIR verifier: SSA form, dominance of uses, terminators, phi shape, and every instruction
+against MIR's op table (`mir/ops.py`: known op, operand count, operand and result types)."""
 
 from __future__ import annotations
 
 from ...errors import CompileError, Diagnostic
-from ..types import NARROW
 from .analysis import dominates, idoms
 from .ir import Block, CondBr, Function, Inst, Value
+from .ops import LOAD_STORE_ATOMIC, OPS, check
 
 
 def verify(fn: Function, stage: str = "") -> None:
@@ -45,12 +46,10 @@ def verify(fn: Function, stage: str = "") -> None:
                 errs.append(f"{b.name}: unknown variable {ins.var}")
             if ins.dst is not None and ins.dst.type.narrow:
                 errs.append(f"%{ins.dst.id} is {ins.dst.type.name}, an array element type only")
-            _check_narrow(errs, b, ins)
+            _check_op(errs, fn, b, ins)
             if ins.buffer is not None:
-                parts = ins.op.split(".")
-                if parts[-1] in NARROW:
-                    parts.pop()
-                if not ins.op.startswith(("load.global", "store.global", "atomic.")) or parts[-1] != "global":
+                spec = OPS.get(ins.op)
+                if spec is None or spec.sig not in LOAD_STORE_ATOMIC or spec.space != "global":
                     errs.append(f"{b.name}: {ins.op} names a buffer but is no global access")
                 elif not 0 <= ins.buffer < len(fn.params) or fn.params[ins.buffer].kind != "buffer":
                     errs.append(f"{b.name}: {ins.op} names parameter {ins.buffer}, which is no buffer")
@@ -86,20 +85,17 @@ def verify(fn: Function, stage: str = "") -> None:
         raise CompileError([Diagnostic(f"{head}: {e}") for e in errs])
 
 
-def _check_narrow(errs: list[str], b: Block, ins: Inst) -> None:
-    """An access to an 8- or 16-bit element (`load.global.u8`) reads and writes i32 or u32 values."""
-    parts = ins.op.split(".")
-    if parts[-1] not in NARROW:
+def _check_op(errs: list[str], fn: Function, b: Block, ins: Inst) -> None:
+    """The op is in MIR's table and its operand count and types fit its signature."""
+    spec = OPS.get(ins.op)
+    if spec is None:
+        errs.append(f"{b.name}: unknown operation {ins.op!r}")
         return
-    elem = NARROW[parts[-1]]
-    if parts[0] not in ("load", "store") or len(parts) != 3 or parts[1] not in ("global", "local"):
-        errs.append(f"{b.name}: {ins.op}: only loads and stores take an element type")
-        return
-    if parts[0] == "load":
-        if ins.dst is None or ins.dst.type is not elem.value_type:
-            errs.append(f"{b.name}: {ins.op} yields {elem.value_type.name}")
-    elif len(ins.args) != 2 or ins.args[1].type is not elem.value_type:
-        errs.append(f"{b.name}: {ins.op} stores an {elem.value_type.name} value")
+    var = fn.vars.get(ins.var) if ins.var is not None else None
+    dst = ins.dst.type.name if ins.dst is not None else None
+    problem = check(spec, dst, [a.type.name for a in ins.args], var.name if var is not None else None)
+    if problem is not None:
+        errs.append(f"{b.name}: {ins.op} {problem}")
 
 
 def _check_use(
