@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
-from cli_helpers import run_wave
+from cli_helpers import run_emu, run_wave
 from wavegpu.isa import ROWS
 from wavegpu.runtime import opencl
 from wavegpu.wbin import Kernel
@@ -523,3 +523,35 @@ def test_a_wave_of_nans_reduces_to_nan(op: str) -> None:
     out = a[64:].view(np.uint32)
     assert (out[:8] == 0x7FFFFFFF).all() and out[8] == (0x3F800000 if op == "min" else 0x3F800007)
     assert np.array_equal(a, b)
+
+
+@needs_opencl
+def test_a_kernel_without_params_takes_its_preset_registers_as_arguments(tmp_path: Path) -> None:
+    """The flat dialect's kernels declare no .param: their inputs are register presets (r0 = x,
+    r1 = y, r2 = a, r3 = n for flat_saxpy). `wave translate` infers them from the registers read
+    before written, so the OpenCL entry point takes a0..a3; run on the CPU runtime with the inputs
+    as arguments it matches wave-emu given the same values with --set-reg."""
+    n = 300  # not a multiple of the workgroup: the bound check matters
+    r = run_wave("translate", str(EX / "flat_saxpy.wave"), "--target", "opencl")
+    assert r.returncode == 0, r.stderr
+    assert "uint a0, uint a1, uint a2, uint a3)" in r.stdout and "r3 = a3;" in r.stdout
+    x = np.arange(n, dtype=np.float32) * np.float32(0.25)
+    y = np.linspace(-3, 3, 384).astype(np.float32)
+    mem = np.concatenate([x, np.zeros(4, np.float32), y]).view(np.uint8)
+    a = np.float32(1.5)
+    args = [0, 4 * (n + 4), int(a.view(np.uint32)), n]
+    got = opencl.run(r.stdout, "flat_saxpy", (3, 1, 1), (128, 1, 1), mem, np.zeros(16, np.uint8), args)
+    (tmp_path / "mem.bin").write_bytes(mem.tobytes())
+    emu = run_emu(
+        str(EX / "flat_saxpy.wave"),
+        "--grid", "3,1,1", "--workgroup", "128,1,1", "--device-memory", str(mem.size),
+        "--arg", f"0:{tmp_path / 'mem.bin'}",
+        *(f"--set-reg=r{i}:{v}" for i, v in enumerate(args)),
+        "--dump-u32", f"{4 * (n + 4)}:384",
+    )  # fmt: skip
+    assert emu.returncode == 0, emu.stderr
+    want = np.array([int(v) for v in emu.stdout.split()], np.uint32)
+    out = got[4 * (n + 4) :].view(np.uint32)
+    assert np.array_equal(out, want)
+    assert np.array_equal(out[:n].view(np.float32), (np.float64(a) * x + y[:n]).astype(np.float32))
+    assert np.array_equal(out[n:], y[n:].view(np.uint32))  # past n: untouched

@@ -141,6 +141,82 @@ def test_control_flow_and_wave_ops_use_explicit_masks(tmp_path: Path) -> None:
     _ptxas(text, tmp_path)
 
 
+PLAIN = """
+.kernel plain
+    mov.u32 r0, %tid.x
+    mov.u32 r1, 0
+    setp.lt.u32 p0, r0, 7
+    loop
+        setp.ge.u32 p1, r1, 10
+        break p1
+        add.u32 r1, r1, 1
+        if p0
+            add.u32 r2, r2, r1
+            continue p0
+        endif
+        add.u32 r2, r2, 3
+    endloop
+    {tail}
+    st.global.u32 [r0], r2
+    ret
+.end
+"""
+
+
+def test_regions_no_wave_operation_reads_keep_no_mask(tmp_path: Path) -> None:
+    """lift.mask_plan: without a wave operation no region keeps a mask (no vote.sync at all);
+    with one after the loop, only the top region does: the loop and its if stay plain branches."""
+    for tail, votes in (("", 0), ("wave.reduce.add.u32 r2, r2", 1)):
+        text = render(wg.assemble(PLAIN.format(tail=tail), "p.wave"), "ptx").source
+        assert text.count("vote.sync") == votes, tail
+        assert "%wv_brk, %wv_brk" not in text and "or.pred %wv_cnt" not in text
+        _ptxas(text, tmp_path)
+    # the wave operation inside the loop: the loop, and the if a lane continues from, keep masks
+    inside = PLAIN.format(tail="").replace("add.u32 r2, r2, 3", "wave.reduce.add.u32 r2, r2")
+    text = render(wg.assemble(inside, "p.wave"), "ptx").source
+    assert re.search(r"vote\.sync\.ballot\.b32 %m\d+, %p0, %m\d+;", text) and "or.pred %wv_cnt" in text
+    _ptxas(text, tmp_path)
+
+
+def test_kernels_without_params_take_the_registers_they_read_first() -> None:
+    """lift.preset_registers: reads before any sure write are inputs. A write in only one branch
+    of an if, in a loop body, under a guard or of a sub-register does not count as sure."""
+    from wavegpu.backends.lift import lift, preset_registers
+
+    text = """
+.kernel k
+    mov.u32 r1, %tid.x
+    add.u32 r2, r1, r0
+    setp.lt.u32 p0, r1, 3
+    if p0
+        mov.u32 r3, 1
+        mov.u32 r4, 1
+    else
+        mov.u32 r4, 2
+    endif
+    add.u32 r5, r3, r4
+    loop
+        mov.u32 r6, 1
+        break p0
+    endloop
+    add.u32 r5, r5, r6
+    @p0 mov.u32 r7, 1
+    add.u32 r5, r5, r7
+    mov.b32 r8.lo, 1
+    add.u32 r5, r5, r8
+    ld.global.v2.b32 {r10, r11}, [r9]
+    st.global.u32 [r10+4], r11
+    ret
+.end
+"""
+    k = wg.assemble(text, "k.wave").kernels[0]
+    assert sorted(preset_registers(lift(k))) == [0, 3, 6, 7, 8, 9]
+    head = render(k, "ptx").source.split(")")[0]
+    assert head.count(".param .u32") == 10  # one past the highest: r0..r9
+    flat = wg.assemble((EX / "flat_saxpy.wave").read_text(), "f.wave")
+    assert render(flat, "ptx").source.split(")")[0].count(".param .u32") == 4
+
+
 def test_float_results_are_canonical_and_never_contracted() -> None:
     text = render(wg.assemble(MULADD, "m.wave"), "ptx").source
     assert "mul.rn.f32" in text and "add.rn.f32" in text and "fma" not in text

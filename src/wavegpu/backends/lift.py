@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..isa.instruction import Instruction, Pred
+from ..isa.instruction import Instruction, Mem, Pair, Pred, Reg, Vec
+from ..isa.types import Role
 from ..isa.vocabulary import Nest
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
@@ -144,3 +145,70 @@ def mask_plan(nodes: list[Node]) -> MaskPlan:
             tracked.update(between)
             escaping.update(between)
     return MaskPlan(users, frozenset(tracked), frozenset(escaping))
+
+
+# ------------------------------------------------------------------ registers a kernel takes as inputs
+def _regs(o: object) -> tuple[int, ...]:
+    if isinstance(o, Reg):
+        return (o.n,)
+    if isinstance(o, Pair):
+        return (o.n, o.n + 1)
+    if isinstance(o, Vec):
+        return tuple(range(o.n, o.n + o.count))
+    if isinstance(o, Mem) and o.base is not None:
+        return (o.base,)
+    return ()
+
+
+def _reads_writes(inst: Instruction) -> tuple[set[int], set[int]]:
+    """(registers inst reads, registers it surely writes). A sub-register write keeps the rest of
+    the register (a read); a guarded instruction may not write at all."""
+    reads: set[int] = set()
+    writes: set[int] = set()
+    for o, s in zip(inst.operands, inst.spec.operands):
+        if s.role is Role.SRC or isinstance(o, Mem):
+            reads.update(_regs(o))
+        elif isinstance(o, Reg) and o.sel:
+            reads.add(o.n)
+        else:
+            writes.update(_regs(o))
+    return reads, (writes if inst.guard is None else set())
+
+
+def preset_registers(nodes: list[Node]) -> frozenset[int]:
+    """The registers some path of the kernel reads before writing them: the inputs of a kernel
+    that declares no parameters (the flat dialect's kernels take their arguments as register
+    presets r0, r1, ..., COMPAT.md). A write counts after an if only when both branches make it,
+    and never after a loop (its body may stop before it); iterative, any nesting depth."""
+    inputs: set[int] = set()
+    written: set[int] = set()
+    # work items: a node, or a step closing an if or a loop: (what, saved set)
+    work: list[Node | tuple[str, set[int]]] = list(reversed(nodes))
+    then_out: list[set[int]] = []  # the sets at the end of each open if's then branch
+    while work:
+        item = work.pop()
+        if isinstance(item, Op):
+            reads, writes = _reads_writes(item.inst)
+            inputs.update(reads - written)
+            written |= writes
+        elif isinstance(item, If):
+            work += [("endif", set()), *reversed(item.other), ("else", set(written)), *reversed(item.then)]
+        elif isinstance(item, Loop):
+            work += [("endloop", set(written)), *reversed(item.body)]
+        elif item[0] == "else":  # the else branch starts from the sets before the if
+            then_out.append(written)
+            written = item[1]
+        elif item[0] == "endif":  # surely written after the if: by both branches
+            written = then_out.pop() & written
+        else:  # after a loop: what was written before it
+            written = item[1]
+    return frozenset(inputs)
+
+
+def preset_count(k: Kernel, nodes: list[Node]) -> int:
+    """How many register presets a kernel takes: its parameters when it declares them, else one
+    past the highest register it reads before writing (0 when none)."""
+    if k.params:
+        return len(k.params)
+    regs = preset_registers(nodes)
+    return max(regs) + 1 if regs else 0

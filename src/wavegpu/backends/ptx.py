@@ -37,7 +37,7 @@ from ..isa.vocabulary import NEST_OF, AtomOp, Nest, ReduceOp, Scope, ShuffleMode
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from .base import Rendered
-from .lift import If, Loop, Node, Op, lift
+from .lift import If, Loop, MaskPlan, Node, Op, lift, mask_plan, preset_count
 
 PTX_VERSION = "7.8"  # sm_90 needs 7.8; everything emitted here exists since 7.0
 ARCHES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
@@ -283,9 +283,10 @@ def helper_text(used: set[str]) -> str:
 # ------------------------------------------------------------------ the renderer
 @dataclass
 class _Region:
-    cur: str  # the mask of the lanes in this region now
-    exit: str  # where a lane leaving by break/continue goes next
+    cur: str | None  # the mask of the lanes in this region now; None: no mask kept (lift.MaskPlan)
+    exit: str  # where a lane leaving by break/continue goes next (tracked) or the loop's exit (plain)
     leaves: bool = False  # a break/continue happens inside
+    head: str = ""  # a plain region in a plain loop: the loop's head, where continue goes
 
 
 # One item of the renderer's work stack: a node in its region, or a step that closes an if/loop.
@@ -300,6 +301,7 @@ class PTXRenderer:
     helpers: set[str] = field(default_factory=set)
     label_n: int = 0
     entry: str = ""
+    plan: MaskPlan = field(default_factory=lambda: MaskPlan(False, frozenset(), frozenset()))
 
     # -- registers and labels
     def tmp(self, ty: str) -> str:
@@ -662,6 +664,9 @@ class PTXRenderer:
             cond = self.tmp(_P)
             g = inst.guard
             self.emit(f"and.pred {cond}, %p{p.n}, {'!' if g.negated else ''}%p{g.pred};")
+        if region.cur is None:  # a loop no wave operation reads the lanes of: a plain branch
+            self.emit(f"@{cond} bra {region.exit if role is Nest.BREAK else region.head};")
+            return
         flag = "%wv_brk" if role is Nest.BREAK else "%wv_cnt"
         self.emit(f"vote.sync.ballot.b32 {region.cur}, !{cond}, {region.cur};")
         self.emit(f"or.pred {flag}, {flag}, {cond};", f"@{cond} bra {region.exit};")
@@ -679,8 +684,31 @@ class PTXRenderer:
             n, r = item
             if isinstance(n, Op):
                 self.inst(n.inst, r)
+            elif not self.plan.tracks(n):
+                work.extend(reversed(self.plain_if(n, r) if isinstance(n, If) else self.plain_loop(n)))
             else:
+                assert r.cur is not None, "a tracked region's parent is tracked (MaskPlan)"
                 work.extend(reversed(self.if_(n, r) if isinstance(n, If) else self.loop(n, r)))
+
+    def plain_if(self, n: If, region: _Region) -> list[_Step]:
+        """An if no wave operation reads the lanes of (lift.MaskPlan): a branch and a join. Its
+        breaks and continues leave a plain loop, so they branch straight to that loop's labels."""
+        join, other = self.label("endif"), self.label("else")
+        self.emit(f"@!%p{n.pred} bra {other if n.other else join};")
+        inner = _Region(None, region.exit, head=region.head)
+        steps: list[_Step] = [(c, inner) for c in n.then]
+        if n.other:
+            steps.append(lambda: self.emit(f"bra {join};", f"{other}:"))
+            steps += [(c, inner) for c in n.other]
+        steps.append(lambda: self.emit(f"{join}:"))
+        return steps
+
+    def plain_loop(self, n: Loop) -> list[_Step]:
+        """A loop no wave operation reads the lanes of: a head, a back branch and an exit."""
+        head, out = self.label("loop"), self.label("endloop")
+        self.emit(f"{head}:")
+        body = _Region(None, out, head=head)
+        return [*((c, body) for c in n.body), lambda: self.emit(f"bra {head};", f"{out}:")]
 
     def if_(self, n: If, region: _Region) -> list[_Step]:
         """Emit the head of an if; return its children and the steps that follow them."""
@@ -729,8 +757,9 @@ class PTXRenderer:
                 if isinstance(o, SReg) and o.id == SR.CLOCK:
                     raise WaveError(f"ptx: kernel {k.name!r} reads %clock, which has no ptx equivalent")
         self.lines, self.counts, self.helpers, self.label_n = [], {}, set(), 0
-        nregs = max(k.registers, len(k.params), 1)
-        params = len(k.params) if nargs is None else nargs
+        tree = lift(k)
+        params = preset_count(k, tree) if nargs is None else nargs
+        nregs = max(k.registers, params, 1)
         self.emit("ld.param.u64 %wv_mem, [wv_mem_param];", "cvta.to.global.u64 %wv_mem, %wv_mem;")
         self.emit("ld.param.u64 %wv_cmem, [wv_cmem_param];", "cvta.to.global.u64 %wv_cmem, %wv_cmem;")
         for i in range(nregs):
@@ -767,8 +796,9 @@ class PTXRenderer:
         )
         if k.local_memory:
             self.emit("mov.u32 %wv_lbase, wv_lmem;")
-        top = _Region("%wv_m0", "$L_end")
-        self.nodes(lift(k), top)
+        self.plan = mask_plan(tree)
+        top = _Region("%wv_m0" if self.plan.root else None, "$L_end")
+        self.nodes(tree, top)
         self.emit("$L_end:", "exit;")
         body = self.lines
         decl = [

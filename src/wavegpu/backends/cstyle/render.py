@@ -20,7 +20,7 @@ from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, Shuff
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..base import Rendered
-from ..lift import MASK_USERS, If, MaskPlan, Node, Op, lift, mask_plan
+from ..lift import MASK_USERS, If, MaskPlan, Node, Op, lift, mask_plan, preset_count
 
 # Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
 # predicates). Helpers (wv_*) come from the prelude; F/U/D/UL reinterpret bits.
@@ -590,7 +590,8 @@ class CRenderer:
 
     def render(self, k: Kernel, wave_width: int = 32, nargs: int | None = None) -> Rendered:
         """C source for kernel k. `nargs` register presets become kernel arguments (default: the
-        kernel's parameters)."""
+        kernel's parameters, or for a kernel declaring none the registers it reads before writing,
+        lift.preset_count)."""
         self.w = wave_width
         for inst in k.instructions:
             if inst.spec.key in self.d.unsupported:
@@ -606,8 +607,8 @@ class CRenderer:
         tree = lift(k)
         self.plan = mask_plan(tree) if self.d.explicit_mask else MaskPlan(False, frozenset(), frozenset())
         self.masks = 0
-        nregs = max(k.registers, len(k.params), 1)
-        params = [f"a{i}" for i in range(len(k.params) if nargs is None else nargs)]
+        params = [f"a{i}" for i in range(preset_count(k, tree) if nargs is None else nargs)]
+        nregs = max(k.registers, len(params), 1)
         body: list[str] = []
         body.append("    uint " + ", ".join(f"r{i} = 0u" for i in range(nregs)) + ";")
         body.append("    bool " + ", ".join(f"p{i} = false" for i in range(max(k.predicates, 1))) + ";")
