@@ -10,8 +10,16 @@ kernel void flat_saxpy(
     uint wv_lane [[thread_index_in_simdgroup]],
     uint wv_wid [[simdgroup_index_in_threadgroup]],
     uint wv_nwaves [[simdgroups_per_threadgroup]]) {
+    const uint a0 = wv_args[0];
+    const uint a1 = wv_args[1];
+    const uint a2 = wv_args[2];
+    const uint a3 = wv_args[3];
     uint r0 = 0u, r1 = 0u, r2 = 0u, r3 = 0u, r4 = 0u, r5 = 0u, r6 = 0u, r7 = 0u, r8 = 0u, r9 = 0u, r10 = 0u, r11 = 0u;
     bool p0 = false;
+    r0 = a0;
+    r1 = a1;
+    r2 = a2;
+    r3 = a3;
     r4 = wv_tid.x;
     r5 = wv_ctaid.x;
     r6 = wv_ntid.x;
