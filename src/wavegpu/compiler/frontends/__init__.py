@@ -33,10 +33,11 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
 
 
 def _registry() -> dict[str, Frontend]:
+    from .cpp import CPP
     from .python import PYTHON
     from .rust import RUST
 
-    return {fe.name: fe for fe in (PYTHON, RUST)}
+    return {fe.name: fe for fe in (PYTHON, RUST, CPP)}
 
 
 FRONTENDS: dict[str, Frontend] = _registry()

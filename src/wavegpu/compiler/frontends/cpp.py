@@ -1,0 +1,1878 @@
+"""The C++ frontend: tree-sitter-cpp trees to the same typed HIR the Python frontend builds.
+
+Kernels are `void` functions marked `[[wave::kernel]]` (or the Rust toolchain's `__kernel`, or
+CUDA's `__global__`); other functions of the file are helpers, inlined at their call sites, and
+function templates are instantiated there (explicit `f<float>(x)` or deduced from the argument
+types). The arithmetic is C++'s own: the integer promotions and the usual arithmetic conversions
+(`int32_t < uint32_t` compares as unsigned, `int / int` truncates), floating literals are `double`
+unless suffixed `f`, implicit conversions on assignment, `?:` and `&&`/`||` evaluate lazily.
+Signed overflow, undefined in C++, wraps (two's complement), as every 32-bit operation here does.
+
+`__kernel`, `__global__`, `__device__` and `__shared__` are macros in the declaration header
+(support/cpp/wave.hpp); the tree-sitter grammar does not know them, so they are blanked out
+before parsing (same length: every span stays exact) and their places remembered.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import CompileError, Diagnostic
+from .. import builtins, hir
+from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
+from .treesitter import Node, Source, parse
+
+BinOp = hir.BinaryOp
+Cmp = hir.CompareOp
+
+# ---- types -------------------------------------------------------------------------------------
+TYPES: dict[str, ScalarType] = {
+    "int32_t": I32,
+    "int": I32,
+    "signed": I32,
+    "signed int": I32,
+    "uint32_t": U32,
+    "unsigned": U32,
+    "unsigned int": U32,
+    "float": F32,
+    "double": F64,
+    "half": F16,
+    "_Float16": F16,
+    "bool": BOOL,
+    "uint8_t": U8,
+    "int8_t": I8,
+    "uint16_t": U16,
+    "int16_t": I16,
+}
+NOT_SUPPORTED_TYPES = {
+    "long": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
+    "size_t": "size_t is 64-bit: index with uint32_t",
+    "int64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
+    "uint64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
+    "short": "short is a storage-only type here: int16_t arrays hold 16-bit values, variables are int32_t",
+    "char": "char is a storage-only type here: use uint8_t/int8_t arrays, and int32_t variables",
+    "long double": "long double is not in the kernel language (float, double, half)",
+}
+NAMESPACES = {"wave", "std"}
+
+# ---- operators ---------------------------------------------------------------------------------
+ARITH = {"+": BinOp.ADD, "-": BinOp.SUB, "*": BinOp.MUL, "/": BinOp.DIV, "%": BinOp.TRUNC_REM}
+BITS = {"&": BinOp.AND, "|": BinOp.OR, "^": BinOp.XOR}
+SHIFTS = {"<<": BinOp.SHL, ">>": BinOp.SHR}
+COMPARES = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, ">=": Cmp.GE}
+
+# ---- builtins: C++ names -> the catalogue's --------------------------------------------------
+# C's float functions (sqrtf) convert their argument to float; std:: and C's double functions take
+# the argument's type (an integer becomes double, as std::sqrt(int) does); wave:: has float and
+# double overloads (an integer argument is ambiguous, as g++ says).
+F32_ALIASES = {f"{n}f": n for n in (*MATH1, "fma")} | {"fabsf": "abs", "fminf": "min", "fmaxf": "max"}
+C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max", "rsqrt": "rsqrt"}
+CASTS_BY_NAME = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
+SCOPES = {"wave", "workgroup", "device"}
+REFUSED_CALLS = {
+    "malloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
+    "calloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
+    "realloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
+    "free": "heap allocation is not available on a GPU",
+    "printf": "kernels have no output stream: write the value to an array",
+    "memcpy": "copy the elements in a loop",
+    "memset": "set the elements in a loop",
+    "reinterpret_cast": "reinterpret_cast is not supported (no pointer casts in kernels)",
+    "const_cast": "const_cast is not supported",
+    "dynamic_cast": "dynamic_cast is not supported (no classes in kernels)",
+}
+
+# How C++ spells each builtin (docs/compiler.md's table is generated from these).
+SPELLINGS: dict[str, str] = {
+    "thread_id": "wave::thread_id(0)",
+    "workgroup_id": "wave::workgroup_id(0)",
+    "workgroup_size": "wave::workgroup_size(0)",
+    "grid_size": "wave::grid_size(0)",
+    "global_id": "wave::global_id(0)",
+    "global_size": "wave::global_size(0)",
+    "lane_id": "wave::lane_id()",
+    "wave_id": "wave::wave_id()",
+    "wave_width": "wave::wave_width()",
+    "barrier": "wave::barrier()",
+    "fence": "wave::fence(wave::scope::workgroup)",
+    "local_array": "__shared__ float s[256]; or auto s = wave::local_array<float, 256>();",
+    **{f"atomic_{op}": f"wave::atomic_{op}(&a[i], v)" for op in ("add", "sub", "min", "max", "and", "or", "xor")},
+    "atomic_exchange": "wave::atomic_exchange(&a[i], v)",
+    "atomic_cas": "wave::atomic_cas(&a[i], expected, desired)",
+    **{n: f"wave::{n}(x)" for n in sorted(WAVE1)},
+    **{n: f"wave::{n}(x, lane)" for n in ("wave_shuffle", "wave_broadcast")},
+    **{n: f"wave::{n}(x, d)" for n in ("wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor")},
+    "wave_ballot": "wave::wave_ballot(c)",
+    "wave_any": "wave::wave_any(c)",
+    "wave_all": "wave::wave_all(c)",
+    **{n: f"wave::{n}(x) or {n}f(x)" for n in sorted(MATH1)},
+    "fma": "wave::fma(a, b, c) or fmaf(a, b, c)",
+    "abs": "wave::abs(x), std::abs(x) or fabsf(x)",
+    "min": "wave::min(a, b), std::min(a, b) or fminf(a, b)",
+    "max": "wave::max(a, b), std::max(a, b) or fmaxf(a, b)",
+    "i32": "static_cast<int32_t>(x) or (int32_t)x",
+    "u32": "static_cast<uint32_t>(x) or (uint32_t)x",
+    "f32": "static_cast<float>(x) or (float)x",
+    "f16": "static_cast<half>(x) or (half)x",
+    "f64": "static_cast<double>(x) or (double)x",
+    "bool": "static_cast<bool>(x) or x != 0",
+    "cast": "static_cast<float>(x), (float)x or float(x)",
+}
+
+MACROS = re.compile(rb"\b(__kernel|__global__|__device__|__shared__|__forceinline__)\b")
+
+
+def _blank_macros(text: str) -> tuple[str, dict[int, str]]:
+    """The text with the CUDA/OpenCL-style qualifier macros blanked (same length), and the byte
+    offset of the token each one qualifies -> the macro."""
+    data = text.encode("utf-8")
+    marks: dict[int, str] = {}
+    out = bytearray(data)
+    for m in MACROS.finditer(data):
+        out[m.start() : m.end()] = b" " * (m.end() - m.start())
+        q = m.end()
+        while q < len(data) and data[q : q + 1].isspace():
+            q += 1
+        marks[q] = m.group(1).decode()
+    return out.decode("utf-8"), marks
+
+
+def _wrap(v: int, t: ScalarType) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if t is I32 and v >> 31 else v
+
+
+def _fits(v: object, t: ScalarType) -> bool:
+    if isinstance(v, bool) or not isinstance(v, int):
+        return False
+    if t is I32:
+        return -(2**31) <= v < 2**31
+    if t is U32:
+        return 0 <= v < 2**32
+    return False
+
+
+def _f32(v: float) -> float:
+    with np.errstate(all="ignore"):
+        return float(np.float32(v))
+
+
+def _round(v: float, t: ScalarType) -> float:
+    with np.errstate(all="ignore"):
+        if t is F32:
+            return float(np.float32(v))
+        if t is F16:
+            return float(np.float16(v))
+    return float(v)
+
+
+class _Bail(Exception):
+    pass
+
+
+# ---- the file: kernels, helpers, constants -----------------------------------------------------
+@dataclass
+class FunctionDef:
+    name: str
+    node: Node  # the function_definition
+    template: Node | None = None  # the template_parameter_list
+    kernel: bool = False
+    attrs: list[Node] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    src: Source
+    marks: dict[int, str]
+    functions: dict[str, FunctionDef] = field(default_factory=dict)
+    constants: dict[str, hir.Const] = field(default_factory=dict)
+
+
+def _children(n: Node, field_name: str) -> list[Node]:
+    return list(n.children_by_field_name(field_name))
+
+
+def _function_name(src: Source, fn: Node) -> tuple[str, Node]:
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type in ("pointer_declarator", "reference_declarator"):
+        d = d.child_by_field_name("declarator") or next((c for c in d.named_children), None)
+    if d is None or d.type != "function_declarator":
+        raise src.error(fn, "expected a function")
+    name = d.child_by_field_name("declarator")
+    if name.type != "identifier":
+        what = src.node_text(name)
+        raise src.error(name, f"{what!r}: only plain functions are supported (no members, operators or namespaces)")
+    return src.node_text(name), d
+
+
+def _is_kernel_attr(src: Source, a: Node) -> bool:
+    for at in a.named_children:
+        if at.type == "attribute":
+            text = src.node_text(at).replace(" ", "")
+            if text in ("wave::kernel", "kernel"):
+                return True
+    return False
+
+
+def read_unit(text: str, file: str) -> Unit:
+    blanked, marks = _blank_macros(text)
+    src, root = parse("cpp", blanked, file)
+    src.text = text  # diagnostics show the text as written
+    src.lines = text.splitlines()
+    unit = Unit(src, marks)
+    for n in root.named_children:
+        t = n.type
+        if t in ("comment", "preproc_include", "using_declaration", "alias_declaration"):
+            if t == "alias_declaration":
+                raise src.error(n, "type aliases are not supported in kernel files")
+            continue
+        if t == "preproc_call" and src.node_text(n).startswith("#pragma"):
+            continue
+        if t in ("preproc_def", "preproc_function_def"):
+            raise src.error(n, "macros are not supported: use constexpr constants")
+        if t == "function_definition":
+            _add_function(unit, n, None)
+            continue
+        if t == "template_declaration":
+            inner = next((c for c in n.named_children if c.type == "function_definition"), None)
+            if inner is None:
+                raise src.error(n, "only function templates are supported")
+            _add_function(unit, inner, n.child_by_field_name("parameters"))
+            continue
+        if t == "declaration":
+            _file_declaration(unit, n)
+            continue
+        if t in ("class_specifier", "struct_specifier", "union_specifier"):
+            raise src.error(n, "classes and structs are not supported in kernels (no virtual calls, no members)")
+        if t == "namespace_definition":
+            raise src.error(n, "namespaces are not supported in kernel files: define kernels at file scope")
+        raise src.error(n, f"{t.replace('_', ' ')} is not supported at file scope")
+    return unit
+
+
+def _add_function(unit: Unit, fn: Node, tparams: Node | None) -> None:
+    src = unit.src
+    name, _ = _function_name(src, fn)
+    attrs = [c for c in fn.children if c.type == "attribute_declaration"]
+    kernel = any(_is_kernel_attr(src, a) for a in attrs)
+    start = fn.start_byte
+    if unit.marks.get(start) in ("__kernel", "__global__"):
+        kernel = True
+    tnode = fn.child_by_field_name("type")
+    if tnode is not None and unit.marks.get(tnode.start_byte) in ("__kernel", "__global__"):
+        kernel = True
+    if fn.child_by_field_name("body") is None:
+        return  # a declaration only
+    if name in unit.functions:
+        raise src.error(fn, f"{name!r} is defined twice (overloads are not supported)")
+    if kernel and tparams is not None:
+        raise src.error(fn, "a kernel cannot be a template: instantiate helpers from it instead")
+    unit.functions[name] = FunctionDef(name, fn, tparams, kernel, attrs)
+
+
+def _file_declaration(unit: Unit, n: Node) -> None:
+    """`constexpr uint32_t TILE = 16;` (a constant the kernels may use), or a prototype."""
+    src = unit.src
+    decls = _children(n, "declarator")
+    if all(d.type == "function_declarator" for d in decls):
+        return  # a prototype
+    text = src.node_text(n)
+    if not re.match(r"\s*(static\s+|inline\s+)*(constexpr|const)\b", text):
+        raise src.error(n, "file-scope variables are not supported: kernels use constexpr constants and buffers")
+    fe = Lowering(unit, None)
+    for d in decls:
+        fe.constant_declaration(n, d, file_scope=True)
+
+
+# ---- lowering ----------------------------------------------------------------------------------
+@dataclass
+class VarB:
+    name: str  # the HIR variable
+    type: ScalarType
+    const: bool = False
+
+
+@dataclass
+class ArrB:
+    name: str  # the HIR array (parameter or local)
+    type: ArrayType
+    const: bool = False
+    shape: tuple[int, ...] = ()  # local arrays: [16][17] indexes as i * 17 + j
+
+
+@dataclass
+class ConstB:
+    value: hir.Const
+
+
+Binding = VarB | ArrB | ConstB
+
+
+@dataclass
+class Loop:
+    on_continue: list[hir.Stmt]  # statements before a `continue` (a for's update, a do's test)
+
+
+@dataclass
+class Inline:
+    """The helper being inlined: where its `return` goes."""
+
+    name: str
+    ret: ScalarType | None  # None: void
+    result: str | None  # the HIR variable of the value
+    wrapped: bool  # returns break out of a one-trip loop
+    loop_depth: int
+
+
+class Lowering:
+    def __init__(self, unit: Unit, fn: FunctionDef | None):
+        self.unit = unit
+        self.src = unit.src
+        self.fn = fn
+        self.scopes: list[dict[str, Binding]] = [{}]
+        self.vars: dict[str, ScalarType] = {}
+        self.arrays: dict[str, ArrayType] = {}
+        self.locals: list[hir.LocalArray] = []
+        self.pre: list[hir.Stmt] = []
+        self.loops: list[Loop] = []
+        self.inlines: list[Inline] = []
+        self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
+        self.tmp = 0
+
+    # -- helpers
+    def error(self, n: Node, msg: str) -> CompileError:
+        return self.src.error(n, msg)
+
+    def span(self, n: Node):
+        return self.src.span(n)
+
+    def text(self, n: Node) -> str:
+        return self.src.node_text(n)
+
+    def fresh(self, hint: str, t: ScalarType) -> str:
+        self.tmp += 1
+        name = f"{hint}${self.tmp}"
+        self.vars[name] = t
+        return name
+
+    def declare_name(self, name: str, t: ScalarType) -> str:
+        """A HIR name for a new C++ variable (a shadowing or repeated declaration gets a new one)."""
+        if name not in self.vars and name not in self.arrays and not self.inlines:
+            self.vars[name] = t
+            return name
+        return self.fresh(name, t)
+
+    def lookup(self, name: str) -> Binding | None:
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        c = self.unit.constants.get(name)
+        return ConstB(c) if c is not None else None
+
+    # -- types
+    def scalar_type(self, n: Node, elements: bool = False) -> ScalarType:
+        """The type a type node names (template parameters resolved)."""
+        text = " ".join(self.text(n).split())
+        for q in ("std::", "wave::"):
+            if text.startswith(q):
+                text = text[len(q) :]
+        for scope in reversed(self.types):
+            if text in scope:
+                return scope[text]
+        t = TYPES.get(text)
+        if t is None:
+            why = NOT_SUPPORTED_TYPES.get(text) or next(
+                (v for k, v in NOT_SUPPORTED_TYPES.items() if k in text.split()), None
+            )
+            if text == "void":
+                why = "void is not a value type"
+            if text == "auto":
+                why = "auto needs an initializer"
+            raise self.error(n, why or f"unknown type {text!r} (int32_t, uint32_t, float, double, half, bool)")
+        if t.narrow and not elements:
+            raise self.error(
+                n,
+                f"{text} is a storage-only type: {text} arrays hold {t.bits}-bit values, "
+                f"variables are {'int32_t' if t.signed else 'uint32_t'} (C++ promotes them to int)",
+            )
+        return t
+
+    # -- entry: a kernel
+    def kernel(self) -> hir.Function:
+        assert self.fn is not None
+        fn = self.fn.node
+        name, decl = _function_name(self.src, fn)
+        rtype = fn.child_by_field_name("type")
+        if self.text(rtype) != "void" or decl.parent != fn:
+            raise self.error(rtype, "a kernel returns void (write results to an array)")
+        params: list[hir.Param] = []
+        body_node = fn.child_by_field_name("body")
+        assigned = self.assigned_names(body_node)
+        prologue: list[hir.Stmt] = []
+        for p in decl.child_by_field_name("parameters").named_children:
+            if p.type == "comment":
+                continue
+            if p.type != "parameter_declaration":
+                raise self.error(p, "kernel parameters are plain: const float* a, float* out, uint32_t n")
+            pname, b = self.parameter(p)
+            if isinstance(b, ArrB):
+                self.arrays[pname] = b.type
+                params.append(hir.Param(pname, b.type, self.span(p)))
+            else:
+                if b.type is BOOL:
+                    raise self.error(p, "scalar parameters are int32_t, uint32_t, float, half or double")
+                params.append(hir.Param(pname, b.type, self.span(p)))
+                if pname in assigned and not b.const:  # a by-value parameter the kernel changes: a copy
+                    v = self.fresh(pname, b.type)
+                    prologue.append(hir.Assign(self.span(p), v, hir.Var(b.type, self.span(p), pname)))
+                    b = VarB(v, b.type)
+            self.scopes[-1][pname] = b
+        body = prologue + self.block(body_node)
+        variables = tuple(self.vars.items())
+        options: dict[str, object] = {}
+        for a in self.fn.attrs:
+            for at in a.named_children:
+                t = self.text(at).replace(" ", "")
+                if t.startswith(("wave::workgroup(", "workgroup(")):
+                    args = at.child_by_field_name("arguments") or next(
+                        (c for c in at.named_children if c.type == "argument_list"), None
+                    )
+                    if args is None:
+                        raise self.error(at, "wave::workgroup(x[, y[, z]]) takes constant sizes")
+                    options["workgroup"] = tuple(
+                        self.const_int(x, "a workgroup size", lo=1) for x in args.named_children
+                    )
+        return hir.Function(
+            name, tuple(params), tuple(body), variables, tuple(self.locals), self.src.file, options=options
+        )
+
+    def parameter(self, p: Node) -> tuple[str, Binding]:
+        """A parameter: `const float* a` (an array; const: read-only), `uint32_t n` (a scalar)."""
+        tnode = p.child_by_field_name("type")
+        d = p.child_by_field_name("declarator")
+        const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
+        if d is None:
+            raise self.error(p, "parameters need a name")
+        if d.type == "pointer_declarator" or d.type == "array_declarator":
+            inner = d.child_by_field_name("declarator")
+            if inner is None or inner.type != "identifier":
+                raise self.error(d, "arrays are plain pointers: const float* a")
+            if d.type == "array_declarator" and d.child_by_field_name("size") is not None:
+                raise self.error(d, "array parameters are unsized pointers: float* a or float a[]")
+            elem = self.scalar_type(tnode, elements=True)
+            if elem is BOOL:
+                raise self.error(tnode, "arrays of bool are not supported; use uint32_t")
+            return self.text(inner), ArrB(self.text(inner), ArrayType(elem, "global"), const)
+        if d.type == "reference_declarator":
+            raise self.error(d, "kernel parameters are pointers or values, not references")
+        if d.type != "identifier":
+            raise self.error(d, "unsupported parameter declarator")
+        t = self.scalar_type(tnode)
+        return self.text(d), VarB(self.text(d), t, const)
+
+    def assigned_names(self, n: Node) -> set[str]:
+        out = set()
+        for x in _walk(n):
+            if x.type in ("assignment_expression", "update_expression"):
+                tgt = x.child_by_field_name("left") or x.child_by_field_name("argument")
+                if tgt is not None and tgt.type == "identifier":
+                    out.add(self.text(tgt))
+        return out
+
+    # -- statements
+    def block(self, n: Node, scope: bool = True) -> list[hir.Stmt]:
+        if n.type != "compound_statement":
+            return self.stmt_scoped(n)
+        if scope:
+            self.scopes.append({})
+        out: list[hir.Stmt] = []
+        try:
+            for s in n.named_children:
+                out.extend(self.stmt(s))
+        finally:
+            if scope:
+                self.scopes.pop()
+        return out
+
+    def stmt_scoped(self, n: Node) -> list[hir.Stmt]:
+        self.scopes.append({})
+        try:
+            return self.stmt(n)
+        finally:
+            self.scopes.pop()
+
+    def flush(self, stmts: list[hir.Stmt]) -> list[hir.Stmt]:
+        """The pending statements the expressions of a statement need, then the statement."""
+        out, self.pre = self.pre + stmts, []
+        return out
+
+    def stmt(self, n: Node) -> list[hir.Stmt]:
+        t = n.type
+        sp = self.span(n)
+        if t == "comment":
+            return []
+        if t == "compound_statement":
+            return self.block(n)
+        if t == "expression_statement":
+            if not n.named_children:
+                return []
+            return self.flush(self.expr_stmt(n.named_children[0]))
+        if t == "declaration":
+            return self.flush(self.declaration(n))
+        if t == "if_statement":
+            if any(c.type == "constexpr" or self.text(c) == "constexpr" for c in n.children[:2]):
+                raise self.error(n, "if constexpr is not supported")
+            cond = self.condition(n.child_by_field_name("condition"))
+            pre = self.take_pre()
+            then = self.stmt_scoped(n.child_by_field_name("consequence"))
+            alt = n.child_by_field_name("alternative")
+            other: list[hir.Stmt] = []
+            if alt is not None:
+                other = self.stmt_scoped(alt.named_children[-1] if alt.type == "else_clause" else alt)
+            return [*pre, hir.If(sp, cond, tuple(then), tuple(other))]
+        if t == "while_statement":
+            return self.while_loop(n)
+        if t == "do_statement":
+            return self.do_loop(n)
+        if t == "for_statement":
+            return self.for_loop(n)
+        if t == "break_statement":
+            if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
+                raise self.error(n, "'break' outside a loop")
+            return [hir.Break(sp)]
+        if t == "continue_statement":
+            if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
+                raise self.error(n, "'continue' outside a loop")
+            return [*self.loops[-1].on_continue, hir.Continue(sp)]
+        if t == "return_statement":
+            return self.return_stmt(n)
+        if t == "goto_statement" or t == "labeled_statement":
+            raise self.error(n, "goto and labels are not supported: use loops with break and continue")
+        if t == "switch_statement":
+            raise self.error(n, "switch is not supported: use if / else if")
+        if t in ("for_range_loop",):
+            raise self.error(n, "range-based for is not supported: for (uint32_t i = 0; i < n; ++i)")
+        if t in ("try_statement", "throw_statement"):
+            raise self.error(n, "exceptions are not supported in kernels")
+        if t in ("function_definition", "class_specifier", "struct_specifier"):
+            raise self.error(n, "nested functions and classes are not supported in kernels")
+        raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def take_pre(self) -> list[hir.Stmt]:
+        out, self.pre = self.pre, []
+        return out
+
+    def return_stmt(self, n: Node) -> list[hir.Stmt]:
+        sp = self.span(n)
+        value = n.named_children[0] if n.named_children else None
+        if not self.inlines:
+            if value is not None:
+                raise self.error(value, "kernels return no value (write results to an array)")
+            return [hir.Return(sp)]
+        inl = self.inlines[-1]
+        if len(self.loops) > inl.loop_depth:
+            raise self.error(n, f"a return inside a loop of the inlined function {inl.name!r} is not supported")
+        out: list[hir.Stmt] = []
+        if inl.ret is None:
+            if value is not None:
+                raise self.error(value, f"{inl.name!r} returns void")
+        else:
+            if value is None:
+                raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
+            v = self.convert(self.expr(value), inl.ret, value)
+            assert inl.result is not None
+            out = [*self.take_pre(), hir.Assign(sp, inl.result, v)]
+        if inl.wrapped:
+            out.append(hir.Break(sp))
+        return out
+
+    def while_loop(self, n: Node) -> list[hir.Stmt]:
+        sp = self.span(n)
+        self.scopes.append({})
+        try:
+            cond = self.condition(n.child_by_field_name("condition"))
+            pre = self.take_pre()
+            self.loops.append(Loop([]))
+            body = self.stmt_scoped(n.child_by_field_name("body"))
+            self.loops.pop()
+        finally:
+            self.scopes.pop()
+        if pre:  # the condition needs statements: they run at the top of every trip
+            test = [*pre, hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, cond), (hir.Break(sp),), ())]
+            return [hir.While(sp, hir.Const(BOOL, sp, True), tuple(test + body))]
+        return [hir.While(sp, cond, tuple(body))]
+
+    def do_loop(self, n: Node) -> list[hir.Stmt]:
+        """do body while (c): a loop that tests at its end; `continue` goes to the test."""
+        sp = self.span(n)
+        cnode = n.child_by_field_name("condition")
+        # the test is lowered once for the end and once for every continue (each is the same HIR)
+        cond = self.condition(cnode)
+        test = [*self.take_pre(), hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, cond), (hir.Break(sp),), ())]
+        self.loops.append(Loop(test))
+        body = self.stmt_scoped(n.child_by_field_name("body"))
+        self.loops.pop()
+        return [hir.While(sp, hir.Const(BOOL, sp, True), tuple(body + test))]
+
+    def for_loop(self, n: Node) -> list[hir.Stmt]:
+        sp = self.span(n)
+        self.scopes.append({})
+        try:
+            init_nodes = _children(n, "initializer")
+            out: list[hir.Stmt] = []
+            for i in init_nodes:
+                if i.type == "declaration":
+                    out += self.flush(self.declaration(i))
+                else:
+                    out += self.flush(self.expr_stmt(i))
+            simple = self.counted(n, init_nodes, out)
+            if simple is not None:
+                return simple
+            cnode = n.child_by_field_name("condition")
+            cond: hir.Expr = hir.Const(BOOL, sp, True)
+            cpre: list[hir.Stmt] = []
+            if cnode is not None:
+                cond = self.condition(cnode)
+                cpre = self.take_pre()
+            update: list[hir.Stmt] = []
+            for u in _children(n, "update"):
+                parts = u.named_children if u.type == "comma_expression" else [u]
+                for part in _flatten_comma(u) if u.type == "comma_expression" else parts:
+                    update += self.flush(self.expr_stmt(part))
+            self.loops.append(Loop(update))
+            body = self.stmt_scoped(n.child_by_field_name("body"))
+            self.loops.pop()
+            if cpre:
+                test = [*cpre, hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, cond), (hir.Break(sp),), ())]
+                return [*out, hir.While(sp, hir.Const(BOOL, sp, True), tuple(test + body + update))]
+            return [*out, hir.While(sp, cond, tuple(body + update))]
+        finally:
+            self.scopes.pop()
+
+    def counted(self, n: Node, init_nodes: list[Node], init: list[hir.Stmt]) -> list[hir.Stmt] | None:
+        """`for (T i = a; i < b; ++i / i += c)` with neither i nor b changed in the body, b evaluated
+        once: the HIR counted loop (the same trips as C++'s loop)."""
+        if len(init_nodes) != 1 or init_nodes[0].type != "declaration" or len(init) != 1:
+            return None
+        a = init[0]
+        if not isinstance(a, hir.Assign):
+            return None
+        cnode = n.child_by_field_name("condition")
+        unode = _children(n, "update")
+        body_node = n.child_by_field_name("body")
+        if cnode is None or len(unode) != 1 or cnode.type != "binary_expression":
+            return None
+        decl = _children(init_nodes[0], "declarator")
+        if len(decl) != 1 or decl[0].type != "init_declarator":
+            return None
+        cname = self.text(decl[0].child_by_field_name("declarator"))
+        b = self.lookup(cname)
+        if not isinstance(b, VarB) or not b.type.is_int:
+            return None
+        left, right = cnode.child_by_field_name("left"), cnode.child_by_field_name("right")
+        if self.text(cnode.child_by_field_name("operator")) != "<" or self.text(left) != cname:
+            return None
+        changed = self.assigned_names(body_node)
+        if cname in changed:
+            return None
+        step = self.step_of(unode[0], cname)
+        if step is None:
+            return None
+        if right.type == "identifier":
+            if self.text(right) in changed:
+                return None
+        elif right.type != "number_literal":
+            return None
+        stop = self.expr(right)
+        if self.pre:
+            self.pre = []
+            return None
+        if isinstance(stop, hir.Const) and stop.type.is_int and stop.type != b.type and _fits(stop.value, b.type):
+            stop = hir.Const(b.type, stop.span, stop.value)
+        if stop.type != b.type:
+            return None  # C++ compares after converting: the general loop says what it means
+        sp = self.span(n)
+        self.loops.append(Loop([]))
+        body = self.stmt_scoped(body_node)
+        self.loops.pop()
+        return [hir.For(sp, b.name, a.value, stop, hir.Const(b.type, sp, step), tuple(body))]
+
+    def step_of(self, u: Node, name: str) -> int | None:
+        if u.type == "update_expression":
+            arg = u.child_by_field_name("argument")
+            op = self.text(u.child_by_field_name("operator"))
+            return 1 if self.text(arg) == name and op == "++" else None
+        if u.type == "assignment_expression" and self.text(u.child_by_field_name("operator")) == "+=":
+            if self.text(u.child_by_field_name("left")) != name:
+                return None
+            r = u.child_by_field_name("right")
+            if r.type != "number_literal":
+                return None
+            v = self.literal(r).value
+            return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**31 else None
+        return None
+
+    # -- declarations
+    def declaration(self, n: Node) -> list[hir.Stmt]:
+        text = self.text(n)
+        shared = self.unit.marks.get(n.start_byte) == "__shared__"
+        tnode = n.child_by_field_name("type")
+        quals = [self.text(c) for c in n.children if c.type in ("type_qualifier", "storage_class_specifier")]
+        if "static" in quals or "extern" in quals or "thread_local" in quals:
+            raise self.error(n, "static and extern variables are not supported in kernels")
+        const = "const" in quals or "constexpr" in quals
+        out: list[hir.Stmt] = []
+        for d in _children(n, "declarator"):
+            if shared:
+                self.shared_array(n, tnode, d)
+                continue
+            if d.type == "array_declarator":
+                raise self.error(
+                    d, "per-thread arrays are not supported: declare a workgroup-shared one with __shared__"
+                )
+            if d.type in ("pointer_declarator", "reference_declarator"):
+                if d.type == "pointer_declarator" and self.local_array_alias(tnode, d):
+                    continue
+                raise self.error(d, "local pointers and references are not supported: index the arrays directly")
+            if d.type == "identifier":
+                t = self.scalar_type(tnode) if self.text(tnode) != "auto" else None
+                if t is None:
+                    raise self.error(d, "auto needs an initializer")
+                if const:
+                    raise self.error(d, "a const variable needs an initializer")
+                name = self.declare_name(self.text(d), t)
+                self.scopes[-1][self.text(d)] = VarB(name, t)
+                # an uninitialised variable has an indeterminate value in C++: here it is zero
+                out.append(hir.Assign(self.span(d), name, hir.Const(t, self.span(d), 0.0 if t.is_float else 0)))
+                continue
+            if d.type != "init_declarator":
+                raise self.error(d, "unsupported declaration")
+            target = d.child_by_field_name("declarator")
+            value = d.child_by_field_name("value")
+            if target.type != "identifier":
+                if target.type == "pointer_declarator" and self.local_array_alias(tnode, d):
+                    continue
+                raise self.error(target, "only scalar variables can be declared here (arrays: __shared__)")
+            if value.type == "initializer_list":
+                vals = value.named_children
+                if len(vals) != 1:
+                    raise self.error(value, "a scalar is initialised with one value")
+                value = vals[0]
+            elif value.type == "argument_list":
+                raise self.error(value, "write T x = value; (constructor syntax is not supported)")
+            if self.local_array_call(value):
+                if self.text(tnode) != "auto":
+                    raise self.error(tnode, "auto s = wave::local_array<float, 256>(); (or float* s = ...)")
+                self.make_local(self.text(target), value, value)
+                continue
+            if "constexpr" in quals or "const" in quals:
+                c = self.constant_declaration(n, d)
+                if c:
+                    continue
+            if self.text(tnode) == "auto":
+                e = self.expr(value)
+                if e.type is VOID:
+                    raise self.error(value, "this call has no value")
+                if self.narrow_load(value):
+                    raise self.error(
+                        tnode, "auto would make a storage-only 8/16-bit variable: write int32_t or uint32_t"
+                    )
+                t = e.type
+            else:
+                t = self.scalar_type(tnode)
+                e = self.convert(self.expr(value), t, value)
+            name = self.declare_name(self.text(target), t)
+            self.scopes[-1][self.text(target)] = VarB(name, t, const)
+            out.append(hir.Assign(self.span(d), name, e))
+        del text
+        return out
+
+    def narrow_load(self, n: Node) -> bool:
+        if n.type == "subscript_expression":
+            b = self.lookup(self.text(n.child_by_field_name("argument")))
+            return isinstance(b, ArrB) and b.type.elem.narrow
+        return False
+
+    def constant_declaration(self, n: Node, d: Node, file_scope: bool = False) -> bool:
+        """`constexpr T NAME = constant;`: a name for a constant (True), or False when the value
+        is not a constant expression (a const variable, then)."""
+        tnode = n.child_by_field_name("type")
+        if d.type != "init_declarator" or d.child_by_field_name("declarator").type != "identifier":
+            raise self.error(d, "constants are declared constexpr T NAME = value;")
+        value = d.child_by_field_name("value")
+        if value.type == "initializer_list" and len(value.named_children) == 1:
+            value = value.named_children[0]
+        e = self.expr(value)
+        if self.text(tnode) != "auto":
+            e = self.convert(e, self.scalar_type(tnode), value)
+        c = _fold(e)
+        name = self.text(d.child_by_field_name("declarator"))
+        if c is None:
+            if file_scope:
+                raise self.error(value, "a file-scope constant needs a constant expression")
+            return False
+        if file_scope:
+            self.unit.constants[name] = c
+        else:
+            self.scopes[-1][name] = ConstB(c)
+        return True
+
+    def local_array_call(self, value: Node) -> bool:
+        if value.type != "call_expression":
+            return False
+        f = value.child_by_field_name("function")
+        return self.callee_name(f)[0] == "local_array"
+
+    def local_array_alias(self, tnode: Node, d: Node) -> bool:
+        """`float* s = wave::local_array<float, 256>();`"""
+        if d.type != "init_declarator":
+            return False
+        target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+        if target.type != "pointer_declarator" or not self.local_array_call(value):
+            return False
+        name = target.child_by_field_name("declarator")
+        arr = self.make_local(self.text(name), value, value)
+        if self.scalar_type(tnode, elements=True) != arr.elem:
+            raise self.error(tnode, f"the local array holds {self.text(tnode)}: the pointer type differs")
+        return True
+
+    def make_local(self, name: str, call: Node, at: Node) -> ArrayType:
+        f = call.child_by_field_name("function")
+        if f.type == "qualified_identifier":
+            f = f.child_by_field_name("name")
+        if f.type != "template_function":
+            raise self.error(call, "wave::local_array<T, N>() names its element type and size")
+        targs = [c for c in f.child_by_field_name("arguments").named_children]
+        if len(targs) not in (2, 3) or call.child_by_field_name("arguments").named_children:
+            raise self.error(call, "wave::local_array<T, N>() takes a type and a constant size, no arguments")
+        elem = self.scalar_type(targs[0], elements=True)
+        shape = tuple(self.const_int(x, "a local array size", lo=1) for x in targs[1:])
+        return self.add_local(name, elem, shape, at)
+
+    def shared_array(self, n: Node, tnode: Node, d: Node) -> None:
+        """`__shared__ float s[256];` or `__shared__ float tile[16][17];`: a workgroup-shared array."""
+        if d.type == "init_declarator":
+            raise self.error(d, "__shared__ arrays cannot be initialised (store to them, then barrier())")
+        dims: list[Node] = []
+        while d.type == "array_declarator":
+            size = d.child_by_field_name("size")
+            if size is None:
+                raise self.error(d, "a __shared__ array needs a constant size")
+            dims.insert(0, size)
+            d = d.child_by_field_name("declarator")
+        if not dims or d.type != "identifier":
+            raise self.error(d, "__shared__ declares arrays: __shared__ float s[256];")
+        if len(dims) > 2:
+            raise self.error(dims[2], "local arrays have one or two dimensions")
+        elem = self.scalar_type(tnode, elements=True)
+        shape = tuple(self.const_int(x, "a __shared__ array size (no dynamic allocation on a GPU)", lo=1) for x in dims)
+        self.add_local(self.text(d), elem, shape, n)
+
+    def add_local(self, name: str, elem: ScalarType, shape: tuple[int, ...], at: Node) -> ArrayType:
+        if elem is BOOL:
+            raise self.error(at, "arrays of bool are not supported; use uint32_t")
+        hname = name if name not in self.arrays and name not in self.vars else self.fresh(name, elem.value_type)
+        self.vars.pop(hname, None)
+        at_ = ArrayType(elem, "local")
+        self.arrays[hname] = at_
+        self.locals.append(hir.LocalArray(hname, at_, math.prod(shape), self.span(at)))
+        self.scopes[-1][name] = ArrB(hname, at_, False, shape)
+        return at_
+
+    # -- expression statements
+    def expr_stmt(self, n: Node) -> list[hir.Stmt]:
+        sp = self.span(n)
+        t = n.type
+        if t == "assignment_expression":
+            return self.assignment(n)
+        if t == "update_expression":
+            self.update(n, want_value=False)
+            return []
+        if t == "comma_expression":
+            out: list[hir.Stmt] = []
+            for part in _flatten_comma(n):
+                out += self.flush(self.expr_stmt(part))
+            return out
+        if t == "call_expression":
+            e = self.call(n, statement=True)
+            if e is None:
+                return []
+            if isinstance(e, hir.Call):
+                return [hir.ExprStmt(sp, e)]
+            if isinstance(e, hir.Var | hir.Const):  # a helper's value, ignored
+                return []
+            return [hir.ExprStmt(sp, e)] if isinstance(e, hir.Call) else []
+        if t == "parenthesized_expression":
+            return self.expr_stmt(n.named_children[0])
+        raise self.error(n, "this expression statement has no effect (assign it, or call a function)")
+
+    def assignment(self, n: Node) -> list[hir.Stmt]:
+        sp = self.span(n)
+        left = n.child_by_field_name("left")
+        op = self.text(n.child_by_field_name("operator"))
+        right = n.child_by_field_name("right")
+        if op == "=":
+            if left.type == "identifier":
+                b = self.writable_var(left)
+                value = self.convert(self.expr(right), b.type, right)
+                return [hir.Assign(sp, b.name, value)]
+            arr, idx, ab = self.element(left, write=True)
+            value = self.store_value(ab, self.expr(right), right)
+            return [hir.Store(sp, arr, idx, value)]
+        sym = op[:-1]
+        if left.type == "identifier":
+            b = self.writable_var(left)
+            cur = hir.Var(b.type, sp, b.name)
+            value = self.convert(self.binary(sym, cur, self.expr(right), n), b.type, n)
+            return [hir.Assign(sp, b.name, value)]
+        arr, idx, ab = self.element(left, write=True)
+        idx = self.once(idx, sp)
+        cur2 = self.load(ab, idx, sp)
+        value = self.store_value(ab, self.binary(sym, cur2, self.expr(right), n), n)
+        return [hir.Store(sp, arr, idx, value)]
+
+    def once(self, e: hir.Expr, sp) -> hir.Expr:
+        """e evaluated once: a temporary unless it is a constant or a variable."""
+        if isinstance(e, hir.Const | hir.Var):
+            return e
+        tmp = self.fresh("t", e.type)
+        self.pre.append(hir.Assign(sp, tmp, e))
+        return hir.Var(e.type, sp, tmp)
+
+    def update(self, n: Node, want_value: bool) -> hir.Expr | None:
+        """++x, x++, --x, x-- (on variables and array elements): x += 1 with C++'s conversions."""
+        sp = self.span(n)
+        arg = n.child_by_field_name("argument")
+        op = self.text(n.child_by_field_name("operator"))
+        postfix = n.children[0].id == arg.id if hasattr(arg, "id") else n.children[0] == arg
+        sym = "+" if op == "++" else "-"
+        one_node = n
+        if arg.type == "identifier":
+            b = self.writable_var(arg)
+            if b.type is BOOL:
+                raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
+            cur = hir.Var(b.type, sp, b.name)
+            old = None
+            if want_value and postfix:
+                old = self.once(hir.Var(b.type, sp, b.name), sp) if False else self._copy(cur, sp)
+            new = self.convert(self.binary(sym, cur, hir.Const(I32, sp, 1), one_node), b.type, n)
+            self.pre.append(hir.Assign(sp, b.name, new))
+            if not want_value:
+                return None
+            return old if old is not None else hir.Var(b.type, sp, b.name)
+        arr, idx, ab = self.element(arg, write=True)
+        idx = self.once(idx, sp)
+        cur2 = self.load(ab, idx, sp)
+        old = self._copy(cur2, sp) if want_value else None
+        cur3 = old if old is not None else cur2
+        value = self.store_value(ab, self.binary(sym, cur3, hir.Const(I32, sp, 1), n), n)
+        self.pre.append(hir.Store(sp, arr, idx, value))
+        if not want_value:
+            return None
+        return old if postfix else self.load(ab, idx, sp)
+
+    def _copy(self, e: hir.Expr, sp) -> hir.Var:
+        tmp = self.fresh("old", e.type)
+        self.pre.append(hir.Assign(sp, tmp, e))
+        return hir.Var(e.type, sp, tmp)
+
+    def writable_var(self, n: Node) -> VarB:
+        name = self.text(n)
+        b = self.lookup(name)
+        if b is None:
+            raise self.error(n, f"{name!r} is not declared")
+        if isinstance(b, ArrB):
+            raise self.error(n, f"{name!r} is an array; assign its elements: {name}[i] = ...")
+        if isinstance(b, ConstB) or b.const:
+            raise self.error(n, f"{name!r} is const")
+        return b
+
+    # -- arrays
+    def element(self, n: Node, write: bool = False) -> tuple[str, hir.Expr, ArrB]:
+        """a[i] (a 1-D array) or t[i][j] (a 2-D __shared__ array): the array and the flat index."""
+        if n.type == "pointer_expression" and self.text(n.child_by_field_name("operator")) == "*":
+            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+        if n.type != "subscript_expression":
+            raise self.error(n, "only variables and array elements can be assigned")
+        idx_nodes: list[Node] = []
+        base = n
+        while base.type == "subscript_expression":
+            ind = base.child_by_field_name("indices") or base.child_by_field_name("index")
+            parts = ind.named_children if ind.type == "subscript_argument_list" else [ind]
+            if len(parts) != 1:
+                raise self.error(ind, "index with one integer: a[i]")
+            idx_nodes.insert(0, parts[0])
+            base = base.child_by_field_name("argument")
+        if base.type != "identifier":
+            raise self.error(base, "only arrays can be indexed (pointer arithmetic is not supported)")
+        b = self.lookup(self.text(base))
+        if not isinstance(b, ArrB):
+            raise self.error(base, f"{self.text(base)!r} is not an array")
+        dims = b.shape or (0,)
+        if len(idx_nodes) != len(dims):
+            form = "[i]" * len(dims)
+            raise self.error(n, f"{self.text(base)!r} has {len(dims)} dimension(s): index it {self.text(base)}{form}")
+        if write and b.const:
+            raise self.error(n, f"{self.text(base)!r} points to const: the kernel cannot write it")
+        idxs = []
+        for p in idx_nodes:
+            e = self.promote(self.expr(p), p)
+            if not e.type.is_int:
+                raise self.error(p, f"an array index is an integer, not {e.type}")
+            idxs.append(e)
+        idx = idxs[0]
+        if len(idxs) == 2:
+            sp = self.span(n)
+            row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, dims[1]), n)
+            idx = self.binary_typed(BinOp.ADD, row, idxs[1], n)
+        return b.name, idx, b
+
+    def load(self, b: ArrB, idx: hir.Expr, sp) -> hir.Expr:
+        elem = b.type.elem
+        e: hir.Expr = hir.Load(elem.value_type, sp, b.name, idx)
+        if elem.narrow and elem.value_type is U32:
+            e = hir.Cast(I32, sp, e)  # uint8_t and uint16_t values promote to int (they fit)
+        return e
+
+    def store_value(self, b: ArrB, e: hir.Expr, n: Node) -> hir.Expr:
+        """The value stored into an element: converted to the element type (8/16-bit elements keep
+        the low bits, as C++'s conversion to an unsigned type does)."""
+        elem = b.type.elem
+        if elem.narrow:
+            if e.type is VOID:
+                raise self.error(n, "this call has no value")
+            v = self.convert(e, I32 if e.type.is_float else self.promote(e, n).type, n)
+            return self.convert(v, elem.value_type, n)
+        return self.convert(e, elem, n)
+
+    # -- expressions
+    def condition(self, n: Node) -> hir.Expr:
+        if n.type == "condition_clause":
+            inner = n.child_by_field_name("value") or n.named_children[-1]
+            if n.child_by_field_name("initializer") is not None or inner.type == "declaration":
+                raise self.error(n, "declarations in conditions are not supported")
+            n = inner
+        if n.type == "parenthesized_expression":
+            n = n.named_children[0]
+        return self.truth(self.expr(n), n)
+
+    def truth(self, e: hir.Expr, n: Node) -> hir.Expr:
+        if e.type is BOOL:
+            return e
+        if e.type is VOID:
+            raise self.error(n, "this call has no value")
+        if isinstance(e, hir.Const):
+            return hir.Const(BOOL, e.span, bool(e.value))
+        return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
+
+    def promote(self, e: hir.Expr, n: Node) -> hir.Expr:
+        """The integral promotions: bool becomes int (the 8/16-bit values already are int)."""
+        if e.type is VOID:
+            raise self.error(n, "this call has no value")
+        if e.type is BOOL:
+            return self.convert(e, I32, n)
+        return e
+
+    def convert(self, e: hir.Expr, t: ScalarType, n: Node) -> hir.Expr:
+        """A C++ standard conversion (implicit or by a cast) of e to t."""
+        if e.type is VOID:
+            raise self.error(n, "this call has no value")
+        if e.type == t:
+            return e
+        sp = e.span
+        if t is BOOL:
+            return self.truth(e, n)
+        if e.type is BOOL:
+            if isinstance(e, hir.Const):
+                return hir.Const(t, sp, (1.0 if t.is_float else 1) if e.value else (0.0 if t.is_float else 0))
+            one, zero = (1.0, 0.0) if t.is_float else (1, 0)
+            return hir.IfExpr(t, sp, e, hir.Const(t, sp, one), hir.Const(t, sp, zero))
+        if isinstance(e, hir.Const):
+            v = e.value
+            if t.is_int and e.type.is_int:
+                return hir.Const(t, sp, _wrap(int(v), t))
+            if t.is_float and e.type.is_int:
+                return hir.Const(t, sp, _round(float(v), t))
+            if t.is_float and e.type.is_float:
+                return hir.Const(t, sp, _round(float(v), t))
+            if t.is_int and e.type.is_float and math.isfinite(v):
+                iv = int(v)  # truncation toward zero
+                if _fits(iv, t):
+                    return hir.Const(t, sp, iv)
+                raise self.error(n, f"{v} does not fit {_cpp_name(t)} (the conversion is undefined in C++)")
+        return hir.Cast(t, sp, e)
+
+    def arith_type(self, a: hir.Expr, b: hir.Expr, n: Node) -> ScalarType:
+        """The usual arithmetic conversions of C++ for two promoted operands."""
+        ta, tb = a.type, b.type
+        if VOID in (ta, tb):
+            raise self.error(n, "this call has no value")
+        if ta.is_float or tb.is_float:
+            for t in (F64, F32, F16):
+                if t in (ta, tb):
+                    return t
+        if ta == tb:
+            return ta
+        return U32  # int with unsigned int: unsigned int
+
+    def binary(self, sym: str, a: hir.Expr, b: hir.Expr, n: Node) -> hir.Expr:
+        sp = self.span(n)
+        a, b = self.promote(a, n), self.promote(b, n)
+        if sym in SHIFTS:
+            if not (a.type.is_int and b.type.is_int):
+                raise self.error(n, f"{sym} needs integers, not {a.type} and {b.type}")
+            return self.fold(hir.Binary(a.type, sp, SHIFTS[sym], a, self.convert(b, a.type, n)))
+        t = self.arith_type(a, b, n)
+        a, b = self.convert(a, t, n), self.convert(b, t, n)
+        if sym in COMPARES:
+            return self.fold(hir.Compare(BOOL, sp, COMPARES[sym], a, b))
+        if sym in BITS:
+            if not t.is_int:
+                raise self.error(n, f"{sym} needs integers, not {t}")
+            return self.fold(hir.Binary(t, sp, BITS[sym], a, b))
+        if sym in ARITH:
+            op = ARITH[sym]
+            if t.is_int and op is BinOp.DIV:
+                op = BinOp.TRUNC_DIV
+            if op is BinOp.TRUNC_REM and not t.is_int:
+                raise self.error(n, "% needs integers (for floats: x - y * wave::floor(x / y))")
+            if op in (BinOp.TRUNC_DIV, BinOp.TRUNC_REM) and isinstance(b, hir.Const) and b.value == 0:
+                raise self.error(n, "division by zero")
+            return self.fold(hir.Binary(t, sp, op, a, b))
+        raise self.error(n, f"operator {sym} is not supported")
+
+    def binary_typed(self, op: hir.BinaryOp, a: hir.Expr, b: hir.Expr, n: Node) -> hir.Expr:
+        sym = {BinOp.MUL: "*", BinOp.ADD: "+"}[op]
+        return self.binary(sym, a, b, n)
+
+    def fold(self, e: hir.Expr) -> hir.Expr:
+        c = _fold(e)
+        return c if c is not None else e
+
+    def expr(self, n: Node) -> hir.Expr:
+        t = n.type
+        sp = self.span(n)
+        if t == "number_literal":
+            return self.literal(n)
+        if t in ("true", "false"):
+            return hir.Const(BOOL, sp, t == "true")
+        if t == "parenthesized_expression":
+            inner = n.named_children[0]
+            if inner.type == "comma_expression":
+                raise self.error(inner, "the comma operator is not supported")
+            return self.expr(inner)
+        if t == "identifier":
+            return self.name(n)
+        if t == "qualified_identifier":
+            name, scope = self.callee_name(n)
+            if name in CONSTANTS and scope in ("wave", "std::numbers", "numbers"):
+                return hir.Const(
+                    F32 if scope == "wave" else F64, sp, _round(CONSTANTS[name], F32 if scope == "wave" else F64)
+                )
+            raise self.error(n, f"unknown name {self.text(n)!r}")
+        if t == "binary_expression":
+            sym = self.text(n.child_by_field_name("operator"))
+            ln, rn = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if sym in ("&&", "||", "and", "or"):
+                return self.logical(sym, ln, rn, n)
+            return self.binary(sym, self.expr(ln), self.expr(rn), n)
+        if t == "unary_expression":
+            return self.unary(n)
+        if t == "update_expression":
+            v = self.update(n, want_value=True)
+            assert v is not None
+            return v
+        if t == "conditional_expression":
+            return self.conditional(n)
+        if t == "subscript_expression":
+            _, idx, b = self.element(n)
+            return self.load(b, idx, sp)
+        if t == "cast_expression":
+            ty = self.scalar_type(n.child_by_field_name("type"))
+            return self.convert(self.expr(n.child_by_field_name("value")), ty, n)
+        if t == "call_expression":
+            e = self.call(n)
+            if e is None or e.type is VOID:
+                raise self.error(n, "this call has no value")
+            return e
+        if t == "assignment_expression":
+            raise self.error(n, "an assignment inside an expression is not supported: assign in its own statement")
+        if t == "pointer_expression":
+            op = self.text(n.child_by_field_name("operator"))
+            if op == "&":
+                raise self.error(n, "addresses are only taken for atomics: wave::atomic_add(&a[i], v)")
+            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+        if t == "new_expression" or t == "delete_expression":
+            raise self.error(n, "heap allocation (new/delete) is not available on a GPU: use __shared__ arrays")
+        if t == "lambda_expression":
+            raise self.error(n, "lambdas are not supported in kernels: write a helper function (it is inlined)")
+        if t == "field_expression":
+            raise self.error(n, "member access is not supported (no classes, no virtual calls in kernels)")
+        if t == "sizeof_expression":
+            raise self.error(n, "sizeof is not supported in kernels")
+        if t == "comma_expression":
+            raise self.error(n, "the comma operator is not supported")
+        if t in ("string_literal", "char_literal", "raw_string_literal"):
+            raise self.error(n, "strings and characters are not values in kernels")
+        if t == "nullptr":
+            raise self.error(n, "pointers are not values in kernels")
+        raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def name(self, n: Node) -> hir.Expr:
+        sp = self.span(n)
+        name = self.text(n)
+        b = self.lookup(name)
+        if isinstance(b, VarB):
+            return hir.Var(b.type, sp, b.name)
+        if isinstance(b, ConstB):
+            return hir.Const(b.value.type, sp, b.value.value)
+        if isinstance(b, ArrB):
+            raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
+        if name in ("INFINITY", "NAN"):
+            return hir.Const(F32, sp, math.inf if name == "INFINITY" else math.nan)
+        raise self.error(n, f"{name!r} is not declared")
+
+    def literal(self, n: Node) -> hir.Const:
+        """A C++ literal with its type: int, then (hex/octal/binary only) unsigned int; u: unsigned;
+        a decimal literal beyond int is long (64-bit), refused; 1.0 is double, 1.0f float."""
+        sp = self.span(n)
+        text = self.text(n).replace("'", "")
+        if text.startswith(("-", "+")):  # the grammar folds a sign into the literal: unary minus
+            c = self.literal_text(text[1:].lstrip(), n)
+            if text[0] == "+":
+                return c
+            v = -c.value
+            return hir.Const(c.type, sp, _wrap(int(v), c.type) if c.type.is_int else v)
+        return self.literal_text(text, n)
+
+    def literal_text(self, text: str, n: Node) -> hir.Const:
+        sp = self.span(n)
+        low = text.lower()
+        is_hex = low.startswith("0x")
+        is_float = ("." in low or ("e" in low and not is_hex) or ("p" in low and is_hex)) and not low.startswith("0b")
+        if is_float:
+            body = low
+            t = F64
+            if body.endswith("f") and not is_hex:
+                body, t = body[:-1], F32
+            elif body.endswith(("f16", "bf16")):
+                raise self.error(n, "f16 literals: write static_cast<half>(1.0f)")
+            elif body.endswith("l"):
+                raise self.error(n, "long double is not in the kernel language")
+            try:
+                v = float.fromhex(body) if is_hex else float(body)
+            except ValueError:
+                raise self.error(n, f"bad number {text!r}") from None
+            return hir.Const(t, sp, _round(v, t))
+        m = re.fullmatch(r"(0x[0-9a-f]+|0b[01]+|0[0-7]*|[1-9][0-9]*)([ul]*)", low)
+        if m is None:
+            raise self.error(n, f"bad number {text!r}")
+        digits, suffix = m.groups()
+        if "l" in suffix:
+            raise self.error(n, "long literals are 64-bit: write 123u or 123 (int32_t, uint32_t)")
+        if digits.startswith("0x"):
+            v = int(digits, 16)
+        elif digits.startswith("0b"):
+            v = int(digits[2:], 2)
+        elif digits.startswith("0") and len(digits) > 1:
+            v = int(digits, 8)
+        else:
+            v = int(digits)
+        decimal = not (digits.startswith("0") and len(digits) > 1) or digits == "0"
+        if "u" in suffix:
+            if v < 2**32:
+                return hir.Const(U32, sp, v)
+            raise self.error(n, f"{text} does not fit in 32 bits")
+        if v < 2**31:
+            return hir.Const(I32, sp, v)
+        if not decimal and v < 2**32:
+            return hir.Const(U32, sp, v)
+        if v < 2**32:
+            raise self.error(n, f"{text} is a long (64-bit) in C++, which kernels do not have: write {text}u")
+        raise self.error(n, f"{text} does not fit in 32 bits")
+
+    def unary(self, n: Node) -> hir.Expr:
+        sp = self.span(n)
+        op = self.text(n.child_by_field_name("operator"))
+        arg = n.child_by_field_name("argument")
+        e = self.expr(arg)
+        if op in ("!", "not"):
+            return self.fold(hir.Unary(BOOL, sp, hir.UnaryOp.NOT, self.truth(e, arg)))
+        e = self.promote(e, arg)
+        if op == "+":
+            return e
+        if op == "-":
+            if isinstance(e, hir.Const):
+                v = -e.value
+                return hir.Const(e.type, sp, _wrap(int(v), e.type) if e.type.is_int else v)
+            return hir.Unary(e.type, sp, hir.UnaryOp.NEG, e)
+        if op in ("~", "compl"):
+            if not e.type.is_int:
+                raise self.error(n, f"~ needs an integer, not {e.type}")
+            return self.fold(hir.Unary(e.type, sp, hir.UnaryOp.BIT_NOT, e))
+        raise self.error(n, f"operator {op} is not supported")
+
+    def logical(self, sym: str, ln: Node, rn: Node, n: Node) -> hir.Expr:
+        """&& and || evaluate the right side only when the left does not decide (its pending
+        statements, from inlined helpers or ++, run only then)."""
+        sp = self.span(n)
+        a = self.truth(self.expr(ln), ln)
+        saved, self.pre = self.pre, []
+        b = self.truth(self.expr(rn), rn)
+        rpre, self.pre = self.pre, saved
+        op = hir.LogicalOp.AND if sym in ("&&", "and") else hir.LogicalOp.OR
+        if not rpre:
+            return hir.Logical(BOOL, sp, op, a, b)
+        res = self.fresh("c", BOOL)
+        self.pre.append(hir.Assign(sp, res, a))
+        test: hir.Expr = hir.Var(BOOL, sp, res)
+        if op is hir.LogicalOp.OR:
+            test = hir.Unary(BOOL, sp, hir.UnaryOp.NOT, test)
+        self.pre.append(hir.If(sp, test, (*rpre, hir.Assign(sp, res, b)), ()))
+        return hir.Var(BOOL, sp, res)
+
+    def conditional(self, n: Node) -> hir.Expr:
+        sp = self.span(n)
+        cn = n.child_by_field_name("condition")
+        c = self.truth(self.expr(cn), cn)
+        saved, self.pre = self.pre, []
+        tn, on = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        a = self.expr(tn)
+        apre, self.pre = self.pre, []
+        b = self.expr(on)
+        bpre, self.pre = self.pre, saved
+        if a.type is BOOL and b.type is BOOL:
+            t = BOOL
+        else:
+            t = self.arith_type(self.promote(a, tn), self.promote(b, on), n)
+        a, b = self.convert(a, t, tn), self.convert(b, t, on)
+        if not apre and not bpre:
+            return hir.IfExpr(t, sp, c, a, b)
+        res = self.fresh("sel", t)
+        self.pre.append(hir.If(sp, c, (*apre, hir.Assign(sp, res, a)), (*bpre, hir.Assign(sp, res, b))))
+        return hir.Var(t, sp, res)
+
+    def const_int(self, n: Node, what: str, lo: int | None = None) -> int:
+        saved, self.pre = self.pre, []
+        try:
+            e = self.expr(n) if n.type != "type_descriptor" else None
+        except CompileError:
+            e = None
+        self.pre = saved
+        c = _fold(e) if e is not None else None
+        if c is None or not c.type.is_int:
+            raise self.error(n, f"{what} must be a constant integer expression (a literal or a constexpr)")
+        if lo is not None and c.value < lo:
+            raise self.error(n, f"{what} must be at least {lo}, not {c.value}")
+        return int(c.value)
+
+    # -- calls
+    def callee_name(self, f: Node) -> tuple[str, str]:
+        """(name, namespace) of a callee: `wave::sqrt` -> ('sqrt', 'wave'), `f<T>` -> ('f', '')."""
+        if f.type == "qualified_identifier":
+            scope = f.child_by_field_name("scope")
+            name_n = f.child_by_field_name("name")
+            inner, inner_scope = self.callee_name(name_n)
+            s = self.text(scope) if scope is not None else ""
+            return inner, f"{s}::{inner_scope}" if inner_scope else s
+        if f.type == "template_function":
+            return self.text(f.child_by_field_name("name")), ""
+        if f.type in ("identifier", "primitive_type", "type_identifier", "namespace_identifier"):
+            return self.text(f), ""
+        return "", ""
+
+    def call(self, n: Node, statement: bool = False) -> hir.Expr | None:
+        f = n.child_by_field_name("function")
+        args = [a for a in n.child_by_field_name("arguments").named_children if a.type != "comment"]
+        if f.type == "field_expression":
+            raise self.error(f, "member function calls are not supported (no classes, no virtual calls in kernels)")
+        if f.type in ("lambda_expression", "parenthesized_expression"):
+            raise self.error(f, "lambdas and function pointers are not supported: write a helper function")
+        name, scope = self.callee_name(f)
+        if not name:
+            raise self.error(f, "only functions can be called")
+        if scope not in ("", "wave", "std") and not scope.startswith("wave::"):
+            raise self.error(f, f"unknown function {self.text(f)!r}")
+        # casts
+        if name in ("static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"):
+            if name != "static_cast":
+                raise self.error(f, REFUSED_CALLS[name])
+            targs = f.child_by_field_name("arguments").named_children
+            t = self.scalar_type(targs[0])
+            if len(args) != 1:
+                raise self.error(n, "static_cast<T>(x) takes one value")
+            return self.convert(self.expr(args[0]), t, n)
+        if (
+            f.type in ("primitive_type", "type_identifier", "identifier")
+            and (name in TYPES or any(name in s for s in self.types))
+            and self.lookup(name) is None
+            and name not in self.unit.functions
+        ):
+            t = self.scalar_type(f)
+            if len(args) != 1:
+                raise self.error(n, f"{name}(x) converts one value")
+            return self.convert(self.expr(args[0]), t, n)
+        if scope == "" and name in self.unit.functions:
+            return self.inline(n, f, args, name, statement)
+        if name in REFUSED_CALLS:
+            raise self.error(f, REFUSED_CALLS[name])
+        if scope == "" and self.lookup(name) is not None:
+            raise self.error(f, f"{name!r} is not a function")
+        return self.builtin(n, f, name, scope, args)
+
+    def builtin(self, n: Node, f: Node, name: str, scope: str, args: list[Node]) -> hir.Expr:
+        sp = self.span(n)
+        std = scope == "std"
+        if name in IDS:
+            if name in builtins.NO_AXIS:
+                if args:
+                    raise self.error(n, f"{name}() takes no arguments")
+                axis = 0
+            else:
+                if len(args) > 1:
+                    raise self.error(n, f"{name}(axis) takes one constant axis")
+                axis = self.const_int(args[0], "the axis") if args else 0
+                if axis not in builtins.AXES:
+                    raise self.error(args[0], "axis must be the constant 0, 1 or 2")
+            # uint32_t in C++ (the ids are never negative): the same bits as the catalogue's i32
+            return hir.Cast(U32, sp, hir.Call(I32, sp, name, (), None, (("axis", axis),)))
+        if name == "barrier":
+            if args:
+                raise self.error(n, "barrier() takes no arguments")
+            return hir.Call(VOID, sp, "barrier")
+        if name == "fence":
+            if len(args) > 1:
+                raise self.error(n, "fence(wave::scope::workgroup) takes one scope")
+            scope_v = builtins.DEFAULT_SCOPE
+            if args:
+                a = args[0]
+                last = self.text(a).split("::")[-1].strip()
+                if a.type not in ("qualified_identifier", "identifier") or last not in SCOPES:
+                    raise self.error(a, "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device")
+                scope_v = last
+            return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
+        if name == "local_array":
+            raise self.error(n, "declare it: auto s = wave::local_array<float, 256>();")
+        if name in ATOMICS:
+            return self.atomic(n, name, args)
+        if name in WAVE1 or name in WAVE2:
+            want = 1 if name in WAVE1 else 2
+            if len(args) != want:
+                raise self.error(n, f"{name} takes {want} argument(s)")
+            x = self.promote(self.expr(args[0]), args[0])
+            why = builtins.wave_operand(name, x.type)
+            if why is not None:
+                raise self.error(args[0], why)
+            xs: tuple[hir.Expr, ...] = (x,)
+            if want == 2:
+                lane = self.promote(self.expr(args[1]), args[1])
+                if not lane.type.is_int:
+                    raise self.error(args[1], "a lane or distance is an integer")
+                xs = (x, lane)
+            return hir.Call(x.type, sp, name, xs)
+        if name in builtins.VOTES:
+            if len(args) != 1:
+                raise self.error(n, f"{name}(condition)")
+            c = self.truth(self.expr(args[0]), args[0])
+            return hir.Call(builtins.vote_result(name), sp, name, (c,))
+        # math: C's float names convert to float; std:: and C's double names take the type (ints: double)
+        forced: ScalarType | None = None
+        base = name
+        if name in F32_ALIASES and not (name in MATH1 or name in ("abs", "min", "max", "fma")):
+            base, forced = F32_ALIASES[name], F32
+        elif name in C_ALIASES:
+            base = C_ALIASES[name]
+        int_to_double = std or scope == "" or name != base
+        if base in MATH1 or base == "fma":
+            want = 3 if base == "fma" else 1
+            if len(args) != want:
+                raise self.error(n, f"{name} takes {want} argument(s)")
+            xs = [self.promote(self.expr(a), a) for a in args]
+            if forced is not None:
+                t = forced
+            else:
+                t = xs[0].type
+                for x in xs[1:]:
+                    t = self.arith_type(hir.Var(t, sp, "_"), x, n)
+                if t.is_int:
+                    if not int_to_double:
+                        raise self.error(
+                            args[0],
+                            f"wave::{name} of an integer is ambiguous (float or double): convert it, "
+                            f"wave::{name}(static_cast<float>(x))",
+                        )
+                    t = F64  # std::sqrt(int) is a double
+            xs = [self.convert(x, t, a) for x, a in zip(xs, args)]
+            takes = builtins.math_types(base) if base != "fma" else (F32,)
+            if t not in takes:
+                shown = ", ".join(_cpp_name(x) for x in takes)
+                raise self.error(
+                    n, f"{name} takes {shown}, not {_cpp_name(t)}: convert it, {base}f(static_cast<float>(x))"
+                )
+            return hir.Call(t, sp, base, tuple(xs))
+        if base == "abs":
+            if len(args) != 1:
+                raise self.error(n, f"{name}(x) takes one argument")
+            x = self.promote(self.expr(args[0]), args[0])
+            if forced is not None or (name == "fabs" and x.type.is_int):
+                x = self.convert(x, forced or F64, args[0])
+            return hir.Call(x.type, sp, "abs", (x,))
+        if base in ("min", "max"):
+            if len(args) != 2:
+                raise self.error(n, f"{name}(a, b) takes two arguments")
+            xs = [self.promote(self.expr(a), a) for a in args]
+            if forced is not None:
+                t = forced
+            elif name in ("fmin", "fmax"):
+                t = self.arith_type(xs[0], xs[1], n)
+                t = F64 if t.is_int else t
+            else:
+                # std::min / wave::min are templates of one T: both arguments must have that type
+                if xs[0].type != xs[1].type:
+                    raise self.error(
+                        n,
+                        f"{name}(a, b) needs two arguments of one type (C++ deduces one T), not "
+                        f"{_cpp_name(xs[0].type)} and {_cpp_name(xs[1].type)}: convert one, e.g. "
+                        f"{name}(a, static_cast<{_cpp_name(xs[0].type)}>(b))",
+                    )
+                t = xs[0].type
+            return hir.Call(t, sp, base, tuple(self.convert(x, t, a) for x, a in zip(xs, args)))
+        if base in CASTS_BY_NAME and scope.startswith("wave"):
+            if len(args) != 1:
+                raise self.error(n, f"wave::{base}(x) converts one value")
+            return self.convert(self.expr(args[0]), CASTS_BY_NAME[base], n)
+        if scope == "" and name in self.unit.functions:
+            raise AssertionError
+        raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+
+    def atomic(self, n: Node, name: str, args: list[Node]) -> hir.Expr:
+        """wave::atomic_add(&a[i], v) (CUDA's form) or wave::atomic_add(a, i, v)."""
+        sp = self.span(n)
+        want = len(builtins.BUILTINS[name].args)  # array, index, value(s)
+        if args and args[0].type == "pointer_expression" and self.text(args[0].child_by_field_name("operator")) == "&":
+            if len(args) != want - 1:
+                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
+            arr, idx, b = self.element(args[0].child_by_field_name("argument"), write=True)
+            vals = args[1:]
+        else:
+            if len(args) != want:
+                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
+            an = args[0]
+            b0 = self.lookup(self.text(an)) if an.type == "identifier" else None
+            if not isinstance(b0, ArrB):
+                raise self.error(an, "the first argument of an atomic is an element's address &a[i], or an array")
+            if b0.const:
+                raise self.error(an, f"{self.text(an)!r} points to const: the kernel cannot write it")
+            b = b0
+            arr = b.name
+            idx = self.promote(self.expr(args[1]), args[1])
+            if not idx.type.is_int:
+                raise self.error(args[1], "an array index is an integer")
+            vals = args[2:]
+        elem = b.type.elem
+        why = builtins.atomic_element(name, elem) or builtins.atomic_operation(name, elem)
+        if why is not None:
+            raise self.error(n, why)
+        vs = tuple(self.convert(self.expr(v), elem, v) for v in vals)
+        return hir.Call(elem, sp, name, (idx, *vs), arr)
+
+    # -- helpers and templates, inlined
+    def inline(self, n: Node, f: Node, args: list[Node], name: str, statement: bool) -> hir.Expr | None:
+        sp = self.span(n)
+        fd = self.unit.functions[name]
+        if fd.kernel:
+            raise self.error(f, f"{name!r} is a kernel: kernels cannot call kernels")
+        stack = [i.name for i in self.inlines]
+        if name in stack or (self.fn is not None and name == self.fn.name):
+            chain = " -> ".join([*stack, name])
+            raise self.error(f, f"recursion is not supported on a GPU ({chain})")
+        fnode = fd.node
+        _, decl = _function_name(self.src, fnode)
+        pnodes = [p for p in decl.child_by_field_name("parameters").named_children if p.type != "comment"]
+        if len(pnodes) != len(args):
+            raise self.error(n, f"{name!r} takes {len(pnodes)} argument(s), not {len(args)}")
+        # template parameters: explicit <...>, else deduced from the argument types
+        tmap: dict[str, ScalarType] = {}
+        cmap: dict[str, hir.Const] = {}
+        tparams: list[tuple[str, Node]] = []
+        if fd.template is not None:
+            for tp in fd.template.named_children:
+                if tp.type == "type_parameter_declaration":
+                    tparams.append(("type", tp.named_children[-1]))
+                elif tp.type == "parameter_declaration":
+                    tparams.append(("value", tp))
+                else:
+                    raise self.error(tp, "template parameters are typename T or an integer constant")
+        explicit: list[Node] = []
+        if f.type == "template_function":
+            if fd.template is None:
+                raise self.error(f, f"{name!r} is not a template")
+            explicit = list(f.child_by_field_name("arguments").named_children)
+            if len(explicit) > len(tparams):
+                raise self.error(f, f"{name!r} has {len(tparams)} template parameter(s)")
+        for (kind, tp), ex in zip(tparams, explicit):
+            if kind == "type":
+                tmap[self.text(tp)] = self.scalar_type(ex.child_by_field_name("type") or ex, elements=True)
+            else:
+                pname = self.text(tp.child_by_field_name("declarator"))
+                pt = self.scalar_type(tp.child_by_field_name("type"))
+                v = self.const_int(ex, f"template argument {pname}")
+                cmap[pname] = hir.Const(pt, sp, _wrap(v, pt))
+        # evaluate the arguments (left to right) in the caller's scope
+        values: list[hir.Expr | ArrB] = []
+        for a, p in zip(args, pnodes):
+            pd = p.child_by_field_name("declarator")
+            if pd is not None and pd.type == "pointer_declarator":
+                b = self.lookup(self.text(a)) if a.type == "identifier" else None
+                if not isinstance(b, ArrB):
+                    raise self.error(
+                        a, "this parameter is a pointer: pass an array (pointer arithmetic is not supported)"
+                    )
+                values.append(b)
+            else:
+                values.append(self.expr(a))
+        # deduce the remaining type parameters from the arguments' types (no conversions, as C++)
+        given = {self.text(tp) for (kind, tp), _ in zip(tparams, explicit) if kind == "type"}
+        deduced: set[str] = set()
+        for a, p, v in zip(args, pnodes, values):
+            tn = p.child_by_field_name("type")
+            tname = " ".join(self.text(tn).split()) if tn is not None else ""
+            if tname in given or not any(k == "type" and self.text(tp) == tname for k, tp in tparams):
+                continue
+            got = v.type.elem if isinstance(v, ArrB) else v.type
+            if tname in deduced and tmap[tname] != got:
+                raise self.error(
+                    a,
+                    f"{name}: template parameter {tname} deduced as both {_cpp_name(tmap[tname])} and "
+                    f"{_cpp_name(got)}: convert the argument, or write {name}<{_cpp_name(tmap[tname])}>(...)",
+                )
+            tmap[tname] = got
+            deduced.add(tname)
+        for kind, tp in tparams:
+            key = self.text(tp) if kind == "type" else self.text(tp.child_by_field_name("declarator"))
+            if kind == "type" and key not in tmap:
+                raise self.error(f, f"{name}: cannot deduce template parameter {key}: write {name}<T>(...)")
+            if kind == "value" and key not in cmap:
+                raise self.error(f, f"{name}: template parameter {key} is a constant: write {name}<...>(...)")
+        # bind the parameters in a fresh scope (the helper sees the file's names only)
+        saved_scopes = self.scopes
+        self.types.append(tmap)
+        scope: dict[str, Binding] = {k: ConstB(v) for k, v in cmap.items()}
+        binds: list[hir.Stmt] = []
+        try:
+            for a, p, v in zip(args, pnodes, values):
+                pd = p.child_by_field_name("declarator")
+                if pd is None:
+                    continue
+                if isinstance(v, ArrB):
+                    inner = pd.child_by_field_name("declarator")
+                    const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
+                    if v.const and not const:
+                        raise self.error(a, f"{self.text(a)!r} points to const: {name!r} takes a non-const pointer")
+                    elem = self.scalar_type(p.child_by_field_name("type"), elements=True)
+                    if elem != v.type.elem:
+                        raise self.error(a, f"{name!r} takes a {_cpp_name(elem)}*, not a {_cpp_name(v.type.elem)}*")
+                    scope[self.text(inner)] = ArrB(v.name, v.type, v.const or const, v.shape)
+                    continue
+                if pd.type == "reference_declarator":
+                    const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
+                    if not const:
+                        raise self.error(pd, "reference parameters are not supported (const T& is: it reads the value)")
+                    pd = pd.named_children[-1]
+                if pd.type != "identifier":
+                    raise self.error(pd, "unsupported parameter")
+                pt = self.scalar_type(p.child_by_field_name("type"))
+                val = self.convert(v, pt, a)
+                pname = self.text(pd)
+                var = self.fresh(pname, pt)
+                binds.append(hir.Assign(self.span(a), var, val))
+                scope[pname] = VarB(var, pt)
+            rtn = fnode.child_by_field_name("type")
+            rtext = self.text(rtn)
+            ret = None if rtext == "void" else self.scalar_type(rtn)
+            if ret is None and not statement:
+                raise self.error(n, f"{name!r} returns void: it has no value")
+            body_node = fnode.child_by_field_name("body")
+            returns = [x for x in _walk(body_node) if x.type == "return_statement"]
+            stmts = body_node.named_children
+            last_is_return = bool(stmts) and stmts[-1].type == "return_statement"
+            wrapped = not (len(returns) == 0 or (len(returns) == 1 and last_is_return))
+            result = self.fresh(f"{name}", ret) if ret is not None else None
+            if ret is not None and not returns:
+                raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
+            self.pre.extend(binds)
+            self.scopes = [{}, scope]
+            self.inlines.append(Inline(name, ret, result, wrapped, len(self.loops)))
+            saved_loops = self.loops
+            self.loops = list(self.loops)
+            body = self.block(body_node)
+            self.loops = saved_loops
+            self.inlines.pop()
+        finally:
+            self.scopes = saved_scopes
+            self.types.pop()
+        if wrapped:
+            if ret is not None:
+                assert result is not None
+                body = [hir.Assign(sp, result, hir.Const(ret, sp, 0.0 if ret.is_float else 0)), *body]
+            self.pre.append(hir.While(sp, hir.Const(BOOL, sp, True), (*body, hir.Break(sp))))
+        else:
+            self.pre.extend(body)
+        if ret is None:
+            return None
+        assert result is not None
+        return hir.Var(ret, sp, result)
+
+
+def _cpp_name(t: ScalarType) -> str:
+    return {
+        "i32": "int32_t",
+        "u32": "uint32_t",
+        "f32": "float",
+        "f64": "double",
+        "f16": "half",
+        "bool": "bool",
+        "u8": "uint8_t",
+        "i8": "int8_t",
+        "u16": "uint16_t",
+        "i16": "int16_t",
+    }.get(t.name, t.name)
+
+
+def _flatten_comma(n: Node) -> list[Node]:
+    if n.type != "comma_expression":
+        return [n]
+    return _flatten_comma(n.child_by_field_name("left")) + _flatten_comma(n.child_by_field_name("right"))
+
+
+def _walk(n: Node) -> Iterator[Node]:
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(reversed(x.children))
+
+
+def _fold(e: hir.Expr | None) -> hir.Const | None:
+    """The value of a constant HIR expression, computed as the operation does (integers wrap)."""
+    if e is None:
+        return None
+    if isinstance(e, hir.Const):
+        return e
+    t = e.type
+    sp = e.span
+    if isinstance(e, hir.Cast):
+        c = _fold(e.operand)
+        if c is None or c.type is BOOL:
+            return None
+        if t.is_int and c.type.is_int:
+            return hir.Const(t, sp, _wrap(int(c.value), t))
+        if t.is_float:
+            return hir.Const(t, sp, _round(float(c.value), t))
+        if t.is_int and c.type.is_float and math.isfinite(c.value) and _fits(int(c.value), t):
+            return hir.Const(t, sp, int(c.value))
+        return None
+    if isinstance(e, hir.Unary):
+        c = _fold(e.operand)
+        if c is None:
+            return None
+        if e.op is hir.UnaryOp.NOT:
+            return hir.Const(BOOL, sp, not c.value)
+        if e.op is hir.UnaryOp.NEG:
+            return hir.Const(t, sp, _wrap(-int(c.value), t) if t.is_int else -c.value)
+        if e.op is hir.UnaryOp.BIT_NOT and t.is_int:
+            return hir.Const(t, sp, _wrap(~int(c.value), t))
+        return None
+    if isinstance(e, hir.Compare):
+        a, b = _fold(e.left), _fold(e.right)
+        if a is None or b is None:
+            return None
+        ops = {
+            Cmp.EQ: "__eq__",
+            Cmp.NE: "__ne__",
+            Cmp.LT: "__lt__",
+            Cmp.LE: "__le__",
+            Cmp.GT: "__gt__",
+            Cmp.GE: "__ge__",
+        }
+        return hir.Const(BOOL, sp, bool(getattr(a.value, ops[e.op])(b.value)))
+    if isinstance(e, hir.Binary):
+        a, b = _fold(e.left), _fold(e.right)
+        if a is None or b is None:
+            return None
+        x, y = a.value, b.value
+        if t.is_int:
+            x, y = int(x), int(y)
+            op = e.op
+            if op is BinOp.ADD:
+                r = x + y
+            elif op is BinOp.SUB:
+                r = x - y
+            elif op is BinOp.MUL:
+                r = x * y
+            elif op in (BinOp.TRUNC_DIV, BinOp.TRUNC_REM):
+                if y == 0:
+                    return None
+                q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+                r = q if op is BinOp.TRUNC_DIV else x - q * y
+            elif op is BinOp.AND:
+                r = x & y
+            elif op is BinOp.OR:
+                r = x | y
+            elif op is BinOp.XOR:
+                r = x ^ y
+            elif op is BinOp.SHL:
+                if not 0 <= y < 32:
+                    return None
+                r = x << y
+            elif op is BinOp.SHR:
+                if not 0 <= y < 32:
+                    return None
+                r = x >> y  # arithmetic for int32_t; uint32_t values are non-negative
+            else:
+                return None
+            return hir.Const(t, sp, _wrap(r, t))
+        if t.is_float:
+            fx, fy = float(x), float(y)
+            with np.errstate(all="ignore"):
+                dt = {"f32": np.float32, "f64": np.float64, "f16": np.float16}[t.name]
+                u, v = dt(fx), dt(fy)
+                if e.op is BinOp.ADD:
+                    r2 = u + v
+                elif e.op is BinOp.SUB:
+                    r2 = u - v
+                elif e.op is BinOp.MUL:
+                    r2 = u * v
+                elif e.op is BinOp.DIV:
+                    if fy == 0:
+                        return None
+                    r2 = u / v
+                else:
+                    return None
+            return hir.Const(t, sp, float(r2))
+    return None
+
+
+class CppFrontend:
+    """The FRONTENDS entry for C++ (compiler/frontends/__init__.py)."""
+
+    name = "cpp"
+    suffixes = (".cpp", ".cc", ".cu", ".hpp")
+
+    def parse(self, text: str, file: str) -> list[hir.Function]:
+        unit = read_unit(text, file)
+        kernels = [fd for fd in unit.functions.values() if fd.kernel]
+        if not kernels:
+            raise CompileError([Diagnostic(f"{file}: no kernel found: mark one with [[wave::kernel]] (or __kernel)")])
+        return [Lowering(unit, fd).kernel() for fd in kernels]
+
+
+CPP = CppFrontend()
+
+__all__ = ["CPP", "SPELLINGS", "CppFrontend"]
