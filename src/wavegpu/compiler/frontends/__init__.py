@@ -36,8 +36,9 @@ def _registry() -> dict[str, Frontend]:
     from .cpp import CPP
     from .python import PYTHON
     from .rust import RUST
+    from .typescript import TYPESCRIPT
 
-    return {fe.name: fe for fe in (PYTHON, RUST, CPP)}
+    return {fe.name: fe for fe in (PYTHON, RUST, CPP, TYPESCRIPT)}
 
 
 FRONTENDS: dict[str, Frontend] = _registry()

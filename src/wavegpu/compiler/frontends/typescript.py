@@ -1,0 +1,1691 @@
+"""The TypeScript frontend: tree-sitter-typescript trees to typed HIR, with JavaScript's numbers.
+
+A kernel is a `function` declaration preceded by a comment carrying the tag `@kernel` (a JSDoc
+`/** @kernel */`, optionally `@workgroup 16 16`); a file without any tagged function takes every
+top-level function as a kernel (the Rust toolchain's `vector_add.ts`, COMPAT.md), recording its
+256-thread workgroup. docs/compiler.md ("The kernel language in TypeScript") is the reference.
+
+JavaScript has one number type, an IEEE f64. The frontend keeps each value in the narrowest HIR
+type that holds it *exactly* (a Float32Array element is an f32, `x | 0` an i32, `x >>> 0` a u32,
+`a + b` of two i32 values an integer of known range) and computes in f64 otherwise, so every
+result is the one JavaScript gives. Where an f64 result is rounded to f32 (`Math.fround`, a
+Float32Array store, an `f32` variable) right after one `+ - * /` or `Math.sqrt` of f32 operands,
+the operation is done in f32: rounding the exact result twice (to f64, then f32) gives the same
+value as rounding it once, because 53 >= 2 * 24 + 2 (the same holds for f16 and 11 bits).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import CompileError, Diagnostic
+from .. import builtins, hir
+from ..builtins import ATOMICS, BUILTINS, IDS, VOID, WAVE1, WAVE2, Kind
+from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
+from .treesitter import Node, Source, parse
+
+BinOp = hir.BinaryOp
+Cmp = hir.CompareOp
+
+TYPED_ARRAYS = {
+    "Float32Array": F32,
+    "Float64Array": F64,
+    "Float16Array": F16,
+    "Int32Array": I32,
+    "Uint32Array": U32,
+    "Int16Array": I16,
+    "Uint16Array": U16,
+    "Int8Array": I8,
+    "Uint8Array": U8,
+}
+ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32, "number": F64}
+ELEMENT_ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32}
+NAMESPACES = ("wave",)
+MATH_F32 = {"exp", "log", "log2", "sin", "cos", "exp2"}  # Math.* computed by the device's f32 functions
+ATOMICS_JS = {  # JavaScript's own Atomics API on Int32Array / Uint32Array
+    "add": "atomic_add",
+    "sub": "atomic_sub",
+    "and": "atomic_and",
+    "or": "atomic_or",
+    "xor": "atomic_xor",
+    "exchange": "atomic_exchange",
+    "compareExchange": "atomic_cas",
+}
+CMPOPS = {
+    "===": Cmp.EQ,
+    "==": Cmp.EQ,
+    "!==": Cmp.NE,
+    "!=": Cmp.NE,
+    "<": Cmp.LT,
+    "<=": Cmp.LE,
+    ">": Cmp.GT,
+    ">=": Cmp.GE,
+}
+ARITH = {"+": BinOp.ADD, "-": BinOp.SUB, "*": BinOp.MUL}
+BITS = {"&": BinOp.AND, "|": BinOp.OR, "^": BinOp.XOR}
+SHIFTS = {"<<", ">>", ">>>"}
+EXACT = 2**53  # integers up to this magnitude are exact f64 values
+I32_RANGE = (-(2**31), 2**31 - 1)
+U32_RANGE = (0, 2**32 - 1)
+HIDDEN = "__len"
+
+
+class _Bail(Exception):
+    """Abandon the current statement after recording a diagnostic."""
+
+
+@dataclass(frozen=True)
+class V:
+    """A JavaScript number (or boolean) being lowered.
+
+    `e` holds the value exactly in its HIR type. An integer-valued number also has its exact range
+    [lo, hi], `bits` (an i32 expression equal to the value modulo 2**32 whenever |value| < 2**53)
+    and `f64()` (the value as JavaScript computes it, in f64, including -0). `mz`: it may be -0."""
+
+    e: hir.Expr | None
+    lo: int | None = None
+    hi: int | None = None
+    bits: hir.Expr | None = None
+    mz: bool = False
+    f64_of: Callable[[], hir.Expr] | None = None
+    op: tuple[object, ...] | None = None  # (BinaryOp | "sqrt" | math name, operands...): rounding fusion
+    only_f32: str | None = None  # Math.exp(x) and friends: only where the result is rounded to f32
+    nan_bits: hir.Expr | None = None  # an integer or NaN (x % y, y maybe 0): ToInt32 of it
+    node: Node = None
+
+    @property
+    def is_int(self) -> bool:
+        return self.lo is not None
+
+    @property
+    def exact(self) -> bool:
+        return self.lo is not None and self.hi is not None and self.lo >= -EXACT and self.hi <= EXACT
+
+    @property
+    def type(self) -> ScalarType:
+        assert self.e is not None
+        return self.e.type
+
+
+def _fits(lo: int, hi: int, r: tuple[int, int]) -> bool:
+    return r[0] <= lo and hi <= r[1]
+
+
+def _wrap32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _is_f32(v: float) -> bool:
+    import numpy as np
+
+    return math.isnan(v) or float(np.float32(v)) == v
+
+
+def _is_f16(v: float) -> bool:
+    import numpy as np
+
+    return math.isnan(v) or float(np.float16(v)) == v
+
+
+@dataclass
+class Binding:
+    hname: str
+    type: ScalarType
+    const: bool
+    declared: bool  # declared with an alias type: assignments convert (ToInt32, Math.fround, ...)
+    lo: int | None = None
+    hi: int | None = None
+    mz: bool = False
+    f64name: str | None = None  # a const integer beyond 32 bits: its f64 value
+
+
+@dataclass
+class Ctx:
+    src: Source
+    consts: dict[str, float | int]
+    compat: bool
+
+
+class Lowerer:
+    def __init__(self, ctx: Ctx, fn: Node, options: dict[str, object]):
+        self.ctx = ctx
+        self.src = ctx.src
+        self.fn = fn
+        self.options = options
+        self.diags: list[Diagnostic] = []
+        self.scopes: list[dict[str, Binding]] = [{}]
+        self.arrays: dict[str, ArrayType] = {}
+        self.local_counts: dict[str, int] = {}
+        self.vars: dict[str, ScalarType] = {}
+        self.params: set[str] = set()
+        self.locals: list[hir.LocalArray] = []
+        self.hidden: set[str] = set()
+        self.loops: list[str] = []  # "for", "while", "do", "for-general"
+        self.tmp = 0
+        self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
+        self.name = self.src.node_text(fn.child_by_field_name("name"))
+
+    # -- diagnostics
+    def error(self, n: Node, msg: str) -> _Bail:
+        self.diags.append(Diagnostic(msg, self.src.span(n)))
+        return _Bail()
+
+    def text(self, n: Node) -> str:
+        return self.src.node_text(n)
+
+    # -- names
+    def lookup(self, name: str) -> Binding | None:
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        return None
+
+    def fresh(self, hint: str, t: ScalarType) -> str:
+        self.tmp += 1
+        name = f"${hint}{self.tmp}"
+        self.vars[name] = t
+        return name
+
+    def declare(self, name: str, t: ScalarType, n: Node, const: bool, declared: bool) -> Binding:
+        if name in self.scopes[-1] or name in self.arrays:
+            raise self.error(n, f"{name!r} is already declared in this block")
+        if name in NAMESPACES or name in ("Math", "Atomics"):
+            raise self.error(n, f"{name!r} is a builtin namespace")
+        hname = name
+        k = 1
+        while hname in self.vars or hname in self.arrays:
+            k += 1
+            hname = f"{name}${k}"
+        self.vars[hname] = t
+        b = Binding(hname, t, const, declared)
+        self.scopes[-1][name] = b
+        return b
+
+    # -- entry
+    def run(self) -> hir.Function:
+        fn = self.fn
+        params: list[hir.Param] = []
+        for p in fn.child_by_field_name("parameters").named_children:
+            if p.type == "comment":
+                continue
+            if p.type != "required_parameter":
+                raise self.error(p, "kernel parameters are plain `name: Type` parameters (no defaults, no rest)")
+            pat = p.child_by_field_name("pattern")
+            if pat is None or pat.type != "identifier":
+                self.error(p, "a kernel parameter is a plain name")
+                continue
+            name = self.text(pat)
+            if name.endswith(HIDDEN):
+                self.error(pat, f"parameter names ending in {HIDDEN} are reserved (hidden arguments)")
+                continue
+            ann = p.child_by_field_name("type")
+            if ann is None:
+                self.error(
+                    p,
+                    f"parameter {name!r} needs a type: Float32Array (or f32[]), Int32Array, ..., or f32, i32, u32, number",
+                )
+                continue
+            try:
+                t = self.param_type(ann.named_children[0])
+            except _Bail:
+                continue
+            if isinstance(t, ArrayType):
+                self.arrays[name] = t
+            else:
+                self.vars[name] = t
+                lo, hi = (I32_RANGE if t is I32 else U32_RANGE) if t.is_int else (None, None)
+                self.scopes[0][name] = Binding(name, t, True, True, lo, hi)
+            self.params.add(name)
+            params.append(hir.Param(name, t, self.src.span(p)))
+        ret = fn.child_by_field_name("return_type")
+        if ret is not None and self.text(ret.named_children[0]) != "void":
+            self.error(ret, "kernels return nothing (`: void`): write results to an array")
+        if fn.child_by_field_name("type_parameters") is not None:
+            self.error(fn.child_by_field_name("type_parameters"), "kernels are not generic")
+        self.scopes.append({})
+        body = self.block(fn.child_by_field_name("body"))
+        if self.diags:
+            raise CompileError(self.diags)
+        for p in list(params):
+            if p.name + HIDDEN in self.hidden:
+                params.append(hir.Param(p.name + HIDDEN, I32, p.span))
+        variables = tuple((k, v) for k, v in self.vars.items() if k not in self.params)
+        return hir.Function(
+            self.name, tuple(params), body, variables, tuple(self.locals), self.src.file, None, dict(self.options)
+        )
+
+    def param_type(self, t: Node) -> ScalarType | ArrayType:
+        txt = self.text(t)
+        if t.type == "array_type":
+            elem = self.text(t.named_children[0])
+            if elem in ELEMENT_ALIASES:
+                return ArrayType(ELEMENT_ALIASES[elem], "global")
+            raise self.error(
+                t,
+                f"array parameters are typed arrays (Float32Array, Int32Array, ...) or f32[], i32[], u32[], f64[], f16[], not {txt}",
+            )
+        if txt in TYPED_ARRAYS:
+            return ArrayType(TYPED_ARRAYS[txt], "global")
+        if txt in ALIASES:
+            return ALIASES[txt]
+        if txt == "any":
+            raise self.error(t, "`any` has no machine type: give the parameter a typed array type or a number type")
+        if txt == "boolean":
+            raise self.error(t, "scalar parameters are numbers: f32, i32, u32, f16, f64 or number")
+        if txt == "string":
+            raise self.error(t, "strings are not supported in kernels")
+        if txt == "Uint8ClampedArray":
+            raise self.error(t, "Uint8ClampedArray clamps its stores: use Uint8Array (stores keep the low 8 bits)")
+        raise self.error(
+            t, f"unknown parameter type {txt!r}: use a typed array (Float32Array, ...) or f32, i32, u32, number"
+        )
+
+    # -- statements
+    def block(self, n: Node, scoped: bool = True) -> tuple[hir.Stmt, ...]:
+        if scoped:
+            self.scopes.append({})
+        out: list[hir.Stmt] = []
+        stmts = n.named_children if n.type == "statement_block" else [n]
+        for s in stmts:
+            try:
+                out.extend(self.stmt(s))
+            except _Bail:
+                continue
+        if scoped:
+            self.scopes.pop()
+        return tuple(out)
+
+    def stmt(self, s: Node) -> list[hir.Stmt]:
+        sp = self.src.span(s)
+        t = s.type
+        if t in ("comment", "empty_statement"):
+            return []
+        if t == "statement_block":
+            return list(self.block(s))
+        if t == "lexical_declaration":
+            const = s.child_by_field_name("kind").type == "const"
+            out: list[hir.Stmt] = []
+            for d in s.named_children:
+                if d.type == "variable_declarator":
+                    out.extend(self.declaration(d, const))
+            return out
+        if t == "variable_declaration":
+            raise self.error(s, "`var` is function-scoped: declare with let or const")
+        if t == "expression_statement":
+            return self.expr_stmt(s.named_children[0])
+        if t == "if_statement":
+            cond = self.condition(s.child_by_field_name("condition"))
+            then = self.block(s.child_by_field_name("consequence"))
+            alt = s.child_by_field_name("alternative")
+            other: tuple[hir.Stmt, ...] = ()
+            if alt is not None:
+                other = self.block(alt.named_children[0])
+            return [hir.If(sp, cond, then, other)]
+        if t == "while_statement":
+            cond = self.condition(s.child_by_field_name("condition"))
+            self.loops.append("while")
+            body = self.block(s.child_by_field_name("body"))
+            self.loops.pop()
+            return [hir.While(sp, cond, body)]
+        if t == "do_statement":
+            self.loops.append("do")
+            body = self.block(s.child_by_field_name("body"))
+            self.loops.pop()
+            cond = self.condition(s.child_by_field_name("condition"))
+            stop = hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, cond), (hir.Break(sp),), ())
+            return [hir.While(sp, hir.Const(BOOL, sp, True), (*body, stop))]
+        if t == "for_statement":
+            return self.for_loop(s)
+        if t in ("break_statement", "continue_statement"):
+            word = t.split("_")[0]
+            if s.named_children:
+                raise self.error(s, f"labelled {word} is not supported in kernels")
+            if not self.loops:
+                raise self.error(s, f"'{word}' outside a loop")
+            if word == "continue" and self.loops[-1] in ("do", "for-general"):
+                kind = (
+                    "do ... while"
+                    if self.loops[-1] == "do"
+                    else "this for loop (not of the form for (let i = a; i < b; i++))"
+                )
+                raise self.error(s, f"'continue' in {kind} is not supported: use a while loop or an if")
+            return [hir.Break(sp) if word == "break" else hir.Continue(sp)]
+        if t == "return_statement":
+            if s.named_children:
+                raise self.error(s.named_children[0], "kernels return no value (write results to an array)")
+            return [hir.Return(sp)]
+        if t in ("function_declaration", "generator_function_declaration"):
+            raise self.error(s, "nested functions are not supported in kernels (no closures, no recursion)")
+        if t in ("class_declaration", "abstract_class_declaration"):
+            raise self.error(s, "classes are not supported in kernels (no objects, no method dispatch)")
+        if t in ("for_in_statement",):
+            raise self.error(s, "for ... of / for ... in iterate objects: write for (let i = 0; i < n; i++)")
+        if t == "switch_statement":
+            raise self.error(s, "switch is not supported in kernels: use if / else if")
+        if t in ("try_statement", "throw_statement"):
+            raise self.error(s, "exceptions are not supported in kernels")
+        raise self.error(s, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def declaration(self, d: Node, const: bool) -> list[hir.Stmt]:
+        name_node = d.child_by_field_name("name")
+        if name_node.type != "identifier":
+            raise self.error(name_node, "destructuring is not supported in kernels: declare one name at a time")
+        name = self.text(name_node)
+        value = d.child_by_field_name("value")
+        ann = d.child_by_field_name("type")
+        if value is None:
+            raise self.error(d, f"give {name!r} a value where it is declared")
+        if value.type == "call_expression" and self.builtin_of(value.child_by_field_name("function")) == "local_array":
+            return self.local_array(name, name_node, value, ann, const)
+        self.allow_atomic(value)
+        declared: ScalarType | None = None
+        if ann is not None:
+            tn = ann.named_children[0]
+            txt = self.text(tn)
+            if txt not in ALIASES:
+                if txt == "any":
+                    raise self.error(tn, "`any` has no machine type: use f32, i32, u32, f16, f64 or number")
+                if txt == "boolean":
+                    declared = BOOL
+                else:
+                    raise self.error(tn, "local variables are numbers (f32, i32, u32, f16, f64, number) or boolean")
+            else:
+                declared = ALIASES[txt]
+        v = self.expr(value)
+        sp = self.src.span(d)
+        if declared is not None:
+            e = self.convert_to(v, declared, value)
+            b = self.declare(name, declared, name_node, const, True)
+            if declared.is_int:
+                b.lo, b.hi = I32_RANGE if declared is I32 else U32_RANGE
+            return [hir.Assign(sp, b.hname, e)]
+        self.materialize(v, value)
+        if v.type is VOID:
+            raise self.error(value, "this call has no value")
+        if v.is_int:
+            if v.mz:
+                raise self.error(
+                    value,
+                    f"{self.text(value)!r} may be -0 (JavaScript's negative zero), which no integer holds: "
+                    f"narrow it, ({self.text(value)}) | 0, or declare {name}: number",
+                )
+            if _fits(v.lo, v.hi, I32_RANGE) or _fits(v.lo, v.hi, U32_RANGE):
+                t = v.type
+                lo, hi = (v.lo, v.hi) if const else (I32_RANGE if t is I32 else U32_RANGE)
+                b = self.declare(name, t, name_node, const, False)
+                b.lo, b.hi = lo, hi
+                return [hir.Assign(sp, b.hname, v.e)]
+            if const:  # an integer beyond 32 bits: its bits and its f64 value
+                b = self.declare(name, I32, name_node, const, False)
+                b.lo, b.hi = v.lo, v.hi
+                b.f64name = self.fresh(name + "_f64", F64)
+                return [hir.Assign(sp, b.hname, v.bits), hir.Assign(sp, b.f64name, self.f64(v, value))]
+            e = self.f64(v, value)
+            b = self.declare(name, F64, name_node, const, False)
+            return [hir.Assign(sp, b.hname, e)]
+        b = self.declare(name, v.type, name_node, const, False)
+        return [hir.Assign(sp, b.hname, v.e)]
+
+    def local_array(self, name: str, name_node: Node, call: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
+        if not const:
+            raise self.error(name_node, "declare a local array with const")
+        args = call.child_by_field_name("arguments").named_children
+        if len(args) != 2:
+            raise self.error(
+                call, "wave.local_array(Float32Array, count) takes a typed array type and a constant count"
+            )
+        elem = TYPED_ARRAYS.get(self.text(args[0]))
+        if elem is None:
+            raise self.error(
+                args[0],
+                "the element type of a local array is a typed array: Float32Array, Int32Array, Uint32Array, ...",
+            )
+        count = self.const_int(args[1], "a local_array count (no dynamic allocation on a GPU)", 1)
+        if name in self.arrays or self.lookup(name) is not None:
+            raise self.error(name_node, f"{name!r} is already declared")
+        at = ArrayType(elem, "local")
+        self.arrays[name] = at
+        self.local_counts[name] = count
+        self.locals.append(hir.LocalArray(name, at, count, self.src.span(call)))
+        return []
+
+    def const_int(self, n: Node, what: str, lo: int) -> int:
+        v = self.fold(n)
+        if not isinstance(v, int | float) or isinstance(v, bool) or v != int(v):
+            raise self.error(n, f"{what} must be a constant integer expression (literals and top-level const numbers)")
+        if v < lo:
+            raise self.error(n, f"{what} must be at least {lo}, not {int(v)}")
+        return int(v)
+
+    def fold(self, n: Node) -> float | int | None:
+        """The value of a constant expression of literals and top-level `const` numbers."""
+        t = n.type
+        if t == "number":
+            return _number(self.text(n))
+        if t == "parenthesized_expression":
+            return self.fold(n.named_children[0])
+        if t == "identifier":
+            if self.lookup(self.text(n)) is not None:
+                return None
+            return self.ctx.consts.get(self.text(n))
+        if t == "unary_expression":
+            x = self.fold(n.child_by_field_name("argument"))
+            op = self.text(n.child_by_field_name("operator"))
+            if x is None or op not in "-+":
+                return None
+            return -x if op == "-" else x
+        if t == "binary_expression":
+            a = self.fold(n.child_by_field_name("left"))
+            b = self.fold(n.child_by_field_name("right"))
+            op = self.text(n.child_by_field_name("operator"))
+            if a is None or b is None:
+                return None
+            return _fold_binary(op, a, b)
+        if t == "member_expression":
+            obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
+            if self.text(obj) == "Math" and self.lookup("Math") is None:
+                return {"PI": math.pi, "E": math.e, "LN2": math.log(2), "SQRT2": math.sqrt(2)}.get(self.text(prop))
+        return None
+
+    def expr_stmt(self, n: Node) -> list[hir.Stmt]:
+        sp = self.src.span(n)
+        t = n.type
+        if t == "assignment_expression":
+            return self.assign(n.child_by_field_name("left"), None, n.child_by_field_name("right"), n)
+        if t == "augmented_assignment_expression":
+            op = self.text(n.child_by_field_name("operator"))[:-1]
+            return self.assign(n.child_by_field_name("left"), op, n.child_by_field_name("right"), n)
+        if t == "update_expression":
+            op = "+" if self.text(n.child_by_field_name("operator")) == "++" else "-"
+            return self.assign(n.child_by_field_name("argument"), op, None, n)
+        if t == "parenthesized_expression":
+            return self.expr_stmt(n.named_children[0])
+        if t == "call_expression":
+            self.allow_atomic(n)
+            v = self.expr(n)
+            assert v.e is not None
+            if not isinstance(v.e, hir.Call):
+                raise self.error(n, "an expression statement must call wave.barrier(), wave.fence() or an atomic")
+            return [hir.ExprStmt(sp, v.e)]
+        if t == "sequence_expression":
+            raise self.error(n, "the comma operator is not supported: write one statement per expression")
+        raise self.error(n, "this expression statement has no effect: kernels write results to arrays")
+
+    def assign(self, left: Node, op: str | None, right: Node | None, n: Node) -> list[hir.Stmt]:
+        sp = self.src.span(n)
+        if left.type == "identifier":
+            name = self.text(left)
+            b = self.lookup(name)
+            if b is None:
+                if name in self.arrays:
+                    raise self.error(left, f"{name!r} is an array: assign its elements, {name}[i] = ...")
+                raise self.error(left, f"{name!r} is not declared: declare it with let")
+            if name in self.params and b is self.scopes[0].get(name):
+                raise self.error(left, f"parameter {name!r} is read-only in kernels; copy it to a variable first")
+            if b.const:
+                raise self.error(left, f"{name!r} is a const; declare it with let to assign it")
+            v = self.value_of(op, self.var_value(b, left), right, n)
+            if b.declared:
+                e = self.convert_to(v, b.type, n)
+            else:
+                e = self.fits_var(v, b, name, n)
+            return [hir.Assign(sp, b.hname, e)]
+        if left.type == "subscript_expression":
+            arr, idx = self.subscript(left)
+            pre: list[hir.Stmt] = []
+            if op is not None and not isinstance(idx, hir.Const | hir.Var):
+                tmp = self.fresh("idx", idx.type)
+                pre.append(hir.Assign(sp, tmp, idx))
+                idx = hir.Var(idx.type, sp, tmp)
+            cur = self.load(arr, idx, left) if op is not None else None
+            v = self.value_of(op, cur, right, n)
+            return [*pre, hir.Store(sp, arr, idx, self.convert_to(v, self.arrays[arr].elem, n))]
+        if left.type == "member_expression":
+            raise self.error(left, "objects have no properties to assign in kernels")
+        raise self.error(left, "only variables and array elements can be assigned")
+
+    def value_of(self, op: str | None, cur: V | None, right: Node | None, n: Node) -> V:
+        if op is None:
+            assert right is not None
+            self.allow_atomic(right)
+            return self.expr(right)
+        assert cur is not None
+        rv = self.expr(right) if right is not None else self.int_const(1, n)
+        return self.binary(op, cur, rv, n)
+
+    def fits_var(self, v: V, b: Binding, name: str, n: Node) -> hir.Expr:
+        """An assignment to a variable typed by its initializer: the value must be one of its type."""
+        self.materialize(v, n)
+        t = b.type
+        if v.type is VOID:
+            raise self.error(n, "this call has no value")
+        if t is F64:
+            return self.f64(v, n)
+        if t.is_int and v.is_int and not v.mz and _fits(v.lo, v.hi, I32_RANGE if t is I32 else U32_RANGE):
+            return v.bits if t is I32 else self.as_u32(v.bits)
+        if t is F32 and self.exact_in(v, F32):
+            return self.narrow_exact(v, F32)
+        if t is F16 and self.exact_in(v, F16):
+            return self.narrow_exact(v, F16)
+        if t is BOOL and v.type is BOOL:
+            return v.e
+        fix = {I32: "(...) | 0", U32: "(...) >>> 0", F32: "Math.fround(...)", F16: "Math.f16round(...)"}.get(t, "")
+        raise self.error(
+            n,
+            f"{name!r} holds {t} values (the type of its initializer); in JavaScript this value is not always "
+            f"one: narrow it, {fix}, or declare {name} with a type (let {name}: number = ...)",
+        )
+
+    def for_loop(self, s: Node) -> list[hir.Stmt]:
+        sp = self.src.span(s)
+        init = s.child_by_field_name("initializer")
+        conds = [c for c in s.children_by_field_name("condition") if c.type != ";"]
+        cond = conds[0] if conds else None
+        if cond is not None and cond.type == "expression_statement":
+            cond = cond.named_children[0] if cond.named_children else None
+        inc = s.child_by_field_name("increment")
+        body = s.child_by_field_name("body")
+        self.scopes.append({})
+        try:
+            canon = self.canonical_for(init, cond, inc, body)
+            if canon is not None:
+                return [canon]
+            out: list[hir.Stmt] = []
+            if init is not None and init.type != ";":
+                if init.type == "lexical_declaration":
+                    out.extend(self.stmt(init))
+                elif init.type == "expression_statement" or init.type.endswith("expression"):
+                    out.extend(self.expr_stmt(init.named_children[0] if init.type == "expression_statement" else init))
+                else:
+                    raise self.error(init, "unsupported for-loop initializer")
+            c = self.condition(cond) if cond is not None else hir.Const(BOOL, sp, True)
+            self.loops.append("for-general")
+            b = self.block(body)
+            self.loops.pop()
+            step = self.expr_stmt(inc) if inc is not None else []
+            out.append(hir.While(sp, c, (*b, *step)))
+            return out
+        finally:
+            self.scopes.pop()
+
+    def canonical_for(self, init: Node | None, cond: Node | None, inc: Node | None, body: Node) -> hir.Stmt | None:
+        """for (let i = a; i < b; i++ / i += c) with i not assigned in the body and b invariant:
+        a HIR for loop (i stays below b, so it is exactly an integer of b's type)."""
+        if init is None or init.type != "lexical_declaration" or cond is None or inc is None:
+            return None
+        decls = [d for d in init.named_children if d.type == "variable_declarator"]
+        if len(decls) != 1 or init.child_by_field_name("kind").type != "let":
+            return None
+        d = decls[0]
+        name_node, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+        if name_node.type != "identifier" or value is None or d.child_by_field_name("type") is not None:
+            return None
+        name = self.text(name_node)
+        if cond.type != "binary_expression" or self.text(cond.child_by_field_name("left")) != name:
+            return None
+        cop = self.text(cond.child_by_field_name("operator"))
+        step = self.step_of(inc, name)
+        if step is None or cop not in ("<", "<=", ">", ">=") or (step > 0) != (cop in ("<", "<=")):
+            return None
+        stop_node = cond.child_by_field_name("right")
+        assigned = _assigned_names(body, self.src)
+        if name in assigned or not self.invariant(stop_node, assigned | {name}):
+            return None
+        start = self.expr(value)
+        stop = self.expr(stop_node)
+        if not (start.is_int and stop.is_int and start.exact and stop.exact) or start.mz:
+            return None
+        for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
+            if stop.type is t and _fits(start.lo, start.hi, r):
+                break
+        else:
+            if stop.type in (I32, U32) and start.type in (I32, U32):
+                t = start.type
+            else:
+                return None
+        inclusive = cop in ("<=", ">=")
+        stop_e = stop.e
+        assert stop_e is not None
+        if inclusive:
+            bound = stop.hi if step > 0 else stop.lo
+            limit = (I32_RANGE if stop.type is I32 else U32_RANGE)[1 if step > 0 else 0]
+            if bound == limit:
+                return None  # i <= max would never end in the type: leave it to the general loop
+            one = hir.Const(stop.type, stop_e.span, 1 if step > 0 else -1 if stop.type is I32 else 0xFFFFFFFF)
+            stop_e = hir.Binary(stop.type, stop_e.span, BinOp.ADD, stop_e, one)
+        if step < 0 and t is U32 and step < -1:
+            return None
+        sp = self.src.span(init)
+        lo = min(start.lo, stop.lo)
+        hi = max(start.hi, stop.hi)
+        b = self.declare(name, t, name_node, False, False)
+        b.lo, b.hi = lo, hi
+        b.const = True  # not assigned in the body
+        start_e = start.bits if t is I32 else self.as_u32(start.bits)
+        step_c = hir.Const(t, sp, step if t is I32 or step > 0 else step & 0xFFFFFFFF)
+        if t is U32 and step < 0:
+            step_c = hir.Const(I32, sp, step)
+        self.loops.append("for")
+        body_h = self.block(body)
+        self.loops.pop()
+        return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h)
+
+    def step_of(self, inc: Node, name: str) -> int | None:
+        if inc.type == "update_expression" and self.text(inc.child_by_field_name("argument")) == name:
+            return 1 if self.text(inc.child_by_field_name("operator")) == "++" else -1
+        if inc.type == "augmented_assignment_expression" and self.text(inc.child_by_field_name("left")) == name:
+            op = self.text(inc.child_by_field_name("operator"))
+            c = self.fold(inc.child_by_field_name("right"))
+            if op in ("+=", "-=") and isinstance(c, int) and not isinstance(c, bool) and c != 0 and abs(c) < 2**31:
+                return c if op == "+=" else -c
+        return None
+
+    def invariant(self, n: Node, assigned: set[str]) -> bool:
+        for x in _walk(n):
+            if x.type == "identifier" and self.text(x) in assigned:
+                return False
+            if x.type in ("subscript_expression", "call_expression", "assignment_expression", "update_expression"):
+                return False
+        return True
+
+    # -- expressions
+    def condition(self, n: Node) -> hir.Expr:
+        if n.type == "parenthesized_expression":
+            n = n.named_children[0]
+        return self.truth(self.expr(n), n)
+
+    def truth(self, v: V, n: Node) -> hir.Expr:
+        self.materialize(v, n)
+        assert v.e is not None
+        if v.type is BOOL:
+            return v.e
+        if v.type is VOID:
+            raise self.error(n, "this call has no value")
+        sp = v.e.span
+        if v.is_int and v.type in (I32, U32):
+            return hir.Compare(BOOL, sp, Cmp.NE, v.e, hir.Const(v.type, sp, 0))
+        e = v.e
+        zero = hir.Const(e.type, sp, 0.0)  # NaN is false: ordered tests
+        return hir.Logical(
+            BOOL, sp, hir.LogicalOp.OR, hir.Compare(BOOL, sp, Cmp.LT, e, zero), hir.Compare(BOOL, sp, Cmp.GT, e, zero)
+        )
+
+    def int_const(self, c: int, n: Node) -> V:
+        sp = self.src.span(n)
+        bits = hir.Const(I32, sp, _wrap32(c))
+        if _fits(c, c, I32_RANGE):
+            e: hir.Expr = hir.Const(I32, sp, c)
+        elif _fits(c, c, U32_RANGE):
+            e = hir.Const(U32, sp, c)
+        else:
+            e = hir.Const(F64, sp, float(c))
+        return V(e, c, c, bits, node=n)
+
+    def number(self, x: float | int, n: Node) -> V:
+        if isinstance(x, float) and math.isfinite(x) and x == int(x) and abs(x) <= EXACT:
+            if x == 0 and math.copysign(1.0, x) < 0:
+                return V(hir.Const(F64, self.src.span(n), -0.0), node=n)
+            return self.int_const(int(x), n)
+        if isinstance(x, int):
+            if abs(x) <= EXACT:
+                return self.int_const(x, n)
+            x = float(x)
+        return V(hir.Const(F64, self.src.span(n), float(x)), node=n)
+
+    def const_value(self, v: V) -> float | int | None:
+        if isinstance(v.e, hir.Const) and not v.mz and v.e.type is not BOOL:
+            return v.lo if v.is_int and v.lo == v.hi else v.e.value  # type: ignore[return-value]
+        return None
+
+    def expr(self, n: Node) -> V:
+        v = self.fold(n)
+        if v is not None:
+            if isinstance(v, bool):
+                return V(hir.Const(BOOL, self.src.span(n), v), node=n)
+            return self.number(v, n)
+        t = n.type
+        sp = self.src.span(n)
+        if t == "parenthesized_expression":
+            return self.expr(n.named_children[0])
+        if t in ("true", "false"):
+            return V(hir.Const(BOOL, sp, t == "true"), node=n)
+        if t == "identifier":
+            name = self.text(n)
+            b = self.lookup(name)
+            if b is not None:
+                return self.var_value(b, n)
+            if name in self.arrays:
+                raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
+            if name in ("NaN", "Infinity"):
+                return V(hir.Const(F64, sp, math.nan if name == "NaN" else math.inf), node=n)
+            raise self.error(n, f"{name!r} is not declared")
+        if t == "binary_expression":
+            op = self.text(n.child_by_field_name("operator"))
+            ln, rn = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if op in ("&&", "||"):
+                a, b = self.expr(ln), self.expr(rn)
+                self.materialize(a, ln)
+                self.materialize(b, rn)
+                if a.type is not BOOL or b.type is not BOOL:
+                    raise self.error(
+                        n, f"{op} gives one of its operands in JavaScript: use it on booleans (comparisons)"
+                    )
+                lop = hir.LogicalOp.AND if op == "&&" else hir.LogicalOp.OR
+                return V(hir.Logical(BOOL, sp, lop, a.e, b.e), node=n)
+            if op in CMPOPS:
+                return self.compare(CMPOPS[op], self.expr(ln), self.expr(rn), n)
+            if op == "**":
+                raise self.error(n, "** is not supported in kernels: multiply (x * x), or Math.sqrt for ** 0.5")
+            if op in ("??", "instanceof", "in"):
+                raise self.error(n, f"{op} is not supported in kernels")
+            return self.binary(op, self.expr(ln), self.expr(rn), n)
+        if t == "unary_expression":
+            op = self.text(n.child_by_field_name("operator"))
+            an = n.child_by_field_name("argument")
+            if op == "!":
+                return V(hir.Unary(BOOL, sp, hir.UnaryOp.NOT, self.truth(self.expr(an), an)), node=n)
+            if op in ("typeof", "void", "delete"):
+                raise self.error(n, f"{op} is not supported in kernels")
+            a = self.expr(an)
+            if op == "+":
+                self.number_of(a, an)
+                return a
+            if op == "-":
+                return self.negate(a, n)
+            if op == "~":
+                bits = self.to_int32(a, an)
+                e = hir.Unary(I32, sp, hir.UnaryOp.BIT_NOT, bits)
+                return self.int_v(e, *I32_RANGE, n)
+        if t == "ternary_expression":
+            c = self.condition(n.child_by_field_name("condition"))
+            a = self.expr(n.child_by_field_name("consequence"))
+            b = self.expr(n.child_by_field_name("alternative"))
+            return self.select(c, a, b, n)
+        if t == "subscript_expression":
+            arr, idx = self.subscript(n)
+            return self.load(arr, idx, n)
+        if t == "member_expression":
+            obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
+            name = self.text(obj)
+            if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length":
+                if self.arrays[name].space == "local":
+                    return self.int_const(self.local_counts[name], n)
+                self.hidden.add(name + HIDDEN)
+                self.vars[name + HIDDEN] = I32
+                return self.int_v(hir.Var(I32, sp, name + HIDDEN), 0, 2**31 - 1, n)
+            if name == "Math":
+                raise self.error(n, f"Math.{self.text(prop)} is not supported in kernels")
+            raise self.error(n, "objects and properties are not supported in kernels (arrays have .length)")
+        if t == "call_expression":
+            return self.call(n)
+        if t == "as_expression" or t == "satisfies_expression" or t == "type_assertion":
+            raise self.error(
+                n, "a type assertion converts nothing in JavaScript: narrow with x | 0, x >>> 0 or Math.fround(x)"
+            )
+        if t == "non_null_expression":
+            return self.expr(n.named_children[0])
+        if t in ("string", "template_string"):
+            raise self.error(n, "strings are not supported in kernels")
+        if t == "new_expression":
+            raise self.error(
+                n, "`new` allocates on the heap: kernels use wave.local_array(Float32Array, n) or parameters"
+            )
+        if t in ("array", "object"):
+            raise self.error(n, f"an {t} literal allocates on the heap: kernels use wave.local_array or parameters")
+        if t in ("arrow_function", "function_expression", "function"):
+            raise self.error(n, "closures are not supported in kernels")
+        if t in ("assignment_expression", "augmented_assignment_expression", "update_expression"):
+            raise self.error(n, "an assignment inside an expression is not supported: write it as its own statement")
+        if t in ("null", "undefined"):
+            raise self.error(n, f"{t} is not a number: kernels compute with numbers and booleans")
+        if t == "this":
+            raise self.error(n, "`this` is not supported in kernels (no objects)")
+        raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def var_value(self, b: Binding, n: Node) -> V:
+        sp = self.src.span(n)
+        var = hir.Var(b.type, sp, b.hname)
+        if b.f64name is not None:
+            f = hir.Var(F64, sp, b.f64name)
+            return V(f, b.lo, b.hi, var, False, lambda: f, node=n)
+        if b.type.is_int:
+            lo, hi = b.lo if b.lo is not None else I32_RANGE[0], b.hi if b.hi is not None else I32_RANGE[1]
+            return V(var, lo, hi, var if b.type is I32 else hir.Cast(I32, sp, var), node=n)
+        return V(var, node=n)
+
+    def int_v(self, e: hir.Expr, lo: int, hi: int, n: Node) -> V:
+        """An integer-valued number from an i32 or u32 expression (its bits) and its range."""
+        sp = e.span
+        bits = e if e.type is I32 else hir.Cast(I32, sp, e)
+        if _fits(lo, hi, I32_RANGE):
+            rep = bits
+        elif _fits(lo, hi, U32_RANGE):
+            rep = e if e.type is U32 else hir.Cast(U32, sp, e)
+        else:
+            raise AssertionError("int_v beyond 32 bits")
+        return V(rep, lo, hi, bits, node=n)
+
+    def as_u32(self, bits: hir.Expr) -> hir.Expr:
+        if bits.type is U32:
+            return bits
+        if isinstance(bits, hir.Const):
+            return hir.Const(U32, bits.span, int(bits.value) & 0xFFFFFFFF)
+        return hir.Cast(U32, bits.span, bits)
+
+    def materialize(self, v: V, n: Node) -> None:
+        if v.only_f32 is not None:
+            raise self.error(n, v.only_f32)
+
+    def number_of(self, v: V, n: Node) -> None:
+        self.materialize(v, n)
+        if v.type is BOOL:
+            raise self.error(n, "a boolean is not a number in kernels: write c ? 1 : 0")
+        if v.type is VOID:
+            raise self.error(n, "this call has no value")
+
+    def f64(self, v: V, n: Node) -> hir.Expr:
+        """The exact JavaScript value as an f64 expression."""
+        self.number_of(v, n)
+        assert v.e is not None
+        if v.is_int and v.mz and v.f64_of is not None:
+            return v.f64_of()
+        if v.type is F64:
+            return v.e
+        if isinstance(v.e, hir.Const):
+            return hir.Const(F64, v.e.span, float(v.e.value))
+        return hir.Cast(F64, v.e.span, v.e)
+
+    def exact_in(self, v: V, t: ScalarType) -> bool:
+        """Whether the number v is always exactly a value of the float type t."""
+        if v.e is None or v.only_f32 is not None or v.type is BOOL or v.type is VOID:
+            return False
+        if v.type is t or (t is F32 and v.type is F16):
+            return True
+        c = self.const_value(v)
+        if c is not None:
+            return _is_f32(float(c)) if t is F32 else _is_f16(float(c))
+        if isinstance(v.e, hir.Const) and v.e.type is F64:
+            return _is_f32(float(v.e.value)) if t is F32 else _is_f16(float(v.e.value))
+        if v.is_int and not v.mz and v.type in (I32, U32):
+            lim = 2**24 if t is F32 else 2**11
+            return -lim <= v.lo and v.hi <= lim
+        return False
+
+    def narrow_exact(self, v: V, t: ScalarType) -> hir.Expr:
+        assert v.e is not None
+        if v.type is t:
+            return v.e
+        if isinstance(v.e, hir.Const):
+            return hir.Const(t, v.e.span, float(v.e.value))
+        return hir.Cast(t, v.e.span, v.e)
+
+    def round_to(self, v: V, t: ScalarType, n: Node) -> hir.Expr:
+        """Math.fround (t = f32) or Math.f16round (t = f16) of v, exactly."""
+        if v.e is not None and v.type is BOOL:
+            raise self.error(n, "a boolean is not a number in kernels: write c ? 1 : 0")
+        if self.exact_in(v, t):
+            return self.narrow_exact(v, t)
+        sp = self.src.span(n)
+        if v.op is not None:
+            kind = v.op[0]
+            xs = v.op[1:]
+            if all(self.exact_in(x, t) for x in xs):  # type: ignore[arg-type]
+                args = tuple(self.narrow_exact(x, t) for x in xs)  # type: ignore[arg-type]
+                if isinstance(kind, BinOp):
+                    return hir.Binary(t, sp, kind, *args)
+                if kind == "sqrt" or (kind in MATH_F32 and t is F32):
+                    return hir.Call(t, sp, kind, args)  # type: ignore[arg-type]
+                if kind == "fma" and t is F32:
+                    return hir.Call(t, sp, "fma", args)
+        if v.only_f32 is not None:
+            raise self.error(n, v.only_f32)
+        self.number_of(v, n)
+        assert v.e is not None
+        if t is F32:
+            if v.type is F16:
+                return hir.Cast(F32, sp, v.e)
+            if v.is_int and v.type in (I32, U32) and not v.mz:
+                return hir.Cast(F32, sp, v.e)  # one rounding of the exact integer
+            return hir.Cast(F32, sp, self.f64(v, n))
+        # f16: from an f32 or a 32-bit integer the conversion rounds once; an f64 would round twice
+        if v.type is F32:
+            return hir.Cast(F16, sp, v.e)
+        if v.is_int and not v.mz and v.type in (I32, U32) and v.lo >= -(2**24) and v.hi <= 2**24:
+            return hir.Cast(F16, sp, hir.Cast(F32, sp, v.e))
+        raise self.error(
+            n,
+            "rounding an f64 value to f16 is not supported (the device converts f64 to f16 through f32, "
+            "rounding twice): round it to f32 first, Math.f16round(Math.fround(x)), if that is what you mean",
+        )
+
+    def to_int32(self, v: V, n: Node, unsigned: bool = False) -> hir.Expr:
+        """ToInt32 (ToUint32) of v: its value modulo 2**32 as an i32 (u32) expression."""
+        self.number_of(v, n)
+        assert v.e is not None
+        sp = self.src.span(n)
+        if v.nan_bits is not None:
+            return self.as_u32(v.nan_bits) if unsigned else v.nan_bits
+        if v.is_int and v.exact:
+            bits = v.bits
+            assert bits is not None
+            return self.as_u32(bits) if unsigned else bits
+        x = self.f64(v, n)
+        # trunc, then modulo 2**32 in f64 (every step exact); NaN and infinities give 0 (cvt: NaN -> 0)
+        zero = hir.Const(F64, sp, 0.0)
+        t = hir.IfExpr(
+            F64,
+            sp,
+            hir.Compare(BOOL, sp, Cmp.GE, x, zero),
+            hir.Call(F64, sp, "floor", (x,)),
+            hir.Call(F64, sp, "ceil", (x,)),
+        )
+        tv = t
+        q = hir.Call(F64, sp, "floor", (hir.Binary(F64, sp, BinOp.MUL, tv, hir.Const(F64, sp, 2.0**-32)),))
+        m = hir.Binary(F64, sp, BinOp.SUB, tv, hir.Binary(F64, sp, BinOp.MUL, q, hir.Const(F64, sp, 2.0**32)))
+        u = hir.Cast(U32, sp, m)
+        return u if unsigned else hir.Cast(I32, sp, u)
+
+    def convert_to(self, v: V, t: ScalarType, n: Node) -> hir.Expr:
+        """A value stored into an element or variable of type t, converted as a typed array store
+        converts it (ToInt32/ToUint32 modulo 2**32 and keeping the low bits, rounding to f32/f16)."""
+        if t is BOOL:
+            return self.truth(v, n)
+        if t is F64:
+            return self.f64(v, n)
+        if t in (F32, F16):
+            return self.round_to(v, t, n)
+        bits = self.to_int32(v, n, unsigned=not t.value_type.signed)
+        return bits
+
+    def negate(self, a: V, n: Node) -> V:
+        self.number_of(a, n)
+        sp = self.src.span(n)
+        c = self.const_value(a)
+        if c is not None:
+            return self.number(-c if c != 0 else -0.0, n)
+        if a.is_int and a.exact:
+            assert a.bits is not None
+            bits = hir.Unary(I32, sp, hir.UnaryOp.NEG, a.bits)
+
+            def f() -> hir.Expr:
+                return hir.Unary(F64, sp, hir.UnaryOp.NEG, self.f64(a, n))
+
+            return self.make_int(bits, -a.hi, -a.lo, a.lo <= 0 <= a.hi or a.mz, f, n)
+        assert a.e is not None
+        t = a.type if a.type in (F32, F16) else F64
+        e = a.e if t is not F64 else self.f64(a, n)
+        return V(hir.Unary(t, sp, hir.UnaryOp.NEG, e), node=n)
+
+    def make_int(self, bits: hir.Expr, lo: int, hi: int, mz: bool, f: Callable[[], hir.Expr], n: Node) -> V:
+        if _fits(lo, hi, I32_RANGE):
+            rep: hir.Expr = bits
+        elif _fits(lo, hi, U32_RANGE):
+            rep = self.as_u32(bits)
+        else:
+            rep = f()
+        return V(rep, lo, hi, bits, mz, f, node=n)
+
+    def binary(self, op: str, a: V, b: V, n: Node) -> V:
+        sp = self.src.span(n)
+        self.number_of(a, n)
+        self.number_of(b, n)
+        ca, cb = self.const_value(a), self.const_value(b)
+        if ca is not None and cb is not None and op in ("+", "-", "*", "/", "%"):
+            r = _fold_binary(op, ca, cb)
+            if r is not None:
+                return self.number(r, n)
+        if op in ARITH:
+            bop = ARITH[op]
+            if a.is_int and b.is_int:
+                assert a.bits is not None and b.bits is not None
+                if op == "*":
+                    cands = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
+                    lo, hi = min(cands), max(cands)
+                    mz = a.mz or b.mz or (a.lo <= 0 <= a.hi and b.lo < 0) or (b.lo <= 0 <= b.hi and a.lo < 0)
+                elif op == "+":
+                    lo, hi, mz = a.lo + b.lo, a.hi + b.hi, a.mz and b.mz
+                else:
+                    lo, hi, mz = a.lo - b.hi, a.hi - b.lo, a.mz
+                exact = a.exact and b.exact and lo >= -EXACT and hi <= EXACT
+                bits = hir.Binary(I32, sp, bop, a.bits, b.bits)
+
+                def f() -> hir.Expr:
+                    return hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
+
+                # beyond 2**53 the value is JavaScript's rounded f64 (ToInt32 takes it from there);
+                # the bits still address an array: such an index is outside it in JavaScript too
+                del exact
+                return self.make_int(bits, lo, hi, mz, f, n)
+            return self.float_op(bop, a, b, n)
+        if op == "/":
+            return self.float_op(BinOp.DIV, a, b, n)
+        if op == "%":
+            return self.remainder(a, b, n)
+        if op in BITS:
+            x, y = self.to_int32(a, n), self.to_int32(b, n)
+            e = hir.Binary(I32, sp, BITS[op], x, y)
+            lo, hi = I32_RANGE
+            if op == "&":  # a non-negative constant mask bounds the result
+                for c in (ca, cb):
+                    if isinstance(c, int) and 0 <= c < 2**31:
+                        lo, hi = 0, c
+            return self.int_v(e, lo, hi, n)
+        if op in SHIFTS:
+            x = self.to_int32(a, n, unsigned=op == ">>>")
+            if isinstance(cb, int):
+                count: hir.Expr = hir.Const(x.type, sp, cb & 31)
+            else:
+                cnt = self.to_int32(b, n, unsigned=True)
+                count = hir.Binary(U32, sp, BinOp.AND, cnt, hir.Const(U32, sp, 31))
+                if x.type is I32:
+                    count = hir.Cast(I32, sp, count)
+            bop = BinOp.SHL if op == "<<" else BinOp.SHR
+            e = hir.Binary(x.type, sp, bop, x, count)
+            if op == ">>>":
+                hi = 2**32 - 1 if not isinstance(cb, int) or cb & 31 == 0 else (2**32 - 1) >> (cb & 31)
+                return self.int_v(e, 0, hi, n)
+            return self.int_v(e, *I32_RANGE, n)
+        raise self.error(n, f"operator {op} is not supported in kernels")
+
+    def float_op(self, bop: hir.BinaryOp, a: V, b: V, n: Node) -> V:
+        sp = self.src.span(n)
+        if a.type is F64 or b.type is F64 or a.is_int or b.is_int or a.type != b.type or bop is BinOp.DIV:
+            e = hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
+        else:
+            e = hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
+        return V(e, op=(bop, a, b), node=n)
+
+    def remainder(self, a: V, b: V, n: Node) -> V:
+        """`a % b` of integer values: the truncated remainder (the dividend's sign), NaN when b is 0."""
+        sp = self.src.span(n)
+        if not (a.is_int and b.is_int and a.exact and b.exact):
+            raise self.error(
+                n,
+                "% is supported on integer values (i32 or u32): JavaScript's % of other numbers is an f64 "
+                "remainder the device does not compute; narrow the operands, (x | 0) % (y | 0)",
+            )
+        t = _common_int(a, b)
+        if t is None:
+            raise self.error(n, "% of an i32 and a u32 value: convert one, (x | 0) or (x >>> 0), so both have one type")
+        assert a.e is not None and b.e is not None
+        x = a.e if a.type is t else self.as_u32(a.bits) if t is U32 else a.bits
+        y = b.e if b.type is t else self.as_u32(b.bits) if t is U32 else b.bits
+        m = max(abs(b.lo), abs(b.hi))
+        lo = 0 if a.lo >= 0 else -max(0, min(m - 1, -a.lo))
+        hi = 0 if a.hi <= 0 else max(0, min(m - 1, a.hi))
+        r_e = hir.Binary(t, sp, BinOp.TRUNC_REM, x, y)
+        v = self.int_v(r_e, lo, hi, n)
+        may_nan = not (b.lo > 0 or b.hi < 0)
+        mz = a.lo < 0 or a.mz
+        if not may_nan and not mz:
+            return v
+        zero = hir.Const(t, sp, 0)
+
+        def f() -> hir.Expr:
+            r64: hir.Expr = hir.Cast(F64, sp, v.e)
+            if mz:
+                neg = self.is_negative(a, n)
+                r64 = hir.IfExpr(
+                    F64,
+                    sp,
+                    hir.Logical(
+                        BOOL, sp, hir.LogicalOp.AND, hir.Compare(BOOL, sp, Cmp.EQ, v.e, hir.Const(v.type, sp, 0)), neg
+                    ),
+                    hir.Const(F64, sp, -0.0),
+                    r64,
+                )
+            if may_nan:
+                r64 = hir.IfExpr(F64, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(F64, sp, math.nan), r64)
+            return r64
+
+        if may_nan:
+            # NaN is no integer: the value is an f64; ToInt32 of it is the remainder or 0
+            bits = hir.IfExpr(I32, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(I32, sp, 0), v.bits)
+            return V(f(), node=n, nan_bits=bits)
+        return V(v.e, v.lo, v.hi, v.bits, True, f, node=n)
+
+    def is_negative(self, a: V, n: Node) -> hir.Expr:
+        sp = self.src.span(n)
+        x = self.f64(a, n)
+        zero = hir.Const(F64, sp, 0.0)
+        neg_zero = hir.Logical(
+            BOOL,
+            sp,
+            hir.LogicalOp.AND,
+            hir.Compare(BOOL, sp, Cmp.EQ, x, zero),
+            hir.Compare(BOOL, sp, Cmp.LT, hir.Binary(F64, sp, BinOp.DIV, hir.Const(F64, sp, 1.0), x), zero),
+        )
+        return hir.Logical(BOOL, sp, hir.LogicalOp.OR, hir.Compare(BOOL, sp, Cmp.LT, x, zero), neg_zero)
+
+    def compare(self, op: hir.CompareOp, a: V, b: V, n: Node) -> V:
+        sp = self.src.span(n)
+        self.materialize(a, n)
+        self.materialize(b, n)
+        assert a.e is not None and b.e is not None
+        if a.type is BOOL or b.type is BOOL:
+            if a.type is BOOL and b.type is BOOL and op in (Cmp.EQ, Cmp.NE):
+                return V(hir.Compare(BOOL, sp, op, a.e, b.e), node=n)
+            raise self.error(n, "booleans compare with === and !== to booleans only")
+        self.number_of(a, n)
+        self.number_of(b, n)
+        if a.is_int and b.is_int and a.type in (I32, U32) and b.type in (I32, U32):
+            x, y = a.e, b.e
+            if isinstance(x, hir.Const) and _fits(a.lo, a.hi, I32_RANGE if y.type is I32 else U32_RANGE):
+                x = hir.Const(y.type, x.span, x.value)
+            if isinstance(y, hir.Const) and _fits(b.lo, b.hi, I32_RANGE if x.type is I32 else U32_RANGE):
+                y = hir.Const(x.type, y.span, y.value)
+            return V(hir.Compare(BOOL, sp, op, x, y), node=n)
+        for t in (F16, F32):
+            if self.exact_in(a, t) and self.exact_in(b, t):
+                return V(hir.Compare(BOOL, sp, op, self.narrow_exact(a, t), self.narrow_exact(b, t)), node=n)
+        return V(hir.Compare(BOOL, sp, op, self.f64(a, n), self.f64(b, n)), node=n)
+
+    def select(self, c: hir.Expr, a: V, b: V, n: Node) -> V:
+        sp = self.src.span(n)
+        self.materialize(a, n)
+        self.materialize(b, n)
+        assert a.e is not None and b.e is not None
+        if a.type is BOOL and b.type is BOOL:
+            return V(hir.IfExpr(BOOL, sp, c, a.e, b.e), node=n)
+        self.number_of(a, n)
+        self.number_of(b, n)
+        if a.is_int and b.is_int and a.exact and b.exact:
+            lo, hi = min(a.lo, b.lo), max(a.hi, b.hi)
+            assert a.bits is not None and b.bits is not None
+            bits = hir.IfExpr(I32, sp, c, a.bits, b.bits)
+            mz = a.mz or b.mz
+
+            def f() -> hir.Expr:
+                return hir.IfExpr(F64, sp, c, self.f64(a, n), self.f64(b, n))
+
+            return self.make_int(bits, lo, hi, mz, f, n)
+        for t in (F16, F32):
+            if self.exact_in(a, t) and self.exact_in(b, t):
+                return V(hir.IfExpr(t, sp, c, self.narrow_exact(a, t), self.narrow_exact(b, t)), node=n)
+        return V(hir.IfExpr(F64, sp, c, self.f64(a, n), self.f64(b, n)), node=n)
+
+    def subscript(self, n: Node) -> tuple[str, hir.Expr]:
+        obj = n.child_by_field_name("object")
+        name = self.text(obj)
+        if obj.type != "identifier" or name not in self.arrays or self.lookup(name) is not None:
+            raise self.error(obj, "only arrays (typed array parameters or wave.local_array) can be indexed")
+        idx_node = n.child_by_field_name("index")
+        v = self.expr(idx_node)
+        self.number_of(v, idx_node)
+        if not v.is_int:
+            raise self.error(idx_node, "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+        assert v.bits is not None
+        if v.type in (I32, U32):
+            return name, v.e  # type: ignore[return-value]
+        # an index beyond 32 bits is outside the array in JavaScript too: its low 32 bits address
+        return name, self.as_u32(v.bits) if v.lo >= 0 else v.bits
+
+    def load(self, arr: str, idx: hir.Expr, n: Node) -> V:
+        elem = self.arrays[arr].elem
+        sp = self.src.span(n)
+        e = hir.Load(elem.value_type, sp, arr, idx)
+        if elem.is_int:
+            if elem.narrow:
+                lo, hi = (
+                    (-(1 << (elem.bits - 1)), (1 << (elem.bits - 1)) - 1) if elem.signed else (0, (1 << elem.bits) - 1)
+                )
+            else:
+                lo, hi = I32_RANGE if elem is I32 else U32_RANGE
+            return self.int_v(e, lo, hi, n)
+        return V(e, node=n)
+
+    # -- calls
+    def builtin_of(self, f: Node) -> str | None:
+        """The builtin a callee names: wave.NAME, a bare catalogue name (not shadowed), Math.NAME."""
+        if f.type == "member_expression":
+            obj, prop = f.child_by_field_name("object"), f.child_by_field_name("property")
+            o = self.text(obj)
+            if obj.type == "identifier" and self.lookup(o) is None and o not in self.arrays:
+                if o in NAMESPACES:
+                    return self.text(prop)
+                if o == "Math":
+                    return "Math." + self.text(prop)
+                if o == "Atomics":
+                    return "Atomics." + self.text(prop)
+            return None
+        if f.type == "identifier":
+            name = self.text(f)
+            if self.lookup(name) is None and name not in self.arrays and name in BUILTINS:
+                return name
+        return None
+
+    def call(self, n: Node) -> V:
+        f = n.child_by_field_name("function")
+        args = [a for a in n.child_by_field_name("arguments").named_children if a.type != "comment"]
+        sp = self.src.span(n)
+        name = self.builtin_of(f)
+        if name is None:
+            if f.type == "identifier" and self.text(f) == self.name:
+                raise self.error(f, "recursion is not supported in kernels (no call stack on the device)")
+            if f.type == "identifier":
+                raise self.error(
+                    f,
+                    f"{self.text(f)!r} is not a builtin: kernels call only builtins (wave.*, Math.*), no user functions",
+                )
+            if f.type == "member_expression":
+                raise self.error(f, "method calls are not supported in kernels (no objects, no dynamic dispatch)")
+            raise self.error(f, "only builtins can be called in kernels")
+        if name.startswith("Atomics."):
+            op = name.split(".", 1)[1]
+            if op not in ATOMICS_JS:
+                raise self.error(
+                    f, f"Atomics.{op} is not supported in kernels (add sub and or xor exchange compareExchange)"
+                )
+            return self.atomic(ATOMICS_JS[op], args, n)
+        if name.startswith("Math."):
+            return self.math(name[5:], args, n, f)
+        if name in IDS:
+            axis = 0
+            if name in builtins.NO_AXIS:
+                if args:
+                    raise self.error(n, f"{name}() takes no arguments")
+            elif args:
+                if len(args) > 1:
+                    raise self.error(n, f"{name}(axis) takes one argument")
+                v = self.fold(args[0])
+                if v not in builtins.AXES or isinstance(v, bool):
+                    raise self.error(args[0], "axis must be the constant 0, 1 or 2")
+                axis = int(v)  # type: ignore[arg-type]
+            e = hir.Call(I32, sp, name, (), None, (("axis", axis),))
+            return self.int_v(e, 0, 2**31 - 1, n)
+        if name == "barrier":
+            if args:
+                raise self.error(n, "wave.barrier() takes no arguments")
+            return V(hir.Call(VOID, sp, "barrier"), node=n)
+        if name == "fence":
+            scope = builtins.DEFAULT_SCOPE
+            if args:
+                txt = self.text(args[0])
+                if args[0].type != "string" or txt[1:-1] not in builtins.FENCE_SCOPES or len(args) > 1:
+                    raise self.error(n, 'wave.fence(scope) takes "wave", "workgroup" or "device"')
+                scope = txt[1:-1]
+            return V(hir.Call(VOID, sp, "fence", (), None, (("scope", scope),)), node=n)
+        if name == "local_array":
+            raise self.error(
+                n, "wave.local_array(...) must initialise a const: const s = wave.local_array(Float32Array, 256)"
+            )
+        if name in ATOMICS:
+            return self.atomic(name, args, n)
+        if name in WAVE1 or name in WAVE2:
+            want = 1 if name in WAVE1 else 2
+            if len(args) != want:
+                raise self.error(n, f"wave.{name} takes {want} argument(s)")
+            x = self.expr(args[0])
+            e = self.wave_value(x, args[0], name)
+            why = builtins.wave_operand(name, e.type)
+            if why is not None:
+                raise self.error(args[0], why)
+            hargs: tuple[hir.Expr, ...] = (e,)
+            if want == 2:
+                lane = self.expr(args[1])
+                if not lane.is_int or lane.type not in (I32, U32):
+                    raise self.error(args[1], "a lane or distance is an i32 or u32 value: narrow it, x | 0")
+                hargs = (e, lane.e)  # type: ignore[assignment]
+            r = hir.Call(e.type, sp, name, hargs)
+            return self.int_v(r, *(I32_RANGE if e.type is I32 else U32_RANGE), n) if e.type.is_int else V(r, node=n)
+        if name in builtins.VOTES:
+            if len(args) != 1:
+                raise self.error(n, f"wave.{name}(condition)")
+            c = self.condition(args[0])
+            r = hir.Call(builtins.vote_result(name), sp, name, (c,))
+            return self.int_v(r, *U32_RANGE, n) if r.type is U32 else V(r, node=n)
+        if name in builtins.MATH1 or name == "fma":
+            want = 3 if name == "fma" else 1
+            if len(args) != want:
+                raise self.error(n, f"wave.{name} takes {want} argument(s)")
+            xs = tuple(self.round_to(self.expr(a), F32, a) for a in args)
+            return V(hir.Call(F32, sp, name, xs), node=n)
+        if name in ("abs", "min", "max"):
+            return self.math(name, args, n, f)
+        if name in builtins.CASTS:
+            if len(args) != 1:
+                raise self.error(n, f"wave.{name}(x) takes one argument")
+            v = self.expr(args[0])
+            if name == "bool":
+                return V(self.truth(v, args[0]), node=n)
+            t = builtins.CASTS[name]
+            e = self.convert_to(v, t, args[0])
+            if t.is_int:
+                return self.int_v(e, *(I32_RANGE if t is I32 else U32_RANGE), n)
+            return V(e, node=n)
+        raise self.error(f, f"unknown builtin {name!r}")
+
+    def wave_value(self, x: V, n: Node, name: str) -> hir.Expr:
+        self.number_of(x, n)
+        assert x.e is not None
+        if x.is_int and x.type in (I32, U32) and not x.mz:
+            return x.e
+        if x.type is F32:
+            return x.e
+        raise self.error(
+            n, f"wave.{name} works on i32, u32 and f32 values: narrow this number, x | 0, x >>> 0 or Math.fround(x)"
+        )
+
+    def allow_atomic(self, n: Node) -> None:
+        if n.type == "call_expression":
+            self.atomic_ok.add((n.start_byte, n.end_byte))
+
+    def atomic(self, name: str, args: list[Node], n: Node) -> V:
+        want = len(BUILTINS[name].args)
+        sp = self.src.span(n)
+        if (n.start_byte, n.end_byte) not in self.atomic_ok:
+            raise self.error(
+                n,
+                "an atomic's old value is used as a whole statement or initializer: const old = wave.atomic_add(a, i, v)",
+            )
+        if len(args) != want:
+            raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
+        arr = args[0]
+        an = self.text(arr)
+        if arr.type != "identifier" or an not in self.arrays:
+            raise self.error(arr, "the first argument of an atomic is an array")
+        elem = self.arrays[an].elem
+        why = builtins.atomic_element(name, elem) or builtins.atomic_operation(name, elem)
+        if why is not None:
+            raise self.error(arr, why)
+        idx = self.expr(args[1])
+        if not idx.is_int:
+            raise self.error(args[1], "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.bits)  # type: ignore[arg-type]
+        vals = tuple(self.convert_to(self.expr(a), elem, a) for a in args[2:])
+        r = hir.Call(elem, sp, name, (ie, *vals), an)  # type: ignore[arg-type]
+        if elem.is_int:
+            return self.int_v(r, *(I32_RANGE if elem is I32 else U32_RANGE), n)
+        return V(r, node=n)
+
+    def math(self, name: str, args: list[Node], n: Node, f: Node) -> V:
+        sp = self.src.span(n)
+        if name in ("fround", "f16round"):
+            if len(args) != 1:
+                raise self.error(n, f"Math.{name}(x) takes one argument")
+            t = F32 if name == "fround" else F16
+            return V(self.round_to(self.expr(args[0]), t, args[0]), node=n)
+        if name == "imul":
+            if len(args) != 2:
+                raise self.error(n, "Math.imul(a, b) takes two arguments")
+            a, b = (self.to_int32(self.expr(x), x) for x in args)
+            return self.int_v(hir.Binary(I32, sp, BinOp.MUL, a, b), *I32_RANGE, n)
+        if name in ("sqrt", "floor", "ceil"):
+            if len(args) != 1:
+                raise self.error(n, f"Math.{name}(x) takes one argument")
+            x = self.expr(args[0])
+            self.number_of(x, args[0])
+            if name != "sqrt" and x.is_int:
+                return x  # an integer is its own floor and ceiling
+            if name != "sqrt" and x.type in (F32, F16):  # exact: the result is a value of x's type
+                assert x.e is not None
+                return V(hir.Call(x.type, sp, name, (x.e,)), node=n)
+            e = hir.Call(F64, sp, name, (self.f64(x, args[0]),))
+            return V(e, op=(name, x) if name == "sqrt" else None, node=n)
+        if name in MATH_F32:
+            if len(args) != 1:
+                raise self.error(n, f"Math.{name}(x) takes one argument")
+            x = self.expr(args[0])
+            self.number_of(x, args[0])
+            msg = (
+                f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
+                f"to f32, Math.fround(Math.{name}(x)) of an f32 x, or call wave.{name}(x)"
+            )
+            return V(None, op=(name, x), only_f32=msg, node=n)
+        if name == "abs":
+            if len(args) != 1:
+                raise self.error(n, "Math.abs(x) takes one argument")
+            x = self.expr(args[0])
+            self.number_of(x, args[0])
+            assert x.e is not None
+            if x.is_int and x.exact:
+                lo = 0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
+                hi = max(abs(x.lo), abs(x.hi))
+                bits = hir.Call(I32, sp, "abs", (x.bits,))  # type: ignore[arg-type]
+
+                def fa() -> hir.Expr:
+                    return hir.Call(F64, sp, "abs", (self.f64(x, args[0]),))
+
+                if x.lo >= 0:
+                    return x
+                return self.make_int(bits, lo, hi, False, fa, n)
+            t = x.type if x.type in (F32, F16) else F64
+            e = x.e if t is x.type else self.f64(x, args[0])
+            return V(hir.Call(t, sp, "abs", (e,)), node=n)
+        if name in ("min", "max"):
+            if len(args) < 2:
+                raise self.error(n, f"Math.{name}(a, b, ...) takes two or more numbers")
+            acc = self.expr(args[0])
+            for a in args[1:]:
+                acc = self.minmax(name, acc, self.expr(a), n)
+            return acc
+        if name in ("PI", "E"):
+            raise self.error(f, f"Math.{name} is a constant, not a function")
+        raise self.error(
+            f,
+            f"Math.{name} is not supported in kernels (Math: sqrt floor ceil abs min max fround f16round imul; "
+            "exp log log2 sin cos rounded to f32)",
+        )
+
+    def minmax(self, name: str, a: V, b: V, n: Node) -> V:
+        sp = self.src.span(n)
+        self.number_of(a, n)
+        self.number_of(b, n)
+        assert a.e is not None and b.e is not None
+        if a.is_int and b.is_int and a.exact and b.exact and not a.mz and not b.mz:
+            for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
+                if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):
+                    x = a.bits if t is I32 else self.as_u32(a.bits)  # type: ignore[arg-type]
+                    y = b.bits if t is I32 else self.as_u32(b.bits)  # type: ignore[arg-type]
+                    fn = max if name == "max" else min
+                    lo, hi = fn(a.lo, b.lo), fn(a.hi, b.hi)
+                    return self.int_v(hir.Call(t, sp, name, (x, y)), lo, hi, n)
+        t = F32 if self.exact_in(a, F32) and self.exact_in(b, F32) else F64
+        x = self.narrow_exact(a, t) if t is F32 else self.f64(a, n)
+        y = self.narrow_exact(b, t) if t is F32 else self.f64(b, n)
+        # JavaScript: NaN if either is NaN (the device's min/max return the other operand)
+        vx, vy = x, y  # pure: atomics are never operands (see atomic)
+        r = hir.IfExpr(
+            t,
+            sp,
+            hir.Compare(BOOL, sp, Cmp.NE, vx, vx),
+            vx,
+            hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.NE, vy, vy), vy, hir.Call(t, sp, name, (vx, vy))),
+        )
+        return V(r, node=n)
+
+
+def _common_int(a: V, b: V) -> ScalarType | None:
+    """i32 or u32 when both integer ranges fit it (i32 first)."""
+    for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
+        if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):  # type: ignore[arg-type]
+            return t
+    return None
+
+
+def _fold_binary(op: str, a: float | int, b: float | int) -> float | int | None:
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            if b == 0:
+                return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
+            return a / b
+        if op == "%":
+            if b == 0 or math.isinf(a):
+                return math.nan
+            return math.fmod(a, b) if isinstance(a, float) or isinstance(b, float) or a < 0 else a % b
+    except (OverflowError, ValueError):
+        return None
+    if isinstance(a, float) and isinstance(b, float) and a.is_integer() and b.is_integer() and op in BITS:
+        a, b = int(a), int(b)
+    if isinstance(a, int) and isinstance(b, int):
+        x, y = _wrap32(a), _wrap32(b)
+        if op == "&":
+            return x & y
+        if op == "|":
+            return _wrap32(x | y)
+        if op == "^":
+            return _wrap32(x ^ y)
+        if op == "<<":
+            return _wrap32(x << (y & 31))
+        if op == ">>":
+            return x >> (y & 31)
+        if op == ">>>":
+            return (x & 0xFFFFFFFF) >> (y & 31)
+    return None
+
+
+def _number(txt: str) -> float | int:
+    t = txt.replace("_", "")
+    low = t.lower()
+    if low.startswith(("0x", "0o", "0b")):
+        return int(low, 0)
+    if low.endswith("n"):
+        raise ValueError("bigint")
+    v = float(t)
+    return int(v) if v.is_integer() and abs(v) <= EXACT and "." not in t and "e" not in low else v
+
+
+def _walk(n: Node) -> list[Node]:
+    out, stack = [], [n]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(x.children)
+    return out
+
+
+def _assigned_names(n: Node, src: Source) -> set[str]:
+    out: set[str] = set()
+    for x in _walk(n):
+        if x.type in ("assignment_expression", "augmented_assignment_expression"):
+            left = x.child_by_field_name("left")
+        elif x.type == "update_expression":
+            left = x.child_by_field_name("argument")
+        else:
+            continue
+        if left is not None and left.type == "identifier":
+            out.add(src.node_text(left))
+    return out
+
+
+# ---- files: kernels, markers, top-level constants -------------------------------------------------
+KERNEL_TAG = re.compile(r"@(?:wave\.)?kernel\b")
+WORKGROUP_TAG = re.compile(r"@workgroup\s+(\d+)(?:\s+(\d+))?(?:\s+(\d+))?")
+
+
+def _kernels(src: Source, root: Node) -> tuple[list[tuple[Node, dict[str, object]]], dict[str, float | int], bool]:
+    consts: dict[str, float | int] = {}
+    marked: list[tuple[Node, dict[str, object]]] = []
+    plain: list[Node] = []
+    prev_comment: Node | None = None
+    for top in root.named_children:
+        node = top
+        if top.type == "export_statement":
+            d = top.child_by_field_name("declaration")
+            node = d if d is not None else top
+        if node.type == "function_declaration":
+            comment = prev_comment
+            if comment is not None and KERNEL_TAG.search(src.node_text(comment)):
+                opts: dict[str, object] = {}
+                m = WORKGROUP_TAG.search(src.node_text(comment))
+                if m:
+                    opts["workgroup"] = tuple(int(g) for g in m.groups() if g)
+                marked.append((node, opts))
+            else:
+                plain.append(node)
+        elif node.type == "lexical_declaration" and node.child_by_field_name("kind").type == "const":
+            for d in node.named_children:
+                v = d.child_by_field_name("value") if d.type == "variable_declarator" else None
+                if v is not None and d.child_by_field_name("name").type == "identifier":
+                    tmp = Lowerer.__new__(Lowerer)
+                    tmp.src, tmp.scopes, tmp.ctx = src, [{}], Ctx(src, consts, False)
+                    try:
+                        val = Lowerer.fold(tmp, v)
+                    except ValueError:
+                        val = None
+                    if val is not None:
+                        consts[src.node_text(d.child_by_field_name("name"))] = val
+        prev_comment = top if top.type == "comment" else None
+    if marked:
+        return marked, consts, False
+    return [(p, {"workgroup": (256,)}) for p in plain], consts, True
+
+
+class TypeScriptFrontend:
+    """The FRONTENDS entry for TypeScript (compiler/frontends/__init__.py)."""
+
+    name = "typescript"
+    suffixes = (".ts",)
+
+    def parse(self, text: str, file: str) -> list[hir.Function]:
+        src, root = parse("typescript", text, file)
+        found, consts, compat = _kernels(src, root)
+        if not found:
+            raise CompileError([Diagnostic(f"{file}: no kernel function found (mark one with /** @kernel */)")])
+        out: list[hir.Function] = []
+        diags: list[Diagnostic] = []
+        for node, opts in found:
+            lw = Lowerer(Ctx(src, consts, compat), node, opts)
+            try:
+                out.append(lw.run())
+            except _Bail:
+                diags.extend(lw.diags)
+            except CompileError as e:
+                diags.extend(e.diagnostics)
+        if diags:
+            raise CompileError(diags)
+        return out
+
+
+TYPESCRIPT = TypeScriptFrontend()
+
+
+def _spellings() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, b in BUILTINS.items():
+        if b.kind is Kind.ID:
+            out[name] = f"wave.{name}({'0' if b.args else ''})"
+        elif b.kind is Kind.ATOMIC:
+            out[name] = f"wave.{name}(a, i, {'expected, desired' if len(b.args) == 4 else 'v'})"
+        elif b.kind is Kind.WAVE:
+            out[name] = f"wave.{name}({'x, lane' if len(b.args) == 2 else 'x'})"
+        elif b.kind is Kind.VOTE:
+            out[name] = f"wave.{name}(c)"
+        elif b.kind is Kind.MATH:
+            out[name] = f"Math.{name}(x)" if name in ("sqrt", "floor", "ceil") else f"wave.{name}(x)"
+    out.update(
+        {
+            "barrier": "wave.barrier()",
+            "fence": 'wave.fence("workgroup")',
+            "local_array": "wave.local_array(Float32Array, 256)",
+            "atomic_add": "wave.atomic_add(a, i, v) or Atomics.add(a, i, v)",
+            "atomic_cas": "wave.atomic_cas(a, i, expected, desired) or Atomics.compareExchange(a, i, e, d)",
+            "fma": "wave.fma(a, b, c)",
+            "abs": "Math.abs(x)",
+            "min": "Math.min(a, b)",
+            "max": "Math.max(a, b)",
+            "i32": "x | 0",
+            "u32": "x >>> 0",
+            "f32": "Math.fround(x)",
+            "f16": "Math.f16round(x)",
+            "f64": "wave.f64(x)",
+            "bool": "wave.bool(x)",
+        }
+    )
+    return out
+
+
+# builtin name -> a typical call in TypeScript (compiler/frontends: the docs' table of spellings)
+SPELLINGS: dict[str, str] = _spellings()
+
+__all__ = ["SPELLINGS", "TYPESCRIPT", "TypeScriptFrontend"]
