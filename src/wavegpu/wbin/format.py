@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..encoding import decode_all, encode_bytes
 from ..errors import EncodingError, WbinError
 from ..isa.capabilities import EMULATOR
+from ..isa.instruction import Instruction
 from ..isa.registers import NUM_GPRS, NUM_PREDS
 from ..isa.structure import check_structure, footprint
 from ..isa.types import DataType
@@ -318,6 +319,20 @@ def read(data: bytes | bytearray | memoryview, path: str | None = None) -> Progr
 
 def _read(data: bytes, path: str | None) -> Program:
     r = _Reader(data, path)
+    lay, h = _read_header(r)
+    _check_sections(r, lay, h)
+    _check_code_ranges(r, lay, h)
+    names: set[str] = set()
+    return Program(tuple(_read_kernel(r, lay, h, ki, names) for ki in range(h["kernel_count"])))
+
+
+def _header_offset(lay: _Layout, name: str) -> int:
+    return _field_offset(0, lay.header_fields, lay.header, name)
+
+
+def _read_header(r: _Reader) -> tuple[_Layout, dict[str, int]]:
+    """Magic, version, the version's header; its sizes, checksum (1.1) and flags."""
+    data = r.data
     if len(data) < 4 or data[:4] != MAGIC:
         raise r.fail(f"bad magic {data[:4]!r}, expected {MAGIC!r} (not a .wbin file)", 0)
     if len(data) < 8:
@@ -328,22 +343,18 @@ def _read(data: bytes, path: str | None) -> Program:
         readable = ", ".join(f"{a}.{b}" for a, b in READABLE_VERSIONS)
         raise r.fail(f"unsupported format version {version[0]}.{version[1]} (this reader: {readable})", 4)
     h = r.unpack(lay.header, lay.header_fields, 0, f"the format-{version[0]}.{version[1]} header")
-
-    def hoff(name: str) -> int:
-        return _field_offset(0, lay.header_fields, lay.header, name)
-
     # Header size and file size tie the version to its layout (a 1.1 file whose version reads
     # 1.0, or the reverse, fails here); the checksum then covers every other byte.
     if h["header_size"] != lay.header.size:
         raise r.fail(
             f"header size {h['header_size']}, but a format-{version[0]}.{version[1]} header has {lay.header.size} bytes",
-            hoff("header_size"),
+            _header_offset(lay, "header_size"),
         )
     if h["file_size"] != len(data):
         raise r.fail(
             f"header says the file has {h['file_size']} bytes, but it has {len(data)}"
             + (" (truncated)" if len(data) < h["file_size"] else ""),
-            hoff("file_size"),
+            _header_offset(lay, "file_size"),
         )
     if lay.v11:
         crc = checksum(data)
@@ -351,11 +362,21 @@ def _read(data: bytes, path: str | None) -> Program:
             raise r.fail(
                 f"checksum mismatch: the file records CRC-32 0x{h['checksum']:08x}, its bytes give "
                 f"0x{crc:08x} (the file is damaged)",
-                hoff("checksum"),
+                _header_offset(lay, "checksum"),
             )
     known = FLAG_LINES | (FLAG_ACCESSES if lay.v11 else 0)
     if h["flags"] & ~known:
-        raise r.fail(f"unknown flags 0x{h['flags']:x}", hoff("flags"))
+        raise r.fail(f"unknown flags 0x{h['flags']:x}", _header_offset(lay, "flags"))
+    return lay, h
+
+
+def _check_sections(r: _Reader, lay: _Layout, h: dict[str, int]) -> None:
+    """Every section inside the file, after the header, aligned and disjoint; the counts agree
+    with the flags; at least one kernel."""
+
+    def hoff(name: str) -> int:
+        return _header_offset(lay, name)
+
     secs = [
         ("kernel table", h["kernel_off"], h["kernel_count"] * lay.kernel.size, hoff("kernel_off")),
         ("parameter table", h["param_off"], h["param_count"] * PARAM.size, hoff("param_off")),
@@ -385,39 +406,69 @@ def _read(data: bytes, path: str | None) -> Program:
     if h["kernel_count"] == 0:
         raise r.fail("the file has no kernels", hoff("kernel_count"))
 
-    # Kernels own disjoint code (so the work of reading a file grows with its size, not with
-    # the number of kernels times the code each one claims).
+
+def _check_code_ranges(r: _Reader, lay: _Layout, h: dict[str, int]) -> None:
+    """Kernels own disjoint code (so the work of reading a file grows with its size, not with
+    the number of kernels times the code each one claims)."""
     ranges = []
     for ki in range(h["kernel_count"]):
         at = _field_offset(h["kernel_off"] + ki * lay.kernel.size, lay.kernel_fields, lay.kernel, "code_start")
-        start, size = struct.unpack_from("<II", data, at)
+        start, size = struct.unpack_from("<II", r.data, at)
         if size:
             ranges.append((start, start + size, ki, at))
     ranges.sort()
     for (_, a_end, ka, _), (b_start, _, kb, b_field) in itertools.pairwise(ranges):
         if b_start < a_end:
             raise r.fail(f"kernel {kb}'s code overlaps the code of kernel {ka}", b_field)
-    kernels: list[Kernel] = []
-    names: set[str] = set()
-    for ki in range(h["kernel_count"]):
-        kernels.append(_read_kernel(r, lay, h, ki, names))
-    return Program(tuple(kernels))
 
 
 def _read_kernel(r: _Reader, lay: _Layout, h: dict[str, int], ki: int, names: set[str]) -> Kernel:
-    data = r.data
+    """Kernel entry `ki`: its fields, parameters, code, and line and access entries."""
     base = h["kernel_off"] + ki * lay.kernel.size
     k = r.unpack(lay.kernel, lay.kernel_fields, base, f"kernel entry {ki}")
 
     def koff(name: str) -> int:
         return _field_offset(base, lay.kernel_fields, lay.kernel, name)
 
+    name = _kernel_name(r, h, k, ki, names, koff)
+    wgs = _check_kernel_fields(r, h, k, name, koff)
+    params = _read_params(r, lay, h, k, name, koff)
+    insts, pcs = _read_code(r, h, k, name)
+    index = {pc: i for i, pc in enumerate(pcs)}
+    lines = _read_lines(r, h, k, name, len(insts), index, koff)
+    accesses = _read_accesses(r, lay, h, k, name, insts, index, params, koff) if lay.v11 else None
+    return Kernel(
+        name,
+        insts,
+        k["registers"],
+        k["predicates"],
+        k["local_memory"],
+        wgs,
+        params,
+        (k["isa_major"], k["isa_minor"]),
+        lines,
+        accesses,
+    )
+
+
+def _kernel_name(
+    r: _Reader, h: dict[str, int], k: dict[str, int], ki: int, names: set[str], koff: Callable[[str], int]
+) -> str:
+    """The kernel's name: a valid identifier, not seen before in the file (added to `names`)."""
     name = r.string(h, k["name"], koff("name"), f"kernel {ki} name")
     if not is_identifier(name):
         raise r.fail(f"kernel {ki}: invalid name {name!r}", koff("name"))
     if name in names:
         raise r.fail(f"duplicate kernel name {name!r}", koff("name"))
     names.add(name)
+    return name
+
+
+def _check_kernel_fields(
+    r: _Reader, h: dict[str, int], k: dict[str, int], name: str, koff: Callable[[str], int]
+) -> tuple[int, int, int] | None:
+    """Reserved fields, the code range, resource limits and the ISA version; returns the
+    workgroup size hint (None when absent)."""
     if k["reserved0"]:
         raise r.fail(f"kernel {name!r}: reserved field is not zero", koff("reserved0"))
     if k["reserved1"]:
@@ -449,11 +500,17 @@ def _read_kernel(r: _Reader, lay: _Layout, h: dict[str, int], ki: int, names: se
         wgs = wg
     if (k["isa_major"], k["isa_minor"]) != (0, 1):
         raise r.fail(f"kernel {name!r}: unsupported ISA version {k['isa_major']}.{k['isa_minor']}", koff("isa_major"))
-    params = _read_params(r, lay, h, k, name, koff)
-    # code
+    return wgs
+
+
+def _read_code(
+    r: _Reader, h: dict[str, int], k: dict[str, int], name: str
+) -> tuple[tuple[Instruction, ...], list[int]]:
+    """The kernel's instructions and their pcs: decoded, structured, within its declared registers
+    and predicates."""
     cstart = h["code_off"] + k["code_start"]
     try:
-        decoded = decode_all(data[cstart : cstart + k["code_size"]], cstart)
+        decoded = decode_all(r.data[cstart : cstart + k["code_size"]], cstart)
     except EncodingError as e:
         raise r.fail(f"kernel {name!r}: {e.reason}", e.offset) from None
     insts = tuple(inst for _, inst in decoded)
@@ -473,65 +530,78 @@ def _read_kernel(r: _Reader, lay: _Layout, h: dict[str, int], ki: int, names: se
                 f"{k['predicates']} predicates",
                 cstart + pc,
             )
-    index = {pc: i for i, pc in enumerate(pcs)}
-    # lines
-    lines: tuple[SourceLoc | None, ...] | None = None
-    if k["line_count"]:
-        if k["line_first"] + k["line_count"] > h["line_count"]:
-            raise r.fail(f"kernel {name!r}: line range out of the line table", koff("line_first"))
-        locs: list[SourceLoc | None] = [None] * len(insts)
-        last = -1
-        for li in range(k["line_first"], k["line_first"] + k["line_count"]):
-            lbase = h["line_off"] + li * LINE.size
-            e = r.unpack(LINE, LINE_FIELDS, lbase, f"line entry {li}")
-            if e["pc"] not in index or e["pc"] <= last:
-                raise r.fail(
-                    f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary of kernel {name!r}",
-                    lbase,
-                )
-            last = e["pc"]
-            fname = r.string(h, e["file"], lbase + 4, f"line entry {li} file")
-            locs[index[e["pc"]]] = SourceLoc(fname, e["line"], e["col"])
-        lines = tuple(locs)
-    elif k["line_first"]:
-        raise r.fail(f"kernel {name!r}: line index set without line entries", koff("line_first"))
-    # accesses (1.1)
-    accesses: tuple[int | None, ...] | None = None
-    if lay.v11 and k["access_count"]:
-        if k["access_first"] + k["access_count"] > h["access_count"]:
-            raise r.fail(f"kernel {name!r}: access range out of the access table", koff("access_first"))
-        which: list[int | None] = [None] * len(insts)
-        last = -1
-        for ai in range(k["access_first"], k["access_first"] + k["access_count"]):
-            abase = h["access_off"] + ai * ACCESS.size
-            e = r.unpack(ACCESS, ACCESS_FIELDS, abase, f"access entry {ai}")
-            if e["pc"] not in index or e["pc"] <= last:
-                raise r.fail(
-                    f"access entry {ai}: pc {e['pc']} is not an increasing instruction boundary of kernel {name!r}",
-                    abase,
-                )
-            last = e["pc"]
-            inst = insts[index[e["pc"]]]
-            problem = access_problem(inst, e["param"], params)
-            if problem:
-                at = abase + 4 if is_global_access(inst.spec) else abase
-                raise r.fail(f"access entry {ai} (kernel {name!r}, pc {e['pc']}): {problem}", at)
-            which[index[e["pc"]]] = e["param"]
-        accesses = tuple(which)
-    elif lay.v11 and k["access_first"]:
-        raise r.fail(f"kernel {name!r}: access index set without access entries", koff("access_first"))
-    return Kernel(
-        name,
-        insts,
-        k["registers"],
-        k["predicates"],
-        k["local_memory"],
-        wgs,
-        params,
-        (k["isa_major"], k["isa_minor"]),
-        lines,
-        accesses,
-    )
+    return insts, pcs
+
+
+def _read_lines(
+    r: _Reader,
+    h: dict[str, int],
+    k: dict[str, int],
+    name: str,
+    count: int,
+    index: dict[int, int],
+    koff: Callable[[str], int],
+) -> tuple[SourceLoc | None, ...] | None:
+    """The kernel's line entries: at increasing instruction boundaries, inside the line table."""
+    if not k["line_count"]:
+        if k["line_first"]:
+            raise r.fail(f"kernel {name!r}: line index set without line entries", koff("line_first"))
+        return None
+    if k["line_first"] + k["line_count"] > h["line_count"]:
+        raise r.fail(f"kernel {name!r}: line range out of the line table", koff("line_first"))
+    locs: list[SourceLoc | None] = [None] * count
+    last = -1
+    for li in range(k["line_first"], k["line_first"] + k["line_count"]):
+        lbase = h["line_off"] + li * LINE.size
+        e = r.unpack(LINE, LINE_FIELDS, lbase, f"line entry {li}")
+        if e["pc"] not in index or e["pc"] <= last:
+            raise r.fail(
+                f"line entry {li}: pc {e['pc']} is not an increasing instruction boundary of kernel {name!r}",
+                lbase,
+            )
+        last = e["pc"]
+        fname = r.string(h, e["file"], lbase + 4, f"line entry {li} file")
+        locs[index[e["pc"]]] = SourceLoc(fname, e["line"], e["col"])
+    return tuple(locs)
+
+
+def _read_accesses(
+    r: _Reader,
+    lay: _Layout,
+    h: dict[str, int],
+    k: dict[str, int],
+    name: str,
+    insts: tuple[Instruction, ...],
+    index: dict[int, int],
+    params: tuple[Param, ...],
+    koff: Callable[[str], int],
+) -> tuple[int | None, ...] | None:
+    """The kernel's access entries (format 1.1): at increasing instruction boundaries, each
+    naming a buffer parameter that its global access may address."""
+    if not k["access_count"]:
+        if k["access_first"]:
+            raise r.fail(f"kernel {name!r}: access index set without access entries", koff("access_first"))
+        return None
+    if k["access_first"] + k["access_count"] > h["access_count"]:
+        raise r.fail(f"kernel {name!r}: access range out of the access table", koff("access_first"))
+    which: list[int | None] = [None] * len(insts)
+    last = -1
+    for ai in range(k["access_first"], k["access_first"] + k["access_count"]):
+        abase = h["access_off"] + ai * ACCESS.size
+        e = r.unpack(ACCESS, ACCESS_FIELDS, abase, f"access entry {ai}")
+        if e["pc"] not in index or e["pc"] <= last:
+            raise r.fail(
+                f"access entry {ai}: pc {e['pc']} is not an increasing instruction boundary of kernel {name!r}",
+                abase,
+            )
+        last = e["pc"]
+        inst = insts[index[e["pc"]]]
+        problem = access_problem(inst, e["param"], params)
+        if problem:
+            at = abase + 4 if is_global_access(inst.spec) else abase
+            raise r.fail(f"access entry {ai} (kernel {name!r}, pc {e['pc']}): {problem}", at)
+        which[index[e["pc"]]] = e["param"]
+    return tuple(which)
 
 
 def _read_params(
