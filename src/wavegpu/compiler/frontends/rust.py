@@ -1635,7 +1635,7 @@ class RustKernels:
             if rt in ("u32", "usize"):
                 raise owner.error(n, f"cannot apply unary operator `-` to type `{rt}`")
             return -v
-        if t == "identifier":
+        if t in ("identifier", "type_identifier"):  # a constant generic argument parses as a type
             c = self.consts_lookup(txt, low)
             if c is None:
                 raise owner.error(n, f"`{txt}` is not a constant: a constant expression is needed here (const {txt}: u32 = ...;)")
