@@ -44,6 +44,11 @@ TYPED_ARRAYS = {
 ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32, "number": F64}
 ELEMENT_ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32}
 NAMESPACES = ("wave",)
+# builtins also callable by their bare names (wave.d.ts declares these globals; math and casts are
+# Math.* or wave.* only, so that a bare min or f32 never means something unexpected)
+BARE = frozenset(
+    n for n, b in BUILTINS.items() if b.kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
+) | {"rsqrt", "exp2", "fma"}
 MATH_F32 = {"exp", "log", "log2", "sin", "cos", "exp2"}  # Math.* computed by the device's f32 functions
 ATOMICS_JS = {  # JavaScript's own Atomics API on Int32Array / Uint32Array
     "add": "atomic_add",
@@ -1254,7 +1259,7 @@ class Lowerer:
             return None
         if f.type == "identifier":
             name = self.text(f)
-            if self.lookup(name) is None and name not in self.arrays and name in BUILTINS:
+            if self.lookup(name) is None and name not in self.arrays and name in BARE:
                 return name
         return None
 
