@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from languages.cases import ROOT, SUFFIX
 
 import wavegpu as wg
 from wavegpu.cli import main
 from wavegpu.compiler.frontends import FRONTENDS
-
-from languages.cases import ROOT, SUFFIX
 
 LANGS = tuple(lang for lang in SUFFIX if lang != "python")
 
@@ -106,7 +105,7 @@ def test_a_syntax_error_on_the_command_line(lang: str, tmp_path: Path) -> None:
     bad.write_text(text)
     r = CliRunner().invoke(main, ["compile", str(bad), "-o", str(tmp_path / "bad.wbin")])
     assert r.exit_code != 0
-    assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)
+    assert ("Traceback" not in r.output and r.exception is None) or isinstance(r.exception, SystemExit)
     assert f"{bad}:{line}:{col}: error: syntax error" in r.output
     lines = r.output.splitlines()
     at = next(i for i, x in enumerate(lines) if f":{line}:{col}: error" in x)
@@ -114,6 +113,10 @@ def test_a_syntax_error_on_the_command_line(lang: str, tmp_path: Path) -> None:
     caret = lines[at + 2]
     shown = lines[at + 1]
     assert caret.strip().startswith("^")
-    offset = len(shown) - len(shown.lstrip()) - (len(text.splitlines()[line - 1]) - len(text.splitlines()[line - 1].lstrip()))
+    offset = (
+        len(shown)
+        - len(shown.lstrip())
+        - (len(text.splitlines()[line - 1]) - len(text.splitlines()[line - 1].lstrip()))
+    )
     assert caret.index("^") - offset == col - 1
     assert not (tmp_path / "bad.wbin").exists()

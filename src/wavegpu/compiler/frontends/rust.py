@@ -16,6 +16,7 @@ The declaration crate under support/rust/ lets rustc check the same kernels.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -25,7 +26,7 @@ from .. import builtins, hir
 from ..builtins import ATOMICS, IDS, MATH1, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I32, U32, ArrayType, ScalarType
 from . import treesitter
-from .treesitter import Node, Source
+from .treesitter import Node
 
 BinOp = hir.BinaryOp
 Cmp = hir.CompareOp
@@ -101,10 +102,23 @@ FLOAT_CONSTS = {
     "FRAC_1_SQRT_2": 1 / math.sqrt(2),
 }
 TYPE_CONSTS: dict[str, dict[str, float | int]] = {
-    "f32": {"MAX": 3.4028234663852886e38, "MIN": -3.4028234663852886e38, "EPSILON": 1.1920929e-07,
-            "INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan, "MIN_POSITIVE": 1.1754944e-38},
-    "f64": {"MAX": 1.7976931348623157e308, "MIN": -1.7976931348623157e308, "EPSILON": 2.220446049250313e-16,
-            "INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan},
+    "f32": {
+        "MAX": 3.4028234663852886e38,
+        "MIN": -3.4028234663852886e38,
+        "EPSILON": 1.1920929e-07,
+        "INFINITY": math.inf,
+        "NEG_INFINITY": -math.inf,
+        "NAN": math.nan,
+        "MIN_POSITIVE": 1.1754944e-38,
+    },
+    "f64": {
+        "MAX": 1.7976931348623157e308,
+        "MIN": -1.7976931348623157e308,
+        "EPSILON": 2.220446049250313e-16,
+        "INFINITY": math.inf,
+        "NEG_INFINITY": -math.inf,
+        "NAN": math.nan,
+    },
     "i32": {"MAX": 2**31 - 1, "MIN": -(2**31), "BITS": 32},
     "u32": {"MAX": 2**32 - 1, "MIN": 0, "BITS": 32},
     "usize": {"MAX": 2**32 - 1, "MIN": 0},
@@ -269,7 +283,7 @@ class Lowering:
         self.diags.append(Diagnostic(msg, self.src.span(n)))
         return _Bail()
 
-    def span(self, n: Node):  # noqa: ANN201
+    def span(self, n: Node):
         return self.src.span(n)
 
     def lookup(self, name: str) -> Var | Array | None:
@@ -288,9 +302,7 @@ class Lowering:
         return name
 
     def is_array_name(self, name: str) -> bool:
-        return any(isinstance(sc.get(name), Array) for sc in self.scopes) or any(
-            la.name == name for la in self.locals
-        )
+        return any(isinstance(sc.get(name), Array) for sc in self.scopes) or any(la.name == name for la in self.locals)
 
     def temp(self, t: ScalarType) -> str:
         self.tmp += 1
@@ -327,7 +339,9 @@ class Lowering:
                 continue
             name = self.text(pat)
             if name.endswith(HIDDEN_SUFFIXES):
-                self.error(pat, f"parameter names ending in {', '.join(HIDDEN_SUFFIXES)} are reserved (hidden arguments)")
+                self.error(
+                    pat, f"parameter names ending in {', '.join(HIDDEN_SUFFIXES)} are reserved (hidden arguments)"
+                )
                 continue
             try:
                 kind = self.param_type(ty)
@@ -393,9 +407,14 @@ class Lowering:
         elif ty.type == "scoped_type_identifier" and self.text(ty.child_by_field_name("path")) == "wave":
             name = self.text(ty.child_by_field_name("name"))
         elif ty.type == "dynamic_type" or (ty.type == "generic_type" and "dyn " in self.text(ty)):
-            raise self.error(ty, "trait objects (dyn) are not supported in kernels: there are no virtual calls on the GPU")
+            raise self.error(
+                ty, "trait objects (dyn) are not supported in kernels: there are no virtual calls on the GPU"
+            )
         elif ty.type == "generic_type" and self.text(ty.child_by_field_name("type")) in HEAP:
-            raise self.error(ty, f"{self.text(ty)} needs heap allocation, which kernels do not have: use a slice parameter or local_array")
+            raise self.error(
+                ty,
+                f"{self.text(ty)} needs heap allocation, which kernels do not have: use a slice parameter or local_array",
+            )
         else:
             raise self.error(ty, f"unsupported type {self.text(ty)!r}: use i32, u32, usize, f32, f64, f16 or bool")
         if name in UNSUPPORTED_INTS:
@@ -484,7 +503,9 @@ class Lowering:
             return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
         if t == "return_expression":
             if s.named_children:
-                raise self.error(s.named_children[0], "kernels return no value (write results to a `&mut [T]` parameter)")
+                raise self.error(
+                    s.named_children[0], "kernels return no value (write results to a `&mut [T]` parameter)"
+                )
             return [hir.Return(sp)]
         if t == "block":
             return list(self.block(s))
@@ -533,7 +554,9 @@ class Lowering:
             self.local_array(name, value)
             return []
         if ty is not None and ty.type == "array_type":
-            raise self.error(ty, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()")
+            raise self.error(
+                ty, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
+            )
         declared = self.type_name(ty) if ty is not None else None
         if value is None:
             if declared is None:
@@ -745,7 +768,9 @@ class Lowering:
             if seen_bools == {True, False}:
                 covered = True
         if not covered:
-            raise self.error(arms[-1] if arms else scrut_node_fallback(self), "non-exhaustive patterns: add a last arm `_ => {}`")
+            raise self.error(
+                arms[-1] if arms else scrut_node_fallback(self), "non-exhaustive patterns: add a last arm `_ => {}`"
+            )
         return out
 
     def flatten_or(self, pats: list[Node]) -> list[Node]:
@@ -766,7 +791,9 @@ class Lowering:
             if lo is not None:
                 conds.append(hir.Compare(BOOL, sp, Cmp.GE, scrut.e, self.pattern_value(scrut, lo)))
             if hi is not None:
-                conds.append(hir.Compare(BOOL, sp, Cmp.LE if inclusive else Cmp.LT, scrut.e, self.pattern_value(scrut, hi)))
+                conds.append(
+                    hir.Compare(BOOL, sp, Cmp.LE if inclusive else Cmp.LT, scrut.e, self.pattern_value(scrut, hi))
+                )
             if not conds:
                 raise self.error(p, "an empty range pattern")
             return conds[0] if len(conds) == 1 else hir.Logical(BOOL, sp, hir.LogicalOp.AND, conds[0], conds[1])
@@ -775,9 +802,7 @@ class Lowering:
         return hir.Compare(BOOL, sp, Cmp.EQ, scrut.e, self.pattern_value(scrut, p))
 
     def pattern_value(self, scrut: V, p: Node) -> hir.Expr:
-        if p.type == "negative_literal":
-            v = self.f.const_eval(p, scrut.rt, self)
-        elif p.type in ("integer_literal", "boolean_literal", "identifier", "scoped_identifier"):
+        if p.type == "negative_literal" or p.type in ("integer_literal", "boolean_literal", "identifier", "scoped_identifier"):
             v = self.f.const_eval(p, scrut.rt, self)
         else:
             raise self.error(p, "match patterns are integer literals, ranges (a..=b), constants, `|` and `_`")
@@ -841,6 +866,8 @@ class Lowering:
         c = v.e
         assert isinstance(c, hir.Const)
         t = RUST_TYPES[rt]
+        if rt == "f16":
+            raise self.error(n, f"expected f16, found a literal: write f16::from_f32({float(c.value)!r})")
         if t.is_float:
             if not c.type.is_float:
                 raise self.error(n, f"expected {rt}, found an integer literal: write {c.value}.0")
@@ -848,7 +875,7 @@ class Lowering:
         if c.type.is_float:
             raise self.error(n, f"expected {rt}, found a float literal")
         if t is BOOL:
-            raise self.error(n, f"expected bool, found an integer: compare it, `x != 0`")
+            raise self.error(n, "expected bool, found an integer: compare it, `x != 0`")
         if not _fits(int(c.value), rt):
             raise self.error(n, f"literal out of range for {rt}: {c.value}")
         return V(hir.Const(t, c.span, int(c.value)), rt, False)
@@ -882,7 +909,13 @@ class Lowering:
         shown = self.text(n)
         if len(shown) > 40 or "\n" in shown:
             shown = "..."
-        if n.type not in ("identifier", "index_expression", "call_expression", "parenthesized_expression", "field_expression"):
+        if n.type not in (
+            "identifier",
+            "index_expression",
+            "call_expression",
+            "parenthesized_expression",
+            "field_expression",
+        ):
             shown = f"({shown})"
         if want == "f16" or got == "f16":
             fix = "f16::from_f32(x)" if want == "f16" else "x.to_f32()"
@@ -972,9 +1005,13 @@ class Lowering:
         if t == "macro_invocation":
             raise self.macro_error(n)
         if t == "closure_expression":
-            raise self.error(n, "closures are not supported in kernels (no function values on the GPU): write the code inline")
+            raise self.error(
+                n, "closures are not supported in kernels (no function values on the GPU): write the code inline"
+            )
         if t == "array_expression":
-            raise self.error(n, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()")
+            raise self.error(
+                n, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
+            )
         if t in ("reference_expression",):
             raise self.error(n, "references are only passed to atomics (`atomic_add(bins, i, 1)`)")
         if t in ("assignment_expression", "compound_assignment_expr"):
@@ -985,19 +1022,30 @@ class Lowering:
             raise self.error(n, "a range is only the iterator of a for loop")
         if t == "field_expression":
             raise self.error(n, "structs are not supported in kernels (fields: no); methods are called with ()")
-        if t in ("return_expression", "break_expression", "continue_expression", "loop_expression",
-                 "while_expression", "for_expression"):
+        if t in (
+            "return_expression",
+            "break_expression",
+            "continue_expression",
+            "loop_expression",
+            "while_expression",
+            "for_expression",
+        ):
             raise self.error(n, f"{t.split('_')[0]} is a statement here, not a value")
         if t == "unsafe_block":
             raise self.error(n, "unsafe blocks are not supported as values")
         if t == "generic_function":
-            raise self.error(n, "generic functions are not supported: local_array::<T, N>() is the only generic builtin")
+            raise self.error(
+                n, "generic functions are not supported: local_array::<T, N>() is the only generic builtin"
+            )
         raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
 
     def macro_error(self, n: Node) -> _Bail:
         name = self.text(n.child_by_field_name("macro"))
         if name == "vec":
-            return self.error(n, "vec! allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()")
+            return self.error(
+                n,
+                "vec! allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()",
+            )
         if name in ("println", "print", "eprintln", "format", "write", "writeln", "dbg"):
             return self.error(n, f"{name}! is not available in kernels: write the value to a `&mut [T]` parameter")
         if name in ("panic", "assert", "assert_eq", "unreachable", "todo", "unimplemented"):
@@ -1136,7 +1184,9 @@ class Lowering:
             count = b.e
             if isinstance(count, hir.Const):
                 if not 0 <= int(count.value) < 32:
-                    raise self.error(rn, f"this arithmetic operation will overflow: shifting a 32-bit value by {count.value}")
+                    raise self.error(
+                        rn, f"this arithmetic operation will overflow: shifting a 32-bit value by {count.value}"
+                    )
                 count = hir.Const(a.e.type, count.span, int(count.value))
             else:
                 if count.type != a.e.type:
@@ -1165,7 +1215,7 @@ class Lowering:
             if bop in (BinOp.AND, BinOp.OR, BinOp.XOR):
                 raise self.error(n, f"no implementation for `{rt} {op} {rt}`: bitwise operators take integers")
             if bop is BinOp.TRUNC_REM:
-                raise self.error(n, f"`%` of floats is not supported: write a - (a / b).floor() * b or use integers")
+                raise self.error(n, "`%` of floats is not supported: write a - (a / b).floor() * b or use integers")
         elif bop is BinOp.DIV:
             bop = BinOp.TRUNC_DIV
         if bop in (BinOp.TRUNC_DIV, BinOp.TRUNC_REM) and isinstance(b.e, hir.Const) and b.e.value == 0:
@@ -1268,7 +1318,9 @@ class Lowering:
         if idx.rt not in ("usize", "u32"):
             if idx.rt == "i32" and idx.flex:
                 self.infer(idx.flex, "usize")
-            raise self.error(idx_node, f"slices are indexed by usize, not {idx.rt}: convert it, `{self.text(idx_node)} as usize`")
+            raise self.error(
+                idx_node, f"slices are indexed by usize, not {idx.rt}: convert it, `{self.text(idx_node)} as usize`"
+            )
         return arr, idx.e
 
     def if_value(self, n: Node, hint: str | None) -> V:
@@ -1335,14 +1387,27 @@ class Lowering:
         if f.type == "scoped_identifier" and name is None:
             parts = self.text(f).replace(" ", "").split("::")
             if parts[0] in HEAP:
-                raise self.error(n, f"{parts[0]} allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()")
-            if len(parts) == 2 and parts[0] in ("f32", "f64", "i32", "u32") and parts[1] in (
-                *METHOD_MATH, "abs", "min", "max", "mul_add", *WRAPPING,
+                raise self.error(
+                    n,
+                    f"{parts[0]} allocates on the heap, which kernels do not have: use a slice parameter or local_array::<T, N>()",
+                )
+            if (
+                len(parts) == 2
+                and parts[0] in ("f32", "f64", "i32", "u32")
+                and parts[1]
+                in (
+                    *METHOD_MATH,
+                    "abs",
+                    "min",
+                    "max",
+                    "mul_add",
+                    *WRAPPING,
+                )
             ):  # f32::sqrt(x): the method called as a function
                 if not args:
                     raise self.error(n, f"{parts[1]} takes its receiver first")
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
-            if len(parts) == 2 and parts[0] == "f16" or parts[:2] == ["wave", "f16"]:
+            if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
                 return self.f16_call(n, parts[-1], args)
             raise self.error(f, f"unknown function `{self.text(f)}`: kernels call only wave's builtins")
         if name is None:
@@ -1351,7 +1416,10 @@ class Lowering:
         if name == self.fn_name:
             raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
         if name in self.f.functions:
-            raise self.error(f, f"calls to other functions (`{name}`) are not supported: kernels call only wave's builtins (inline the code)")
+            raise self.error(
+                f,
+                f"calls to other functions (`{name}`) are not supported: kernels call only wave's builtins (inline the code)",
+            )
         name = FUNCTION_ALIASES.get(name, name)
         return self.builtin(n, name, args, hint)
 
@@ -1363,9 +1431,16 @@ class Lowering:
             return V(hir.Cast(F16, sp, v.e), "f16")
         raise self.error(n, "f16 values are made with f16::from_f32(x) (or from_f64)")
 
-    def method(self, n: Node, recv: Node, method: str, args: list[Node], hint: str | None, want_rt: str | None = None) -> V:
+    def method(
+        self, n: Node, recv: Node, method: str, args: list[Node], hint: str | None, want_rt: str | None = None
+    ) -> V:
         sp = self.span(n)
-        if method == "len" and not args and recv.type == "identifier" and isinstance(self.lookup(self.text(recv)), Array):
+        if (
+            method == "len"
+            and not args
+            and recv.type == "identifier"
+            and isinstance(self.lookup(self.text(recv)), Array)
+        ):
             arr = self.lookup(self.text(recv))
             assert isinstance(arr, Array)
             if arr.count is not None:
@@ -1378,7 +1453,9 @@ class Lowering:
             if want_rt:
                 x = self.retype(x, want_rt, recv)
             else:
-                raise self.error(recv, f"can't call method `{method}` on an ambiguous numeric type: add a suffix, e.g. 2.0_f32")
+                raise self.error(
+                    recv, f"can't call method `{method}` on an ambiguous numeric type: add a suffix, e.g. 2.0_f32"
+                )
         if want_rt and x.rt != want_rt:
             raise self.error(recv, self.mismatch(want_rt, x.rt, recv))
         rt = x.rt
@@ -1389,9 +1466,14 @@ class Lowering:
             self.nargs(n, args, 0, method)
             name = METHOD_MATH[method]
             if rt not in FLOATS:
-                raise self.error(n, f"no method named `{method}` found for {rt}: convert first, `(x as f32).{method}()`")
+                raise self.error(
+                    n, f"no method named `{method}` found for {rt}: convert first, `(x as f32).{method}()`"
+                )
             if RUST_TYPES[rt] not in builtins.math_types(name):
-                raise self.error(n, f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt}: convert it, `(x as f32).{method}()`")
+                raise self.error(
+                    n,
+                    f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt}: convert it, `(x as f32).{method}()`",
+                )
             return V(hir.Call(x.e.type, sp, name, (x.e,)), rt)
         if method == "abs":
             self.nargs(n, args, 0, method)
@@ -1430,7 +1512,9 @@ class Lowering:
         if method in ("clone", "to_owned") and not args:
             return x
         if method in ("iter", "into_iter", "map", "collect", "for_each", "push"):
-            raise self.error(n, f"iterators and closures are not supported in kernels (`.{method}()`): write a for loop over a range")
+            raise self.error(
+                n, f"iterators and closures are not supported in kernels (`.{method}()`): write a for loop over a range"
+            )
         raise self.error(f_field(n), f"no method `{method}` for {rt} in kernels")
 
     def nargs(self, n: Node, args: list[Node], k: int, name: str) -> None:
@@ -1461,7 +1545,9 @@ class Lowering:
                 return V(hir.Call(VOID, sp, "fence", (), None, (("scope", SCOPES[txt[-1]]),)), "void")
             raise self.error(args[0], "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
         if name == "local_array":
-            raise self.error(n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();")
+            raise self.error(
+                n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();"
+            )
         if name in ATOMICS:
             want = len(builtins.BUILTINS[name].args)
             if len(args) != want:
@@ -1477,7 +1563,9 @@ class Lowering:
                 raise self.error(args[0], why)
             idx = self.expr(args[1], "usize")
             if idx.rt not in ("usize", "u32"):
-                raise self.error(args[1], f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(args[1])} as u32`")
+                raise self.error(
+                    args[1], f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(args[1])} as u32`"
+                )
             vals = tuple(self.want(self.expr(a, arr.rt), arr.rt, a).e for a in args[2:])
             return V(hir.Call(arr.type.elem, sp, name, (idx.e, *vals), arr.name), arr.rt)
         if name in WAVE1 or name in WAVE2:
@@ -1486,7 +1574,11 @@ class Lowering:
             x = self.expr(args[0], hint)
             if x.lit:
                 x = self.literal_default(x, args[0])
-            why = builtins.wave_operand(name, x.e.type) if x.rt in ("i32", "u32", "f32") else f"{name} works on i32, u32 and f32 values, not {x.rt}"
+            why = (
+                builtins.wave_operand(name, x.e.type)
+                if x.rt in ("i32", "u32", "f32")
+                else f"{name} works on i32, u32 and f32 values, not {x.rt}"
+            )
             if why is not None:
                 raise self.error(args[0], why)
             cargs: tuple[hir.Expr, ...] = (x.e,)
@@ -1510,7 +1602,9 @@ class Lowering:
             return self.method(n, args[0], "mul_add", args[1:], hint)
         if name in HEAP:
             raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
-        raise self.error(n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins")
+        raise self.error(
+            n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins"
+        )
 
 
 def f_field(n: Node) -> Node:
@@ -1556,17 +1650,29 @@ class RustKernels:
             elif t == "use_declaration":
                 pass
             elif t == "const_item":
-                try:
+                with contextlib.suppress(_Bail):  # recorded in self.diags
                     self.const_item(item, None, None)
-                except _Bail:
-                    pass
-            elif t in ("struct_item", "impl_item", "trait_item", "enum_item", "union_item", "static_item", "mod_item",
-                       "macro_definition", "type_item", "extern_crate_declaration", "foreign_mod_item"):
+            elif t in (
+                "struct_item",
+                "impl_item",
+                "trait_item",
+                "enum_item",
+                "union_item",
+                "static_item",
+                "mod_item",
+                "macro_definition",
+                "type_item",
+                "extern_crate_declaration",
+                "foreign_mod_item",
+            ):
                 if t == "extern_crate_declaration" and "wave" in self.src.node_text(item):
                     pass
                 else:
-                    self.error(item, f"{t.replace('_item', '').replace('_', ' ')} items are not supported in kernel files: "
-                               "kernels use scalars, slices and wave's builtins")
+                    self.error(
+                        item,
+                        f"{t.replace('_item', '').replace('_', ' ')} items are not supported in kernel files: "
+                        "kernels use scalars, slices and wave's builtins",
+                    )
             else:
                 self.error(item, f"{t.replace('_', ' ')} is not supported at the top level of a kernel file")
             attrs = []
@@ -1638,7 +1744,9 @@ class RustKernels:
         if t in ("identifier", "type_identifier"):  # a constant generic argument parses as a type
             c = self.consts_lookup(txt, low)
             if c is None:
-                raise owner.error(n, f"`{txt}` is not a constant: a constant expression is needed here (const {txt}: u32 = ...;)")
+                raise owner.error(
+                    n, f"`{txt}` is not a constant: a constant expression is needed here (const {txt}: u32 = ...;)"
+                )
             return c[0]
         if t == "scoped_identifier":
             parts = txt.replace(" ", "").split("::")
@@ -1701,7 +1809,9 @@ class RustKernels:
                 break
             else:  # pragma: no cover - inference settles in one step per variable
                 raise CompileError([Diagnostic("type inference did not settle", self.src.span(fn))])
-            out.append(hir.Function(f.name, f.params, f.body, f.variables, f.locals, f.source_file, f.workgroup_size, opts))
+            out.append(
+                hir.Function(f.name, f.params, f.body, f.variables, f.locals, f.source_file, f.workgroup_size, opts)
+            )
         return out
 
 

@@ -1,0 +1,130 @@
+"""rustc accepts our Rust kernels: every example and test kernel type-checks against the `wave`
+declaration crate (src/wavegpu/compiler/frontends/support/rust), offline, with no dependencies;
+and what our frontend refuses for breaking Rust's rules, rustc refuses too.
+
+The Rust toolchain's compat vector_add.rs (tests/compiler/languages/compat) is exempt: it calls
+`thread_id()` without an axis and indexes slices with a u32, which rustc rejects; our frontend
+accepts it unchanged (COMPAT.md), and the last test here records that rustc does not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from languages.cases import ROOT
+
+import wavegpu as wg
+from wavegpu.compiler import builtins
+from wavegpu.compiler.frontends import treesitter
+
+RUSTC = shutil.which("rustc")
+CARGO = shutil.which("cargo")
+SUPPORT = Path(wg.__file__).parent / "compiler" / "frontends" / "support" / "rust"
+HERE = Path(__file__).parent
+KERNELS = sorted((ROOT / "rust").glob("*.rs")) + sorted((HERE / "rust").glob("*.rs"))
+COMPAT = HERE.parent / "languages" / "compat" / "vector_add.rs"
+
+# kernels that break Rust's own rules: rustc and our frontend both refuse them
+BOTH_REFUSE = {
+    "i32 + u32": "let a: i32 = 1; let b: u32 = 2; o[0] = (a + b) as f32;",
+    "int into f32": "let a: i32 = 1; o[0] = a;",
+    "int literal in f32 context": "o[0] = o[1] * 2;",
+    "immutable variable": "let x = 1.0; x = 2.0; o[0] = x;",
+    "store into &[f32]": "r[0] = 1.0;",
+    "negated u32": "let n: u32 = 3; o[0] = (-n) as f32;",
+    "f32 as bool": "let c = o[0] as bool; if c { o[1] = 0.0; }",
+    "u32 vs i32 compare": "let a: i32 = 1; if a < global_id(0) { o[0] = 1.0; }",
+    "f64 literal into f16": "h[0] = 1.0;",
+    "shift overflow": "let x: u32 = 1; o[0] = (x << 40) as f32;",
+}
+
+
+def _rustc(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert RUSTC is not None
+    return subprocess.run([RUSTC, "--edition", "2021", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def wave_crate(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built wave crate (and its attribute macro) in a temporary directory."""
+    if RUSTC is None:
+        pytest.skip("rustc is not installed (https://rustup.rs): the Rust kernels are not checked by rustc")
+    out = tmp_path_factory.mktemp("wave_crate")
+    r = _rustc(["--crate-type", "proc-macro", "--crate-name", "wave_macros",
+                str(SUPPORT / "wave-macros" / "src" / "lib.rs"), "--out-dir", str(out)], out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (macros,) = out.glob("libwave_macros.*")
+    r = _rustc(["--crate-type", "lib", "--crate-name", "wave", str(SUPPORT / "wave" / "src" / "lib.rs"),
+                "--extern", f"wave_macros={macros}", "-L", str(out), "--out-dir", str(out)], out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _check(path: Path, crate: Path) -> subprocess.CompletedProcess[str]:
+    """rustc's check of one kernel file against the wave crate: analysis and MIR, whose lints (arithmetic_overflow) a full build also runs; no code generated."""
+    return _rustc(["--crate-type", "lib", "--emit=mir", "--extern", f"wave={crate / 'libwave.rlib'}",
+                   "-L", str(crate), "--out-dir", str(crate / "out"), str(path)], crate)  # fmt: skip
+
+
+def test_there_are_kernels_to_check() -> None:
+    names = {p.stem for p in KERNELS}
+    assert len(KERNELS) >= 13 and {"vector_add", "sgemm_tiled", "every_builtin"} <= names
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=[f"{p.parent.name}/{p.name}" for p in KERNELS])
+def test_rustc_accepts_every_kernel(path: Path, wave_crate: Path) -> None:
+    r = _check(path, wave_crate)
+    assert r.returncode == 0, f"rustc rejects {path}:\n{r.stderr}"
+    assert wg.compile(str(path)).kernels  # and so does our frontend
+
+
+@pytest.mark.parametrize("case", sorted(BOTH_REFUSE))
+def test_rustc_and_our_frontend_refuse_the_same_kernels(case: str, wave_crate: Path, tmp_path: Path) -> None:
+    body = BOTH_REFUSE[case]
+    src = f"use wave::*;\n\n#[wave::kernel]\npub fn k(r: &[f32], o: &mut [f32], h: &mut [f16]) {{\n    {body}\n}}\n"
+    path = tmp_path / "k.rs"
+    path.write_text(src)
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    r = _check(path, wave_crate)
+    assert r.returncode != 0, f"rustc accepts {case!r}, which our frontend refuses"
+
+
+def test_the_compat_kernel_is_exempt_because_rustc_rejects_it(wave_crate: Path, tmp_path: Path) -> None:
+    text = COMPAT.read_text()
+    path = tmp_path / "vector_add.rs"
+    path.write_text("use wave::*;\n" + text)  # even with the builtins in scope
+    r = _check(path, wave_crate)
+    assert r.returncode != 0
+    assert "cannot be indexed by `u32`" in r.stderr or "argument" in r.stderr
+
+
+def test_cargo_check_offline_accepts_the_crate(tmp_path: Path) -> None:
+    if CARGO is None:
+        pytest.skip("cargo is not installed (https://rustup.rs)")
+    env = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target"), "CARGO_NET_OFFLINE": "true"}
+    r = subprocess.run(
+        [CARGO, "check", "--offline", "--locked", "--quiet"],
+        cwd=SUPPORT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_crate_declares_every_builtin() -> None:
+    src, root = treesitter.parse("rust", (SUPPORT / "wave" / "src" / "lib.rs").read_text(), "lib.rs")
+    declared = set()
+    for n in treesitter.walk(root):
+        if n.type == "function_item":
+            declared.add(src.node_text(n.child_by_field_name("name")))
+        if n.type == "token_tree":  # the names listed to the declaring macros
+            declared |= {src.node_text(c) for c in n.named_children if c.type == "identifier"}
+    wanted = {b for b in builtins.BUILTINS if b not in builtins.CASTS}
+    assert wanted - declared == set()
