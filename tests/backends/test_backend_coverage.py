@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from wavegpu.backends import BACKENDS, NAMES, ptx
+from wavegpu.backends.amdgcn import rows as amdgcn_rows
 from wavegpu.backends.base import VALUE_ROWS
 from wavegpu.backends.cstyle import render as c
 from wavegpu.isa.semantics import SEMANTICS
@@ -17,10 +18,22 @@ from wavegpu.isa.table import ROWS
 
 F64 = frozenset(r.key for r in ROWS if "f64" in r.key.split("."))
 # What each backend refuses (every other row it renders); a backend absent here refuses nothing.
-UNSUPPORTED = {"metal": F64 | {"mma.m16n8k8.f32.f16"}}
-REASON = {"metal": {k: "double precision" for k in F64}}  # words the refusal's reason carries
+UNSUPPORTED = {"metal": F64 | {"mma.m16n8k8.f32.f16"}, "amdgcn": frozenset(amdgcn_rows.UNSUPPORTED)}
+REASON = {
+    "metal": {k: "double precision" for k in F64},
+    "amdgcn": {"mma.m16n8k8.f32.f16": "W = 32", "sin.f32": "range reduction", "add.f16": "f16/bf16"},
+}
+# The rows the amdgcn backend refuses, pinned (the list only shrinks as selection widens).
+AMDGCN_REFUSED = {"sin.f32", "cos.f32", "sqrt.f64", "div.f64", "mma.m16n8k8.f32.f16", "cvt.rz.f32.f64"} | {
+    r.key
+    for r in ROWS
+    if r.op.value not in ("cvt", "mma") and any(t in r.key.split(".") for t in ("f16", "f16x2", "bf16", "bf16x2"))
+}
 # How each kind of backend says it renders a row.
-HOW = {name: ("expr", "statement") for name in NAMES} | {"ptx": ("inline", "helper wvp_", "statement")}
+HOW = {name: ("expr", "statement") for name in NAMES} | {
+    "ptx": ("inline", "helper wvp_", "statement"),
+    "amdgcn": ("inline", "statement"),
+}
 
 
 def _coverage(name: str) -> dict[str, str]:
@@ -33,7 +46,7 @@ def test_every_backend_renders_every_row_or_says_why_not() -> None:
 
 
 def test_the_registry_holds_every_target() -> None:
-    assert set(NAMES) == {"opencl", "cuda", "hip", "sycl", "metal", "ptx"}
+    assert set(NAMES) == {"opencl", "cuda", "hip", "sycl", "metal", "ptx", "amdgcn"}
     assert set(HOW) == set(NAMES) and set(UNSUPPORTED) <= set(NAMES)
 
 
@@ -53,6 +66,10 @@ def test_each_value_table_covers_exactly_the_value_rows(name: str) -> None:
     cov = _coverage(name)
     values = {k for k, v in cov.items() if v.startswith(("expr", "inline", "helper"))}
     assert values == VALUE_ROWS - UNSUPPORTED.get(name, frozenset())
+
+
+def test_amdgcn_refusals_are_the_listed_rows() -> None:
+    assert set(amdgcn_rows.UNSUPPORTED) == AMDGCN_REFUSED
 
 
 def test_value_rows_are_the_emulator_semantics_and_the_special_register_move() -> None:

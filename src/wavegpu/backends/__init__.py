@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
-from . import ptx
+from . import amdgcn, ptx
 from .base import Backend, Renderer
 from .cstyle import CUDA, HIP, SYCL, CRenderer, Metal, OpenCL, Rendered
 
@@ -19,9 +19,12 @@ def _c(dialect: type) -> Backend:
 BACKENDS: dict[str, Backend] = {
     **{name: _c(d) for name, d in TARGETS.items()},
     "ptx": Backend(lambda arch: ptx.PTXRenderer(arch=arch or ptx.ARCHES[0]), ptx.ARCHES),
+    "amdgcn": Backend(lambda arch: amdgcn.AMDGCNRenderer(arch or amdgcn.ARCHES[1]), amdgcn.ARCHES),
 }
 NAMES = tuple(BACKENDS)  # every target `render` accepts
-PLANNED = ("amdgcn",)
+PLANNED: tuple[str, ...] = ()
+# The wave width a target renders when none is given (amdgcn emits wave64 only).
+DEFAULT_WIDTH = {"amdgcn": 64}
 
 
 def renderer(target: str, arch: str | None = None) -> Renderer:
@@ -40,29 +43,33 @@ def render(
     prog: Program | Kernel,
     target: str,
     kernel: int | str = 0,
-    wave_width: int = 32,
+    wave_width: int | None = None,
     nargs: int | None = None,
     arch: str | None = None,
 ) -> Rendered:
     """One kernel for one target. `arch` picks the PTX `.target` (sm_75 by default; newer GPUs
-    JIT it); the other targets have no architecture to pick."""
+    JIT it) or the AMDGCN processor (gfx942 by default, gfx90a, gfx950); the other targets have
+    no architecture to pick. `wave_width` None: 64 for amdgcn, 32 for the others."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
-    return renderer(target, arch).render(k, wave_width, nargs)
+    w = wave_width if wave_width is not None else DEFAULT_WIDTH.get(target, 32)
+    return renderer(target, arch).render(k, w, nargs)
 
 
 def translate(
     prog: Program | Kernel,
     target: str,
     kernel: int | str | None = None,
-    wave_width: int = 32,
+    wave_width: int | None = None,
     arch: str | None = None,
 ) -> str:
-    """Vendor source for one kernel (or every kernel of the program when kernel is None)."""
+    """Vendor source (or assembly text) for one kernel, or every kernel of the program when kernel
+    is None. `arch`: the PTX or AMDGCN architecture; `wave_width` None: the target's default."""
     if isinstance(prog, Kernel):
         return render(prog, target, 0, wave_width, arch=arch).source
     if kernel is not None:
         return render(prog, target, kernel, wave_width, arch=arch).source
-    return renderer(target, arch).render_module(list(prog.kernels), wave_width)
+    w = wave_width if wave_width is not None else DEFAULT_WIDTH.get(target, 32)
+    return renderer(target, arch).render_module(list(prog.kernels), w)
 
 
 __all__ = ["BACKENDS", "NAMES", "PLANNED", "TARGETS", "Backend", "Renderer", "render", "renderer", "translate"]

@@ -408,14 +408,25 @@ def compile_cmd(
 
 @main.command("translate")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option("--target", "-t", required=True, help="ptx, hip, metal, sycl, opencl or cuda (amdgcn: not yet)")
+@click.option("--target", "-t", required=True, help="ptx, amdgcn, hip, metal, sycl, opencl or cuda")
 @click.option("--kernel", "-k", "kernel_name", default=None, help="kernel name or index (default: all)")
-@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
-@click.option("--arch", default=None, help="PTX target architecture: sm_75 (default), sm_80, sm_86, sm_89 or sm_90")
+@click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="default: 64 for amdgcn, else 32")
+@click.option(
+    "--arch",
+    default=None,
+    help="ptx: sm_75 (default), sm_80, sm_86, sm_89, sm_90; amdgcn: gfx942 (default), gfx90a, gfx950",
+)
+@click.option("--hsaco", is_flag=True, help="amdgcn: assemble and link a code object (llvm-mc, ld.lld) into -o")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @user_errors
 def translate_cmd(
-    source: str, target: str, kernel_name: str | None, wave_width: int, arch: str | None, output: str | None
+    source: str,
+    target: str,
+    kernel_name: str | None,
+    wave_width: int | None,
+    arch: str | None,
+    hsaco: bool,
+    output: str | None,
 ) -> None:
     """Translate a .wbin/.wave (or a Python kernel file) to vendor source."""
     from ..backends import translate
@@ -424,6 +435,15 @@ def translate_cmd(
         check_output(output, f"-o {output}")
     prog = load_program(source)
     which = None if kernel_name is None else (int(kernel_name) if kernel_name.isdigit() else kernel_name)
+    if hsaco:
+        from ..backends.amdgcn.hsaco import code_object
+
+        if target != "amdgcn":
+            raise WaveError(f"--hsaco applies to the amdgcn target only, not {target}")
+        if not output:
+            raise WaveError("--hsaco writes a binary code object: give -o FILE")
+        write_output(output, code_object(prog, which, arch, wave_width), (source,))
+        return
     text = translate(prog, target, which, wave_width, arch)
     if output:
         write_output(output, text, (source,))

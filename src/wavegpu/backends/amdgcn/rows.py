@@ -1,0 +1,1180 @@
+"""Row selection: one WAVE instruction to AMDGCN instructions (scalar when its results are
+uniform, vector otherwise), and the coverage table (`coverage()`: how every row is rendered or
+why it is refused).
+
+Semantics follow DESIGN section 3: shifts of 32 or more give 0 (sign fill for `shr.s32`),
+division by the reciprocal sequence with the RISC-V rules for zero divisors and INT_MIN / -1,
+float results with NaNs made canonical (f32 0x7FFFFFFF, f64 0x7FFFFFFFFFFFFFFF), correctly
+rounded f32 division (`v_div_scale`/`v_div_fmas`/`v_div_fixup`) and square root (the hardware
+estimate corrected by one ulp either way with fma residuals), saturating float-to-int
+conversions (the hardware's `v_cvt_*` saturate and give 0 for NaN).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...isa.instruction import Imm as WImm
+from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ...isa.registers import SReg as SR
+from ...isa.table import ROWS
+from ...isa.types import DataType, Kind
+from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode
+from ...isa.vocabulary import Op as VOp
+from .ir import EXEC, VCC, VR, Imm, Operand, Sub
+from .select import ATOM_DS, ATOM_GLOBAL, CMP_F, CMP_INT, Unsupported, is_s, is_v
+
+if TYPE_CHECKING:
+    from .select import Selector
+
+T = DataType
+NAN32 = 0x7FFFFFFF
+
+# Rows refused, with the reason (everything else is selected below).
+UNSUPPORTED: dict[str, str] = {
+    "sin.f32": "v_sin_f32 takes turns and is only accurate after a full range reduction, not implemented",
+    "cos.f32": "v_cos_f32 takes turns and is only accurate after a full range reduction, not implemented",
+    "sqrt.f64": "the correctly rounded f64 square root sequence (v_rsq_f64 and Newton steps) is not implemented",
+    "div.f64": "the correctly rounded f64 division sequence (v_div_scale_f64 ...) is not implemented",
+    "mma.m16n8k8.f32.f16": "the row has the PTX m16n8k8 fragment layout for W = 32; MFMA shapes are wave64",
+    "cvt.rz.f32.f64": "needs a round-toward-zero MODE switch (s_setreg), not implemented",
+}
+for _r in ROWS:
+    if _r.dtype in (T.F16, T.F16X2, T.BF16, T.BF16X2) and _r.op not in (VOp.CVT, VOp.MMA):
+        UNSUPPORTED[_r.key] = "f16/bf16 arithmetic is not selected yet (conversions are)"
+
+INT_OPS = {
+    VOp.ADD: ("s_add_u32", "v_add_u32"),
+    VOp.SUB: ("s_sub_u32", "v_sub_u32"),
+    VOp.MUL_LO: ("s_mul_i32", "v_mul_lo_u32"),
+    VOp.AND: ("s_and_b32", "v_and_b32"),
+    VOp.OR: ("s_or_b32", "v_or_b32"),
+    VOp.XOR: ("s_xor_b32", "v_xor_b32"),
+}
+MINMAX = {
+    (VOp.MIN, True): ("s_min_i32", "v_min_i32"),
+    (VOp.MIN, False): ("s_min_u32", "v_min_u32"),
+    (VOp.MAX, True): ("s_max_i32", "v_max_i32"),
+    (VOp.MAX, False): ("s_max_u32", "v_max_u32"),
+}
+F32_BIN = {VOp.ADD: "v_add_f32", VOp.SUB: "v_sub_f32", VOp.MUL: "v_mul_f32"}
+F64_BIN = {VOp.ADD: "v_add_f64", VOp.MUL: "v_mul_f64"}
+ROUND_F32 = {
+    Rounding.RNI: "v_rndne_f32",
+    Rounding.RZI: "v_trunc_f32",
+    Rounding.RMI: "v_floor_f32",
+    Rounding.RPI: "v_ceil_f32",
+}
+ROUND_F64 = {
+    Rounding.RNI: "v_rndne_f64",
+    Rounding.RZI: "v_trunc_f64",
+    Rounding.RMI: "v_floor_f64",
+    Rounding.RPI: "v_ceil_f64",
+}
+APPROX = {VOp.RCP: "v_rcp_f32", VOp.RSQRT: "v_rsq_f32", VOp.EXP2: "v_exp_f32", VOp.LOG2: "v_log_f32"}
+LOAD_GLOBAL = {
+    (1, False): "ubyte",
+    (1, True): "sbyte",
+    (2, False): "ushort",
+    (2, True): "sshort",
+    (4, False): "dword",
+    (8, False): "dwordx2",
+    (16, False): "dwordx4",
+}
+STORE_GLOBAL = {1: "byte", 2: "short", 4: "dword", 8: "dwordx2", 16: "dwordx4"}
+LOAD_DS = {
+    (1, False): "ds_read_u8",
+    (1, True): "ds_read_i8",
+    (2, False): "ds_read_u16",
+    (2, True): "ds_read_i16",
+    (4, False): "ds_read_b32",
+    (8, False): "ds_read_b64",
+    (16, False): "ds_read_b128",
+}
+STORE_DS = {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"}
+SMEM_LOAD = {4: "s_load_dword", 8: "s_load_dwordx2", 16: "s_load_dwordx4"}
+
+
+def coverage() -> dict[str, str]:
+    """Row key -> how the row is rendered or 'unsupported: <why>': value rows (base.VALUE_ROWS)
+    are 'inline: ...' instruction sequences, the others 'statement: ...' (memory, control flow,
+    synchronisation, wave operations)."""
+    from ..base import VALUE_ROWS
+
+    out = {}
+    for r in ROWS:
+        if r.key in UNSUPPORTED:
+            out[r.key] = "unsupported: " + UNSUPPORTED[r.key]
+        elif r.key in VALUE_ROWS:
+            out[r.key] = "inline: " + HOW.get(r.op, "scalar or vector ALU instructions")
+        else:
+            out[r.key] = "statement: " + HOW.get(r.op, "control flow, synchronisation or memory")
+    return out
+
+
+HOW = {
+    VOp.DIV: "reciprocal sequence with RISC-V zero/overflow rules",
+    VOp.REM: "reciprocal sequence with RISC-V zero/overflow rules",
+    VOp.LD: "global_load/ds_read/s_load",
+    VOp.ST: "global_store/ds_write",
+    VOp.ATOM: "global_atomic/ds atomics (returning)",
+    VOp.RED: "global_atomic/ds atomics",
+    VOp.REDUCE: "ds_bpermute butterfly, identity in inactive lanes",
+    VOp.PREFIX: "ds_bpermute scan, identity in inactive lanes",
+    VOp.SHUFFLE: "ds_bpermute_b32",
+    VOp.BROADCAST: "v_readlane_b32",
+}
+
+
+def _dt(inst: Instruction) -> DataType | None:
+    return inst.spec.dtype
+
+
+def select(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    if spec.key in UNSUPPORTED:
+        raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name}: {UNSUPPORTED[spec.key]}")
+    op = spec.op
+    ops = inst.operands
+    dt = _dt(inst)
+    if op is VOp.NOP:
+        s.emit("s_nop", Imm(0), ndefs=0)
+    elif op is VOp.MOV:
+        _mov(s, inst)
+    elif op in (VOp.LD,):
+        _load(s, inst)
+    elif op is VOp.ST:
+        _store(s, inst)
+    elif op in (VOp.ATOM, VOp.RED):
+        _atomic(s, inst)
+    elif op is VOp.BARRIER:
+        s.emit("s_barrier", ndefs=0)
+    elif op is VOp.FENCE:
+        _fence(s, inst.spec.variant)  # type: ignore[arg-type]
+    elif op is VOp.SETP:
+        _setp(s, inst)
+    elif op in (VOp.SELP, VOp.SLCT):
+        _select(s, inst)
+    elif op in (VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.BROADCAST, VOp.SHUFFLE, VOp.REDUCE, VOp.PREFIX):
+        _wave(s, inst)
+    elif dt is not None and ops and isinstance(ops[0], Pred):
+        _predop(s, inst)
+    elif op is VOp.CVT:
+        _cvt(s, inst)
+    elif dt is T.F32:
+        _f32(s, inst)
+    elif dt is T.F64:
+        _f64(s, inst)
+    else:
+        _int(s, inst)
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def scalar_or_vector(s: Selector, dst: object, fn_s, fn_v) -> None:
+    """Compute into WAVE register dst: fn_s(d) with scalar ops when dst is an SGPR, else fn_v(d)."""
+    if s.dst_is_s(dst):
+        s.write(dst, fn_s)
+    else:
+        s.write(dst, fn_v)
+
+
+def vector_into(s: Selector, dst: object, fn_v) -> None:
+    """A computation only the VALU has: into a VGPR, then (for an SGPR destination) read back."""
+
+    def into_s(d: Operand) -> None:
+        t = s.vtmp()
+        fn_v(t)
+        s.emit("v_readfirstlane_b32", d, t)
+
+    scalar_or_vector(s, dst, into_s, fn_v)
+
+
+def canon32(s: Selector, x: Operand) -> None:
+    """NaN -> 0x7FFFFFFF in VGPR x."""
+    n = s.vtmp()
+    s.emit("v_mov_b32", n, Imm(NAN32))
+    s._valu("v_cmp_u_f32", None, [x, x])
+    s._valu("v_cndmask_b32", x, [x, n])
+
+
+def canon64(s: Selector, x: Operand) -> None:
+    assert isinstance(x, VR | Sub)
+    lo, hi = _half(x, 0), _half(x, 1)
+    n = s.vtmp()
+    s.emit("v_mov_b32", n, Imm(NAN32))
+    s._valu("v_cmp_u_f64", None, [x, x])
+    s._valu("v_cndmask_b32", hi, [hi, n])
+    s._valu("v_cndmask_b32", lo, [lo, Imm(-1)])
+
+
+def _half(x: Operand, i: int) -> Operand:
+    if isinstance(x, VR):
+        return Sub(x, i)
+    assert isinstance(x, Sub)
+    return Sub(x.vr, x.i + i)
+
+
+def vsrc(s: Selector, o: object) -> Operand:
+    return s.src(o)
+
+
+def _shift_v(s: Selector, op: VOp, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
+    if isinstance(b, Imm):
+        amt = b.value & 0xFFFFFFFF
+        if amt > 31:
+            if op is VOp.SHR and signed:
+                s._valu("v_ashrrev_i32", d, [Imm(31), a])
+            else:
+                s.emit("v_mov_b32", d, Imm(0))
+            return
+    if op is VOp.SHR and signed:
+        m = s.vtmp()
+        s._valu("v_min_u32", m, [b, Imm(31)])
+        s._valu("v_ashrrev_i32", d, [m, a])
+        return
+    mn = "v_lshlrev_b32" if op is VOp.SHL else "v_lshrrev_b32"
+    if isinstance(b, Imm):
+        s._valu(mn, d, [b, a])
+        return
+    t = s.vtmp()
+    s._valu(mn, t, [b, a])
+    s._valu("v_cmp_gt_u32", None, [Imm(32), b])
+    s._valu("v_cndmask_b32", d, [Imm(0), t])
+
+
+def _shift_s(s: Selector, op: VOp, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
+    if op is VOp.SHR and signed:
+        m = s.stmp()
+        s.emit("s_min_u32", m, b, Imm(31))
+        s.emit("s_ashr_i32", d, a, m)
+        return
+    mn = "s_lshl_b32" if op is VOp.SHL else "s_lshr_b32"
+    if isinstance(b, Imm):
+        if (b.value & 0xFFFFFFFF) > 31:
+            s.emit("s_mov_b32", d, Imm(0))
+        else:
+            s.emit(mn, d, a, b)
+        return
+    t = s.stmp()
+    s.emit(mn, t, a, b)
+    s.emit("s_cmp_lt_u32", b, Imm(32), ndefs=0)
+    s.emit("s_cselect_b32", d, t, Imm(0))
+
+
+def _udivmod_v(s: Selector, a: Operand, b: Operand) -> tuple[Operand, Operand]:
+    """Unsigned a / b and a % b in VGPRs (b != 0; the caller fixes b == 0)."""
+    f, r, z, q, t, rem = (s.vtmp() for _ in range(6))
+    b = s.to_v(b)
+    s._valu("v_cvt_f32_u32", f, [b])
+    s._valu("v_rcp_iflag_f32", f, [f])
+    s._valu("v_mul_f32", f, [Imm(0x4F7FFFFE), f])
+    s._valu("v_cvt_u32_f32", r, [f])
+    s._valu("v_sub_u32", z, [Imm(0), b])
+    s._valu("v_mul_lo_u32", z, [z, r])
+    s._valu("v_mul_hi_u32", z, [r, z])
+    s._valu("v_add_u32", r, [r, z])
+    s._valu("v_mul_hi_u32", q, [a, r])
+    s._valu("v_mul_lo_u32", t, [q, b])
+    s._valu("v_sub_u32", rem, [a, t])
+    for _ in range(2):
+        q1, r1 = s.vtmp(), s.vtmp()
+        s._valu("v_add_u32", q1, [Imm(1), q])
+        s._valu("v_sub_u32", r1, [rem, b])
+        s._valu("v_cmp_ge_u32", None, [rem, b])
+        s._valu("v_cndmask_b32", q, [q, q1])
+        s._valu("v_cndmask_b32", rem, [rem, r1])
+    return q, rem
+
+
+def _divrem(s: Selector, d: Operand, a: Operand, b: Operand, signed: bool, want_rem: bool) -> None:
+    a, b = s.to_v(a), s.to_v(b)
+    if not signed:
+        q, r = _udivmod_v(s, a, b)
+        res = r if want_rem else q
+        s._valu("v_cmp_eq_u32", None, [Imm(0), b])
+        s._valu("v_cndmask_b32", d, [res, a if want_rem else s.to_v(Imm(-1))])
+        return
+    sa, sb, ua, ub = s.vtmp(), s.vtmp(), s.vtmp(), s.vtmp()
+    s._valu("v_ashrrev_i32", sa, [Imm(31), a])
+    s._valu("v_ashrrev_i32", sb, [Imm(31), b])
+    s._valu("v_add_u32", ua, [a, sa])
+    s._valu("v_xor_b32", ua, [ua, sa])  # |a| (INT_MIN stays 0x80000000, read unsigned)
+    s._valu("v_add_u32", ub, [b, sb])
+    s._valu("v_xor_b32", ub, [ub, sb])
+    q, r = _udivmod_v(s, ua, ub)
+    sg, res = s.vtmp(), s.vtmp()
+    if want_rem:  # the remainder takes the dividend's sign
+        s._valu("v_xor_b32", res, [r, sa])
+        s._valu("v_sub_u32", res, [res, sa])
+    else:
+        s._valu("v_xor_b32", sg, [sa, sb])
+        s._valu("v_xor_b32", res, [q, sg])
+        s._valu("v_sub_u32", res, [res, sg])
+    s._valu("v_cmp_eq_u32", None, [Imm(0), b])
+    s._valu("v_cndmask_b32", d, [res, a if want_rem else s.to_v(Imm(-1))])
+
+
+def _bfe_v(s: Selector, d: Operand, a: Operand, pos: Operand, ln: Operand, signed: bool) -> None:
+    """PTX bfe: pos and len from 8 bits; fields past bit 31 clipped; sign from bit min(pos+len-1, 31)."""
+    p, n, w, t, m = (s.vtmp() for _ in range(5))
+    s._valu("v_and_b32", p, [Imm(0xFF), pos])
+    s._valu("v_and_b32", n, [Imm(0xFF), ln])
+    s._valu("v_min_u32", w, [p, s.to_v(Imm(32))])
+    s._valu("v_sub_u32", w, [Imm(32), w])
+    s._valu("v_min_u32", w, [w, n])  # width = min(len, 32 - min(pos, 32))
+    _shift_v(s, VOp.SHR, False, t, a, p)  # a >> pos (0 when pos >= 32)
+    _shift_v(s, VOp.SHL, False, m, s.to_v(Imm(-1)), w)
+    s._valu("v_not_b32", m, [m])
+    if not signed:
+        s._valu("v_and_b32", d, [t, m])
+        return
+    msb, sb, fill = s.vtmp(), s.vtmp(), s.vtmp()
+    s._valu("v_add_u32", msb, [p, n])
+    s._valu("v_add_u32", msb, [Imm(-1), msb])
+    s._valu("v_min_u32", msb, [msb, s.to_v(Imm(31))])
+    s._valu("v_lshrrev_b32", sb, [msb, a])
+    s._valu("v_and_b32", sb, [Imm(1), sb])
+    s._valu("v_cmp_eq_u32", None, [Imm(0), n])
+    s._valu("v_cndmask_b32", sb, [sb, s.to_v(Imm(0))])
+    s._valu("v_sub_u32", fill, [Imm(0), sb])  # all ones when the sign bit is set
+    s._valu("v_and_b32", t, [t, m])
+    s._valu("v_not_b32", m, [m])
+    s._valu("v_and_b32", fill, [fill, m])
+    s._valu("v_or_b32", d, [t, fill])
+
+
+def _bfi_v(s: Selector, d: Operand, a: Operand, pos: Operand, ln: Operand, e: Operand) -> None:
+    p, n, w, m, ins = (s.vtmp() for _ in range(5))
+    s._valu("v_and_b32", p, [Imm(0xFF), pos])
+    s._valu("v_and_b32", n, [Imm(0xFF), ln])
+    s._valu("v_min_u32", w, [p, s.to_v(Imm(32))])
+    s._valu("v_sub_u32", w, [Imm(32), w])
+    s._valu("v_min_u32", w, [w, n])
+    _shift_v(s, VOp.SHL, False, m, s.to_v(Imm(-1)), w)
+    s._valu("v_not_b32", m, [m])
+    _shift_v(s, VOp.SHL, False, m, m, p)  # 0 when pos >= 32
+    _shift_v(s, VOp.SHL, False, ins, s.to_v(a), p)
+    s._valu("v_bfi_b32", d, [m, ins, s.to_v(e)])
+
+
+# ---- integer --------------------------------------------------------------------------------------
+def _int(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    op, ops = spec.op, inst.operands
+    signed = spec.signed
+    if op is VOp.MUL_WIDE:
+        a, b = s.src(ops[1]), s.src(ops[2])
+        dst = s.reg_range(ops[0].n, 2)  # type: ignore[attr-defined]
+        if is_s(dst):
+            s.emit("s_mul_i32", _half(dst, 0), a, b)
+            s.emit("s_mul_hi_i32" if signed else "s_mul_hi_u32", _half(dst, 1), a, b)
+        else:
+            s._valu("v_mul_lo_u32", _half(dst, 0), [a, b])
+            s._valu("v_mul_hi_i32" if signed else "v_mul_hi_u32", _half(dst, 1), [a, b])
+        return
+    srcs = [s.src(o) for o in ops[1:]]
+    dst = ops[0]
+    if op in INT_OPS:
+        sm, vm = INT_OPS[op]
+        scalar_or_vector(s, dst, lambda d: s.emit(sm, d, *srcs), lambda d: s._valu(vm, d, srcs))
+    elif op is VOp.MUL_HI:
+        scalar_or_vector(
+            s,
+            dst,
+            lambda d: s.emit("s_mul_hi_i32" if signed else "s_mul_hi_u32", d, *srcs),
+            lambda d: s._valu("v_mul_hi_i32" if signed else "v_mul_hi_u32", d, srcs),
+        )
+    elif op is VOp.MAD_LO:
+
+        def mad_s(d: Operand) -> None:
+            t = s.stmp()
+            s.emit("s_mul_i32", t, srcs[0], srcs[1])
+            s.emit("s_add_u32", d, t, srcs[2])
+
+        def mad_v(d: Operand) -> None:
+            t = s.vtmp()
+            s._valu("v_mul_lo_u32", t, srcs[:2])
+            s._valu("v_add_u32", d, [t, srcs[2]])
+
+        scalar_or_vector(s, dst, mad_s, mad_v)
+    elif (op, signed) in MINMAX or op in (VOp.MIN, VOp.MAX):
+        sm, vm = MINMAX[(op, signed)]
+        scalar_or_vector(s, dst, lambda d: s.emit(sm, d, *srcs), lambda d: s._valu(vm, d, srcs))
+    elif op is VOp.CLAMP:
+        lo = MINMAX[(VOp.MAX, signed)]
+        hi = MINMAX[(VOp.MIN, signed)]
+
+        def cl_s(d: Operand) -> None:
+            s.emit(lo[0], d, srcs[0], srcs[1])
+            s.emit(hi[0], d, d, srcs[2])
+
+        def cl_v(d: Operand) -> None:
+            s._valu(lo[1], d, srcs[:2])
+            s._valu(hi[1], d, [d, srcs[2]])
+
+        scalar_or_vector(s, dst, cl_s, cl_v)
+    elif op is VOp.NEG:
+        scalar_or_vector(
+            s,
+            dst,
+            lambda d: s.emit("s_sub_u32", d, Imm(0), srcs[0]),
+            lambda d: s._valu("v_sub_u32", d, [Imm(0), srcs[0]]),
+        )
+    elif op is VOp.ABS:
+
+        def abs_v(d: Operand) -> None:
+            t = s.vtmp()
+            s._valu("v_sub_u32", t, [Imm(0), srcs[0]])
+            s._valu("v_max_i32", d, [srcs[0], t])
+
+        scalar_or_vector(s, dst, lambda d: s.emit("s_abs_i32", d, srcs[0]), abs_v)
+    elif op is VOp.NOT:
+        scalar_or_vector(s, dst, lambda d: s.emit("s_not_b32", d, srcs[0]), lambda d: s._valu("v_not_b32", d, srcs))
+    elif op in (VOp.SHL, VOp.SHR):
+        scalar_or_vector(
+            s,
+            dst,
+            lambda d: _shift_s(s, op, signed, d, s.to_s(srcs[0]) if isinstance(srcs[0], Imm) else srcs[0], srcs[1]),
+            lambda d: _shift_v(s, op, signed, d, srcs[0], srcs[1]),
+        )
+    elif op is VOp.POPC:
+        scalar_or_vector(
+            s,
+            dst,
+            lambda d: s.emit("s_bcnt1_i32_b32", d, srcs[0]),
+            lambda d: s._valu("v_bcnt_u32_b32", d, [srcs[0], Imm(0)]),
+        )
+    elif op is VOp.CLZ:
+
+        def clz_s(d: Operand) -> None:
+            s.emit("s_flbit_i32_b32", d, srcs[0])
+            s.emit("s_min_u32", d, d, Imm(32))
+
+        def clz_v(d: Operand) -> None:
+            s._valu("v_ffbh_u32", d, srcs)
+            s._valu("v_min_u32", d, [d, s.to_v(Imm(32))])
+
+        scalar_or_vector(s, dst, clz_s, clz_v)
+    elif op is VOp.BREV:
+        scalar_or_vector(s, dst, lambda d: s.emit("s_brev_b32", d, srcs[0]), lambda d: s._valu("v_bfrev_b32", d, srcs))
+    elif op in (VOp.DIV, VOp.REM):
+        vector_into(s, dst, lambda d: _divrem(s, d, srcs[0], srcs[1], signed, op is VOp.REM))
+    elif op is VOp.BFE:
+        vector_into(s, dst, lambda d: _bfe_v(s, d, s.to_v(srcs[0]), s.to_v(srcs[1]), s.to_v(srcs[2]), signed))
+    elif op is VOp.BFI:
+        vector_into(s, dst, lambda d: _bfi_v(s, d, srcs[0], s.to_v(srcs[1]), s.to_v(srcs[2]), srcs[3]))
+    elif op is VOp.DP4A:
+        vector_into(s, dst, lambda d: s._valu("v_dot4_i32_i8" if signed else "v_dot4_u32_u8", d, srcs))
+    else:
+        raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
+
+
+# ---- moves ------------------------------------------------------------------------------------------
+def _mov(s: Selector, inst: Instruction) -> None:
+    d, a = inst.operands[0], inst.operands[1]
+    if isinstance(d, Pred):
+        _pred_write(s, d.n, lambda t: s.emit("s_mov_b64", t, s.pred(a.n)))  # type: ignore[union-attr]
+        return
+    if isinstance(d, Pair):
+        dst = s.reg_range(d.n, 2)
+        src = s.pair_src(a)
+        for i in range(2):
+            if is_s(dst):
+                s.emit("s_mov_b32", _half(dst, i), _half(src, i))
+            else:
+                s._valu("v_mov_b32", _half(dst, i), [_half(src, i)])
+        return
+    if isinstance(a, SReg):
+        val = s.sregs[SR(a.id)]
+        scalar_or_vector(s, d, lambda t: s.emit("s_mov_b32", t, val), lambda t: s._valu("v_mov_b32", t, [val]))
+        return
+    v = s.src(a)
+    scalar_or_vector(s, d, lambda t: s.emit("s_mov_b32", t, v), lambda t: s._valu("v_mov_b32", t, [v]))
+
+
+# ---- predicates -------------------------------------------------------------------------------------
+def _pred_write(s: Selector, n: int, fn) -> None:
+    """Define predicate n by fn(t) (a 64-bit mask); under a partial EXEC only the active lanes'
+    bits change (the others keep theirs)."""
+    p = s.pred(n)
+    if not s.div:
+        fn(p)
+        return
+    t, keep = s.stmp(2), s.stmp(2)
+    fn(t)
+    s.emit("s_and_b64", t, t, EXEC)
+    s.emit("s_andn2_b64", keep, p, EXEC)
+    s.emit("s_or_b64", p, keep, t)
+
+
+def _predop(s: Selector, inst: Instruction) -> None:
+    op = inst.spec.op
+    d = inst.operands[0]
+    srcs = [s.pred(o.n) for o in inst.operands[1:]]  # type: ignore[union-attr]
+    mn = {VOp.AND: "s_and_b64", VOp.OR: "s_or_b64", VOp.XOR: "s_xor_b64", VOp.NOT: "s_not_b64"}[op]
+    _pred_write(s, d.n, lambda t: s.emit(mn, t, *srcs))  # type: ignore[union-attr]
+
+
+def _setp(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    cmp = spec.variant
+    assert isinstance(cmp, Cmp)
+    d = inst.operands[0]
+    assert isinstance(d, Pred)
+    dt = spec.dtype
+    uniform_dst = s.u.pred_uniform(d.n)
+    if dt is T.F64:
+        a, b = s.pair_src(inst.operands[1]), s.pair_src(inst.operands[2])
+        mn = f"v_cmp_{CMP_F[cmp]}_f64"
+    elif dt is T.F32:
+        a, b = s.src(inst.operands[1]), s.src(inst.operands[2])
+        mn = f"v_cmp_{CMP_F[cmp]}_f32"
+    else:
+        a, b = s.src(inst.operands[1]), s.src(inst.operands[2])
+        ty = "i32" if spec.signed else "u32"
+        if (uniform_dst and not isinstance(a, Imm)) or (uniform_dst and is_s(b)):
+            scmp = {"ne": "lg"}.get(CMP_INT[cmp], CMP_INT[cmp])
+
+            def sc(t: Operand) -> None:
+                x = a if not isinstance(a, Imm) else s.to_s(a)
+                s.emit(f"s_cmp_{scmp}_{ty}", x, b, ndefs=0)
+                s.emit("s_cselect_b64", t, Imm(-1), Imm(0))
+
+            _pred_write(s, d.n, sc)
+            return
+        mn = f"v_cmp_{CMP_INT[cmp]}_{ty}"
+
+    def vc(t: Operand) -> None:
+        s._valu(mn + "_e64", t, [a, b]) if False else _vcmp(s, mn, t, a, b)
+        if uniform_dst:  # all ones or zero: the lanes agree (uniform operands)
+            s.emit("s_and_b64", t, t, EXEC)
+            s.emit("s_cmp_lg_u64", t, Imm(0), ndefs=0)
+            s.emit("s_cselect_b64", t, Imm(-1), Imm(0))
+
+    _pred_write(s, d.n, vc)
+
+
+def _vcmp(s: Selector, mn: str, t: Operand, a: Operand, b: Operand) -> None:
+    """v_cmp into an SGPR pair (VOP3 form: no literal, one SGPR)."""
+    from .isa import FAMILY
+
+    FAMILY.setdefault(mn, "VOPC")
+    srcs = [a, b]
+    for i, x in enumerate(srcs):
+        if isinstance(x, Imm) and not _inl(x):
+            srcs[i] = s.to_v(x)
+    if sum(1 for x in srcs if is_s(x)) > 1 and srcs[0] != srcs[1]:
+        srcs[1] = s.to_v(srcs[1])
+    s.emit(mn + "_e64", t, *srcs)
+
+
+def _inl(x: Imm) -> bool:
+    from .select import inline32
+
+    return inline32(x.value)
+
+
+def _select(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    d = inst.operands[0]
+    if spec.op is VOp.SELP:
+        p = s.pred(inst.operands[3].n)  # type: ignore[attr-defined]
+        uniform_p = s.u.pred_uniform(inst.operands[3].n)  # type: ignore[attr-defined]
+        if isinstance(d, Pair):
+            dst = s.reg_range(d.n, 2)
+            a, b = s.pair_src(inst.operands[1]), s.pair_src(inst.operands[2])
+            if is_s(dst):
+                s.emit("s_cmp_lg_u64", p, Imm(0), ndefs=0)
+                s.emit("s_cselect_b64", dst, a, b)
+            else:
+                for i in range(2):
+                    _cndmask(s, _half(dst, i), _half(b, i), _half(a, i), p)
+            return
+        a, b = s.src(inst.operands[1]), s.src(inst.operands[2])
+        if s.dst_is_s(d) and uniform_p:
+
+            def sel_s(t: Operand) -> None:
+                s.emit("s_cmp_lg_u64", p, Imm(0), ndefs=0)
+                s.emit("s_cselect_b32", t, a, b)
+
+            s.write(d, sel_s)
+            return
+        vector_into(s, d, lambda t: _cndmask(s, t, b, a, p))
+        return
+    a, b = s.src(inst.operands[1]), s.src(inst.operands[2])
+    c = s.src(inst.operands[3])
+    m = s.stmp(2)
+    mn = "v_cmp_ge_f32" if spec.dtype is T.F32 or inst.spec.operands[3].dtype is T.F32 else "v_cmp_ge_i32"
+
+    def sl(t: Operand) -> None:
+        _vcmp(s, mn, m, c, Imm(0))
+        _cndmask(s, t, b, a, m)
+
+    vector_into(s, d, sl)
+
+
+def _cndmask(s: Selector, d: Operand, f: Operand, t: Operand, mask: Operand) -> None:
+    """d = mask ? t : f per lane (VOP3 form with the mask in an SGPR pair)."""
+    f = f if is_v(f) or (isinstance(f, Imm) and _inl(f)) else s.to_v(f)
+    t = t if is_v(t) or (isinstance(t, Imm) and _inl(t)) else s.to_v(t)
+    s.emit("v_cndmask_b32_e64", d, f, t, mask)
+
+
+# ---- floating point -------------------------------------------------------------------------------
+def _f32(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    op = spec.op
+    d = inst.operands[0]
+    srcs = [s.src(o) for o in inst.operands[1:]]
+    if op in (VOp.NEG, VOp.ABS):
+        mn, k = ("xor_b32", 0x80000000) if op is VOp.NEG else ("and_b32", NAN32)
+        scalar_or_vector(
+            s, d, lambda t: s.emit("s_" + mn, t, srcs[0], Imm(k)), lambda t: s._valu("v_" + mn, t, [Imm(k), srcs[0]])
+        )
+        return
+
+    def body(t: Operand) -> None:
+        if op in F32_BIN:
+            s._valu(F32_BIN[op], t, srcs)
+        elif op is VOp.FMA:
+            s._valu("v_fma_f32", t, srcs)
+        elif op in APPROX:
+            s._valu(APPROX[op], t, srcs)
+        elif op is VOp.DIV:
+            _fdiv32(s, t, srcs[0], srcs[1])
+        elif op is VOp.SQRT:
+            _fsqrt32(s, t, srcs[0])
+        elif op in (VOp.MIN, VOp.MAX):
+            _fminmax(s, t, srcs[0], srcs[1], op is VOp.MIN)
+        elif op is VOp.CLAMP:
+            _fminmax(s, t, srcs[0], srcs[1], False)
+            _fminmax(s, t, t, srcs[2], True)
+        elif op is VOp.FRACT:
+            s._valu("v_fract_f32", t, srcs)
+        elif op is VOp.SAT:
+            s.emit("v_max_f32_e64", t, s.to_v(srcs[0]), s.to_v(srcs[0]), mods="clamp")
+            return
+        else:
+            raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
+        canon32(s, t)
+
+    vector_into(s, d, body)
+
+
+def _fminmax(s: Selector, t: Operand, a: Operand, b: Operand, is_min: bool) -> None:
+    """IEEE minNum/maxNum: quiet both (an sNaN would win otherwise), then v_min/v_max."""
+    qa, qb = s.vtmp(), s.vtmp()
+    s._valu("v_max_f32", qa, [a, a])
+    s._valu("v_max_f32", qb, [b, b])
+    s._valu("v_min_f32" if is_min else "v_max_f32", t, [qa, qb])
+
+
+def _fdiv32(s: Selector, d: Operand, a: Operand, b: Operand) -> None:
+    a, b = s.to_v(a), s.to_v(b)
+    den, num, r, e, q = (s.vtmp() for _ in range(5))
+    junk = s.stmp(2)
+    s.emit("v_div_scale_f32", den, junk, b, b, a, ndefs=2)
+    s.emit("v_div_scale_f32", num, VCC, a, b, a, ndefs=2)
+    s.emit("v_rcp_f32", r, den)
+    s.emit("v_fma_f32", e, _neg(den), r, Imm(1.0 and 0x3F800000))
+    s.emit("v_fma_f32", r, e, r, r)
+    s.emit("v_mul_f32", q, num, r)
+    s.emit("v_fma_f32", e, _neg(den), q, num)
+    s.emit("v_fma_f32", q, e, r, q)
+    s.emit("v_fma_f32", e, _neg(den), q, num)
+    s.emit("v_div_fmas_f32", q, e, r, q, imp_uses=(VCC,))
+    s.emit("v_div_fixup_f32", d, q, b, a)
+
+
+def _fsqrt32(s: Selector, d: Operand, a: Operand) -> None:
+    """Correctly rounded sqrt: scale tiny inputs by 2^32, take the estimate, step one ulp down or
+    up when the fma residual says so, unscale by 2^-16; zeros and +inf pass through."""
+    a = s.to_v(a)
+    x, r, dn, up, rd, ru = (s.vtmp() for _ in range(6))
+    small = s.stmp(2)
+    _vcmp(s, "v_cmp_gt_f32", small, s.to_v(Imm(0x0F800000)), a)  # a < 2^-96
+    big = s.to_v(Imm(0x4F800000))  # 2^32
+    s.emit("v_mul_f32", x, big, a)
+    _cndmask(s, x, a, x, small)
+    s.emit("v_sqrt_f32", r, x)
+    s._valu("v_add_u32", dn, [Imm(-1), r])
+    s._valu("v_add_u32", up, [Imm(1), r])
+    s.emit("v_fma_f32", rd, _neg(dn), r, x)
+    s.emit("v_fma_f32", ru, _neg(up), r, x)
+    m = s.stmp(2)
+    _vcmp(s, "v_cmp_ge_f32", m, Imm(0), rd)  # residual <= 0: the estimate was too big
+    _cndmask(s, r, r, dn, m)
+    _vcmp(s, "v_cmp_lt_f32", m, Imm(0), ru)  # residual > 0: too small
+    _cndmask(s, r, r, up, m)
+    lo = s.to_v(Imm(0x37800000))  # 2^-16
+    sc = s.vtmp()
+    s.emit("v_mul_f32", sc, lo, r)
+    _cndmask(s, r, r, sc, small)
+    # v_cmp_class: +-0 (bits 5, 6) and +inf (bit 9) give the input back
+    _vcmp(s, "v_cmp_class_f32", m, x, s.to_v(Imm(0x260)))
+    _cndmask(s, d, r, x, m)
+
+
+class _Neg:
+    pass
+
+
+def _neg(o: Operand) -> Operand:
+    from .ir import Neg
+
+    return Neg(o)
+
+
+def _f64(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    op = spec.op
+    d = inst.operands[0]
+    dst = s.reg_range(d.n, 2)  # type: ignore[attr-defined]
+    srcs = [s.pair_src(o) for o in inst.operands[1:]]
+    if op in (VOp.NEG, VOp.ABS):
+        mn, k = ("xor_b32", 0x80000000) if op is VOp.NEG else ("and_b32", NAN32)
+        if is_s(dst):
+            s.emit("s_mov_b32", _half(dst, 0), _half(srcs[0], 0))
+            s.emit("s_" + mn, _half(dst, 1), _half(srcs[0], 1), Imm(k))
+        else:
+            s._valu("v_mov_b32", _half(dst, 0), [_half(srcs[0], 0)])
+            s._valu("v_" + mn, _half(dst, 1), [Imm(k), _half(srcs[0], 1)])
+        return
+    t = dst if is_v(dst) else s.vtmp(2)
+    if sum(1 for x in srcs if is_s(x)) > 1:
+        srcs = [srcs[0]] + [_vpair(s, x) if is_s(x) else x for x in srcs[1:]]
+    if op is VOp.ADD:
+        s.emit("v_add_f64", t, *srcs)
+    elif op is VOp.SUB:
+        s.emit("v_add_f64", t, srcs[0], _neg(srcs[1]))
+    elif op is VOp.MUL:
+        s.emit("v_mul_f64", t, *srcs)
+    elif op is VOp.FMA:
+        s.emit("v_fma_f64", t, *srcs)
+    elif op in (VOp.MIN, VOp.MAX):
+        qa, qb = s.vtmp(2), s.vtmp(2)
+        s.emit("v_max_f64", qa, srcs[0], srcs[0])
+        s.emit("v_max_f64", qb, srcs[1], srcs[1])
+        s.emit("v_min_f64" if op is VOp.MIN else "v_max_f64", t, qa, qb)
+    else:
+        raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
+    canon64(s, t)
+    if t is not dst:
+        for i in range(2):
+            s.emit("v_readfirstlane_b32", _half(dst, i), _half(t, i))
+
+
+def _vpair(s: Selector, x: Operand) -> Operand:
+    t = s.vtmp(2)
+    s.emit("v_mov_b32", Sub(t, 0), _half(x, 0))
+    s.emit("v_mov_b32", Sub(t, 1), _half(x, 1))
+    return t
+
+
+# ---- conversions -----------------------------------------------------------------------------------
+def _cvt(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    dto = spec.operands[0].dtype
+    dfrom = spec.operands[1].dtype
+    rnd = spec.variant
+    d, a = inst.operands[0], inst.operands[1]
+    if dfrom is T.F64 or dto is T.F64:
+        src = s.pair_src(a) if dfrom is T.F64 else s.src(a)
+        if dto is T.F64:
+            dst = s.reg_range(d.n, 2)  # type: ignore[attr-defined]
+            t = dst if is_v(dst) else s.vtmp(2)
+            if dfrom is T.F64:
+                s.emit(ROUND_F64[rnd], t, src)  # type: ignore[index]
+                canon64(s, t)
+            else:
+                mn = {T.F32: "v_cvt_f64_f32", T.S32: "v_cvt_f64_i32", T.U32: "v_cvt_f64_u32"}[dfrom]
+                s.emit(mn, t, src)
+                if dfrom is T.F32:
+                    canon64(s, t)
+            if t is not dst:
+                for i in range(2):
+                    s.emit("v_readfirstlane_b32", _half(dst, i), _half(t, i))
+            return
+        mn = {T.F32: "v_cvt_f32_f64", T.S32: "v_cvt_i32_f64", T.U32: "v_cvt_u32_f64"}[dto]
+
+        def from64(t: Operand) -> None:
+            s.emit(mn, t, src)
+            if dto is T.F32:
+                canon32(s, t)
+
+        vector_into(s, d, from64)
+        return
+
+    def body(t: Operand) -> None:
+        x = a_v
+        if dto is T.F32 and dfrom is T.F32:
+            s._valu(ROUND_F32[rnd], t, [x])  # type: ignore[index]
+            canon32(s, t)
+        elif dto is T.F32 and dfrom in (T.S32, T.U32):
+            s._valu("v_cvt_f32_i32" if dfrom is T.S32 else "v_cvt_f32_u32", t, [x])
+        elif dfrom is T.F32 and dto in (T.S32, T.U32):
+            if rnd is not None:
+                r = s.vtmp()
+                s._valu(ROUND_F32[rnd], r, [x])
+                x = r
+            s._valu("v_cvt_i32_f32" if dto is T.S32 else "v_cvt_u32_f32", t, [x])
+        elif dto is T.F16 and dfrom is T.F32:
+            s._valu("v_cvt_f16_f32", t, [x])
+            s._valu("v_and_b32", t, [Imm(0xFFFF), t])
+            n = s.vtmp()
+            s.emit("v_mov_b32", n, Imm(0x7FFF))
+            s._valu("v_cmp_u_f32", None, [x, x])
+            s._valu("v_cndmask_b32", t, [t, n])
+        elif dto is T.F32 and dfrom is T.F16:
+            s._valu("v_cvt_f32_f16", t, [x])
+            canon32(s, t)
+        elif dto is T.BF16 and dfrom is T.F32:
+            r = s.vtmp()
+            s._valu("v_bfe_u32", r, [x, Imm(16), Imm(1)])
+            s._valu("v_add3_u32", r, [x, r, s.to_v(Imm(0x7FFF))])
+            s._valu("v_lshrrev_b32", t, [Imm(16), r])
+            n = s.vtmp()
+            s.emit("v_mov_b32", n, Imm(0x7FFF))
+            s._valu("v_cmp_u_f32", None, [x, x])
+            s._valu("v_cndmask_b32", t, [t, n])
+        elif dto is T.F32 and dfrom is T.BF16:
+            s._valu("v_lshlrev_b32", t, [Imm(16), x])
+            canon32(s, t)
+        else:
+            raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
+
+    a_v = s.src(a)
+    vector_into(s, d, body)
+
+
+# ---- memory ---------------------------------------------------------------------------------------
+def _addr(s: Selector, m: Mem, lo: int, hi: int) -> tuple[Operand, int]:
+    """A VGPR address and a folded immediate offset in [lo, hi]."""
+    off = m.offset
+    if m.base is None:
+        return s.to_v(Imm(off & 0xFFFFFFFF)), 0
+    base = s.reg(m.base)
+    if lo <= off <= hi:
+        return s.to_v(base), off
+    t = s.vtmp()
+    s._valu("v_add_u32", t, [Imm(off & 0xFFFFFFFF), base])
+    return t, 0
+
+
+def _dst_range(s: Selector, o: object) -> tuple[Operand, int]:
+    if isinstance(o, Reg):
+        return s.reg(o.n), 1
+    if isinstance(o, Pair):
+        return s.reg_range(o.n, 2), 2
+    assert isinstance(o, Vec)
+    return (s.reg_range(o.n, o.count) if o.count > 1 else s.reg(o.n)), o.count
+
+
+def _load(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    d, m = inst.operands[0], inst.operands[1]
+    assert isinstance(m, Mem)
+    w = spec.width
+    signed = spec.signed and w < 4
+    dst, n = _dst_range(s, d)
+    if isinstance(d, Reg) and d.sel != 0:
+        raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: a load into a sub-register")
+    if spec.space == "const" and w >= 4 and is_s(dst):
+        # uniform address into SGPRs: scalar load from constant memory (read-only, so the scalar
+        # cache cannot be stale)
+        off = s.stmp()
+        if m.base is None:
+            s.emit("s_mov_b32", off, Imm(m.offset & 0xFFFFFFFF))
+        else:
+            s.emit("s_add_u32", off, s.reg(m.base), Imm(m.offset & 0xFFFFFFFF))
+        q = s.stmp(n) if n > 1 else dst
+        s.emit(SMEM_LOAD[w], q, s.cmem, off)
+        if q is not dst:
+            for i in range(n):
+                s.emit("s_mov_b32", _half(dst, i), _half(q, i))
+        return
+    t = dst if is_v(dst) else s.vtmp(n)
+    if spec.space == "local":
+        addr, off = _addr(s, m, 0, 65535)
+        s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
+    else:
+        base = s.mem if spec.space == "global" else s.cmem
+        addr, off = _addr(s, m, -4096, 4095)
+        s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
+    if t is not dst:
+        for i in range(n):
+            s.emit("v_readfirstlane_b32", _half(dst, i) if n > 1 else dst, _half(t, i) if n > 1 else t)
+
+
+def _data(s: Selector, o: object, n: int) -> Operand:
+    """Store data in VGPRs: a register, pair or vector (copied when uniform)."""
+    if isinstance(o, (Reg, WImm)):
+        return s.to_v(s.src(o))
+    if isinstance(o, Pair):
+        r = s.reg_range(o.n, 2)
+    elif isinstance(o, Vec):
+        r = s.reg_range(o.n, o.count) if o.count > 1 else s.reg(o.n)
+    else:
+        raise AssertionError(o)
+    if is_v(r):
+        return r
+    t = s.vtmp(n)
+    for i in range(n):
+        s.emit("v_mov_b32", Sub(t, i) if n > 1 else t, _half(r, i) if n > 1 else r)
+    return t
+
+
+def _store(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    m, v = inst.operands[0], inst.operands[1]
+    assert isinstance(m, Mem)
+    w = spec.width
+    data = _data(s, v, max(1, w // 4))
+    if spec.space == "local":
+        addr, off = _addr(s, m, 0, 65535)
+        s.emit(STORE_DS[w], addr, data, ndefs=0, mods=f"offset:{off}" if off else "")
+    else:
+        addr, off = _addr(s, m, -4096, 4095)
+        s.emit(f"global_store_{STORE_GLOBAL[w]}", addr, data, s.mem, ndefs=0, mods=f"offset:{off}" if off else "")
+
+
+def _atomic(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    ret = spec.op is VOp.ATOM
+    ops = list(inst.operands)
+    d = ops.pop(0) if ret else None
+    m = ops[0]
+    assert isinstance(m, Mem)
+    vals = [s.to_v(s.src(o)) for o in ops[1:]]
+    aop = spec.variant
+    assert isinstance(aop, AtomOp)
+    fl = spec.dtype is T.F32
+    signed = spec.signed
+
+    def body(t: Operand | None) -> None:
+        if spec.space == "local":
+            addr, off = _addr(s, m, 0, 65535)
+            mods = f"offset:{off}" if off else ""
+            if aop is AtomOp.CAS:
+                mn, data = "ds_cmpst", [vals[0], vals[1]]  # DS: compare first, then the new value
+            elif aop is AtomOp.EXCH:
+                mn, data = "ds_wrxchg", vals
+            elif fl:
+                mn, data = "ds_add", vals
+            else:
+                mn, data = "ds_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[0], vals
+            suffix = (
+                "_f32"
+                if fl
+                else (
+                    "_b32"
+                    if aop in (AtomOp.CAS, AtomOp.EXCH)
+                    else "_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[1]
+                )
+            )
+            if t is not None or aop is AtomOp.EXCH:
+                rt = t if t is not None else s.vtmp()
+                s.emit(mn + "_rtn" + suffix, rt, addr, *data, mods=mods)
+            else:
+                s.emit(mn + suffix, addr, *data, ndefs=0, mods=mods)
+            return
+        addr, off = _addr(s, m, -4096, 4095)
+        mods = f"offset:{off}" if off else ""
+        name = "add_f32" if fl else ATOM_GLOBAL[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))]
+        data: Operand = vals[0]
+        if aop is AtomOp.CAS:  # global cmpswap data = {new, compare}
+            pair = s.vtmp(2)
+            s.emit("v_mov_b32", Sub(pair, 0), vals[1])
+            s.emit("v_mov_b32", Sub(pair, 1), vals[0])
+            data = pair
+        if t is not None:
+            s.emit(f"global_atomic_{name}", t, addr, data, s.mem, mods=(mods + " " + s.t.glc).strip())
+        else:
+            s.emit(f"global_atomic_{name}", addr, data, s.mem, ndefs=0, mods=mods)
+
+    if d is None:
+        body(None)
+    else:
+        vector_into(s, d, body)
+
+
+def _fence(s: Selector, scope: Scope) -> None:
+    from .ir import MI
+
+    s.mis.append(MI("s_waitcnt", [], 0, "vmcnt(0) lgkmcnt(0)", comment=f"fence.{scope.value}"))
+    if scope is Scope.DEVICE:
+        for text in s.t.release("device") + s.t.acquire("device"):
+            mn, _, mods = text.partition(" ")
+            s.emit(mn, ndefs=0, mods=mods)
+            if mn == "buffer_wbl2":
+                s.mis.append(MI("s_waitcnt", [], 0, "vmcnt(0)"))
+
+
+# ---- wave operations ------------------------------------------------------------------------------
+def _lane(s: Selector) -> VR:
+    t = s.vtmp()
+    s.emit("v_mbcnt_lo_u32_b32", t, Imm(-1), Imm(0))
+    s.emit("v_mbcnt_hi_u32_b32", t, Imm(-1), t)
+    return t
+
+
+IDENT = {
+    (ReduceOp.ADD, T.U32): 0,
+    (ReduceOp.MIN, T.S32): 0x7FFFFFFF,
+    (ReduceOp.MAX, T.S32): 0x80000000,
+    (ReduceOp.MIN, T.U32): 0xFFFFFFFF,
+    (ReduceOp.MAX, T.U32): 0,
+    (ReduceOp.AND, T.B32): 0xFFFFFFFF,
+    (ReduceOp.OR, T.B32): 0,
+    (ReduceOp.XOR, T.B32): 0,
+    (ReduceOp.MIN, T.F32): NAN32,
+    (ReduceOp.MAX, T.F32): NAN32,
+}
+RED_V = {
+    (ReduceOp.ADD, T.U32): "v_add_u32",
+    (ReduceOp.MIN, T.S32): "v_min_i32",
+    (ReduceOp.MAX, T.S32): "v_max_i32",
+    (ReduceOp.MIN, T.U32): "v_min_u32",
+    (ReduceOp.MAX, T.U32): "v_max_u32",
+    (ReduceOp.AND, T.B32): "v_and_b32",
+    (ReduceOp.OR, T.B32): "v_or_b32",
+    (ReduceOp.XOR, T.B32): "v_xor_b32",
+    (ReduceOp.MIN, T.F32): "v_min_f32",
+    (ReduceOp.MAX, T.F32): "v_max_f32",
+}
+
+
+def _wave(s: Selector, inst: Instruction) -> None:
+    spec = inst.spec
+    op = spec.op
+    d = inst.operands[0]
+    if op in (VOp.ANY, VOp.ALL):
+        p = s.pred(inst.operands[1].n)  # type: ignore[attr-defined]
+
+        def vote(t: Operand) -> None:
+            m = s.stmp(2)
+            s.emit("s_and_b64", m, p, EXEC)
+            if op is VOp.ANY:
+                s.emit("s_cmp_lg_u64", m, Imm(0), ndefs=0)
+            else:
+                s.emit("s_cmp_eq_u64", m, EXEC, ndefs=0)
+            s.emit("s_cselect_b64", t, Imm(-1), Imm(0))
+
+        _pred_write(s, d.n, vote)  # type: ignore[union-attr]
+        return
+    if op is VOp.BALLOT:
+        p = s.pred(inst.operands[1].n)  # type: ignore[attr-defined]
+        m = s.stmp(2)
+        s.emit("s_and_b64", m, p, EXEC)
+        scalar_or_vector(
+            s, d, lambda t: s.emit("s_mov_b32", t, Sub(m, 0)), lambda t: s._valu("v_mov_b32", t, [Sub(m, 0)])
+        )
+        return
+    a = s.src(inst.operands[1])
+    if op is VOp.BROADCAST:
+        b = s.src(inst.operands[2])
+
+        def bc_s(t: Operand) -> None:
+            if is_s(a) or isinstance(a, Imm):
+                s.emit("s_mov_b32", t, a)
+                return
+            lane = s.stmp()
+            if is_v(b):
+                s.emit("v_readfirstlane_b32", lane, b)
+                s.emit("s_and_b32", lane, lane, Imm(63))
+            elif isinstance(b, Imm):
+                lane = Imm(b.value & 63)  # type: ignore[assignment]
+            else:
+                s.emit("s_and_b32", lane, b, Imm(63))
+            s.emit("v_readlane_b32", t, a, lane)
+
+        def bc_v(t: Operand) -> None:
+            u = s.stmp()
+            bc_s(u)
+            s._valu("v_mov_b32", t, [u])
+
+        scalar_or_vector(s, d, bc_s, bc_v)
+        return
+    if op is VOp.SHUFFLE:
+        b = s.src(inst.operands[2])
+        mode = spec.variant
+
+        def shuf(t: Operand) -> None:
+            av = s.to_v(a)
+            lane = _lane(s)
+            src = s.vtmp()
+            if mode is ShuffleMode.IDX:
+                s._valu("v_and_b32", src, [Imm(63), b])
+                s._valu("v_lshlrev_b32", src, [Imm(2), src])
+                s.emit("ds_bpermute_b32", t, src, av)
+                return
+            ok = s.stmp(2)
+            if mode is ShuffleMode.XOR:
+                s._valu("v_xor_b32", src, [b, lane])
+            elif mode is ShuffleMode.UP:
+                s._valu("v_sub_u32", src, [lane, b])
+            else:
+                s._valu("v_add_u32", src, [b, lane])
+            _vcmp(s, "v_cmp_gt_u32", ok, s.to_v(Imm(64)) if False else Imm(64), s.to_v(src))
+            addr = s.vtmp()
+            s._valu("v_lshlrev_b32", addr, [Imm(2), src])
+            got = s.vtmp()
+            s.emit("ds_bpermute_b32", got, addr, av)
+            _cndmask(s, t, av, got, ok)  # out of range: the lane's own value
+
+        vector_into(s, d, shuf)
+        return
+    # reductions and the prefix sum over the whole wave, identity in inactive lanes
+    rop = spec.variant
+    assert isinstance(rop, ReduceOp)
+    ty = spec.dtype if spec.dtype in (T.F32, T.S32, T.U32) else T.B32
+    key = (rop, ty)
+    save = s.stmp(2)
+    outer = s.div
+    s.emit("s_or_saveexec_b64", save, Imm(-1))
+    s.div = False
+    x = s.vtmp()
+    ident = s.vtmp()
+    s.emit("v_mov_b32", ident, Imm(IDENT[key]))
+    av = s.to_v(a)
+    if ty is T.F32:
+        q = s.vtmp()
+        s._valu("v_max_f32", q, [av, av])  # quiet signalling NaNs
+        av = q
+    s.emit("v_cndmask_b32_e64", x, ident, av, save)
+    lane = _lane(s)
+    if op is VOp.REDUCE:
+        for k in (1, 2, 4, 8, 16, 32):
+            addr, y = s.vtmp(), s.vtmp()
+            s._valu("v_xor_b32", addr, [Imm(k), lane])
+            s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
+            s.emit("ds_bpermute_b32", y, addr, x)
+            s._valu(RED_V[key], x, [x, y])
+        res = s.stmp()
+        s.emit("v_readfirstlane_b32", res, x)
+        s.emit("s_mov_b64", EXEC, save)
+        s.div = outer
+        if ty is T.F32:
+            r = s.vtmp()
+            s._valu("v_mov_b32", r, [res])
+            canon32(s, r)
+            vector_into(s, d, lambda t: s._valu("v_mov_b32", t, [r]))
+            return
+        scalar_or_vector(s, d, lambda t: s.emit("s_mov_b32", t, res), lambda t: s._valu("v_mov_b32", t, [res]))
+        return
+    inc = s.vtmp()
+    s.emit("v_mov_b32", inc, x)
+    for k in (1, 2, 4, 8, 16, 32):
+        addr, y = s.vtmp(), s.vtmp()
+        s._valu("v_sub_u32", addr, [lane, s.to_v(Imm(k))])
+        s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
+        s.emit("ds_bpermute_b32", y, addr, inc)
+        s._valu("v_cmp_le_u32", None, [Imm(k), lane])
+        s._valu("v_cndmask_b32", y, [Imm(0), y])
+        s._valu("v_add_u32", inc, [inc, y])
+    s.emit("s_mov_b64", EXEC, save)
+    s.div = outer
+    vector_into(s, d, lambda t: s._valu("v_sub_u32", t, [inc, x]))
+
+
+_unused = (Kind, Rounding)
