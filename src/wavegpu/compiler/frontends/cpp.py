@@ -729,6 +729,13 @@ class Lowering:
         const = "const" in quals or "constexpr" in quals
         out: list[hir.Stmt] = []
         for d in _children(n, "declarator"):
+            for x in _walk(d):
+                if x.type == "new_expression":
+                    raise self.error(x, "heap allocation (new) is not available on a GPU: use __shared__ arrays")
+                if x.type == "call_expression":
+                    callee = self.callee_name(x.child_by_field_name("function"))[0]
+                    if callee in REFUSED_CALLS:
+                        raise self.error(x, REFUSED_CALLS[callee])
             if shared:
                 self.shared_array(n, tnode, d)
                 continue
@@ -1234,6 +1241,8 @@ class Lowering:
             return hir.Const(b.value.type, sp, b.value.value)
         if isinstance(b, ArrB):
             raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
+        if name in CONSTANTS:  # wave::pi ... after `using namespace wave;`
+            return hir.Const(F32, sp, _round(CONSTANTS[name], F32))
         if name in ("INFINITY", "NAN"):
             return hir.Const(F32, sp, math.inf if name == "INFINITY" else math.nan)
         raise self.error(n, f"{name!r} is not declared")
@@ -1442,11 +1451,12 @@ class Lowering:
                     raise self.error(args[0], "axis must be the constant 0, 1 or 2")
             # uint32_t in C++ (the ids are never negative): the same bits as the catalogue's i32
             return hir.Cast(U32, sp, hir.Call(I32, sp, name, (), None, (("axis", axis),)))
-        if name == "barrier":
+        sync = builtins.BUILTINS.get(name)
+        if sync is not None and sync.kind is builtins.Kind.SYNC and not sync.args:  # barrier()
             if args:
-                raise self.error(n, "barrier() takes no arguments")
-            return hir.Call(VOID, sp, "barrier")
-        if name == "fence":
+                raise self.error(n, f"{name}() takes no arguments")
+            return hir.Call(VOID, sp, name)
+        if sync is not None and sync.kind is builtins.Kind.SYNC:  # fence(scope)
             if len(args) > 1:
                 raise self.error(n, "fence(wave::scope::workgroup) takes one scope")
             scope_v = builtins.DEFAULT_SCOPE
@@ -1706,12 +1716,13 @@ class Lowering:
             result = self.fresh(f"{name}", ret) if ret is not None else None
             if ret is not None and not returns:
                 raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
-            self.pre.extend(binds)
+            outer_pre, self.pre = [*self.pre, *binds], []
             self.scopes = [{}, scope]
             self.inlines.append(Inline(name, ret, result, wrapped, len(self.loops)))
             saved_loops = self.loops
             self.loops = list(self.loops)
             body = self.block(body_node)
+            self.pre = outer_pre
             self.loops = saved_loops
             self.inlines.pop()
         finally:

@@ -1,0 +1,435 @@
+"""The C++ frontend (issue 13): diagnostics with spans and carets, C++'s own conversions (checked
+against g++ where it is installed), helpers and templates inlined, every builtin's spelling,
+wave.hpp accepted by g++ for every C++ kernel, and the Rust toolchain's vector_add.cpp."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import wavegpu as wg
+from wavegpu.compiler import builtins, hir
+from wavegpu.compiler.frontends import FRONTENDS
+from wavegpu.compiler.frontends.cpp import CPP, SPELLINGS
+from wavegpu.errors import CompileError
+from wavegpu.runtime.sources import load_kernels
+
+ROOT = Path(__file__).resolve().parents[3]
+SUPPORT = ROOT / "src" / "wavegpu" / "compiler" / "frontends" / "support" / "cpp"
+EXAMPLES = sorted((ROOT / "examples" / "languages" / "cpp").glob("*.cpp"))
+COMPAT = ROOT / "tests" / "compiler" / "languages" / "compat" / "vector_add.cpp"
+GXX = shutil.which("g++")
+
+
+def _error(src: str) -> str:
+    with pytest.raises(CompileError) as e:
+        CPP.parse(src, "k.cpp")
+    return str(e.value)
+
+
+def _diag(src: str, where: str, message: str, caret: str) -> None:
+    """The first diagnostic is at `where` (line:col), says `message`, shows the source line and
+    puts the caret (`caret`, with its tildes) under the column."""
+    text = _error(src)
+    lines = text.splitlines()
+    assert lines[0].startswith(f"k.cpp:{where}: error: "), text
+    assert message in lines[0], text
+    row, col = (int(x) for x in where.split(":"))
+    original = src.splitlines()[row - 1]
+    assert lines[1].endswith(original), text
+    prefix = len(lines[1]) - len(original)
+    assert lines[2] == " " * (prefix + col - 1) + caret, text
+
+
+KERNEL = "[[wave::kernel]] void k(const float* a, float* out, uint32_t n) {{\n{}\n}}\n"
+
+DIAGNOSTICS = [
+    # (body or whole file, line:col, message, caret)
+    ("    out[0] = 1 +;", "2:16", "syntax error", "^"),
+    ("    a[0] = 1.0f;", "2:5", "points to const", "^~~~"),
+    ("    float* p = new float[4];", "2:16", "heap allocation", "^~~~~~~~~~~~"),
+    ("    float* p = (float*)malloc(16);", "2:24", "heap allocation", "^~~~~~~~~~"),
+    ("    out[0] = *(a + 1);", "2:14", "pointer dereference", "^~~~~~~~"),
+    ("    out[0] = (a + 1)[0];", "2:14", "pointer arithmetic", "^~~~~~~"),
+    ("    goto end;\nend:\n    return;", "2:5", "goto", "^~~~~~~~~"),
+    ("    uint32_t h = n * 2654435761;", "2:22", "write 2654435761u", "^~~~~~~~~~"),
+    ("    out[0] = std::min(n, 3);", "2:14", "one type", "^~~~~~~~~~~~~~"),
+    ("    out[0] = wave::exp(1.0);", "2:14", "exp takes float, not double", "^~~~~~~~~~~~~~"),
+    ("    out[0] = wave::sqrt(n);", "2:25", "ambiguous", "^"),
+    ("    out[0] = m;", "2:14", "'m' is not declared", "^"),
+    ("    uint8_t x = 3;", "2:5", "storage-only", "^~~~~~~"),
+    ("    switch (n) { default: break; }", "2:5", "switch", "^" + "~" * 29),
+    ("    __shared__ float s[n];", "2:24", "constant", "^"),
+    ("    break;", "2:5", "outside a loop", "^~~~~~"),
+    ("    size_t i = 0;", "2:5", "size_t", "^~~~~~"),
+    ("    float s = 0.0f;\n    auto f = [&](float x) { s += x; };", "3:14", "lambdas", "^" + "~" * 23),
+    ("    out[0] = a.size();", "2:14", "member", "^~~~~~"),
+    ("    out[0] = 1.0f;\n    return 1;", "3:12", "return no value", "^"),
+    ("    uint32_t x = wave::thread_id(3);", "2:34", "axis", "^"),
+    ("    wave::fence(2);", "2:17", "wave::scope", "^"),
+]
+
+
+@pytest.mark.parametrize("body,where,message,caret", DIAGNOSTICS, ids=[d[2] for d in DIAGNOSTICS])
+def test_diagnostics_name_the_place(body: str, where: str, message: str, caret: str) -> None:
+    _diag(KERNEL.format(body), where, message, caret)
+
+
+FILE_DIAGNOSTICS = [
+    (
+        "uint32_t f(uint32_t x) { return x == 0 ? 0u : f(x - 1); }\n"
+        "[[wave::kernel]] void k(uint32_t* out) {\n    out[0] = f(3u);\n}\n",
+        "1:47",
+        "recursion is not supported on a GPU (f -> f)",
+        "^",
+    ),
+    (
+        "struct S { virtual float g(); };\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n",
+        "1:1",
+        "virtual calls",
+        "^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+    ),
+    ("[[wave::kernel]] int k(float* out) { return 0; }\n", "1:18", "returns void", "^~~"),
+    ("#define N 4\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n", "1:1", "macros", "^~~~~~~~~~~"),
+    (
+        "[[wave::kernel]] void k(float* out) {\n    wave::atomic_min(&out[0], 1.0f);\n}\n",
+        "2:5",
+        "atomic_min on f32 arrays is not supported",
+        "^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+    ),
+    (
+        "template <typename T> T add(T a, T b) { return a + b; }\n"
+        "[[wave::kernel]] void k(float* out, uint32_t n) {\n    out[0] = add(1.0f, n);\n}\n",
+        "3:24",
+        "deduced as both float and uint32_t",
+        "^",
+    ),
+]
+
+
+@pytest.mark.parametrize("src,where,message,caret", FILE_DIAGNOSTICS, ids=[d[2][:30] for d in FILE_DIAGNOSTICS])
+def test_file_diagnostics(src: str, where: str, message: str, caret: str) -> None:
+    _diag(src, where, message, caret)
+
+
+def test_no_kernel_and_macro_markers() -> None:
+    assert "no kernel found" in _error("void f(float* a) { a[0] = 1.0f; }\n")
+    # __kernel / __global__ / __shared__ are blanked for the grammar but keep every column
+    fns = CPP.parse("__global__ void g(float* a) {\n    __shared__ float s[4];\n    a[0] = s[0];\n}\n", "k.cu")
+    assert fns[0].name == "g" and [la.count for la in fns[0].locals] == [4]
+    text = _error("__kernel void g(float* a) {\n    a[0] = q;\n}\n")
+    assert text.startswith("k.cpp:2:12: error: 'q' is not declared") or "2:12" in text.splitlines()[0]
+
+
+# ---- C++'s conversions -----------------------------------------------------------------------
+def _run(src: str, **arrays: np.ndarray) -> dict[str, np.ndarray]:
+    kernels = load_kernels(src, lang="cpp", opt=0)
+    name = next(f.name for f in CPP.parse(src, "<t>"))
+    kernels[name](**arrays, grid=(1,), workgroup=(1,))
+    return arrays
+
+
+def test_usual_arithmetic_conversions() -> None:
+    src = """
+[[wave::kernel]] void conv(int32_t* o, float* f, double* d) {
+    int32_t m = -1;
+    uint32_t one = 1u;
+    o[0] = m < one;             // -1 converts to 4294967295u: false
+    o[1] = -7 / 2;              // truncates: -3
+    o[2] = -7 % 2;              // the dividend's sign: -1
+    o[3] = static_cast<int32_t>(m / one);  // 4294967295u / 1u
+    o[4] = (uint8_t)0 + 300;    // a C cast to a storage type is not a value type: refused elsewhere
+    f[0] = 0.1f * 3;            // float
+    d[0] = 0.1f * 0.1;          // float * double: computed in double
+    f[1] = 1.0f / 3.0;          // computed in double, converted on assignment
+    o[5] = static_cast<int32_t>(-2.7f);  // toward zero
+    o[6] = true + true;         // bool promotes to int
+}
+"""
+    with pytest.raises(CompileError, match="storage-only"):
+        CPP.parse(src, "k.cpp")
+    src = src.replace("(uint8_t)0 + 300", "(int32_t)(2147483647 + 1 == -2147483647 - 1)")
+    out = _run(src, o=np.zeros(8, np.int32), f=np.zeros(2, np.float32), d=np.zeros(1, np.float64))
+    assert out["o"][:7].tolist() == [0, -3, -1, -1, 1, -2, 2]
+    assert out["f"][0] == np.float32(0.1) * np.float32(3)
+    assert out["d"][0] == float(np.float32(0.1)) * 0.1
+    assert out["f"][1] == np.float32(1.0 / 3.0)
+
+
+def test_float_literal_is_double_unless_suffixed() -> None:
+    """`x * 0.1` computes in double then rounds once; `x * 0.1f` rounds 0.1 to float first."""
+    src = """
+[[wave::kernel]] void lit(const float* x, float* a, float* b) {
+    a[0] = x[0] * 0.1;
+    b[0] = x[0] * 0.1f;
+}
+"""
+    x = np.array([9.0], np.float32)
+    out = _run(src, x=x, a=np.zeros(1, np.float32), b=np.zeros(1, np.float32))
+    assert out["a"][0] == np.float32(9.0 * 0.1)
+    assert out["b"][0] == np.float32(9.0) * np.float32(0.1)
+    assert out["a"][0] != out["b"][0]  # 0.9 vs 0.90000004
+
+
+def test_helpers_templates_loops_and_shared_2d() -> None:
+    src = """
+#include "wave.hpp"
+using namespace wave;
+constexpr uint32_t N = 4;
+template <typename T> T square(T x) { return x * x; }
+template <typename T, uint32_t K> T scaled(T x) { return x * K; }
+uint32_t clamp_to(uint32_t v, uint32_t hi) {
+    if (v > hi) {
+        return hi;
+    }
+    return v;
+}
+void put(uint32_t* o, uint32_t i, uint32_t v) { o[i] = v; }
+[[wave::kernel]] void k(uint32_t* o) {
+    __shared__ uint32_t t[N][N + 1];
+    uint32_t s = 0;
+    for (uint32_t i = 0, j = 10; i < 10; i++, j--) {
+        if (i == 3) continue;
+        if (j == 2) break;
+        s += i;
+    }
+    o[0] = s;                              // 0+1+2+4+5+6+7 = 25
+    o[1] = square(7u) + scaled<uint32_t, 3>(5u);   // 49 + 15
+    o[2] = clamp_to(9u, 5u) * 10 + clamp_to(2u, 5u);  // 52
+    put(o, 3, 77u);
+    int32_t q = 0;
+    do { q++; if (q == 2) continue; } while (q < 5);
+    o[4] = q;
+    t[2][3] = 5u;
+    o[5] = t[2][3] + N;
+    uint32_t w = 0;
+    while (w < 100u) { w = w * 2 + 1; }
+    o[6] = w;                              // 127
+    int32_t c = 5;
+    o[7] = c > 3 ? c-- : 0;                // 5, then c == 4
+    o[8] = c;
+    o[9] = lane_id() == 0u && wave_width() >= 1u;
+}
+"""
+    out = _run(src, o=np.zeros(10, np.uint32))
+    assert out["o"].tolist() == [25, 64, 52, 77, 5, 9, 127, 5, 4, 1]
+
+
+# random integer expressions: the emulator against g++ (native, -fwrapv: wrapping is what we define)
+VARS = {"a": "int32_t", "b": "int32_t", "c": "int32_t", "u": "uint32_t", "v": "uint32_t", "w": "uint32_t"}
+VALUES = {"a": -7, "b": 2147483647, "c": -2147483648, "u": 3, "v": 4294967295, "w": 2654435761}
+LITERALS = ["7", "7u", "0xFFFFFFFF", "-3", "2147483647", "0x80000000", "1", "0"]
+
+
+def _expr(rng: random.Random, depth: int) -> str:
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice([*VARS, *LITERALS])
+    x, y = _expr(rng, depth - 1), _expr(rng, depth - 1)
+    k = rng.randrange(9)
+    if k < 3:
+        return f"({x} {rng.choice(['+', '-', '*', '&', '|', '^'])} {y})"
+    if k == 3:
+        return f"({x} {rng.choice(['/', '%'])} (({y} & 255) | 1))"
+    if k == 4:
+        return f"({x} {rng.choice(['<<', '>>'])} ({y} & 31))"
+    if k == 5:
+        return f"({x} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {y})"
+    if k == 6:
+        return f"({rng.choice(['-', '~', '!'])}{x})"
+    if k == 7:
+        return f"static_cast<{rng.choice(['int32_t', 'uint32_t'])}>({x})"
+    return f"({x} {rng.choice(['&&', '||'])} {y} ? {x} : {y})"
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed: C++'s own answers come from it")
+def test_integer_expressions_match_gxx(tmp_path: Path) -> None:
+    rng = random.Random(1313)
+    exprs = [_expr(rng, 4) for _ in range(120)]
+    decls = "\n".join(
+        f"    {t} {n} = {'xi' if t == 'int32_t' else 'xu'}[{i % 3}];" for i, (n, t) in enumerate(VARS.items())
+    )
+    body = decls + "\n" + "\n".join(f"    out[{i}] = static_cast<uint32_t>({e});" for i, e in enumerate(exprs))
+    kernel = f"[[wave::kernel]] void exprs(const int32_t* xi, const uint32_t* xu, uint32_t* out) {{\n{body}\n}}\n"
+    xi = np.array([VALUES["a"], VALUES["b"], VALUES["c"]], np.int32)
+    xu = np.array([VALUES["u"], VALUES["v"], VALUES["w"]], np.uint32)
+    out = np.zeros(len(exprs), np.uint32)
+    load_kernels(kernel, lang="cpp", opt=2)["exprs"](xi, xu, out, grid=(1,), workgroup=(1,))
+    native = (
+        "#include <cstdint>\n#include <cstdio>\n"
+        + kernel.replace("[[wave::kernel]] ", "")
+        + "int main() {\n"
+        + f"    int32_t xi[3] = {{{VALUES['a']}, {VALUES['b']}, -2147483647 - 1}};\n"
+        + f"    uint32_t xu[3] = {{{VALUES['u']}u, {VALUES['v']}u, {VALUES['w']}u}};\n"
+        + f"    uint32_t out[{len(exprs)}];\n    exprs(xi, xu, out);\n"
+        + f'    for (int i = 0; i < {len(exprs)}; i++) printf("%u\\n", out[i]);\n}}\n'
+    )
+    (tmp_path / "e.cpp").write_text(native)
+    subprocess.run(
+        [GXX, "-std=c++20", "-O0", "-fwrapv", "-w", "-o", str(tmp_path / "e"), str(tmp_path / "e.cpp")], check=True
+    )
+    want = [int(x) for x in subprocess.run([str(tmp_path / "e")], capture_output=True, text=True).stdout.split()]
+    bad = [(e, int(g), w) for e, g, w in zip(exprs, out, want) if int(g) != w]
+    assert not bad, bad[:5]
+
+
+# ---- builtins, spellings, interfaces -------------------------------------------------------------
+def test_spellings_cover_every_builtin() -> None:
+    need = set(builtins.BUILTINS) | {"local_array", "barrier", "fence", "cast"}
+    assert need <= set(SPELLINGS), need - set(SPELLINGS)
+
+
+def test_every_builtin_compiles() -> None:
+    src = """
+#include "wave.hpp"
+[[wave::kernel]] void all(float* f, uint32_t* u, int32_t* s) {
+    auto loc = wave::local_array<float, 64>();
+    uint32_t t = wave::thread_id(0) + wave::workgroup_id(1) + wave::workgroup_size(2) + wave::grid_size(0)
+        + wave::global_id(0) + wave::global_size(0) + wave::lane_id() + wave::wave_id() + wave::wave_width();
+    loc[t % 64] = 1.0f;
+    wave::barrier();
+    wave::fence(wave::scope::workgroup);
+    wave::fence();
+    u[0] = wave::atomic_add(&u[1], 1u) + wave::atomic_sub(u, 2, 1u) + wave::atomic_min(&u[1], 3u)
+        + wave::atomic_max(&u[1], 3u) + wave::atomic_and(&u[1], 3u) + wave::atomic_or(&u[1], 3u)
+        + wave::atomic_xor(&u[1], 3u) + wave::atomic_exchange(&u[1], 3u) + wave::atomic_cas(&u[1], 3u, 4u);
+    f[0] = wave::atomic_add(&f[1], 1.0f) + wave::atomic_exchange(&f[1], 2.0f) + wave::atomic_cas(f, 1, 1.0f, 2.0f);
+    s[0] = wave::wave_reduce_add(s[1]) + wave::wave_reduce_min(s[1]) + wave::wave_reduce_max(s[1])
+        + wave::wave_reduce_and(s[1]) + wave::wave_reduce_or(s[1]) + wave::wave_prefix_add(s[1])
+        + wave::wave_shuffle(s[1], 0u) + wave::wave_shuffle_up(s[1], 1u) + wave::wave_shuffle_down(s[1], 1u)
+        + wave::wave_shuffle_xor(s[1], 1u) + wave::wave_broadcast(s[1], 0u);
+    u[2] = wave::wave_ballot(t > 3u) + wave::wave_any(t > 3u) + wave::wave_all(t > 3u);
+    float x = f[2];
+    f[3] = wave::sqrt(x) + wave::rsqrt(x) + wave::sin(x) + wave::cos(x) + wave::exp(x) + wave::exp2(x)
+        + wave::log(x) + wave::log2(x) + wave::floor(x) + wave::ceil(x) + wave::fma(x, x, x) + wave::abs(x)
+        + wave::min(x, 1.0f) + wave::max(x, 1.0f) + sqrtf(x) + fabsf(x) + fminf(x, 2.0f) + wave::pi;
+    s[2] = static_cast<int32_t>(x) + (int32_t)x + int32_t(x) + wave::abs(s[3]);
+    f[4] = static_cast<float>(static_cast<half>(x)) + static_cast<float>(static_cast<double>(x)) + loc[0];
+}
+"""
+    fn = CPP.parse(src, "all.cpp")[0]
+    called = {e.name for e in _calls(fn.body)}
+    want = {b for b in builtins.BUILTINS if builtins.BUILTINS[b].kind not in (builtins.Kind.CAST, builtins.Kind.LOCAL)}
+    assert want <= called, want - called
+    assert [la.count for la in fn.locals] == [64]
+    wg.compile(src, lang="cpp")
+
+
+def _calls(body: tuple[hir.Stmt, ...]):
+    def exprs(x: object):
+        if isinstance(x, hir.Expr):
+            yield x
+        if isinstance(x, hir.Expr | hir.Stmt):
+            for v in vars(x).values():
+                if isinstance(v, tuple):
+                    for y in v:
+                        yield from exprs(y)
+                elif isinstance(v, hir.Expr | hir.Stmt):
+                    yield from exprs(v)
+
+    for s in body:
+        for e in exprs(s):
+            if isinstance(e, hir.Call):
+                yield e
+
+
+def test_registered_with_suffixes() -> None:
+    assert FRONTENDS["cpp"] is CPP
+    assert {".cpp", ".cc", ".cu", ".hpp"} <= set(CPP.suffixes)
+
+
+def test_workgroup_attribute_is_recorded() -> None:
+    src = "[[wave::kernel, wave::workgroup(16, 16)]] void k(float* a) { a[0] = 1.0f; }\n"
+    assert CPP.parse(src, "k.cpp")[0].options == {"workgroup": (16, 16)}
+    prog = wg.compile(src, lang="cpp")
+    assert tuple(prog.kernels[0].workgroup_size) == (16, 16, 1)
+
+
+def test_compat_vector_add_compiles_unchanged_and_runs() -> None:
+    """The Rust toolchain's vector_add.cpp: `__kernel`, no include, a bare thread_id() (the local
+    id), run as its CI does with the 256-thread workgroup."""
+    n = 200
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    out = np.full(256, -1.0, np.float32)
+    for opt in (0, 2):
+        out[:] = -1.0
+        load_kernels(COMPAT, opt=opt)["vector_add"](a, b, out, np.uint32(n), grid=(1,), workgroup=(256,))
+        assert np.array_equal(out[:n], a[:n] + b[:n])
+        assert (out[n:] == -1.0).all()
+
+
+def test_cli_compile_and_run(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from wavegpu.cli import main
+
+    runner = CliRunner()
+    r = runner.invoke(main, ["compile", str(COMPAT), "-o", str(tmp_path / "v.wbin")])
+    assert r.exit_code == 0, r.output
+    assert wg.load(str(tmp_path / "v.wbin")).kernels[0].name == "vector_add"
+    np.save(tmp_path / "a.npy", np.arange(8, dtype=np.float32))
+    r = runner.invoke(
+        main,
+        [
+            "run",
+            str(COMPAT),
+            "--grid",
+            "1",
+            f"a={tmp_path / 'a.npy'}",
+            "b=iota:8",
+            "out=zeros:8",
+            "n=8",
+            "--print",
+            "out",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "14" in r.output
+    bad = tmp_path / "bad.cpp"
+    bad.write_text("__kernel void k(float* a) {\n    a[0] = 1 +;\n}\n")
+    r = runner.invoke(main, ["compile", str(bad), "-o", str(tmp_path / "b.wbin")])
+    assert r.exit_code != 0 and "bad.cpp:2:14: error: syntax error" in r.output
+    assert "Traceback" not in r.output
+
+
+# ---- g++ accepts every C++ kernel with wave.hpp -----------------------------------------------
+def _gxx_sources() -> list[Path]:
+    return [*EXAMPLES, COMPAT]
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+def test_gxx_accepts_every_kernel() -> None:
+    """`g++ -std=c++20 -fsyntax-only` with wave.hpp: [[wave::kernel]] is an attribute g++ does not
+    know (-Wno-attributes=wave::); the Rust toolchain's file has no include and calls the builtins
+    unqualified (-include wave.hpp -DWAVE_USING_NAMESPACE)."""
+    files = _gxx_sources()
+    assert len(EXAMPLES) == 12
+    flags = [GXX, "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{SUPPORT}"]
+    for f in files:
+        extra = ["-include", "wave.hpp", "-DWAVE_USING_NAMESPACE"] if f == COMPAT else []
+        r = subprocess.run([*flags, *extra, str(f)], capture_output=True, text=True)
+        assert r.returncode == 0, f"{f}:\n{r.stderr}"
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+def test_gxx_accepts_the_test_kernels(tmp_path: Path) -> None:
+    """The kernels of this file that WAVE accepts, g++ accepts too (with the includes they need)."""
+    import inspect
+
+    text = inspect.getsource(test_every_builtin_compiles)
+    body = text.split('src = """', 1)[1].split('"""', 1)[0]
+    p = tmp_path / "all.cpp"
+    p.write_text("#include <cmath>\n" + body)
+    flags = [GXX, "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{SUPPORT}", str(p)]
+    r = subprocess.run(flags, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = inspect.getsource(test_helpers_templates_loops_and_shared_2d)
+    body = text.split('src = """', 1)[1].split('"""', 1)[0]
+    p.write_text(body)
+    r = subprocess.run(flags, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
