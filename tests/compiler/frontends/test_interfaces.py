@@ -25,6 +25,7 @@ LANGS = tuple(lang for lang in SUFFIX if lang != "python")
 # a source with one syntax error per language, and where the error is (line, column)
 BROKEN: dict[str, tuple[str, tuple[int, int]]] = {
     "rust": ("#[wave::kernel]\nfn k(a: &mut [f32]) {\n    let x = 1 +;\n}\n", (3, 16)),
+    "cpp": ("[[wave::kernel]] void k(float* a) {\n    float x = 1 +;\n}\n", (2, 17)),
     "typescript": ("/** @kernel */\nfunction k(a: Float32Array) {\n    const x = 1 +;\n}\n", (3, 17)),
 }
 
