@@ -392,6 +392,10 @@ class Lowering:
                 return Array("", ArrayType(ELEMENT_TYPES[rt], "global"), rt, mutable)
             if inner.type == "array_type":
                 raise self.error(ty, "buffers are slices, `&[f32]` or `&mut [f32]` (their length comes at run time)")
+            if inner.type == "dynamic_type":
+                raise self.error(
+                    inner, "trait objects (dyn) are not supported in kernels: there are no virtual calls on the GPU"
+                )
             raise self.error(ty, "a reference parameter is a slice, `&[f32]` or `&mut [f32]`")
         rt = self.type_name(ty)
         if rt == "bool":
@@ -802,7 +806,12 @@ class Lowering:
         return hir.Compare(BOOL, sp, Cmp.EQ, scrut.e, self.pattern_value(scrut, p))
 
     def pattern_value(self, scrut: V, p: Node) -> hir.Expr:
-        if p.type == "negative_literal" or p.type in ("integer_literal", "boolean_literal", "identifier", "scoped_identifier"):
+        if p.type == "negative_literal" or p.type in (
+            "integer_literal",
+            "boolean_literal",
+            "identifier",
+            "scoped_identifier",
+        ):
             v = self.f.const_eval(p, scrut.rt, self)
         else:
             raise self.error(p, "match patterns are integer literals, ranges (a..=b), constants, `|` and `_`")
@@ -1096,7 +1105,24 @@ class Lowering:
         sp = self.span(n)
         if op == "*":
             raise self.error(n, "dereferencing is not needed in kernels (scalars are values)")
-        if op == "-" and operand.type in ("integer_literal", "float_literal"):
+        if op == "-" and operand.type == "integer_literal":  # -2147483648i32 is a literal
+            value, suffix = parse_int(self.text(operand))
+            if suffix in UNSUPPORTED_INTS:
+                raise self.error(operand, f"{suffix} is not supported: kernel integers are 32-bit")
+            if suffix in FLOATS:
+                return V(hir.Const(RUST_TYPES[suffix], sp, -float(value)), suffix)
+            rt = suffix or (hint if hint in INTS or hint in FLOATS else None)
+            if rt in ("u32", "usize", "u8", "u16"):
+                raise self.error(n, f"cannot apply unary operator `-` to type `{rt}`")
+            if rt is not None and rt in INTS and not _fits(-value, rt):
+                raise self.error(n, f"literal out of range for {rt}: -{value}")
+            if suffix is not None:
+                return V(hir.Const(RUST_TYPES[suffix], sp, -value), suffix)
+            if -value < -(2**31):
+                raise self.error(n, f"literal out of range for 32-bit integers: -{value}")
+            lit = V(hir.Const(I32, sp, -value), "i32", True, frozenset())
+            return self.retype(lit, rt, n) if rt is not None else lit
+        if op == "-" and operand.type == "float_literal":
             v = self.expr(operand, None)
             c = v.e
             assert isinstance(c, hir.Const)
@@ -1171,7 +1197,8 @@ class Lowering:
                 a = self.expr(ln, b.rt)
         return self.binary(op, a, b, n, ln, rn)
 
-    def binary(self, op: str, a: V, b: V, n: Node, ln: Node, rn: Node) -> V:
+    def binary(self, op: str, a: V, b: V, n: Node, ln: Node, rn: Node, wrapping: bool = False) -> V:
+        """`a op b` by Rust's rules (`wrapping`: x.wrapping_shl(k) takes any constant k modulo 32)."""
         sp = self.span(n)
         if op not in BINOPS:
             raise self.error(n, f"unsupported operator {op}")
@@ -1183,6 +1210,8 @@ class Lowering:
             self.no_narrow(a, ln)
             count = b.e
             if isinstance(count, hir.Const):
+                if wrapping:
+                    count = hir.Const(count.type, count.span, int(count.value) & 31)
                 if not 0 <= int(count.value) < 32:
                     raise self.error(
                         rn, f"this arithmetic operation will overflow: shifting a 32-bit value by {count.value}"
@@ -1502,7 +1531,7 @@ class Lowering:
             if rt not in INTS:
                 raise self.error(n, f"{method} takes integers, not {rt}")
             y = self.expr(args[0], "u32" if method in ("wrapping_shl", "wrapping_shr") else rt)
-            return self.binary(WRAPPING[method], x, y, n, recv, args[0])
+            return self.binary(WRAPPING[method], x, y, n, recv, args[0], wrapping=True)
         if method == "wrapping_neg":
             self.nargs(n, args, 0, method)
             return V(hir.Unary(x.e.type, sp, hir.UnaryOp.NEG, x.e), rt)

@@ -1,0 +1,484 @@
+"""The Rust frontend: diagnostics with spans and carets (syntax errors from tree-sitter, type
+errors as rustc gives them, unsupported constructs), Rust's arithmetic on the emulator (truncating
+division, wrapping, shift counts modulo 32, `as` casts), every builtin under its Rust spelling,
+and integer expression trees against a scalar reference of Rust's release-build rules.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import wavegpu as wg
+from wavegpu.compiler import builtins, hir
+from wavegpu.compiler.frontends import FRONTENDS
+from wavegpu.compiler.frontends.rust import SPELLINGS
+
+HERE = Path(__file__).parent
+HEAD = "use wave::*;\n\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32], n: u32) {\n"
+
+
+def _parse(text: str) -> list[hir.Function]:
+    return FRONTENDS["rust"].parse(text, "k.rs")
+
+
+def _kernels(text: str, opt: int = 2) -> wg.runtime.sources.Kernels:  # type: ignore[name-defined]
+    return wg.load_kernels(text, lang="rust", opt=opt)
+
+
+# ---- diagnostics ---------------------------------------------------------------------------------
+# (body on line 5, the text the caret underlines (its n-th occurrence), a part of the message)
+DIAGNOSTICS: list[tuple[str, str, int, str]] = [
+    ("let x = 1 +;", ";", 0, "syntax error"),
+    ("let b = n; let s: i32 = 1; o[0] = (s + b) as f32;", "s + b", 0, "mismatched types: i32 and u32"),
+    ("let s: i32 = 1; o[0] = s;", "s", 1, "expected f32, found i32: convert it, `s as f32`"),
+    ("o[0] = o[1] * 2;", "2", 0, "found an integer literal: write 2.0"),
+    (
+        "let x = 1.0; x = 2.0; o[0] = x;",
+        "x",
+        1,
+        "cannot assign twice to immutable variable `x`: declare it `let mut x`",
+    ),
+    ("n = 3;", "n", 0, "immutable parameter `n`: declare it `mut n`"),
+    ("a[0] = 1.0;", "a[0]", 0, "behind a `&` reference: declare `a: &mut [f32]`"),
+    ("let i: i32 = 0; o[i] = 1.0;", "i", 2, "slices are indexed by usize, not i32"),
+    ("k(a, o, n);", "k", 0, "recursion is not supported"),
+    ("let v = vec![1.0f32; 4];", "vec![1.0f32; 4]", 0, "vec! allocates on the heap"),
+    ("let b = Box::new(1.0f32);", "Box::new(1.0f32)", 0, "Box allocates on the heap"),
+    ("let mut c = 0; let mut inc = || c += 1; inc();", "|| c += 1", 0, "closures are not supported"),
+    ("let m = -n;", "-n", 0, "cannot apply unary operator `-` to type `u32`"),
+    ("let r = o[0] % 2.0;", "o[0] % 2.0", 0, "`%` of floats is not supported"),
+    ("let q = n / 0;", "n / 0", 0, "attempt to divide by zero"),
+    ("let s = n << 32;", "32", 0, "will overflow"),
+    ("let x: i64 = 0;", "i64", 0, "i64 is not supported: kernel integers are 32-bit"),
+    ("match n { 0 => {} 1 => {} }", "1 => {}", 0, "non-exhaustive patterns"),
+    ("match n { x if x > 2 => {} _ => {} }", "x if x > 2", 0, "match guards"),
+    ("'outer: loop { break 'outer; }", "'outer: loop { break 'outer; }", 0, "labelled loops are not supported"),
+    ("let c = n as bool;", "n as bool", 0, "cannot cast u32 as bool"),
+    ("let h = o[0] as f16;", "o[0] as f16", 0, "non-primitive cast"),
+    ("let t = [0.0f32; 4];", "[0.0f32; 4]", 0, "per-thread arrays are not supported"),
+    ('println!("{}", n);', 'println!("{}", n)', 0, "println! is not available in kernels"),
+    ("break;", "break", 0, "`break` outside of a loop"),
+    ("return 1;", "1", 0, "kernels return no value"),
+    ("foo(1);", "foo", 0, "cannot find function `foo`"),
+    ("o[0] = q;", "q", 0, "cannot find value `q` in this scope"),
+    ("atomic_min(o, 0usize, 1.0);", "o", 1, "atomic_min on f32 arrays is not supported"),
+    ("let w = wave_reduce_add(1.0f64);", "1.0f64", 0, "wave_reduce_add works on i32, u32 and f32 values, not f64"),
+    ("let s = local_array::<f32, n>();", "n", 0, "a constant expression is needed here"),
+    ("fence(3);", "3", 0, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device"),
+    ("let x = thread_id(3);", "3", 0, "the axis is the constant 0, 1 or 2"),
+    ("for i in (0..n).rev() {}", "(0..n).rev()", 0, "kernels loop over ranges"),
+    ("if let Some(x) = 3 {}", "let Some(x) = 3", 0, "`if let` is not supported"),
+    ("let y = o[0].sin_cos();", "sin_cos", 0, "no method `sin_cos` for f32"),
+]
+
+
+def _place(body: str, snippet: str, nth: int) -> int:
+    col = -1
+    for _ in range(nth + 1):
+        col = body.index(snippet, col + 1)
+    return col + 4 + 1  # the body is indented by four spaces
+
+
+@pytest.mark.parametrize(("body", "snippet", "nth", "message"), DIAGNOSTICS, ids=[d[3][:40] for d in DIAGNOSTICS])
+def test_diagnostics_name_the_place_with_a_caret(body: str, snippet: str, nth: int, message: str) -> None:
+    text = HEAD + f"    {body}\n}}\n"
+    with pytest.raises(wg.CompileError) as ei:
+        _parse(text)
+    d = ei.value.diagnostics[0]
+    col = _place(body, snippet, nth)
+    rendered = d.render()
+    head, shown, caret = rendered.splitlines()
+    assert head.startswith(f"k.rs:5:{col}: error: "), rendered
+    assert message in head, rendered
+    assert shown == f"        {body}"
+    width = 1 if message == "syntax error" else len(snippet)
+    assert caret == "    " + " " * (col - 1) + "^" + "~" * (width - 1), rendered
+
+
+def test_every_error_of_a_kernel_is_reported() -> None:
+    text = HEAD + "    let m = -n;\n    let s: i32 = 1;\n    o[0] = s;\n    let v = vec![1];\n}\n"
+    with pytest.raises(wg.CompileError) as ei:
+        _parse(text)
+    assert [(d.span.line, d.span.col) for d in ei.value.diagnostics if d.span] == [(5, 13), (7, 12), (8, 13)]
+
+
+@pytest.mark.parametrize(
+    ("source", "place", "message"),
+    [
+        ("struct P { x: f32 }\n#[wave::kernel]\nfn k(o: &mut [f32]) {}\n", (1, 1), "struct items are not supported"),
+        ("#[wave::kernel]\nfn k(v: Vec<f32>) {}\n", (2, 9), "Vec<f32> needs heap allocation"),
+        ("#[wave::kernel]\nfn k(f: &dyn Fn(f32) -> f32) {}\n", (2, 10), "trait objects (dyn) are not supported"),
+        ("#[wave::kernel]\nfn k(o: &mut [f32]) -> f32 { 0.0 }\n", (2, 24), "kernels return nothing"),
+        (
+            "fn helper(x: f32) -> f32 { x }\n#[wave::kernel]\nfn k(o: &mut [f32]) { o[0] = helper(1.0); }\n",
+            (3, 30),
+            "calls to other functions (`helper`) are not supported",
+        ),
+        ("#[wave::kernel]\nfn k<T>(o: &mut [T]) {}\n", (2, 5), "kernels are not generic"),
+        ("#[wave::kernel]\nfn k(o: &mut [f32]) {\n    let x = ;\n}\n", (3, 11), "syntax error"),
+    ],
+)
+def test_item_level_diagnostics(source: str, place: tuple[int, int], message: str) -> None:
+    with pytest.raises(wg.CompileError) as ei:
+        _parse(source)
+    d = ei.value.diagnostics[0]
+    assert d.span is not None and (d.span.line, d.span.col) == place, d.render()
+    assert message in d.message
+    assert "^" in d.render().splitlines()[2]
+
+
+def test_spellings_name_every_builtin() -> None:
+    names = set(builtins.BUILTINS) | {"local_array", "barrier", "fence", *builtins.CASTS}
+    assert names - set(SPELLINGS) == set()
+    assert all(isinstance(v, str) and v for v in SPELLINGS.values())
+
+
+# ---- what the frontend produces --------------------------------------------------------------------
+def _vars(text: str) -> dict[str, str]:
+    (fn,) = _parse(text)
+    return {k: str(v) for k, v in fn.variables}
+
+
+def test_unsuffixed_literals_are_typed_by_their_later_uses_as_rustc_does() -> None:
+    body = (
+        "    let mut s = 128;\n    let t = thread_id(0);\n    while s > 0 { if t < s { o[0] = 1.0; } s /= 2; }\n"
+        "    let mut acc = 0.0;\n    acc = acc + o[1];\n    let d = 0.5;\n    let i = 3;\n"
+        "    for j in 0..4 { o[j] = acc; }\n"
+    )
+    v = _vars(HEAD + body + "}\n")
+    assert (v["s"], v["acc"], v["d"], v["i"], v["j"]) == ("u32", "f32", "f64", "i32", "u32")
+
+
+def test_shadowing_makes_a_new_variable() -> None:
+    (fn,) = _parse(HEAD + "    let i = global_id(0);\n    let i = i as usize;\n    o[i] = 1.0;\n}\n")
+    assert dict(fn.variables) == {"i": wg.u32, "i$2": wg.u32}
+    assert "o[i$2] = 1.0:f32" in hir.dump(fn)
+
+
+def test_a_match_on_integers_is_a_chain_of_conditional_branches() -> None:
+    body = "    match n { 0 => o[0] = 1.0, 1 | 2 => { o[0] = 2.0; } 3..=5 => o[0] = 3.0, _ => {} }\n"
+    (fn,) = _parse(HEAD + body + "}\n")
+    text = hir.dump(fn)
+    assert "if (n eq 0:u32):" in text and "((n eq 1:u32) or (n eq 2:u32))" in text
+    assert "((n ge 3:u32) and (n le 5:u32))" in text
+
+
+# ---- Rust's arithmetic on the emulator -------------------------------------------------------------
+ARITH = """use wave::*;
+
+#[wave::kernel]
+pub fn arith(x: &[i32], y: &[u32], f: &[f32], oi: &mut [i32], ou: &mut [u32]) {
+    let t = thread_id(0) as usize;
+    if t > 0 {
+        return;
+    }
+    oi[0] = x[0] / x[1];
+    oi[1] = x[0] % x[1];
+    oi[2] = x[2] % x[3];
+    oi[3] = x[4] + 1;
+    oi[4] = x[0] << y[2];
+    oi[5] = x[0] >> y[2];
+    oi[6] = f[0] as i32;
+    oi[7] = f[1] as i32;
+    oi[8] = f[2] as i32;
+    oi[9] = f[3] as i32;
+    oi[10] = y[0] as i32;
+    oi[11] = (y[1] as i8) as i32;
+    oi[12] = x[5].abs();
+    oi[13] = x[0].min(x[1]).max(x[3]);
+    oi[14] = (x[0] < x[1]) as i32 + 2 * (y[0] > y[1]) as i32;
+    oi[15] = x[4].wrapping_mul(x[4]);
+    ou[0] = y[0] / y[1];
+    ou[1] = y[0] % y[1];
+    ou[2] = x[0] as u32;
+    ou[3] = f[0] as u32;
+    ou[4] = f[1] as u32;
+    ou[5] = (y[1] as u8) as u32;
+    ou[6] = y[0] >> y[2];
+    ou[7] = y[0].wrapping_shl(y[3]);
+    ou[8] = (y[0] as f32) as u32;
+    ou[9] = y[0].min(y[1]);
+    ou[10] = !y[1];
+    ou[11] = ((y[1] as u16) as u32) ^ 0xFFFF_0000;
+    ou[12] = (f[4] as u32) + (f[3] as u32);
+    let mut s = 0u32;
+    for i in (1..=10).step_by(3) {
+        s = s * 10 + i;
+    }
+    ou[13] = s;
+    let mut c = 0u32;
+    loop {
+        c += 1;
+        if c % 2 == 0 {
+            continue;
+        }
+        if c > 6 {
+            break;
+        }
+    }
+    ou[14] = c;
+    ou[15] = match y[2] { 0 => 10, 33 => 20, _ => 30 };
+}
+"""
+
+
+def _rust_i32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_rusts_arithmetic_rules_on_the_emulator(opt: int) -> None:
+    x = np.array([-7, 2, 7, -2, 2**31 - 1, -(2**31)], np.int32)
+    y = np.array([0xFFFFFFF0, 0x1234_56C7, 33, 35], np.uint32)
+    f = np.array([3e9, -3e9, np.nan, -1.75, 5e9], np.float32)
+    oi = np.zeros(16, np.int32)
+    ou = np.zeros(16, np.uint32)
+    _kernels(ARITH, opt).arith(x, y, f, oi, ou, grid=1, workgroup=32)
+    want_i = [
+        -3,  # / truncates
+        -1,  # % takes the dividend's sign
+        1,
+        -(2**31),  # i32::MAX + 1 wraps (a release build)
+        -14,  # the shift count 33 is taken modulo 32
+        -4,
+        2**31 - 1,  # float -> int saturates
+        -(2**31),
+        0,  # NaN -> 0
+        -1,  # truncation toward zero
+        -16,  # u32 -> i32 keeps the bits
+        _rust_i32(0xC7 | ~0xFF),  # `as i8` keeps the low 8 bits, sign-extended
+        -(2**31),  # i32::MIN.abs() wraps
+        -2,
+        1 + 2,
+        1,  # MAX * MAX wraps to 1
+    ]
+    want_u = [
+        0xFFFFFFF0 // 0x123456C7,
+        0xFFFFFFF0 % 0x123456C7,
+        0xFFFFFFF9,
+        3_000_000_000,
+        0,  # negative -> 0
+        0xC7,
+        0xFFFFFFF0 >> 1,
+        (0xFFFFFFF0 << 3) & 0xFFFFFFFF,
+        0xFFFFFFFF,  # 4294967280 rounds to 2**32 as f32, which saturates
+        0x123456C7,
+        ~0x123456C7 & 0xFFFFFFFF,
+        0x56C7 ^ 0xFFFF0000,
+        0xFFFFFFFF,  # 5e9 saturates; -1.75 -> 0
+        ((1 * 10 + 4) * 10 + 7) * 10 + 10,
+        7,
+        20,
+    ]
+    assert oi.tolist() == want_i
+    assert ou.tolist() == want_u
+
+
+# ---- every builtin under its Rust spelling --------------------------------------------------------
+def test_every_builtin_runs() -> None:
+    ks = wg.load_kernels(HERE / "rust" / "every_builtin.rs")
+    out = np.zeros(64 * 12, np.uint32)
+    ks.ids(out, grid=2, workgroup=32)
+    rows = out.reshape(64, 12)
+    g = np.arange(64)
+    assert np.array_equal(rows[:, 0], g % 32) and np.array_equal(rows[:, 2], g // 32)
+    assert (rows[:, 3] == 32).all() and (rows[:, 4] == 2).all() and (rows[:, 5] == 64).all()
+    assert np.array_equal(rows[:, 6], g % 32) and (rows[:, 8] == 32).all()
+    assert (rows[:, 10] == 64 * 12).all() and (rows[:, 11] == 64).all()
+
+    counts = np.array([0, 1000, 0, 99, 0, 0xFFFFFFFF, 0], np.uint32)
+    vals = np.zeros(128, np.int32)
+    fs = np.zeros(1, np.float32)
+    ks.memory(counts, vals, fs, grid=1, workgroup=64)
+    t = np.arange(64)
+    assert counts[:4].tolist() == [64, 1000 - 64, 63, 0]
+    assert counts[4] == 0xFFFFFFFF and counts[5] == 0
+    assert counts[6] == np.bitwise_xor.reduce(t.astype(np.uint32))
+    assert np.array_equal(vals[:64], -t) and np.array_equal(vals[64:], np.ones(64))
+    assert fs[0] == 32.0
+
+    xs = np.random.default_rng(3).integers(-100, 100, 32).astype(np.int32)
+    o = np.zeros(32 * 9, np.int32)
+    flags = np.zeros(32, np.uint32)
+    ks.waves(xs, o, flags, grid=1, workgroup=32)
+    r = o.reshape(32, 9)
+    assert (r[:, 0] == xs.sum()).all() and (r[:, 1] == xs.min() + xs.max()).all()
+    assert np.array_equal(r[:, 3], np.cumsum(xs) - xs)
+    assert np.array_equal(r[:, 4], np.roll(xs, -1)) and np.array_equal(r[:, 6], xs[np.arange(32) ^ 3])
+    assert (r[:, 7] == xs[0]).all()
+    ballot = sum(1 << i for i in range(32) if xs[i] > 0)
+    assert (r[:, 8].view(np.uint32) == ballot).all()
+    assert (flags == int((xs < 0).any()) + 2 * int((xs != 0).all())).all()
+
+    x = np.linspace(-3, 3, 40).astype(np.float32)
+    out_f = np.zeros(40 * 16, np.float32)
+    d = np.zeros(40)
+    h = np.ones(40, np.float16)
+    ks.math(x, out_f, d, h, 40, grid=1, workgroup=64)
+    m = out_f.reshape(40, 16)
+    a = np.abs(x) + 1
+    np.testing.assert_allclose(m[:, 0], np.sqrt(a), rtol=1e-6)
+    np.testing.assert_allclose(m[:, 2], np.sin(x), atol=1e-5)
+    np.testing.assert_allclose(m[:, 6], np.log(a), rtol=1e-5)
+    np.testing.assert_allclose(m[:, 9], x * 2 + 1, rtol=1e-6)
+    assert np.array_equal(m[:, 10], np.clip(x, -0.5, 0.5))
+    assert np.array_equal(m[:, 13], np.trunc(x) + np.maximum(np.trunc(x), 0))
+    assert m[0, 14] == np.float32(math.pi * 0.5)
+    with np.errstate(invalid="ignore"):  # sqrt of the negative inputs: NaN, as on the device
+        want_d = np.floor(np.sqrt(x.astype(np.float64))) + np.ceil(x.astype(np.float64))
+    assert np.array_equal(d, want_d, equal_nan=True)
+    assert np.array_equal(h, (x.astype(np.float16) * np.float16(2) + np.float16(1)).astype(np.float16))
+
+
+# ---- integer expression trees: the emulator against Rust's rules computed in Python -----------------
+M32 = 0xFFFFFFFF
+
+
+def _val(v: int, t: str) -> int:
+    return _rust_i32(v) if t == "i32" else v & M32
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _expr(draw: st.DrawFn, t: str, depth: int) -> tuple[str, object]:
+    """A Rust expression of type t and its value as a function of the inputs (Rust's release rules)."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            k = draw(st.integers(0, 2))
+            return f"{'x' if t == 'i32' else 'y'}{k}", (lambda env, k=k, t=t: env[t][k])
+        v = draw(st.integers(-(2**31), 2**31 - 1) if t == "i32" else st.integers(0, M32))
+        text = f"{v}{t}" if v >= 0 else f"({v}{t})"
+        return text, (lambda env, v=v: v)
+    kind = draw(st.sampled_from(["bin", "bin", "div", "shift", "cast", "un", "minmax"]))
+    if kind == "cast":
+        other = "u32" if t == "i32" else "i32"
+        s, f = _expr(draw, other, depth - 1)
+        return f"({s} as {t})", (lambda env, f=f, t=t: _val(f(env), t))
+    a, fa = _expr(draw, t, depth - 1)
+    if kind == "un":
+        if t == "i32" and draw(st.booleans()):
+            return f"{a}.wrapping_neg()", (lambda env, fa=fa: _val(-fa(env), "i32"))
+        return f"(!{a})", (lambda env, fa=fa, t=t: _val(~fa(env), t))
+    if kind == "shift":
+        op = draw(st.sampled_from(["<<", ">>", "wrapping_shl", "wrapping_shr"]))
+        c, fc = _expr(draw, "u32", depth - 1)
+        if op in ("<<", ">>"):
+            k = draw(st.integers(0, 31))
+            text = f"({a} {op} {k})"
+
+            def fc(env: dict[str, list[int]], k: int = k) -> int:
+                return k
+
+        else:
+            text = f"{a}.{op}({c})"
+
+        def shift(env: dict[str, list[int]], fa=fa, fc=fc, op=op, t=t) -> int:
+            x, n = fa(env), fc(env) & 31
+            return _val(x << n, t) if op in ("<<", "wrapping_shl") else _val(x >> n, t)
+
+        return text, shift
+    b, fb = _expr(draw, t, depth - 1)
+    if kind == "minmax":
+        op = draw(st.sampled_from(["min", "max"]))
+        return f"{a}.{op}({b})", (lambda env, fa=fa, fb=fb, op=op: (min if op == "min" else max)(fa(env), fb(env)))
+    if kind == "div":
+        op = draw(st.sampled_from(["/", "%"]))
+        if t == "i32":  # wrapping_div: i32::MIN / -1 gives i32::MIN (plain `/` panics there)
+            meth = "wrapping_div" if op == "/" else "wrapping_rem"
+            text = f"{a}.{meth}({b} | 1)"
+        else:
+            text = f"({a} {op} ({b} | 1))"
+
+        def div(env: dict[str, list[int]], fa=fa, fb=fb, op=op, t=t) -> int:
+            x, y = fa(env), _val(fb(env) | 1, t)
+            q = _tdiv(x, y)
+            return _val(q if op == "/" else x - q * y, t)
+
+        return text, div
+    op = draw(st.sampled_from(["+", "-", "*", "&", "|", "^", "wrapping_add", "wrapping_sub", "wrapping_mul"]))
+    fn = {
+        "+": lambda p, q: p + q,
+        "-": lambda p, q: p - q,
+        "*": lambda p, q: p * q,
+        "&": lambda p, q: p & q,
+        "|": lambda p, q: p | q,
+        "^": lambda p, q: p ^ q,
+    }[op if len(op) == 1 else {"wrapping_add": "+", "wrapping_sub": "-", "wrapping_mul": "*"}[op]]
+    text = f"({a} {op} {b})" if len(op) == 1 else f"{a}.{op}({b})"
+    return text, (lambda env, fa=fa, fb=fb, fn=fn, t=t: _val(fn(fa(env), fb(env)), t))
+
+
+@st.composite
+def _programs(draw: st.DrawFn) -> tuple[str, object, object, int]:
+    ei, fi = _expr(draw, "i32", 4)
+    eu, fu = _expr(draw, "u32", 4)
+    opt = draw(st.sampled_from([0, 1, 2, 3]))
+    return ei, fi, eu, fu, opt  # type: ignore[return-value]
+
+
+_EDGES_I = [0, 1, -1, 2**31 - 1, -(2**31), 7, -7, 12345]
+_EDGES_U = [0, 1, M32, 2**31, 2**31 - 1, 33, 0xDEADBEEF, 5]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
+@given(_programs())
+def test_integer_expressions_follow_rusts_wrapping_rules(prog: tuple) -> None:  # type: ignore[type-arg]
+    ei, fi, eu, fu, opt = prog
+    src = (
+        "use wave::*;\n\n#[wave::kernel]\n"
+        "pub fn k(xs: &[i32], ys: &[u32], oi: &mut [i32], ou: &mut [u32]) {\n"
+        "    let t = thread_id(0) as usize;\n"
+        "    let x0 = xs[t * 3];\n    let x1 = xs[t * 3 + 1];\n    let x2 = xs[t * 3 + 2];\n"
+        "    let y0 = ys[t * 3];\n    let y1 = ys[t * 3 + 1];\n    let y2 = ys[t * 3 + 2];\n"
+        f"    oi[t] = {ei};\n    ou[t] = {eu};\n}}\n"
+    )
+    rng = np.random.default_rng(len(ei) + 7 * len(eu))
+    lanes = 8
+    xs = np.array(
+        [_EDGES_I[i % 8] if i < 8 else int(v) for i, v in enumerate(rng.integers(-(2**31), 2**31, 3 * lanes))], np.int64
+    ).astype(np.int32)
+    ys = np.array(
+        [_EDGES_U[i % 8] if i < 8 else int(v) for i, v in enumerate(rng.integers(0, 2**32, 3 * lanes))], np.uint64
+    ).astype(np.uint32)
+    oi = np.zeros(lanes, np.int32)
+    ou = np.zeros(lanes, np.uint32)
+    _kernels(src, opt).k(xs, ys, oi, ou, grid=1, workgroup=lanes)
+    for lane in range(lanes):
+        env = {
+            "i32": [int(v) for v in xs[3 * lane : 3 * lane + 3]],
+            "u32": [int(v) for v in ys[3 * lane : 3 * lane + 3]],
+        }
+        assert int(oi[lane]) == fi(env), f"-O{opt} lane {lane}: {ei}"  # type: ignore[operator]
+        assert int(ou[lane]) == fu(env), f"-O{opt} lane {lane}: {eu}"  # type: ignore[operator]
+
+
+# ---- the Rust toolchain's example (COMPAT.md), unchanged --------------------------------------------
+COMPAT = HERE.parent / "languages" / "compat" / "vector_add.rs"
+
+
+def test_the_rust_toolchains_vector_add_compiles_unchanged_and_gives_its_ci_results() -> None:
+    """A bare #[kernel], `thread_id()` without an axis (the id within the workgroup) and slices
+    indexed with the u32 directly; its CI launches the 256-thread workgroup its compiler records."""
+    text = COMPAT.read_text()
+    assert "#[kernel]" in text and "thread_id()" in text and "out[gid]" in text
+    (fn,) = _parse(text)
+    assert [p.name for p in fn.params] == ["a", "b", "out", "n"]
+    ks = wg.load_kernels(COMPAT)
+    a = np.arange(256, dtype=np.float32)
+    b = np.full(256, 2.0, np.float32)
+    out = np.zeros(256, np.float32)
+    ks.vector_add(a, b, out, 200, grid=1, workgroup=256)
+    assert np.array_equal(out[:200], a[:200] + 2) and not out[200:].any()
+    out2 = np.zeros(256, np.float32)
+    ks.vector_add(a, b, out2, 256, grid=2, workgroup=256)  # thread_id() is the local id: both groups write 0..255
+    assert np.array_equal(out2, a + 2)
