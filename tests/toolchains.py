@@ -7,6 +7,10 @@ name that resolves to another release on a fresh machine), with the reason when 
 | hipcc   | HIP 5.2 (Debian's ROCm 5.2)    | Debian `hipcc` (tools/system-tools.sh)               |
 | nvcc    | CUDA 13.0                      | the CUDA toolkit (not in Debian; tests skip without) |
 | ptxas   | CUDA 13.0                      | the CUDA toolkit                                     |
+| llvm-mc, ld.lld, llvm-objdump, llvm-readelf | 14, 19, 22 by versioned name (`llvm-mc-19`) | Debian `llvm-N`/`lld-N` (tools/system-tools.sh; 14 comes with clang) |
+
+The AMDGCN backend's tests assemble for gfx90a with LLVM 14 and 22, gfx942 with 19 and 22, and
+gfx950 with 22 (`AMDGCN_LLVM`): the first LLVM that knew each processor and the newest.
 
 clang 14 (Debian's default `clang++`) rejects `_Float16` on x86, which the Metal shim uses.
 """
@@ -85,3 +89,22 @@ def hipcc() -> Tool:
         m = re.search(r"HIP version: (\S+)", text)
         return Tool(None, f"{path} is HIP {m.group(1) if m else '?'}, the tests expect HIP {HIP_RELEASE}")
     return Tool(path)
+
+
+LLVM_VERSIONS = (14, 19, 22)
+# AMDGCN processor -> the LLVM releases the tests assemble it with (each must know it)
+AMDGCN_LLVM = {"gfx90a": (14, 22), "gfx942": (19, 22), "gfx950": (22,)}
+
+
+@functools.cache
+def llvm(version: int) -> Tool:
+    """llvm-mc, ld.lld, llvm-objdump and llvm-readelf of one LLVM release, by versioned names;
+    `path` is the llvm-mc (the others sit beside it under the same suffix)."""
+    names = [f"llvm-mc-{version}", f"ld.lld-{version}", f"llvm-objdump-{version}", f"llvm-readelf-{version}"]
+    missing = [n for n in names if shutil.which(n) is None]
+    if missing:
+        return Tool(None, f"{', '.join(missing)} not installed (make test installs llvm-{version} and lld-{version})")
+    text = _version_text(shutil.which(names[0]) or names[0], "--version")
+    if f"LLVM version {version}." not in text:
+        return Tool(None, f"{names[0]} is not LLVM {version}")
+    return Tool(shutil.which(names[0]))

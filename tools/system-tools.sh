@@ -5,12 +5,18 @@
 #   clang++-15 (Debian clang-15, by its versioned name): the Metal backend's syntax and type check
 #     against tests/backends/metal_shim. Debian's default `clang` is clang 14, which rejects
 #     _Float16 on x86; tests/toolchains.py looks only for clang++-15 or newer by name.
+#   llvm-19/lld-19 (bookworm) and llvm-22/lld-22 (bookworm-security): llvm-mc, ld.lld, llvm-objdump
+#     and llvm-readelf for the AMDGCN backend's tests (gfx942 needs LLVM 19+, gfx950 LLVM 22).
 # nvcc/ptxas (CUDA 13.0) are not in Debian; the CUDA backend tests skip without them.
 # Every tool the tests call is found by an explicit version in tests/toolchains.py.
 set -u
 want=()
 command -v hipcc >/dev/null 2>&1 || want+=(hipcc libamdhip64-dev rocm-device-libs)
 command -v clang++-15 >/dev/null 2>&1 || want+=(clang-15)
+for v in 19 22; do
+    command -v llvm-mc-$v >/dev/null 2>&1 || want+=(llvm-$v)
+    command -v ld.lld-$v >/dev/null 2>&1 || want+=(lld-$v)
+done
 [ ${#want[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "system-tools: no apt-get; skipping ${want[*]} (their tests will skip)"; exit 0

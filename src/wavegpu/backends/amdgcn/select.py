@@ -216,7 +216,7 @@ class Selector:
 
     def newlabel(self, what: str) -> str:
         self.nlabel += 1
-        return f".L{what}_{self.nlabel}"
+        return f".L{self.k.name}_{what}_{self.nlabel}"
 
     # ---- emission ---------------------------------------------------------------------------
     def emit(self, op: str, *ops: Operand, ndefs: int = 1, mods: str = "", **kw: object) -> MI:
