@@ -150,9 +150,12 @@ def test_unsuffixed_literals_are_typed_by_their_later_uses_as_rustc_does() -> No
         "    let mut s = 128;\n    let t = thread_id(0);\n    while s > 0 { if t < s { o[0] = 1.0; } s /= 2; }\n"
         "    let mut acc = 0.0;\n    acc = acc + o[1];\n    let d = 0.5;\n    let i = 3;\n"
         "    for j in 0..4 { o[j] = acc; }\n"
+        "    let w = match n { 0 => 1.0, _ => 2.0 };\n    o[2] = w;\n"
+        "    let q = 0;\n    if t < q + 1 { o[3] = 1.0; }\n"
     )
     v = _vars(HEAD + body + "}\n")
     assert (v["s"], v["acc"], v["d"], v["i"], v["j"]) == ("u32", "f32", "f64", "i32", "u32")
+    assert (v["w"], v["q"]) == ("f32", "u32")
 
 
 def test_shadowing_makes_a_new_variable() -> None:

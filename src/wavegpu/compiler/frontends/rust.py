@@ -580,6 +580,8 @@ class Lowering:
         elif v.lit:
             v = self.literal_default(v, value)
             flexible = True
+        elif v.flex is not None:  # built of literals and inferable variables: inferable itself
+            flexible = True
         rt = declared or v.rt
         hn = self.fresh_name(name, RUST_TYPES[rt])
         # the new name is visible only after its initialiser (`let i = i as i32;`)
@@ -880,14 +882,14 @@ class Lowering:
         if t.is_float:
             if not c.type.is_float:
                 raise self.error(n, f"expected {rt}, found an integer literal: write {c.value}.0")
-            return V(hir.Const(t, c.span, float(c.value)), rt, False)
+            return V(hir.Const(t, c.span, float(c.value)), rt, False, frozenset())
         if c.type.is_float:
             raise self.error(n, f"expected {rt}, found a float literal")
         if t is BOOL:
             raise self.error(n, "expected bool, found an integer: compare it, `x != 0`")
         if not _fits(int(c.value), rt):
             raise self.error(n, f"literal out of range for {rt}: {c.value}")
-        return V(hir.Const(t, c.span, int(c.value)), rt, False)
+        return V(hir.Const(t, c.span, int(c.value)), rt, False, frozenset())
 
     def want(self, v: V, rt: str, n: Node, target: Var | None = None) -> V:
         """`v` where a value of Rust type rt is expected: no implicit conversions."""
@@ -1365,7 +1367,8 @@ class Lowering:
         if a.lit and b.lit:
             a, b = self.literal_default(a, n), self.literal_default(b, n)
         a, b = self.unify(a, b, n, n.child_by_field_name("consequence"), other)
-        return V(hir.IfExpr(a.e.type, self.span(n), cond, a.e, b.e), a.rt)
+        flex = a.flex | b.flex if a.flex is not None and b.flex is not None else None
+        return V(hir.IfExpr(a.e.type, self.span(n), cond, a.e, b.e), a.rt, flex=flex)
 
     def match_value(self, n: Node, hint: str | None) -> V:
         scrut, arms = self.match_parts(n)
@@ -1383,7 +1386,8 @@ class Lowering:
             out.append(self.want(v, rt or v.rt, vn))
         acc = out[-1]
         for (arm, cond), v in zip(reversed(conds[:-1]), reversed(out[:-1])):
-            acc = V(hir.IfExpr(acc.e.type, self.span(arm), cond, v.e, acc.e), acc.rt)
+            flex = acc.flex | v.flex if acc.flex is not None and v.flex is not None else None
+            acc = V(hir.IfExpr(acc.e.type, self.span(arm), cond, v.e, acc.e), acc.rt, flex=flex)
         return acc
 
     # -- calls
