@@ -240,7 +240,7 @@ def _expr(rng: random.Random, depth: int) -> str:
     if k == 5:
         return f"({x} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {y})"
     if k == 6:
-        return f"({rng.choice(['-', '~', '!'])}{x})"
+        return f"({rng.choice(['-', '~', '!'])}({x}))"
     if k == 7:
         return f"static_cast<{rng.choice(['int32_t', 'uint32_t'])}>({x})"
     return f"({x} {rng.choice(['&&', '||'])} {y} ? {x} : {y})"
@@ -432,3 +432,63 @@ def test_gxx_accepts_the_test_kernels(tmp_path: Path) -> None:
     p.write_text(body)
     r = subprocess.run(flags, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+FVARS = {"f": "float", "g": "float", "d": "double", "i": "int32_t", "u": "uint32_t"}
+FLITERALS = ["0.1", "0.1f", "3", "2.5f", "7u", "1e10", "-0.75f"]
+
+
+def _fexpr(rng: random.Random, depth: int) -> str:
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice([*FVARS, *FLITERALS])
+    x, y = _fexpr(rng, depth - 1), _fexpr(rng, depth - 1)
+    k = rng.randrange(6)
+    if k < 3:
+        return f"({x} {rng.choice(['+', '-', '*', '/'])} {y})"
+    if k == 3:
+        return f"static_cast<{rng.choice(['float', 'double'])}>({x})"
+    if k == 4:
+        return f"({x} {rng.choice(['<', '>=', '=='])} {y} ? {x} : {y})"
+    return f"(-({x}))"
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed: C++'s own answers come from it")
+def test_float_expressions_match_gxx(tmp_path: Path) -> None:
+    """float, double and integer operands mixed as C++ mixes them (double literals, float
+    literals, int to float conversions), every operation rounded once, as g++ computes them
+    with SSE arithmetic and no contraction."""
+    rng = random.Random(1717)
+    exprs = [_fexpr(rng, 3) for _ in range(80)]
+    body = (
+        "    float f = fs[0], g = fs[1];\n    double d = ds[0];\n    int32_t i = is[0];\n    uint32_t u = us[0];\n"
+        + "\n".join(f"    out[{k}] = static_cast<double>({e});" for k, e in enumerate(exprs))
+    )
+    kernel = (
+        "[[wave::kernel]] void fexprs(const float* fs, const double* ds, const int32_t* is, const uint32_t* us, "
+        f"double* out) {{\n{body}\n}}\n"
+    )
+    fs = np.array([1.1, -3.7], np.float32)
+    ds = np.array([0.3])
+    is_ = np.array([-5], np.int32)
+    us = np.array([4000000000], np.uint32)
+    out = np.zeros(len(exprs))
+    load_kernels(kernel, lang="cpp", opt=2)["fexprs"](fs, ds, is_, us, out, grid=(1,), workgroup=(1,))
+    native = (
+        "#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+        + kernel.replace("[[wave::kernel]] ", "")
+        + "int main() {\n    float fs[2] = {1.1f, -3.7f};\n    double ds[1] = {0.3};\n"
+        + "    int32_t is[1] = {-5};\n    uint32_t us[1] = {4000000000u};\n"
+        + f"    double out[{len(exprs)}];\n    fexprs(fs, ds, is, us, out);\n"
+        + f"    for (int k = 0; k < {len(exprs)}; k++) {{ unsigned long long b; memcpy(&b, &out[k], 8); "
+        + 'printf("%llu\\n", b); }\n}\n'
+    )
+    (tmp_path / "f.cpp").write_text(native)
+    subprocess.run(
+        [GXX, "-std=c++20", "-O0", "-ffp-contract=off", "-w", "-o", str(tmp_path / "f"), str(tmp_path / "f.cpp")],
+        check=True,
+    )
+    got = out.view(np.uint64).tolist()
+    want = [int(x) for x in subprocess.run([str(tmp_path / "f")], capture_output=True, text=True).stdout.split()]
+    nan = lambda b: np.isnan(np.array([b], np.uint64).view(np.float64)[0])  # noqa: E731
+    bad = [(e, g, w) for e, g, w in zip(exprs, got, want) if g != w and not (nan(g) and nan(w))]
+    assert not bad, [(e, np.array([g, w], np.uint64).view(np.float64).tolist()) for e, g, w in bad[:5]]

@@ -343,6 +343,7 @@ class Lowering:
         self.inlines: list[Inline] = []
         self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
         self.tmp = 0
+        self.taken: set[str] = set()  # the parameters' names (a local that shadows one is renamed)
 
     # -- helpers
     def error(self, n: Node, msg: str) -> CompileError:
@@ -362,7 +363,7 @@ class Lowering:
 
     def declare_name(self, name: str, t: ScalarType) -> str:
         """A HIR name for a new C++ variable (a shadowing or repeated declaration gets a new one)."""
-        if name not in self.vars and name not in self.arrays and not self.inlines:
+        if name not in self.vars and name not in self.arrays and name not in self.taken and not self.inlines:
             self.vars[name] = t
             return name
         return self.fresh(name, t)
@@ -420,6 +421,7 @@ class Lowering:
             if p.type != "parameter_declaration":
                 raise self.error(p, "kernel parameters are plain: const float* a, float* out, uint32_t n")
             pname, b = self.parameter(p)
+            self.taken.add(pname)
             if isinstance(b, ArrB):
                 self.arrays[pname] = b.type
                 params.append(hir.Param(pname, b.type, self.span(p)))
@@ -719,7 +721,6 @@ class Lowering:
 
     # -- declarations
     def declaration(self, n: Node) -> list[hir.Stmt]:
-        text = self.text(n)
         shared = self.unit.marks.get(n.start_byte) == "__shared__"
         tnode = n.child_by_field_name("type")
         quals = [self.text(c) for c in n.children if c.type in ("type_qualifier", "storage_class_specifier")]
@@ -796,7 +797,6 @@ class Lowering:
             name = self.declare_name(self.text(target), t)
             self.scopes[-1][self.text(target)] = VarB(name, t, const)
             out.append(hir.Assign(self.span(d), name, e))
-        del text
         return out
 
     def narrow_load(self, n: Node) -> bool:
@@ -909,11 +909,9 @@ class Lowering:
             e = self.call(n, statement=True)
             if e is None:
                 return []
-            if isinstance(e, hir.Call):
-                return [hir.ExprStmt(sp, e)]
-            if isinstance(e, hir.Var | hir.Const):  # a helper's value, ignored
-                return []
-            return [hir.ExprStmt(sp, e)] if isinstance(e, hir.Call) else []
+            if isinstance(e, hir.Var | hir.Const):
+                return []  # a helper's result, unused: its statements ran
+            return [hir.ExprStmt(sp, e)]  # evaluated for its effects (an atomic, also under a cast)
         if t == "parenthesized_expression":
             return self.expr_stmt(n.named_children[0])
         raise self.error(n, "this expression statement has no effect (assign it, or call a function)")
@@ -956,9 +954,8 @@ class Lowering:
         sp = self.span(n)
         arg = n.child_by_field_name("argument")
         op = self.text(n.child_by_field_name("operator"))
-        postfix = n.children[0].id == arg.id if hasattr(arg, "id") else n.children[0] == arg
+        postfix = arg.start_byte == n.start_byte
         sym = "+" if op == "++" else "-"
-        one_node = n
         if arg.type == "identifier":
             b = self.writable_var(arg)
             if b.type is BOOL:
@@ -966,8 +963,8 @@ class Lowering:
             cur = hir.Var(b.type, sp, b.name)
             old = None
             if want_value and postfix:
-                old = self.once(hir.Var(b.type, sp, b.name), sp) if False else self._copy(cur, sp)
-            new = self.convert(self.binary(sym, cur, hir.Const(I32, sp, 1), one_node), b.type, n)
+                old = self._copy(cur, sp)
+            new = self.convert(self.binary(sym, cur, hir.Const(I32, sp, 1), n), b.type, n)
             self.pre.append(hir.Assign(sp, b.name, new))
             if not want_value:
                 return None
