@@ -61,6 +61,32 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "mul.wide.s32": (_L, (_B, _B), "mul.wide.s32 {d}, {a}, {b};"),
     "mul.wide.u32": (_L, (_B, _B), "mul.wide.u32 {d}, {a}, {b};"),
     "mad.lo.s32": (_B, (_B, _B, _B), "mad.lo.s32 {d}, {a}, {b}, {c};"),
+    # division with WAVE's rules (DESIGN section 3): x / 0 = 0xFFFFFFFF, x % 0 = x; signed
+    # INT_MIN / -1 = INT_MIN and x % -1 = 0. A safe divisor keeps the hardware's division defined.
+    "div.u32": (
+        _B,
+        (_B, _B),
+        "setp.eq.u32 {q}, {b}, 0;\nselp.b32 {t}, 1, {b}, {q};\ndiv.u32 {d}, {a}, {t};\nselp.b32 {d}, 0xFFFFFFFF, {d}, {q};",
+    ),
+    "rem.u32": (
+        _B,
+        (_B, _B),
+        "setp.eq.u32 {q}, {b}, 0;\nselp.b32 {t}, 1, {b}, {q};\nrem.u32 {d}, {a}, {t};\nselp.b32 {d}, {a}, {d}, {q};",
+    ),
+    "div.s32": (
+        _B,
+        (_B, _B),
+        "setp.eq.s32 {q}, {b}, 0;\nsetp.eq.s32 {q2}, {b}, -1;\nselp.b32 {t}, 1, {b}, {q};\n"
+        "selp.b32 {t}, 1, {t}, {q2};\ndiv.s32 {d}, {a}, {t};\nneg.s32 {t}, {a};\n"
+        "selp.b32 {d}, {t}, {d}, {q2};\nselp.b32 {d}, 0xFFFFFFFF, {d}, {q};",
+    ),
+    "rem.s32": (
+        _B,
+        (_B, _B),
+        "setp.eq.s32 {q}, {b}, 0;\nsetp.eq.s32 {q2}, {b}, -1;\nselp.b32 {t}, 1, {b}, {q};\n"
+        "selp.b32 {t}, 1, {t}, {q2};\nrem.s32 {d}, {a}, {t};\nselp.b32 {d}, 0, {d}, {q2};\n"
+        "selp.b32 {d}, {a}, {d}, {q};",
+    ),
     "mad.lo.u32": (_B, (_B, _B, _B), "mad.lo.u32 {d}, {a}, {b}, {c};"),
     "neg.s32": (_B, (_B,), "neg.s32 {d}, {a};"),
     "abs.s32": (_B, (_B,), "abs.s32 {d}, {a};"),
@@ -123,6 +149,8 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "slct.s32.f32": (_B, (_B, _B, _F), "setp.ge.f32 {q}, {c}, 0f00000000;\nselp.b32 {d}, {a}, {b}, {q};"),
     "slct.b32.s32": (_B, (_B, _B, _B), "slct.b32.s32 {d}, {a}, {b}, {c};"),
 }
+# Rows whose float result is never a NaN (conversions from integers): nothing to canonicalise.
+NEVER_NAN = frozenset({"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32"})
 for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered, u forms unordered
     if _r.op is VOp.SETP:
         assert _r.dtype is not None
@@ -133,10 +161,6 @@ for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered,
 # (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
 # library in. NATIVE and HELPER_ROWS split VALUE_ROWS between them (tests/backends/test_coverage.py).
 HELPER_ROWS: tuple[str, ...] = (
-    "div.s32",
-    "div.u32",
-    "rem.s32",
-    "rem.u32",
     "dp4a.s32.s32",
     "dp4a.u32.u32",
     "bfe.u32",
@@ -362,18 +386,19 @@ class PTXRenderer:
         self.emit(f"mov.b64 {t}, {self.b64(op)};")
         return t
 
-    def store(self, op: object, ty: str, value: str) -> None:
-        """Write a typed value to a WAVE destination (float results canonicalised)."""
-        if ty == _F:
-            q, t = self.tmp(_P), self.tmp(_B)
-            self.emit(f"testp.notanumber.f32 {q}, {value};", f"mov.b32 {t}, {value};")
-            self.emit(f"selp.b32 {t}, 0x7FFFFFFF, {t}, {q};")
-            value, ty = t, _B
+    def store(self, op: object, ty: str, value: str, *, canonical: bool = False) -> None:
+        """Write a typed value to a WAVE destination (float results canonicalised unless the
+        value cannot be a NaN: `canonical`)."""
+        if canonical:
+            pass
+        elif ty == _F:  # an unordered self-compare and a float select: what ptxas folds best
+            q, t = self.tmp(_P), self.tmp(_F)
+            self.emit(f"setp.nan.f32 {q}, {value}, {value};", f"selp.f32 {t}, 0f7FFFFFFF, {value}, {q};")
+            value = t
         elif ty == _D:
-            q, t = self.tmp(_P), self.tmp(_L)
-            self.emit(f"testp.notanumber.f64 {q}, {value};", f"mov.b64 {t}, {value};")
-            self.emit(f"selp.b64 {t}, 0x7FFFFFFFFFFFFFFF, {t}, {q};")
-            value, ty = t, _L
+            q, t = self.tmp(_P), self.tmp(_D)
+            self.emit(f"setp.nan.f64 {q}, {value}, {value};", f"selp.f64 {t}, 0d7FFFFFFFFFFFFFFF, {value}, {q};")
+            value = t
         if isinstance(op, Pred):
             self.emit(f"mov.pred %p{op.n}, {value};")
         elif isinstance(op, Pair):
@@ -431,10 +456,11 @@ class PTXRenderer:
             srcs = [o for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
             names = {n: self.typed(o, t) for n, o, t in zip("abc", srcs, stys)}
             d = self.tmp(dty)
-            if "{q}" in text:
-                names["q"] = self.tmp(_P)
+            for t, ty in (("q", _P), ("q2", _P), ("t", _B)):  # temporaries a sequence needs
+                if "{" + t + "}" in text:
+                    names[t] = self.tmp(ty)
             self.emit(text.format(d=d, **names))
-            self.store(ops[spec.dests[0]], dty, d)
+            self.store(ops[spec.dests[0]], dty, d, canonical=key in NEVER_NAN)
         elif key in HELPER_ROWS:
             self.call_helper(inst)
         elif spec.op in STATEMENTS:
@@ -535,11 +561,8 @@ class PTXRenderer:
             fa, fb, fs, q, nq = self.tmp(_F), self.tmp(_F), self.tmp(_F), self.tmp(_P), self.tmp(_P)
             self.emit(f"ld.volatile.{ss}.u32 {old}, [{a}];", f"{top}:", f"mov.b32 {prev}, {old};")
             self.emit(f"mov.b32 {fa}, {prev};", f"mov.b32 {fb}, {args[0]};", f"add.rn.f32 {fs}, {fa}, {fb};")
-            self.emit(
-                f"testp.notanumber.f32 {nq}, {fs};",
-                f"mov.b32 {new}, {fs};",
-                f"selp.b32 {new}, 0x7FFFFFFF, {new}, {nq};",
-            )
+            self.emit(f"setp.nan.f32 {nq}, {fs}, {fs};", f"selp.f32 {fs}, 0f7FFFFFFF, {fs}, {nq};")
+            self.emit(f"mov.b32 {new}, {fs};")
             self.emit(f"atom.relaxed.{scope}.{ss}.cas.b32 {old}, [{a}], {prev}, {new};")
             self.emit(f"setp.ne.u32 {q}, {old}, {prev};", f"@{q} bra {top};")
         elif op is AtomOp.SUB:  # PTX has no atom.sub: negate, then add
