@@ -485,3 +485,17 @@ def test_the_rust_toolchains_vector_add_compiles_unchanged_and_gives_its_ci_resu
     out2 = np.zeros(256, np.float32)
     ks.vector_add(a, b, out2, 256, grid=2, workgroup=256)  # thread_id() is the local id: both groups write 0..255
     assert np.array_equal(out2, a + 2)
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_where_rust_panics_wave_gives_the_documented_values(opt: int) -> None:
+    """docs/compiler.md: a division by zero gives quotient 0xFFFFFFFF and remainder the dividend;
+    i32::MIN / -1 gives i32::MIN (what wrapping_div gives) with remainder 0."""
+    src = HEAD.replace("a: &[f32], o: &mut [f32], n: u32", "x: &[i32], y: &[u32], oi: &mut [i32], ou: &mut [u32]")
+    src += "    oi[0] = x[0] / x[1];\n    oi[1] = x[0] % x[1];\n    oi[2] = x[2] / x[3];\n    oi[3] = x[2] % x[3];\n"
+    src += "    ou[0] = y[0] / y[1];\n    ou[1] = y[0] % y[1];\n}\n"
+    oi = np.zeros(4, np.int32)
+    ou = np.zeros(2, np.uint32)
+    x = np.array([7, 0, -(2**31), -1], np.int32)
+    _kernels(src, opt).k(x, np.array([9, 0], np.uint32), oi, ou, grid=1, workgroup=1)
+    assert oi.tolist() == [-1, 7, -(2**31), 0] and ou.tolist() == [0xFFFFFFFF, 9]
