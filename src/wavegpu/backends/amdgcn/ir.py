@@ -28,6 +28,7 @@ class VR:
     size: int = 1
     align: int = 1
     name: str = ""
+    temp: bool = False  # a temporary of one expansion: always written under the EXEC it is read under
     id: int = field(default_factory=lambda: next(_ids))
 
     def __repr__(self) -> str:

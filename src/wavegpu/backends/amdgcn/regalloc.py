@@ -83,7 +83,8 @@ def def_use(mi: MI) -> tuple[list[VR | Phys], list[VR | Phys]]:
         r = _reg_of(o)
         if r is None:
             continue
-        if _full(o) and not (mi.partial and r.rc == "v") and mi.op != "v_writelane_b32":
+        partial = mi.partial and r.rc == "v" and not (isinstance(r, VR) and r.temp)
+        if _full(o) and not partial and mi.op != "v_writelane_b32":
             defs.append(r)
         else:
             defs.append(r)
@@ -96,6 +97,7 @@ def _rc(r: VR | Phys) -> str:
 
 
 def allocate(mis: list[MI], max_vgprs: int = 256, max_sgprs: int = 102, max_agprs: int = 256) -> Allocation:
+    _temps.clear()
     mis = _zero_init(mis)
     agprs = 0
     spill_vgprs: list[VR] = []
@@ -268,7 +270,7 @@ def _spill_v(mis: list[MI], vr: VR, slot: int) -> list[MI]:
         if not (de or us):
             out.append(mi)
             continue
-        t = VR("v", vr.size, vr.align, name=f"reload-{vr.name}")
+        t = VR("v", vr.size, vr.align, name=f"reload-{vr.name}", temp=True)
         _temps.append(t)
         if us:
             for i in range(vr.size):
@@ -305,7 +307,7 @@ def _spill_s(mis: list[MI], vr: VR, holder: VR, lane: int) -> list[MI]:
         if not (de or us):
             out.append(mi)
             continue
-        t = VR("s", vr.size, vr.align, name=f"reload-{vr.name}")
+        t = VR("s", vr.size, vr.align, name=f"reload-{vr.name}", temp=True)
         _temps.append(t)
         if us:
             for i in range(vr.size):

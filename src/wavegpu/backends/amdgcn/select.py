@@ -209,10 +209,10 @@ class Selector:
         return "i"
 
     def vtmp(self, size: int = 1) -> VR:
-        return VR("v", size, 2 if size > 1 else 1)
+        return VR("v", size, 2 if size > 1 else 1, temp=True)
 
     def stmp(self, size: int = 1) -> VR:
-        return VR("s", size, {1: 1, 2: 2}.get(size, 4))
+        return VR("s", size, {1: 1, 2: 2}.get(size, 4), temp=True)
 
     def newlabel(self, what: str) -> str:
         self.nlabel += 1
@@ -378,7 +378,8 @@ class Selector:
     def run(self) -> list[MI]:
         self._prologue()
         self._nodes(self.tree)
-        self.emit("s_endpgm", ndefs=0)
+        if not self.mis or self.mis[-1].op != "s_endpgm":
+            self.emit("s_endpgm", ndefs=0)
         return self.mis
 
     def _prologue(self) -> None:
@@ -510,9 +511,10 @@ class Selector:
         save, rest = self.stmp(2), self.stmp(2)
         outer = self.div
         self.emit("s_mov_b64", save, EXEC)
-        self.emit("s_andn2_b64", rest, EXEC, p)  # the else lanes
+        if n.other:
+            self.emit("s_andn2_b64", rest, EXEC, p)  # the else lanes
         self.emit("s_and_b64", EXEC, EXEC, p)
-        self.emit("s_cbranch_execz", Label(els), ndefs=0)
+        self.emit("s_cbranch_execz", Label(els if n.other else end), ndefs=0)
         self.div = True
 
         def to_else() -> None:
@@ -526,8 +528,9 @@ class Selector:
             self.div = outer
 
         out = [("node", c) for c in n.then]
-        out.append(("call", to_else))
-        out += [("node", c) for c in n.other]
+        if n.other:
+            out.append(("call", to_else))
+            out += [("node", c) for c in n.other]
         out.append(("call", finish))
         return out
 
@@ -655,6 +658,10 @@ class Selector:
                 self.emit("s_branch", Label(target), ndefs=0)
                 return
             # uniform predicates are all ones or zero: no AND with EXEC (which may be empty)
+            if len(conds) == 1 and not conds[0][1]:
+                self.emit("s_cmp_lg_u64", conds[0][0], Imm(0), ndefs=0)
+                self.emit("s_cbranch_scc1", Label(target), ndefs=0)
+                return
             t = self.stmp(2)
             self.emit("s_mov_b64", t, Imm(-1))
             for q, neg in conds:
