@@ -492,3 +492,25 @@ def test_float_expressions_match_gxx(tmp_path: Path) -> None:
     nan = lambda b: np.isnan(np.array([b], np.uint64).view(np.float64)[0])  # noqa: E731
     bad = [(e, g, w) for e, g, w in zip(exprs, got, want) if g != w and not (nan(g) and nan(w))]
     assert not bad, [(e, np.array([g, w], np.uint64).view(np.float64).tolist()) for e, g, w in bad[:5]]
+
+
+def test_every_independent_error_is_reported_once() -> None:
+    """A refused statement is skipped, and the names it declares say nothing more where used."""
+    src = (
+        "[[wave::kernel]] void k(uint32_t* a, uint32_t n) {\n"
+        "    uint32_t x = q + 1;\n"
+        "    a[0] = x;\n"
+        "    a[1] = 2654435761;\n"
+        "    for (uint32_t i = 0; i < n; ++i) {\n"
+        "        a[i] = bogus;\n"
+        "    }\n"
+        "    a[2] = x * 2u;\n"
+        "}\n"
+        "[[wave::kernel]] void k2(float* b) {\n"
+        "    b[0] = b;\n"
+        "}\n"
+    )
+    with pytest.raises(CompileError) as e:
+        CPP.parse(src, "k.cpp")
+    places = [(d.span.line, d.span.col) for d in e.value.diagnostics if d.span]
+    assert places == [(2, 18), (4, 12), (6, 16), (11, 12)], str(e.value)

@@ -310,6 +310,15 @@ class ConstB:
     value: hir.Const
 
 
+@dataclass
+class PoisonB:
+    """A name whose declaration failed (reported): its uses say nothing more."""
+
+
+class _Poisoned(Exception):
+    """A use of a poisoned name: the statement is abandoned without another message."""
+
+
 Binding = VarB | ArrB | ConstB
 
 
@@ -343,6 +352,7 @@ class Lowering:
         self.inlines: list[Inline] = []
         self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
         self.tmp = 0
+        self.diags: list[Diagnostic] = []
         self.taken: set[str] = set()  # the parameters' names (a local that shadows one is renamed)
 
     # -- helpers
@@ -371,7 +381,10 @@ class Lowering:
     def lookup(self, name: str) -> Binding | None:
         for s in reversed(self.scopes):
             if name in s:
-                return s[name]
+                b = s[name]
+                if isinstance(b, PoisonB):
+                    raise _Poisoned()
+                return b
         c = self.unit.constants.get(name)
         return ConstB(c) if c is not None else None
 
@@ -435,6 +448,8 @@ class Lowering:
                     b = VarB(v, b.type)
             self.scopes[-1][pname] = b
         body = prologue + self.block(body_node)
+        if self.diags:
+            raise CompileError(self.diags)
         variables = tuple(self.vars.items())
         options: dict[str, object] = {}
         for a in self.fn.attrs:
@@ -495,11 +510,32 @@ class Lowering:
         out: list[hir.Stmt] = []
         try:
             for s in n.named_children:
-                out.extend(self.stmt(s))
+                out.extend(self.statement(s))
         finally:
             if scope:
                 self.scopes.pop()
         return out
+
+    def statement(self, s: Node) -> list[hir.Stmt]:
+        """One statement of a kernel's body; a refused one is reported and skipped, so that every
+        independent error of a kernel is reported once (the names it declares are poisoned: their
+        uses report nothing more). Inside an inlined helper an error stops the call's statement."""
+        if self.inlines:
+            return self.stmt(s)
+        depth = (len(self.scopes), len(self.loops), len(self.types))
+        try:
+            return self.stmt(s)
+        except (CompileError, _Poisoned) as e:
+            if isinstance(e, CompileError):
+                self.diags.extend(e.diagnostics)
+            del self.scopes[depth[0] :], self.loops[depth[1] :], self.types[depth[2] :]
+            self.pre = []
+            if s.type == "declaration":
+                for d in _children(s, "declarator"):
+                    name = _declared_name(d)
+                    if name is not None:
+                        self.scopes[-1][self.text(name)] = PoisonB()
+            return []
 
     def stmt_scoped(self, n: Node) -> list[hir.Stmt]:
         self.scopes.append({})
@@ -1752,6 +1788,13 @@ def _cpp_name(t: ScalarType) -> str:
     }.get(t.name, t.name)
 
 
+def _declared_name(d: Node) -> Node | None:
+    """The identifier a declarator declares (through init, array and pointer declarators)."""
+    while d is not None and d.type != "identifier":
+        d = d.child_by_field_name("declarator")
+    return d
+
+
 def _flatten_comma(n: Node) -> list[Node]:
     if n.type != "comma_expression":
         return [n]
@@ -1877,7 +1920,16 @@ class CppFrontend:
         kernels = [fd for fd in unit.functions.values() if fd.kernel]
         if not kernels:
             raise CompileError([Diagnostic(f"{file}: no kernel found: mark one with [[wave::kernel]] (or __kernel)")])
-        return [Lowering(unit, fd).kernel() for fd in kernels]
+        out: list[hir.Function] = []
+        diags: list[Diagnostic] = []
+        for fd in kernels:  # every kernel's errors, not only the first kernel's
+            try:
+                out.append(Lowering(unit, fd).kernel())
+            except CompileError as e:
+                diags.extend(e.diagnostics)
+        if diags:
+            raise CompileError(diags)
+        return out
 
 
 CPP = CppFrontend()
