@@ -499,3 +499,17 @@ def test_where_rust_panics_wave_gives_the_documented_values(opt: int) -> None:
     x = np.array([7, 0, -(2**31), -1], np.int32)
     _kernels(src, opt).k(x, np.array([9, 0], np.uint32), oi, ou, grid=1, workgroup=1)
     assert oi.tolist() == [-1, 7, -(2**31), 0] and ou.tolist() == [0xFFFFFFFF, 9]
+
+
+def test_kernel_options_in_the_attribute_are_recorded() -> None:
+    prog = wg.compile(str(HERE / "rust" / "options.rs"))
+    (k,) = prog.kernels
+    assert k.workgroup_size == (16, 16, 1)
+    out = np.zeros(32 * 32, np.uint32)
+    wg.load_kernels(HERE / "rust" / "options.rs").tiled(out, grid=(2, 2))  # the recorded workgroup
+    assert (out == 16 * 100 + 16 + 1).all()
+    with pytest.raises(wg.CompileError) as ei:
+        _parse("#[wave::kernel(workgroups = 64)]\nfn k(o: &mut [f32]) {}\n")
+    (d,) = ei.value.diagnostics
+    assert d.span is not None and (d.span.line, d.span.col) == (1, 16)
+    assert "unknown kernel option `workgroups`" in d.message

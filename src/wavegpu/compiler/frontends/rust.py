@@ -1677,7 +1677,10 @@ class RustKernels:
             if t == "function_item":
                 name = self.src.node_text(item.child_by_field_name("name"))
                 self.functions[name] = item
-                opts = self.kernel_attribute(attrs)
+                try:
+                    opts = self.kernel_attribute(attrs)
+                except _Bail:  # recorded in self.diags
+                    opts = {}
                 if opts is not None:
                     marked.append((item, opts))
             elif t == "use_declaration":
@@ -1718,8 +1721,38 @@ class RustKernels:
             attr = a.named_children[0]
             path = self.src.node_text(attr.named_children[0]).replace(" ", "")
             if path in ("kernel", "wave::kernel"):
-                return {}
+                args = attr.child_by_field_name("arguments")
+                return self.kernel_options(args) if args is not None else {}
         return None
+
+    def kernel_options(self, tt: Node) -> dict[str, object]:
+        """`#[wave::kernel(workgroup = (16, 16), max_registers = 32)]`: constants of the file."""
+        out: dict[str, object] = {}
+        toks = [c for c in tt.children if c.type not in ("(", ")", "line_comment", "block_comment")]
+        i = 0
+        while i < len(toks):
+            key = toks[i]
+            if key.type != "identifier" or i + 2 >= len(toks) or self.src.node_text(toks[i + 1]) != "=":
+                raise self.error(key, "kernel options are `workgroup = (16, 16)` or `max_registers = 32`")
+            name, value = self.src.node_text(key), toks[i + 2]
+            if name not in ("workgroup", "max_registers"):
+                raise self.error(key, f"unknown kernel option `{name}` (workgroup, max_registers)")
+            parts = [c for c in value.named_children] if value.type == "token_tree" else [value]
+            nums = []
+            for part in parts:
+                v = self.const_eval(part, "u32", None)
+                if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                    raise self.error(part, f"{name} takes positive integer constants")
+                nums.append(v)
+            if not 1 <= len(nums) <= (3 if name == "workgroup" else 1):
+                raise self.error(value, f"{name} takes {'one to three sizes' if name == 'workgroup' else 'one count'}")
+            out[name] = tuple(nums) if name == "workgroup" else nums[0]
+            i += 3
+            if i < len(toks):
+                if self.src.node_text(toks[i]) != ",":
+                    raise self.error(toks[i], "separate kernel options with commas")
+                i += 1
+        return out
 
     def consts_lookup(self, name: str, low: Lowering | None) -> tuple[int | float | bool, str] | None:
         if low is not None:

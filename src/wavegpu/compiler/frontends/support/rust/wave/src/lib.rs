@@ -65,6 +65,20 @@ impl f16 {
     pub fn to_f64(self) -> f64 {
         device_only()
     }
+    /// The absolute value.
+    pub fn abs(self) -> f16 {
+        device_only()
+    }
+    /// The smaller of two values (the non-NaN one).
+    pub fn min(self, other: f16) -> f16 {
+        let _ = other;
+        device_only()
+    }
+    /// The larger of two values (the non-NaN one).
+    pub fn max(self, other: f16) -> f16 {
+        let _ = other;
+        device_only()
+    }
 }
 
 macro_rules! f16_ops {
