@@ -261,21 +261,50 @@ class FakeLibc:
         return 1
 
 
+def _settle(L: object) -> None:
+    """Wait for the pending malloc_trim timer (and any it re-arms) to finish."""
+    while (t := L._TRIM_TIMER) is not None:  # type: ignore[attr-defined]
+        t.join(5)
+        assert not t.is_alive()
+
+
 def test_malloc_settings_are_restored_after_a_run_and_after_a_trap(monkeypatch: pytest.MonkeyPatch) -> None:
     from wavegpu.emulator import launch as L
 
+    _settle(L)
     fake = FakeLibc()
     monkeypatch.setattr(L, "_libc", lambda: fake)
+    monkeypatch.setattr(L, "TRIM_DELAY", 0.05)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     tuned = [("mallopt", -3, 32 << 20), ("mallopt", -1, 512 << 20)]
-    restored = [("mallopt", -3, 128 * 1024), ("mallopt", -1, 65536), ("trim", 0, 0)]
+    restored = [("mallopt", -3, 128 * 1024), ("mallopt", -1, 65536)]
     run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [0], r1\n.end", workgroup=1, memory=16)
-    assert fake.calls == tuned + restored and L._MALLOC_DEPTH == 0
+    # the thresholds are back at once; the heap is trimmed when no run follows within TRIM_DELAY
+    assert fake.calls[:4] == tuned + restored and L._MALLOC_DEPTH == 0
+    _settle(L)
+    assert fake.calls == [*tuned, *restored, ("trim", 0, 0)]
     fake.calls.clear()
     with pytest.raises(wg.Trap):
         run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [64], r1\n.end", workgroup=1, memory=16)
-    assert fake.calls == tuned + restored and L._MALLOC_DEPTH == 0
+    _settle(L)
+    assert fake.calls == [*tuned, *restored, ("trim", 0, 0)] and L._MALLOC_DEPTH == 0
+
+
+def test_back_to_back_runs_trim_once_after_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated short runs keep the retained heap between them (the trim waits for a pause)."""
+    from wavegpu.emulator import launch as L
+
+    _settle(L)
+    fake = FakeLibc()
+    monkeypatch.setattr(L, "_libc", lambda: fake)
+    monkeypatch.setattr(L, "TRIM_DELAY", 0.3)
+    for _ in range(3):
+        run(".kernel t\n    mov.u32 r1, %tid.x\n    st.global.b32 [0], r1\n.end", workgroup=1, memory=16)
+    assert [c for c in fake.calls if c[0] == "trim"] == []
+    _settle(L)
+    assert [c for c in fake.calls if c[0] == "trim"] == [("trim", 0, 0)]
+    assert fake.calls[-3][0] == "mallopt" and fake.calls[-3][2] != 32 << 20  # restored before the trim
 
 
 @pytest.mark.parametrize(("grid", "workgroup"), [(2.5, 32), ("4", 32), ((1, 2, 3, 4), 32), (True, 32), (1, (32, 0))])

@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from ..errors import Trap
 from ..isa.instruction import Mem, Pair, Pred, Reg, Vec
 
-if TYPE_CHECKING:
-    from .machine import Batch
+
+class _Local(Protocol):
+    u8: np.ndarray
+
+
+class _Launch(Protocol):
+    args: tuple[int, ...]
+
+
+class Machine(Protocol):
+    """What the checker reads of a batch (emulator.state.State provides it)."""
+
+    regs: list[np.ndarray]
+    preds: list[np.ndarray]
+    N: int
+    W: int
+    n_wg: int
+    lanes_per_wg: int
+    active: np.ndarray
+    alive: np.ndarray
+    launch: _Launch
+    local: _Local
+
+    @property
+    def local_base(self) -> np.ndarray: ...
+
+    def lane_ids(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]: ...
+
+    def trap(
+        self,
+        pc: int,
+        reason: str,
+        lane: int | None = None,
+        address: int | None = None,
+        ub: bool = False,
+        array: str | None = None,
+        index: int | None = None,
+    ) -> Trap: ...
 
 
 class Checker:
     """Tracks register initialisation and local-memory accesses between barriers of one batch."""
 
-    def __init__(self, batch: Batch):
+    def __init__(self, batch: Machine):
         self.b = batch
         R, N = len(batch.regs), batch.N
         self.written = np.zeros((R, N), dtype=bool)

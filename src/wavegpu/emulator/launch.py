@@ -8,6 +8,7 @@ import os
 import struct
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from ..encoding import check_operands
 from ..errors import EncodingError, Trap, WaveError
 from ..isa.capabilities import EMULATOR, occupancy
 from ..isa.structure import check_structure, footprint
+from ..isa.vocabulary import Op
 from ..wbin.program import Kernel, Program
 from .bounds import Bounds, BufferRegion
 from .machine import Batch, Launch, Memory, pad16
@@ -27,6 +29,9 @@ from .stats import Stats
 # waves); 1000 times what the longest test kernel issues
 DEFAULT_MAX_INSTRUCTIONS = 1_000_000
 BATCH_LANES = 1 << 20  # lanes per batch: bounds the register file's memory
+# lanes per batch for kernels with loops: each instruction's arrays (256 KiB per 32-bit register)
+# stay in the cache across the iterations (one batch of the whole grid streams them from memory)
+LOOP_BATCH_LANES = 1 << 16
 MAX_BATCH_BYTES = 256 << 20  # register file of one batch
 
 
@@ -48,19 +53,25 @@ class EmulationResult:
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 GLIBC_THRESHOLD = 128 * 1024  # glibc's default for both
+TRIM_DELAY = 0.5  # seconds with no emulate running before the retained heap goes back (malloc_trim)
 _MALLOC_LOCK = threading.Lock()
 _MALLOC_DEPTH = 0  # emulate calls running (threads may run several)
+_LAST_END = 0.0  # time.monotonic() when the last running emulate returned
+_TRIM_TIMER: threading.Timer | None = None  # the pending malloc_trim, if any
+_LIBC: list[object] = []  # glibc, loaded once
 
 
 def _libc() -> object | None:
     """glibc, for mallopt; None elsewhere or with WAVEGPU_NO_MALLOPT=1."""
     if os.environ.get("WAVEGPU_NO_MALLOPT") or sys.platform != "linux":
         return None
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
-    except OSError:
-        return None
+    if not _LIBC:
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            _LIBC.append(libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None)
+        except OSError:
+            _LIBC.append(None)
+    return _LIBC[0]
 
 
 def _env_bytes(name: str) -> int:
@@ -70,14 +81,38 @@ def _env_bytes(name: str) -> int:
         return GLIBC_THRESHOLD
 
 
+def _trim_when_idle(libc: object) -> None:
+    """The timer's body: trim once no emulate has run for TRIM_DELAY, else wait the rest."""
+    global _TRIM_TIMER
+    with _MALLOC_LOCK:
+        wait = _LAST_END + TRIM_DELAY - time.monotonic()
+        if _MALLOC_DEPTH == 0 and wait <= 0:
+            _TRIM_TIMER = None
+            libc.malloc_trim(0)  # type: ignore[attr-defined]
+            return
+        if _MALLOC_DEPTH:  # a run is going on: its end starts a new timer
+            _TRIM_TIMER = None
+            return
+        _TRIM_TIMER = _start_timer(libc, wait)
+
+
+def _start_timer(libc: object, delay: float) -> threading.Timer:
+    t = threading.Timer(max(delay, 0.0), _trim_when_idle, args=(libc,))
+    t.daemon = True
+    t.start()
+    return t
+
+
 @contextlib.contextmanager
 def _malloc_tuned() -> Iterator[None]:
     """While emulate runs, glibc keeps freed multi-megabyte NumPy temporaries in the heap, so the
     per-instruction arrays are reused instead of page-faulted afresh (SGEMM 512^3: 1.0 s instead
     of 3 s). When the last running emulate returns (or traps), the thresholds go back to glibc's
-    values (MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ when set, else 128 KiB) and the
-    retained memory is given back to the system (malloc_trim). WAVEGPU_NO_MALLOPT=1 disables it."""
-    global _MALLOC_DEPTH
+    values at once (MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ when set, else 128 KiB); the
+    retained memory goes back to the system (malloc_trim) from a timer thread once no emulate
+    has run for TRIM_DELAY seconds, so repeated short runs reuse it instead of page-faulting
+    their temporaries afresh each time. WAVEGPU_NO_MALLOPT=1 disables all of it."""
+    global _MALLOC_DEPTH, _LAST_END, _TRIM_TIMER
     libc = _libc()
     if libc is None:
         yield
@@ -95,7 +130,9 @@ def _malloc_tuned() -> Iterator[None]:
             if _MALLOC_DEPTH == 0:
                 libc.mallopt(M_MMAP_THRESHOLD, _env_bytes("MALLOC_MMAP_THRESHOLD_"))  # type: ignore[attr-defined]
                 libc.mallopt(M_TRIM_THRESHOLD, _env_bytes("MALLOC_TRIM_THRESHOLD_"))  # type: ignore[attr-defined]
-                libc.malloc_trim(0)  # type: ignore[attr-defined]
+                _LAST_END = time.monotonic()
+                if _TRIM_TIMER is None:
+                    _TRIM_TIMER = _start_timer(libc, TRIM_DELAY)
 
 
 def dim3(value: object, what: str) -> tuple[int, int, int]:
@@ -217,7 +254,7 @@ def emulate(
     constants: bytes | np.ndarray | None = None,
     max_instructions: int = DEFAULT_MAX_INSTRUCTIONS,
     progress: Callable[[int, int], None] | None = None,
-    batch_lanes: int = BATCH_LANES,
+    batch_lanes: int | None = None,
     buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
     zero_division: bool = False,
@@ -289,6 +326,8 @@ def emulate(
     stats.waves = n_wg * waves_per_wg
     stats.occupancy_waves = occupancy(caps, k.registers, k.local_memory, threads)
     lanes_per_wg = waves_per_wg * wave_width
+    if batch_lanes is None:
+        batch_lanes = LOOP_BATCH_LANES if any(i.spec.op is Op.LOOP for i in k.instructions) else BATCH_LANES
     by_regs = MAX_BATCH_BYTES // (4 * max(k.registers, 1) * lanes_per_wg)
     per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
     from .compiled.select import try_compiled
@@ -302,7 +341,7 @@ def emulate(
     with _malloc_tuned():
         while done < n_wg:
             cnt = min(per_batch, n_wg - done)
-            Batch(k, launch, done, cnt, dev, const, stats).run()
+            Batch(k, launch, done, cnt, dev, const, stats).run()  # freed here: run() breaks its cycles
             stats.batches += 1
             done += cnt
             if progress is not None:

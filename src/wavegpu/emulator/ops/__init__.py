@@ -1,0 +1,62 @@
+"""The emulator's operations by class, dispatched through the typed instruction vocabulary.
+
+Each handler is a plain function `(state, instruction, pc) -> Op`: it resolves the operands once
+and returns the closure that executes the instruction on the batch `state` (emulator.state).
+Value rows (integer, float, conversion, compare, moves) go through their isa.semantics function
+(`ops.alu`); every other row through the handler of its operation (HANDLERS). `execute` runs one
+instruction outside the interpreter, for another engine's tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...isa import semantics as sem
+from ...isa.instruction import Instruction
+from ...isa.vocabulary import NEST_OF
+from ...isa.vocabulary import Op as VOp
+from ..state import Op, State
+from .alu import compile_nop, compile_sreg, compile_value, value_function
+from .atomic import compile_atomic
+from .control import compile_barrier, compile_control
+from .memory import compile_memory
+from .mma import compile_mma
+from .wave import compile_wave
+
+Handler = Callable[[State, Instruction, int], Op]
+
+HANDLERS: dict[VOp, Handler] = {
+    VOp.MOV: compile_sreg,  # the other moves are value rows
+    VOp.LD: compile_memory,
+    VOp.ST: compile_memory,
+    VOp.ATOM: compile_atomic,
+    VOp.RED: compile_atomic,
+    **{o: compile_wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
+    VOp.ANY: compile_wave,
+    VOp.ALL: compile_wave,
+    **{o: compile_control for o in NEST_OF},
+    VOp.BARRIER: compile_barrier,
+    VOp.NOP: compile_nop,
+    VOp.FENCE: compile_nop,  # the machine is sequentially consistent
+    VOp.MMA: compile_mma,
+}
+"""Operation -> the function compiling its rows (rows with value semantics excepted)."""
+
+
+def compile_instruction(st: State, inst: Instruction, pc: int) -> Op:
+    """The closure running one instruction on the batch `st`."""
+    spec = inst.spec
+    if spec.key in sem.SEMANTICS:
+        return compile_value(st, inst, pc, value_function(spec.key))
+    handler = HANDLERS.get(spec.op)
+    if handler is None:
+        raise NotImplementedError(f"no semantics for {spec.key}")  # tests/emulator forbid this
+    return handler(st, inst, pc)
+
+
+def execute(st: State, inst: Instruction, pc: int) -> int | None:
+    """Run one instruction on `st` (compiled afresh); the next pc, or None for pc + 1."""
+    return compile_instruction(st, inst, pc)()
+
+
+__all__ = ["HANDLERS", "Handler", "compile_instruction", "execute"]
