@@ -514,3 +514,12 @@ def test_every_independent_error_is_reported_once() -> None:
         CPP.parse(src, "k.cpp")
     places = [(d.span.line, d.span.col) for d in e.value.diagnostics if d.span]
     assert places == [(2, 18), (4, 12), (6, 16), (11, 12)], str(e.value)
+
+
+def test_line_table_names_the_cpp_lines() -> None:
+    path = ROOT / "examples" / "languages" / "cpp" / "control_flow.cpp"
+    k = wg.compile(str(path), opt=2).kernels[0]
+    lines = {(loc.file, loc.line) for loc in k.lines or () if loc}
+    text = path.read_text().splitlines()
+    assert lines and all(f.endswith("control_flow.cpp") for f, _ in lines)
+    assert any("continue" in text[n - 1] or "acc +=" in text[n - 1] for _, n in lines)

@@ -891,7 +891,7 @@ class Lowering:
         if f.type != "template_function":
             raise self.error(call, "wave::local_array<T, N>() names its element type and size")
         targs = [c for c in f.child_by_field_name("arguments").named_children]
-        if len(targs) not in (2, 3) or call.child_by_field_name("arguments").named_children:
+        if len(targs) != 2 or call.child_by_field_name("arguments").named_children:
             raise self.error(call, "wave::local_array<T, N>() takes a type and a constant size, no arguments")
         elem = self.scalar_type(targs[0], elements=True)
         shape = tuple(self.const_int(x, "a local array size", lo=1) for x in targs[1:])
@@ -1564,6 +1564,8 @@ class Lowering:
             x = self.promote(self.expr(args[0]), args[0])
             if forced is not None or (name == "fabs" and x.type.is_int):
                 x = self.convert(x, forced or F64, args[0])
+            if x.type is U32:
+                raise self.error(n, f"{name} of a uint32_t is ambiguous in C++ (and would be the value itself)")
             return hir.Call(x.type, sp, "abs", (x,))
         if base in ("min", "max"):
             if len(args) != 2:

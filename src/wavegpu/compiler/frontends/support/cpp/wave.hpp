@@ -57,7 +57,7 @@ void barrier();
 void fence(scope s = scope::device);
 
 // ---- workgroup-shared arrays: auto s = wave::local_array<float, 256>(); ----
-template <class T, uint32_t N, uint32_t M = 1>
+template <class T, uint32_t N>
 T* local_array();
 
 // ---- atomics: the element's old value ----
