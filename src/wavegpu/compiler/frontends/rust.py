@@ -703,9 +703,7 @@ class Lowering:
             stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
         step: hir.Expr = hir.Const(a.e.type, sp, 1)
         if step_node is not None:
-            st = self.expr(step_node, "usize")
-            if st.rt not in INTS:
-                raise self.error(step_node, f"step_by takes a usize, not {st.rt}")
+            st = self.want(self.expr(step_node, "usize"), "usize", step_node)  # Iterator::step_by(usize)
             if isinstance(st.e, hir.Const) and st.e.value == 0:
                 raise self.error(step_node, "step_by(0) panics: the step must be positive")
             step = st.e if st.e.type == a.e.type else hir.Cast(a.e.type, sp, st.e)

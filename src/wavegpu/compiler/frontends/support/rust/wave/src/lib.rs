@@ -146,6 +146,7 @@ impl Number for i32 {}
 impl Number for u32 {}
 impl Number for f32 {}
 impl Number for f64 {}
+impl Number for f16 {}
 
 // ---- thread, workgroup and wave ids ---------------------------------------------------------------
 
