@@ -26,7 +26,7 @@ def _check(path: Path, text: str, update: bool) -> None:
 
 def test_every_target_has_golden_files() -> None:
     assert set(WIDTH) == set(TARGETS)
-    assert set(NAMES) == {*TARGETS, "ptx"}  # PTX modules below
+    assert set(NAMES) == {*TARGETS, "ptx", "amdgcn"}  # PTX modules below; AMDGCN: amdgcn/test_amdgcn_golden.py
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

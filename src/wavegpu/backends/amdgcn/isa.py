@@ -89,6 +89,21 @@ EMITTED: dict[str, tuple[str, str]] = {
             "v_max_f32",
         )
     },
+    **{
+        m + "_dpp": ("VOP2_DPP", "vD, vsrc0 (permuted), vsrc1 dpp_ctrl row_mask:M bank_mask:0xf")
+        for m in (
+            "v_add_u32",
+            "v_min_i32",
+            "v_max_i32",
+            "v_min_u32",
+            "v_max_u32",
+            "v_and_b32",
+            "v_or_b32",
+            "v_xor_b32",
+            "v_min_f32",
+            "v_max_f32",
+        )
+    },
     "v_cndmask_b32": ("VOP2", "vD, src(false), vsrc(true), vcc | _e64: vD, src, src, sP"),
     # VOP3
     **{

@@ -7,6 +7,10 @@ exact): a shift whose result is read once, by the next instruction, fuses into i
 both under the same EXEC (adjacent instructions) and only when the fused VOP3 form is legal (no
 literal, at most one SGPR). Address offsets are folded into the `ds_*`/`global_*` immediates by
 the selector (`rows._addr`), where the WAVE memory operand carries them.
+
+Two clean-ups run first: `s_cmp_lg_u64 P, 0` right after `s_cselect_b64 P, -1, 0` only recomputes
+SCC and goes; an ALU instruction whose results (virtual registers) nobody reads goes too
+(repeatedly: removing one reader can leave its sources unread).
 """
 
 from __future__ import annotations
@@ -40,7 +44,47 @@ def _legal(ops: list[Operand]) -> bool:
     return len({(o.vr.id, o.i) if isinstance(o, Sub) else id(o) for o in ops if is_s(o)}) <= 1
 
 
+PURE = ("v_", "s_")
+IMPURE = frozenset({"s_waitcnt", "s_barrier", "s_endpgm", "s_nop", "s_branch", "v_writelane_b32", "s_or_saveexec_b64"})
+
+
+def _removable(mi: MI, reads: Counter[int]) -> bool:
+    if mi.op in IMPURE or not mi.op.startswith(PURE) or mi.op.startswith(("s_load", "s_cbranch", "s_cmp")):
+        return False
+    if mi.ndefs == 0 or mi.defs_extra or mi.partial:
+        return False
+    for o in mi.defs:
+        vr = o.vr if isinstance(o, Sub) else o
+        if not isinstance(vr, VR) or reads[vr.id]:
+            return False
+    return True
+
+
+def clean(mis: list[MI]) -> list[MI]:
+    out: list[MI] = []
+    for mi in mis:
+        prev = out[-1] if out else None
+        if (
+            mi.op == "s_cmp_lg_u64"
+            and prev is not None
+            and prev.op == "s_cselect_b64"
+            and prev.ops[0] is mi.ops[0]
+            and [str(o) for o in prev.ops[1:]] == ["-1", "0"]
+            and isinstance(mi.ops[1], Imm)
+            and mi.ops[1].value == 0
+        ):
+            continue
+        out.append(mi)
+    while True:
+        reads = _reads(out)
+        kept = [mi for mi in out if not _removable(mi, reads)]
+        if len(kept) == len(out):
+            return kept
+        out = kept
+
+
 def fuse(mis: list[MI]) -> list[MI]:
+    mis = clean(mis)
     reads = _reads(mis)
     out: list[MI] = []
     i = 0

@@ -119,7 +119,7 @@ HOW = {
     VOp.ST: "global_store/ds_write",
     VOp.ATOM: "global_atomic/ds atomics (returning)",
     VOp.RED: "global_atomic/ds atomics",
-    VOp.REDUCE: "ds_bpermute butterfly, identity in inactive lanes",
+    VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
     VOp.PREFIX: "ds_bpermute scan, identity in inactive lanes",
     VOp.SHUFFLE: "ds_bpermute_b32",
     VOp.BROADCAST: "v_readlane_b32",
@@ -191,19 +191,15 @@ def vector_into(s: Selector, dst: object, fn_v) -> None:
 
 def canon32(s: Selector, x: Operand) -> None:
     """NaN -> 0x7FFFFFFF in VGPR x."""
-    n = s.vtmp()
-    s.emit("v_mov_b32", n, Imm(NAN32))
     s._valu("v_cmp_u_f32", None, [x, x])
-    s._valu("v_cndmask_b32", x, [x, n])
+    s._valu("v_cndmask_b32", x, [x, s.const_v(NAN32)])
 
 
 def canon64(s: Selector, x: Operand) -> None:
     assert isinstance(x, VR | Sub)
     lo, hi = _half(x, 0), _half(x, 1)
-    n = s.vtmp()
-    s.emit("v_mov_b32", n, Imm(NAN32))
     s._valu("v_cmp_u_f64", None, [x, x])
-    s._valu("v_cndmask_b32", hi, [hi, n])
+    s._valu("v_cndmask_b32", hi, [hi, s.const_v(NAN32)])
     s._valu("v_cndmask_b32", lo, [lo, Imm(-1)])
 
 
@@ -821,10 +817,8 @@ def _cvt(s: Selector, inst: Instruction) -> None:
         elif dto is T.F16 and dfrom is T.F32:
             s._valu("v_cvt_f16_f32", t, [x])
             s._valu("v_and_b32", t, [Imm(0xFFFF), t])
-            n = s.vtmp()
-            s.emit("v_mov_b32", n, Imm(0x7FFF))
             s._valu("v_cmp_u_f32", None, [x, x])
-            s._valu("v_cndmask_b32", t, [t, n])
+            s._valu("v_cndmask_b32", t, [t, s.const_v(0x7FFF)])
         elif dto is T.F32 and dfrom is T.F16:
             s._valu("v_cvt_f32_f16", t, [x])
             canon32(s, t)
@@ -833,10 +827,8 @@ def _cvt(s: Selector, inst: Instruction) -> None:
             s._valu("v_bfe_u32", r, [x, Imm(16), Imm(1)])
             s._valu("v_add3_u32", r, [x, r, s.to_v(Imm(0x7FFF))])
             s._valu("v_lshrrev_b32", t, [Imm(16), r])
-            n = s.vtmp()
-            s.emit("v_mov_b32", n, Imm(0x7FFF))
             s._valu("v_cmp_u_f32", None, [x, x])
-            s._valu("v_cndmask_b32", t, [t, n])
+            s._valu("v_cndmask_b32", t, [t, s.const_v(0x7FFF)])
         elif dto is T.F32 and dfrom is T.BF16:
             s._valu("v_lshlrev_b32", t, [Imm(16), x])
             canon32(s, t)
@@ -1030,6 +1022,14 @@ IDENT = {
     (ReduceOp.MIN, T.F32): NAN32,
     (ReduceOp.MAX, T.F32): NAN32,
 }
+DPP_REDUCE = (
+    ("quad_perm:[1,0,3,2]", "0xf"),
+    ("quad_perm:[2,3,0,1]", "0xf"),
+    ("row_half_mirror", "0xf"),
+    ("row_mirror", "0xf"),
+    ("row_bcast:15", "0xa"),
+    ("row_bcast:31", "0xc"),
+)
 RED_V = {
     (ReduceOp.ADD, T.U32): "v_add_u32",
     (ReduceOp.MIN, T.S32): "v_min_i32",
@@ -1142,16 +1142,14 @@ def _wave(s: Selector, inst: Instruction) -> None:
         s._valu("v_max_f32", q, [av, av])  # quiet signalling NaNs
         av = q
     s.emit("v_cndmask_b32_e64", x, ident, av, save)
-    lane = _lane(s)
     if op is VOp.REDUCE:
-        for k in (1, 2, 4, 8, 16, 32):
-            addr, y = s.vtmp(), s.vtmp()
-            s._valu("v_xor_b32", addr, [Imm(k), lane])
-            s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
-            s.emit("ds_bpermute_b32", y, addr, x)
-            s._valu(RED_V[key], x, [x, y])
+        # DPP: lanes combine with lane^1, lane^2 (quad_perm), the mirrored quad and half-row
+        # (row_half_mirror, row_mirror): every lane holds its row's total; row_bcast:15 adds row 0
+        # into row 1 and row 2 into row 3, row_bcast:31 lane 31 into rows 2 and 3: lane 63 has all
+        for ctrl, rows_ in DPP_REDUCE:
+            s.emit(RED_V[key] + "_dpp", x, x, x, mods=f"{ctrl} row_mask:{rows_} bank_mask:0xf")
         res = s.stmp()
-        s.emit("v_readfirstlane_b32", res, x)
+        s.emit("v_readlane_b32", res, x, Imm(63))
         s.emit("s_mov_b64", EXEC, save)
         s.div = outer
         if ty is T.F32:
@@ -1162,11 +1160,12 @@ def _wave(s: Selector, inst: Instruction) -> None:
             return
         scalar_or_vector(s, d, lambda t: s.emit("s_mov_b32", t, res), lambda t: s._valu("v_mov_b32", t, [res]))
         return
+    lane = _lane(s)
     inc = s.vtmp()
     s.emit("v_mov_b32", inc, x)
     for k in (1, 2, 4, 8, 16, 32):
         addr, y = s.vtmp(), s.vtmp()
-        s._valu("v_sub_u32", addr, [lane, s.to_v(Imm(k))])
+        s._valu("v_add_u32", addr, [Imm(-k), lane])
         s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
         s.emit("ds_bpermute_b32", y, addr, inc)
         s._valu("v_cmp_le_u32", None, [Imm(k), lane])

@@ -251,6 +251,17 @@ class Selector:
         v &= 0xFFFFFFFF
         return Imm(v - (1 << 32) if v >= 1 << 31 and inline_int(v) else v)
 
+    def const_v(self, value: int) -> VR:
+        """A VGPR holding `value` in every lane, set once at the end of the prologue (full EXEC)."""
+        value &= 0xFFFFFFFF
+        if value not in self.consts:
+            vr = VR("v", name=f"const {value:#x}")
+            mi = MI("v_mov_b32", [vr, Imm(value)], 1, imp_uses=(EXEC,))
+            self.mis.insert(self.prologue_end, mi)
+            self.prologue_end += 1
+            self.consts[value] = vr
+        return self.consts[value]
+
     def to_v(self, o: Operand) -> Operand:
         """o in a VGPR (copies SGPRs and immediates)."""
         if is_v(o):
@@ -377,6 +388,8 @@ class Selector:
     # ---- entry ------------------------------------------------------------------------------
     def run(self) -> list[MI]:
         self._prologue()
+        self.prologue_end = len(self.mis)
+        self.consts: dict[int, VR] = {}
         self._nodes(self.tree)
         if not self.mis or self.mis[-1].op != "s_endpgm":
             self.emit("s_endpgm", ndefs=0)
