@@ -513,3 +513,14 @@ def test_kernel_options_in_the_attribute_are_recorded() -> None:
     (d,) = ei.value.diagnostics
     assert d.span is not None and (d.span.line, d.span.col) == (1, 16)
     assert "unknown kernel option `workgroups`" in d.message
+
+
+def test_the_line_table_points_into_the_rust_source() -> None:
+    path = HERE.parents[2] / "examples" / "languages" / "rust" / "softmax_rows.rs"
+    (k,) = wg.compile(str(path)).kernels
+    assert k.lines is not None
+    lines = {(loc.file, loc.line) for loc in k.lines if loc is not None}
+    text = path.read_text().splitlines()
+    store = next(i for i, x in enumerate(text, 1) if "y[base + j] = y[base + j] / s;" in x)
+    assert all(f.endswith("softmax_rows.rs") for f, _ in lines)
+    assert (str(path), store) in lines or any(f.endswith("softmax_rows.rs") and n == store for f, n in lines)
