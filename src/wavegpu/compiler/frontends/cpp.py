@@ -336,6 +336,7 @@ class Inline:
     result: str | None  # the HIR variable of the value
     wrapped: bool  # returns break out of a one-trip loop
     loop_depth: int
+    done: str | None = None  # set by a return inside a loop: every enclosing loop breaks too
 
 
 class Lowering:
@@ -574,11 +575,11 @@ class Lowering:
                 other = self.stmt_scoped(alt.named_children[-1] if alt.type == "else_clause" else alt)
             return [*pre, hir.If(sp, cond, tuple(then), tuple(other))]
         if t == "while_statement":
-            return self.while_loop(n)
+            return self.after_loop(self.while_loop(n), n)
         if t == "do_statement":
-            return self.do_loop(n)
+            return self.after_loop(self.do_loop(n), n)
         if t == "for_statement":
-            return self.for_loop(n)
+            return self.after_loop(self.for_loop(n), n)
         if t == "break_statement":
             if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
                 raise self.error(n, "'break' outside a loop")
@@ -601,6 +602,14 @@ class Lowering:
             raise self.error(n, "nested functions and classes are not supported in kernels")
         raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
 
+    def after_loop(self, out: list[hir.Stmt], n: Node) -> list[hir.Stmt]:
+        """In an inlined helper, a loop a `return` left breaks the enclosing loop too."""
+        if self.inlines and self.inlines[-1].done is not None:
+            sp = self.span(n)
+            done = hir.Var(BOOL, sp, self.inlines[-1].done)
+            out = [*out, hir.If(sp, done, (hir.Break(sp),), ())]
+        return out
+
     def take_pre(self) -> list[hir.Stmt]:
         out, self.pre = self.pre, []
         return out
@@ -613,9 +622,11 @@ class Lowering:
                 raise self.error(value, "kernels return no value (write results to an array)")
             return [hir.Return(sp)]
         inl = self.inlines[-1]
-        if len(self.loops) > inl.loop_depth:
-            raise self.error(n, f"a return inside a loop of the inlined function {inl.name!r} is not supported")
         out: list[hir.Stmt] = []
+        if len(self.loops) > inl.loop_depth:  # leave the loops: a flag every enclosing loop tests
+            if inl.done is None:
+                inl.done = self.fresh("done", BOOL)
+            out.append(hir.Assign(sp, inl.done, hir.Const(BOOL, sp, True)))
         if inl.ret is None:
             if value is not None:
                 raise self.error(value, f"{inl.name!r} returns void")
@@ -624,7 +635,7 @@ class Lowering:
                 raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
             v = self.convert(self.expr(value), inl.ret, value)
             assert inl.result is not None
-            out = [*self.take_pre(), hir.Assign(sp, inl.result, v)]
+            out += [*self.take_pre(), hir.Assign(sp, inl.result, v)]
         if inl.wrapped:
             out.append(hir.Break(sp))
         return out
@@ -1147,6 +1158,18 @@ class Lowering:
                 raise self.error(n, f"{v} does not fit {_cpp_name(t)} (the conversion is undefined in C++)")
         return hir.Cast(t, sp, e)
 
+    def cast(self, e: hir.Expr, t: ScalarType, n: Node) -> hir.Expr:
+        """An explicit conversion; to an 8- or 16-bit type it keeps the low bits (sign-extended
+        for int8_t and int16_t), and the value is then an int, as C++ promotes it."""
+        if not t.narrow:
+            return self.convert(e, t, n)
+        sp = self.span(n)
+        v = self.convert(e, I32, n)
+        shift = hir.Const(I32, sp, 32 - t.bits)
+        if t.signed:
+            return self.fold(hir.Binary(I32, sp, BinOp.SHR, hir.Binary(I32, sp, BinOp.SHL, v, shift), shift))
+        return self.fold(hir.Binary(I32, sp, BinOp.AND, v, hir.Const(I32, sp, (1 << t.bits) - 1)))
+
     def arith_type(self, a: hir.Expr, b: hir.Expr, n: Node) -> ScalarType:
         """The usual arithmetic conversions of C++ for two promoted operands."""
         ta, tb = a.type, b.type
@@ -1233,8 +1256,8 @@ class Lowering:
             _, idx, b = self.element(n)
             return self.load(b, idx, sp)
         if t == "cast_expression":
-            ty = self.scalar_type(n.child_by_field_name("type"))
-            return self.convert(self.expr(n.child_by_field_name("value")), ty, n)
+            ty = self.scalar_type(n.child_by_field_name("type"), elements=True)
+            return self.cast(self.expr(n.child_by_field_name("value")), ty, n)
         if t == "call_expression":
             e = self.call(n)
             if e is None or e.type is VOID:
@@ -1445,20 +1468,20 @@ class Lowering:
             if name != "static_cast":
                 raise self.error(f, REFUSED_CALLS[name])
             targs = f.child_by_field_name("arguments").named_children
-            t = self.scalar_type(targs[0])
+            t = self.scalar_type(targs[0], elements=True)
             if len(args) != 1:
                 raise self.error(n, "static_cast<T>(x) takes one value")
-            return self.convert(self.expr(args[0]), t, n)
+            return self.cast(self.expr(args[0]), t, n)
         if (
             f.type in ("primitive_type", "type_identifier", "identifier")
             and (name in TYPES or any(name in s for s in self.types))
             and self.lookup(name) is None
             and name not in self.unit.functions
         ):
-            t = self.scalar_type(f)
+            t = self.scalar_type(f, elements=True)
             if len(args) != 1:
                 raise self.error(n, f"{name}(x) converts one value")
-            return self.convert(self.expr(args[0]), t, n)
+            return self.cast(self.expr(args[0]), t, n)
         if scope == "" and name in self.unit.functions:
             return self.inline(n, f, args, name, statement)
         if name in REFUSED_CALLS:
@@ -1752,7 +1775,8 @@ class Lowering:
                 raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
             outer_pre, self.pre = [*self.pre, *binds], []
             self.scopes = [{}, scope]
-            self.inlines.append(Inline(name, ret, result, wrapped, len(self.loops)))
+            inl = Inline(name, ret, result, wrapped, len(self.loops))
+            self.inlines.append(inl)
             saved_loops = self.loops
             self.loops = list(self.loops)
             body = self.block(body_node)
@@ -1766,6 +1790,8 @@ class Lowering:
             if ret is not None:
                 assert result is not None
                 body = [hir.Assign(sp, result, hir.Const(ret, sp, 0.0 if ret.is_float else 0)), *body]
+            if inl.done is not None:
+                body = [hir.Assign(sp, inl.done, hir.Const(BOOL, sp, False)), *body]
             self.pre.append(hir.While(sp, hir.Const(BOOL, sp, True), (*body, hir.Break(sp))))
         else:
             self.pre.extend(body)
