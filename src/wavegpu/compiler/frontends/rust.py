@@ -24,7 +24,7 @@ from typing import NamedTuple
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, IDS, MATH1, VOID, WAVE1, WAVE2
-from ..types import BOOL, F16, F32, F64, I32, U32, ArrayType, ScalarType
+from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
 from .treesitter import Node
 
@@ -384,8 +384,6 @@ class Lowering:
                 elem = inner.child_by_field_name("element")
                 rt = self.type_name(elem)
                 if rt in NARROW_BITS:
-                    from ..types import NARROW
-
                     return Array("", ArrayType(NARROW[rt], "global"), rt, mutable)
                 if rt not in ELEMENT_TYPES:
                     raise self.error(elem, f"slice elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
@@ -765,16 +763,14 @@ class Lowering:
             cond: hir.Expr | None = None
             for p in self.flatten_or(alts):
                 c = self.pattern_condition(scrut, p)
-                if scrut.rt == "bool" and isinstance(p, object) and p.type == "boolean_literal":
+                if scrut.rt == "bool" and p.type == "boolean_literal":
                     seen_bools.add(self.text(p) == "true")
                 cond = c if cond is None else hir.Logical(BOOL, self.span(p), hir.LogicalOp.OR, cond, c)
             out.append((arm, cond))
             if seen_bools == {True, False}:
                 covered = True
         if not covered:
-            raise self.error(
-                arms[-1] if arms else scrut_node_fallback(self), "non-exhaustive patterns: add a last arm `_ => {}`"
-            )
+            raise self.error(arms[-1] if arms else self.fn, "non-exhaustive patterns: add a last arm `_ => {}`")
         return out
 
     def flatten_or(self, pats: list[Node]) -> list[Node]:
@@ -837,8 +833,6 @@ class Lowering:
             raise self.error(gf, "local_array::<T, N>(): an element type and a constant count")
         rt = self.type_name(targs[0])
         if rt in NARROW_BITS:
-            from ..types import NARROW
-
             elem = NARROW[rt]
         elif rt in ELEMENT_TYPES:
             elem = ELEMENT_TYPES[rt]
@@ -1641,10 +1635,6 @@ class Lowering:
 def f_field(n: Node) -> Node:
     f = n.child_by_field_name("function")
     return f.child_by_field_name("field") if f is not None and f.type == "field_expression" else n
-
-
-def scrut_node_fallback(low: Lowering) -> Node:
-    return low.fn
 
 
 class RustKernels:
