@@ -227,15 +227,21 @@ def _hidden_value(kernel: Kernel, array: str, suffix: str, v: object) -> int:
         if two_d:
             raise WaveError(f"{where} is a 2-D array: pass a 2-D NumPy array, not a count")
         n = int(v)
-    elif isinstance(v, np.ndarray):
-        if two_d and v.ndim != 2:
-            raise WaveError(f"{where} is a 2-D array ([:, :]): pass a 2-D NumPy array, got shape {v.shape}")
-        n = v.size if suffix == "__len" else v.shape[int(suffix[-1])]
+    elif isinstance(v, np.ndarray) or _device_like(v):  # a device array, a CuPy array, a torch tensor
+        shape = tuple(int(d) for d in v.shape)  # type: ignore[attr-defined]
+        if two_d and len(shape) != 2:
+            raise WaveError(f"{where} is a 2-D array ([:, :]): pass a 2-D array, got shape {shape}")
+        n = math.prod(shape) if suffix == "__len" else shape[int(suffix[-1])]
     else:
         return 0  # _array refuses the value with its own message
     if n >= 1 << 31:
         raise WaveError(f"{where}: {n} elements do not fit the i32 that len() and .shape give")
     return n
+
+
+def _device_like(v: object) -> bool:
+    """A device array (runtime/device_arrays.py) or another library's CUDA array."""
+    return hasattr(v, "__dlpack_device__") and hasattr(v, "shape") and not isinstance(v, np.ndarray)
 
 
 def bind(kernel: Kernel, values: Sequence[object] | Mapping[str, object]) -> list[object]:

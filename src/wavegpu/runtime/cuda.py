@@ -131,3 +131,58 @@ def run(
             drv.cuEventDestroy(e)
         for d in bufs:
             drv.cuMemFree(d)
+
+
+# ------------------------------------------------------------------ device arrays (runtime/device_arrays.py)
+def heap_alloc(nbytes: int) -> int:
+    """One device allocation for a device-array heap (never moved, freed at exit); its address."""
+    drv = _driver()
+    context()
+    ptr = _check(drv.cuMemAlloc(nbytes), f"cuMemAlloc({nbytes}) for the device-array heap")
+    _STATE.setdefault("heaps", []).append(ptr)
+    return int(ptr)
+
+
+def memset(ptr: int, nbytes: int) -> None:
+    if nbytes:
+        _check(_driver().cuMemsetD8(ptr, 0, nbytes), "cuMemsetD8")
+
+
+def copy_in(ptr: int, data: np.ndarray) -> None:
+    _check(_driver().cuMemcpyHtoD(ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
+
+
+def copy_out(out: np.ndarray, ptr: int) -> None:
+    _check(_driver().cuMemcpyDtoH(out.ctypes.data, ptr, out.nbytes), "cuMemcpyDtoH")
+
+
+def copy_device(dst: int, src: int, nbytes: int) -> None:
+    if nbytes:
+        _check(_driver().cuMemcpyDtoD(dst, src, nbytes), "cuMemcpyDtoD")
+        _check(_driver().cuCtxSynchronize(), "cuMemcpyDtoD")
+
+
+def _constants() -> int:
+    """An empty constant image shared by the launches on device arrays."""
+    if "cmem" not in _STATE:
+        _STATE["cmem"] = heap_alloc(256)
+        memset(_STATE["cmem"], 256)
+    return int(_STATE["cmem"])
+
+
+def run_resident(
+    ptx: str,
+    entry: str,
+    grid: tuple[int, int, int],
+    workgroup: tuple[int, int, int],
+    base: int,
+    args: list[int],
+) -> None:
+    """Launch entry on device memory already in place (a device-array heap at `base`): no
+    allocation and no copy; returns when the kernel has finished (a fault is a WaveError)."""
+    drv = _driver()
+    fn = _function(ptx, entry)
+    values = (base, _constants(), *(int(a) & 0xFFFFFFFF for a in args))
+    types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
+    _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
+    _check(drv.cuCtxSynchronize(), f"running {entry} (a fault here is an out-of-bounds or misaligned access)")

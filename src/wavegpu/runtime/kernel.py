@@ -145,8 +145,22 @@ def run_kernel(
 ) -> Any:
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back."""
+    from .device_arrays import has_device_arrays, run_resident
     from .launch import launch
 
+    if has_device_arrays(values):  # arrays in a device's heap: launch there (docs/sdk.md, device arrays)
+        return run_resident(
+            k,
+            values,
+            grid=grid,
+            workgroup=workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP),
+            device=device,
+            wave_width=wave_width,
+            check=check,
+            max_instructions=max_instructions,
+            progress=progress,
+            boundscheck=boundscheck,
+        )
     layout = pack(k, values, counts=False)
     res = launch(
         k,

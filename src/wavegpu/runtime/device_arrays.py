@@ -1,0 +1,472 @@
+"""Device-resident arrays: `wg.to_device`, `wg.device_array`, `.copy_to_host()` (numba's names).
+
+Each device has one heap: a range of WAVE's 32-bit device memory that kernels address with byte
+addresses, carved by a first-fit sub-allocator into slots (256-byte aligned, each followed by a
+guard gap that belongs to no array, as in a call's layout: docs/sdk.md). A kernel call whose
+arrays are all device arrays launches on the heap itself: on "cuda" nothing is copied at all;
+on the emulator and the OpenCL and SYCL devices the heap is host memory, which the launch hands
+to the device as its memory image (those devices copy it in and out themselves). NumPy arrays
+in a call with device arrays are placed in the heap for the call, and copied back under the
+calling convention's rules; on "cuda", objects with `__cuda_array_interface__` (CuPy arrays,
+PyTorch CUDA tensors) are copied device to device, and back when the kernel may write them.
+
+Device arrays on "cuda" export `__cuda_array_interface__` and DLPack (`__dlpack__`), so CuPy and
+PyTorch use them without a copy; the heap's base address never moves (its size is fixed when it
+is first used: WAVEGPU_HEAP_BYTES, default 1 GiB), so exported pointers stay valid while the
+array lives.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..emulator import BufferRegion
+from ..errors import WaveError
+from ..wbin.program import Kernel, Param
+from .buffers import ALIGN, GUARD, NUMPY_TYPES, _array, bind, scalar_bits, slot_bytes, type_name
+
+DEVICES = ("emulator", "opencl", "sycl", "cuda")
+DEFAULT_HEAP = 1 << 30
+
+
+def heap_bytes() -> int:
+    """The heap size of a device, fixed when the heap is first used (WAVEGPU_HEAP_BYTES)."""
+    text = os.environ.get("WAVEGPU_HEAP_BYTES", "")
+    if not text:
+        return DEFAULT_HEAP
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise WaveError(f"WAVEGPU_HEAP_BYTES={text!r} is not a number of bytes") from None
+    if not 4 * ALIGN <= n <= 1 << 32:
+        raise WaveError(f"WAVEGPU_HEAP_BYTES={n} is out of range ({4 * ALIGN} to 4 GiB)")
+    return n
+
+
+class Heap:
+    """One device's heap: the sub-allocator, and the memory behind it (host memory, or one CUDA
+    allocation for "cuda")."""
+
+    def __init__(self, device: str, capacity: int) -> None:
+        self.device = device
+        self.capacity = capacity
+        self.top = GUARD  # addresses below GUARD belong to no array (address 0 is never one)
+        self.free: list[tuple[int, int]] = []  # (start, size) of released slots, sorted, merged
+        self.host: np.ndarray | None = None
+        self.ptr = 0  # "cuda": the device address of heap address 0
+        if device == "cuda":
+            from . import cuda
+
+            self.ptr = cuda.heap_alloc(capacity)
+        else:  # zero pages the OS maps lazily: an unused heap costs no memory
+            self.host = np.zeros(capacity, np.uint8)
+
+    # -- the sub-allocator
+    def alloc(self, nbytes: int) -> int:
+        """A slot for nbytes (zeroed); its heap address."""
+        need = slot_bytes(nbytes)
+        for i, (start, size) in enumerate(self.free):
+            if size >= need:
+                if size == need:
+                    del self.free[i]
+                else:
+                    self.free[i] = (start + need, size - need)
+                self.fill(start, need)
+                return start
+        if self.top + need > self.capacity:
+            raise WaveError(
+                f"device {self.device!r}: the heap is full ({self.capacity} bytes, {self.top} in use; "
+                f"an array of {nbytes} bytes does not fit); set WAVEGPU_HEAP_BYTES before the first device array"
+            )
+        at = self.top
+        self.top += need
+        self.fill(at, need)
+        return at
+
+    def release(self, at: int, nbytes: int) -> None:
+        size = slot_bytes(nbytes)
+        self.free.append((at, size))
+        self.free.sort()
+        merged: list[tuple[int, int]] = []
+        for s, n in self.free:
+            if merged and merged[-1][0] + merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], merged[-1][1] + n)
+            else:
+                merged.append((s, n))
+        if merged and merged[-1][0] + merged[-1][1] == self.top:  # give the end back
+            self.top = merged.pop()[0]
+        self.free = merged
+
+    # -- the memory
+    def fill(self, at: int, nbytes: int) -> None:
+        if self.host is not None:
+            self.host[at : at + nbytes] = 0
+        else:
+            from . import cuda
+
+            cuda.memset(self.ptr + at, nbytes)
+
+    def write(self, at: int, data: np.ndarray) -> None:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if self.host is not None:
+            self.host[at : at + raw.size] = raw
+        elif raw.size:
+            from . import cuda
+
+            cuda.copy_in(self.ptr + at, raw)
+
+    def read(self, at: int, nbytes: int) -> np.ndarray:
+        if self.host is not None:
+            return self.host[at : at + nbytes].copy()
+        from . import cuda
+
+        out = np.empty(nbytes, np.uint8)
+        if nbytes:
+            cuda.copy_out(out, self.ptr + at)
+        return out
+
+
+_HEAPS: dict[str, Heap] = {}
+
+
+def heap(device: str) -> Heap:
+    if device not in DEVICES:
+        raise WaveError(f"unknown device {device!r}; device arrays live on: {', '.join(DEVICES)}")
+    if device not in _HEAPS:
+        if device != "emulator":
+            from .launch import devices
+
+            if device not in devices():
+                raise WaveError(f"device {device!r} is not usable here (devices here: {', '.join(devices())})")
+        _HEAPS[device] = Heap(device, heap_bytes())
+    return _HEAPS[device]
+
+
+class DeviceArray:
+    """An array living in a device's heap: `shape`, `dtype`, `device`, `address` (its WAVE byte
+    address, what a kernel receives), `.copy_to_host()`, `.copy_to_device(array)`."""
+
+    def __init__(self, shape: int | Sequence[int], dtype: Any, device: str) -> None:
+        dims = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        if not all(isinstance(n, int | np.integer) and n >= 0 for n in dims):
+            raise WaveError(f"device array shape must be non-negative ints, got {shape!r}")
+        try:
+            dt = np.dtype(dtype)
+        except TypeError as e:
+            raise WaveError(f"device array dtype {dtype!r}: {e}") from None
+        if dt not in set(NUMPY_TYPES.values()):
+            names = sorted({str(t) for t in NUMPY_TYPES.values()})
+            raise WaveError(f"device arrays hold WAVE's element types ({', '.join(names)}), not {dt}")
+        self.shape = tuple(int(n) for n in dims)
+        self.dtype = dt
+        self.device = device
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.ndim = len(self.shape)
+        self.nbytes = self.size * dt.itemsize
+        self._heap = heap(device)
+        self.address = self._heap.alloc(self.nbytes)
+        weakref.finalize(self, self._heap.release, self.address, self.nbytes)
+
+    def __repr__(self) -> str:
+        return f"<wavegpu device array {self.shape} {self.dtype} on {self.device} at {self.address:#x}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def copy_to_host(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The array's contents as a new NumPy array (or into `out`, of the same shape and dtype)."""
+        data = self._heap.read(self.address, self.nbytes).view(self.dtype).reshape(self.shape)
+        if out is None:
+            return data
+        if not isinstance(out, np.ndarray) or out.shape != self.shape or out.dtype != self.dtype:
+            raise WaveError(f"copy_to_host(out=...) needs a {self.dtype} array of shape {self.shape}")
+        np.copyto(out, data)
+        return out
+
+    def copy_to_device(self, array: np.ndarray) -> None:
+        """Overwrite the contents from a NumPy array of exactly this shape and dtype."""
+        if not isinstance(array, np.ndarray) or array.shape != self.shape or array.dtype != self.dtype:
+            got = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
+            raise WaveError(f"copy_to_device needs a {self.dtype} array of shape {self.shape}, got {got}")
+        self._heap.write(self.address, array)
+
+    @property
+    def pointer(self) -> int:
+        """The array's address in the process: the device pointer on "cuda", host memory elsewhere."""
+        if self._heap.host is not None:
+            return int(self._heap.host.ctypes.data) + self.address
+        return self._heap.ptr + self.address
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self.device != "cuda":
+            raise AttributeError(f"a device array on {self.device!r} is host memory: use copy_to_host()")
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.pointer, False), "version": 3}
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0) if self.device == "cuda" else (1, 0)  # kDLCUDA, kDLCPU
+
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        """A DLPack capsule viewing the array in place (the producer's stream: the default one,
+        synchronised after every launch, so no stream handshake is needed)."""
+        if kwargs.get("copy") is True:
+            raise BufferError("wavegpu device arrays export without copies only")
+        return dlpack_capsule(self)
+
+
+def to_device(array: Any, device: str = "emulator") -> DeviceArray:
+    """A device array with a copy of `array` (a NumPy array of one of WAVE's element types)."""
+    if not isinstance(array, np.ndarray):
+        raise WaveError(
+            f"to_device needs a NumPy array, got {type(array).__name__} (pass np.asarray(value, dtype=...))"
+        )
+    d = DeviceArray(array.shape, array.dtype, device)
+    d.copy_to_device(array)
+    return d
+
+
+def device_array(shape: int | Sequence[int], dtype: Any = np.float32, device: str = "emulator") -> DeviceArray:
+    """A zero-filled device array."""
+    return DeviceArray(shape, dtype, device)
+
+
+# ------------------------------------------------------------------ DLPack
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+_LIVE: dict[int, tuple[Any, ...]] = {}  # managed tensor address -> what must outlive it
+
+
+@_DELETER
+def _delete(p: Any) -> None:
+    _LIVE.pop(ctypes.addressof(p.contents), None)
+
+
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the capsule, raw: it is being freed
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_gone(capsule: Any) -> None:
+    """A capsule no consumer took (still named "dltensor"): free what it holds (a consumer renames
+    it "used_dltensor" and calls the deleter itself)."""
+    api = _PY
+    if api.PyCapsule_IsValid(capsule, b"dltensor"):
+        p = api.PyCapsule_GetPointer(capsule, b"dltensor")
+        _LIVE.pop(p, None)
+
+
+_PY = ctypes.PyDLL(ctypes.pythonapi._name)  # own function objects: their signatures stay ours
+_PY.PyCapsule_New.restype = ctypes.py_object
+_PY.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+_PY.PyCapsule_IsValid.restype = ctypes.c_int
+_PY.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_PY.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_PY.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_DL_CODE = {"i": 0, "u": 1, "f": 2}
+
+
+def dlpack_capsule(a: DeviceArray) -> Any:
+    """A legacy ("dltensor") DLPack capsule over a's memory, keeping a alive until the consumer
+    (or the capsule, when none takes it) lets go."""
+    m = _DLManagedTensor()
+    shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+    t = m.dl_tensor
+    t.data = a.pointer
+    t.device = _DLDevice(*a.__dlpack_device__())
+    t.ndim = a.ndim
+    t.dtype = _DLDataType(_DL_CODE[a.dtype.kind], a.dtype.itemsize * 8, 1)
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.POINTER(ctypes.c_int64)()  # NULL: C-contiguous
+    t.byte_offset = 0
+    m.deleter = _delete
+    _LIVE[ctypes.addressof(m)] = (m, shape, a)
+    return _PY.PyCapsule_New(ctypes.addressof(m), b"dltensor", _capsule_gone)
+
+
+# ------------------------------------------------------------------ kernel calls on the heap
+def has_device_arrays(values: Sequence[object] | Mapping[str, object]) -> bool:
+    """A call to run on a device's heap: it passes a device array, or a CuPy/PyTorch CUDA array."""
+    seq = values.values() if isinstance(values, Mapping) else values
+    return any(isinstance(v, DeviceArray) or _foreign(v) is not None for v in seq)
+
+
+def _foreign(v: object) -> dict[str, Any] | None:
+    """The __cuda_array_interface__ of a CuPy array or PyTorch CUDA tensor, else None."""
+    if isinstance(v, DeviceArray | np.ndarray):
+        return None
+    try:
+        return getattr(v, "__cuda_array_interface__", None)
+    except Exception:  # torch raises for tensors that are not on a GPU
+        return None
+
+
+def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
+    dt = NUMPY_TYPES[p.dtype]
+    where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
+    if v.device != device:
+        raise WaveError(f"{where}: the device array lives on {v.device!r}; call the kernel with device={v.device!r}")
+    if v.dtype != dt:
+        raise WaveError(
+            f"{where} needs an array of {dt}, got a device array of {v.dtype}; wavegpu never converts arrays"
+        )
+
+
+_RENDERED: dict[tuple[int, str, int, int], Any] = {}
+
+
+def run_resident(
+    k: Kernel,
+    values: Sequence[object] | Mapping[str, object],
+    *,
+    grid: int | Sequence[int],
+    workgroup: int | Sequence[int],
+    device: str,
+    wave_width: int = 32,
+    check: bool = False,
+    max_instructions: int | None = None,
+    progress: bool = False,
+    boundscheck: bool = False,
+) -> Any:
+    """One kernel call on the device's heap (docs/sdk.md, device arrays): the launch result on
+    the emulator, OpenCL and SYCL (its memory is the heap's image); None on "cuda", where nothing
+    comes back to the host."""
+    from ..emulator.launch import check_threads, dim3
+    from .launch import launch
+
+    g, wg = dim3(grid, "grid"), dim3(workgroup, "workgroup")
+    check_threads(g, wg)
+    seq = bind(k, values)
+    h = heap(device)
+    args: list[int] = []
+    regions: list[BufferRegion] = []
+    temps: list[tuple[Param, Any, DeviceArray, bool]] = []  # (param, caller's array, its copy, foreign)
+    try:
+        for i, (p, v) in enumerate(zip(k.params, seq)):
+            if p.kind == "scalar":
+                args.append(scalar_bits(v, p))
+                continue
+            if isinstance(v, DeviceArray):
+                _check_device_array(p, v, device)
+                d = v
+            elif (cai := _foreign(v)) is not None:
+                d = _from_foreign(p, v, cai, device)
+                temps.append((p, v, d, True))
+            else:
+                a = _array(p, v, counts=False)
+                assert isinstance(a, np.ndarray)
+                for q, other, _, foreign in temps:
+                    if not foreign and np.shares_memory(a, other):
+                        raise WaveError(
+                            f"parameters {q.name!r} and {p.name!r} share memory: with device arrays in the call, "
+                            "NumPy arguments are copied one by one; pass one device array for both"
+                        )
+                d = to_device(a, device)
+                temps.append((p, a, d, False))
+            args.append(d.address)
+            regions.append(BufferRegion(i, p.name, d.address, d.nbytes, d.dtype.itemsize))
+        if device == "cuda":
+            from ..backends import render
+            from . import cuda
+
+            for flag, given in (
+                ("check=True", check),
+                ("boundscheck=True", boundscheck),
+                ("max_instructions", max_instructions),
+            ):
+                if given:
+                    raise WaveError(
+                        f"{flag} applies to the emulator only (device='emulator'); 'cuda' cannot enforce it"
+                    )
+            key = (id(k), device, wave_width, len(args))
+            src = _RENDERED.get(key)
+            if src is None or src[0] is not k:
+                src = _RENDERED[key] = (k, render(k, "ptx", wave_width=wave_width, nargs=len(args)))
+            res = cuda.run_resident(src[1].source, src[1].entry, g, wg, h.ptr, args)
+        else:
+            assert h.host is not None
+            res = launch(
+                k,
+                device=device,
+                grid=g,
+                workgroup=wg,
+                memory=h.host[: h.top],
+                args=args,
+                wave_width=wave_width,
+                check=check,
+                max_instructions=max_instructions,
+                progress=progress,
+                buffers=regions,
+                boundscheck=boundscheck,
+                zero_division=check or boundscheck,
+            )
+            h.host[: h.top] = res.memory[: h.top]
+        for p, a, d, foreign in temps:
+            if not p.writable:
+                continue
+            if foreign:
+                from . import cuda
+
+                cuda.copy_device(int(_foreign(a)["data"][0]), h.ptr + d.address, d.nbytes)  # type: ignore[index]
+            else:
+                new = d.copy_to_host()
+                old = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+                if not np.array_equal(new.reshape(-1).view(np.uint8), old):  # bit for bit: NaNs too
+                    np.copyto(a, new)
+        return res
+    finally:
+        temps.clear()
+
+
+def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> DeviceArray:
+    """A heap copy of a CuPy array or PyTorch CUDA tensor (device to device)."""
+    dt = NUMPY_TYPES[p.dtype]
+    where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
+    if device != "cuda":
+        raise WaveError(f"{where}: a CUDA array ({type(v).__name__}) can only be passed to a kernel on device='cuda'")
+    got = np.dtype(cai["typestr"])
+    if got != dt:
+        raise WaveError(f"{where} needs an array of {dt}, got a {type(v).__name__} of {got}; wavegpu never converts")
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None and tuple(strides) != tuple(np.empty(shape, dt).strides):
+        raise WaveError(
+            f"{where}: a non-contiguous {type(v).__name__} cannot be copied as one block; pass a contiguous one"
+        )
+    if p.writable and cai["data"][1]:
+        raise WaveError(f"{where}: the kernel may write this array, but the array passed is read-only")
+    from . import cuda
+
+    d = DeviceArray(shape, dt, device)
+    cuda.copy_device(d.pointer, int(cai["data"][0]), d.nbytes)
+    return d

@@ -1,0 +1,192 @@
+"""Device-resident arrays (runtime/device_arrays.py): the heap's sub-allocator, copies in and
+out, kernel calls on the heap (no copies of device arrays; NumPy arguments beside them under the
+calling convention's rules), DLPack, on the emulator and OpenCL; on a GPU, the same on "cuda"
+with __cuda_array_interface__ and CuPy/PyTorch interop (skipped without one)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wavegpu as wg
+from wavegpu.runtime import cuda, device_arrays, opencl
+from wavegpu.runtime.buffers import ALIGN, GUARD
+from wavegpu.runtime.device_arrays import device_array, to_device
+
+
+@wg.kernel
+def saxpy(a: wg.f32, x: wg.f32[:], y: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+@wg.kernel
+def scale_all(x: wg.f32[:], k: wg.f32):
+    i = wg.global_id()
+    if i < len(x):
+        x[i] = x[i] * k
+
+
+@wg.kernel
+def overrun(x: wg.u32[:], n: wg.i32):
+    i = wg.global_id()
+    x[i + n] = 7
+
+
+@wg.kernel
+def add3(a: wg.f32[:], b: wg.f32[:], c: wg.f32[:]):
+    c[0] = a[0] + b[0]
+
+
+HOST_DEVICES = [
+    "emulator",
+    pytest.param("opencl", marks=pytest.mark.skipif(not opencl.available()[0], reason="no OpenCL")),
+]
+
+
+def test_round_trip_and_zeros() -> None:
+    a = np.arange(10, dtype=np.float32)
+    d = to_device(a, "emulator")
+    assert d.shape == (10,) and d.dtype == np.float32 and d.device == "emulator" and len(d) == 10
+    assert d.address % ALIGN == 0 and d.address >= GUARD
+    b = d.copy_to_host()
+    assert np.array_equal(a, b) and b is not a
+    a[0] = 99  # the device copy is its own
+    assert d.copy_to_host()[0] == 0
+    z = device_array((3, 4), np.int32)
+    assert np.array_equal(z.copy_to_host(), np.zeros((3, 4), np.int32))
+    out = np.empty((3, 4), np.int32)
+    assert z.copy_to_host(out) is out
+    z.copy_to_device(np.ones((3, 4), np.int32))
+    assert (z.copy_to_host() == 1).all()
+
+
+def test_refusals_name_the_problem() -> None:
+    with pytest.raises(wg.WaveError, match="element types"):
+        device_array(4, np.complex64)
+    with pytest.raises(wg.WaveError, match="NumPy array"):
+        to_device([1, 2, 3])
+    with pytest.raises(wg.WaveError, match="shape"):
+        device_array((-1,), np.float32)
+    with pytest.raises(wg.WaveError, match="unknown device"):
+        device_array(4, np.float32, device="tpu")
+    d = device_array(4, np.float32)
+    with pytest.raises(wg.WaveError, match=r"float32 array of shape \(4,\)"):
+        d.copy_to_device(np.zeros(4, np.float64))
+    with pytest.raises(AttributeError, match="host memory"):
+        _ = d.__cuda_array_interface__
+
+
+def test_the_sub_allocator_reuses_and_merges_slots() -> None:
+    h = device_arrays.Heap("emulator", 1 << 16)
+    a = h.alloc(100)
+    b = h.alloc(1000)
+    c = h.alloc(10)
+    assert a == GUARD and b == a + 512 and c == b + 1280  # each slot: data + guard gap, 256-aligned
+    h.release(b, 1000)
+    assert h.alloc(300) == b  # first fit in the freed slot
+    h.release(c, 10)
+    h.release(a, 100)
+    assert h.free == [(a, 512)] and h.top == b + 768  # the end goes back to the top
+    with pytest.raises(wg.WaveError, match="heap is full"):
+        h.alloc(1 << 16)
+
+
+def test_arrays_free_their_slot_when_dropped() -> None:
+    h = device_arrays.heap("emulator")
+    d = device_array(5000, np.uint8)
+    at = d.address
+    del d
+    again = device_array(5000, np.uint8)
+    assert again.address == at and not any(again.copy_to_host())  # reused, and zeroed
+    assert h.top >= at
+
+
+@pytest.mark.parametrize("device", HOST_DEVICES)
+def test_kernel_calls_on_device_arrays(device: str) -> None:
+    n = 1000
+    rng = np.random.default_rng(1)
+    x, y = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
+    want = y.copy()
+    saxpy(np.float32(2.5), x, want, n, grid=4, workgroup=256, device=device)
+    dx, dy = to_device(x, device), to_device(y, device)
+    saxpy(np.float32(2.5), dx, dy, n, grid=4, workgroup=256, device=device)
+    assert np.array_equal(dy.copy_to_host(), want)
+    assert np.array_equal(dx.copy_to_host(), x)
+    # NumPy arrays beside device arrays: placed for the call, the written one copied back
+    y2 = y.copy()
+    saxpy(np.float32(2.5), dx, y2, n, grid=4, workgroup=256, device=device)
+    assert np.array_equal(y2, want)
+    # len() of a device array
+    scale_all(dy, np.float32(2.0), grid=4, workgroup=256, device=device)
+    assert np.array_equal(dy.copy_to_host(), want * np.float32(2.0))
+
+
+def test_calls_keep_the_calling_conventions_rules() -> None:
+    n = 64
+    x = to_device(np.ones(n, np.float64))
+    y = to_device(np.ones(n, np.float32))
+    with pytest.raises(wg.WaveError, match="needs an array of float32, got a device array of float64"):
+        saxpy(np.float32(1), x, y, n, grid=1, workgroup=64)
+    with pytest.raises(wg.WaveError, match="lives on 'emulator'; call the kernel with device='emulator'"):
+        saxpy(np.float32(1), y, y, n, grid=1, workgroup=64, device="opencl")
+    with pytest.raises(wg.WaveError, match="out of range"):
+        saxpy(np.float32(1), y, y, 2**40, grid=1, workgroup=64)
+    big = np.zeros(n, np.float32)  # overlapping NumPy views beside a device array: refused
+    with pytest.raises(wg.WaveError, match="share memory"):
+        add3(big[:32], big[16:48], y, grid=1, workgroup=32)
+
+
+def test_an_overrun_traps_on_the_emulator_and_leaves_the_host_alone() -> None:
+    d = device_array(64, np.uint32)
+    with pytest.raises(wg.Trap):
+        overrun(d, 64, grid=1, workgroup=32, check=True)
+
+
+def test_dlpack_views_the_heap_in_place() -> None:
+    d = to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
+    v = np.from_dlpack(d)
+    assert v.shape == (2, 3) and v.dtype == np.float32 and np.array_equal(v, np.arange(6).reshape(2, 3))
+    scale_all(d, np.float32(3.0), grid=1, workgroup=32)  # the kernel's writes show through the view
+    assert np.array_equal(v, np.arange(6, dtype=np.float32).reshape(2, 3) * 3)
+    assert d.__dlpack_device__() == (1, 0)
+    capsule = d.__dlpack__()  # a capsule no one takes frees what it holds
+    n = len(device_arrays._LIVE)
+    del capsule
+    assert len(device_arrays._LIVE) == n - 1
+
+
+# ------------------------------------------------------------------ on a GPU
+OK, WHY = cuda.available()
+needs_cuda = pytest.mark.skipif(not OK, reason=f"no CUDA device: {WHY}")
+
+
+@needs_cuda
+@pytest.mark.gpu
+def test_cuda_device_arrays_copy_nothing_and_export_their_pointer() -> None:
+    n = 1 << 16
+    rng = np.random.default_rng(2)
+    x, y = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
+    want = y.copy()
+    saxpy(np.float32(1.5), x, want, n, grid=n // 256, workgroup=256)  # the emulator
+    dx, dy = to_device(x, "cuda"), to_device(y, "cuda")
+    saxpy(np.float32(1.5), dx, dy, n, grid=n // 256, workgroup=256, device="cuda")
+    assert np.array_equal(dy.copy_to_host(), want)
+    cai = dy.__cuda_array_interface__
+    assert cai["shape"] == (n,) and cai["typestr"] == "<f4" and cai["data"][0] == dy.pointer
+    assert dy.__dlpack_device__() == (2, 0)
+
+
+@needs_cuda
+@pytest.mark.gpu
+def test_cupy_arrays_go_in_and_out_device_to_device() -> None:
+    cp = pytest.importorskip("cupy")
+    n = 4096
+    x = cp.arange(n, dtype=cp.float32)
+    y = cp.ones(n, dtype=cp.float32)
+    saxpy(np.float32(2), x, y, n, grid=n // 256, workgroup=256, device="cuda")
+    assert np.array_equal(cp.asnumpy(y), 2 * np.arange(n, dtype=np.float32) + 1)
+    d = to_device(np.arange(n, dtype=np.float32), "cuda")
+    assert np.array_equal(cp.asnumpy(cp.asarray(d)), np.arange(n, dtype=np.float32))  # zero copy
+    assert np.array_equal(cp.asnumpy(cp.from_dlpack(d)), np.arange(n, dtype=np.float32))
