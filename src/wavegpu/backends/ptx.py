@@ -211,7 +211,7 @@ HELPER_ROWS: tuple[str, ...] = (
 )
 
 _REG_PREFIX = {_B: "%t", _F: "%f", _L: "%rd", _D: "%fd", _P: "%q"}
-_SREG = {
+_SREG: dict[int, str] = {
     SR.TID_X: "%tid.x",
     SR.TID_Y: "%tid.y",
     SR.TID_Z: "%tid.z",

@@ -124,7 +124,7 @@ def lane_loops(exprs: dict[str, str]) -> str:
 
 LOOPS = lane_loops(EXPR)
 
-_SREG = {
+_SREG: dict[int, str] = {
     SReg.TID_X: "threadIdx.x",
     SReg.TID_Y: "threadIdx.y",
     SReg.TID_Z: "threadIdx.z",

@@ -124,7 +124,7 @@ WV_FN uint wv_atomic_addf_{s}({q} atomic_uint* p, uint v) {{
     for s, q in (("g", "device"), ("l", "threadgroup"))
 )
 
-_SREG = {
+_SREG: dict[int, str] = {
     SReg.TID_X: "wv_tid.x",
     SReg.TID_Y: "wv_tid.y",
     SReg.TID_Z: "wv_tid.z",

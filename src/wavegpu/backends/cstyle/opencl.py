@@ -29,7 +29,7 @@ WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 """
 
-_SREG = {
+_SREG: dict[int, str] = {
     SReg.TID_X: "get_local_id(0)",
     SReg.TID_Y: "get_local_id(1)",
     SReg.TID_Z: "get_local_id(2)",

@@ -48,7 +48,7 @@ WV_FN uint D2H_BITS(double x) { return (uint)sycl::bit_cast<ushort>((_Float16)x)
 WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u); }
 """
 
-_SREG = {
+_SREG: dict[int, str] = {
     SReg.TID_X: "it_.get_local_id(2)",
     SReg.TID_Y: "it_.get_local_id(1)",
     SReg.TID_Z: "it_.get_local_id(0)",
