@@ -524,3 +524,15 @@ def test_the_line_table_points_into_the_rust_source() -> None:
     store = next(i for i, x in enumerate(text, 1) if "y[base + j] = y[base + j] / s;" in x)
     assert all(f.endswith("softmax_rows.rs") for f, _ in lines)
     assert (str(path), store) in lines or any(f.endswith("softmax_rows.rs") and n == store for f, n in lines)
+
+
+def test_float_literals_are_rounded_to_f32_once_as_rustc_does() -> None:
+    """1.00000005960464477550 is just above the midpoint of 1 and the next f32; through a double it
+    would become the midpoint and round to even (1.0); rustc rounds the decimal once."""
+    text = HEAD + "    o[0] = 1.00000005960464477550;\n    o[1] = -0.1;\n    o[2] = 3.4028235e38_f32;\n}\n"
+    out = np.zeros(3, np.float32)
+    _kernels(text).k(np.zeros(1, np.float32), out, 1, grid=1, workgroup=1)
+    assert out[0] == np.nextafter(np.float32(1), np.float32(2))
+    assert out[1] == np.float32(-0.1) and out[2] == np.finfo(np.float32).max
+    with pytest.raises(wg.CompileError, match="literal out of range for f32"):
+        _parse(HEAD + "    o[0] = 1e39;\n}\n")

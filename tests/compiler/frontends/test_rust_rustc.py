@@ -42,6 +42,7 @@ BOTH_REFUSE = {
     "shift overflow": "let x: u32 = 1; o[0] = (x << 40) as f32;",
     "u32 step": "let s: u32 = 2; for i in (0..8).step_by(s) { o[i] = 1.0; }",
     "bool as f32": "o[0] = (o[1] > 0.0) as f32;",
+    "f32 literal out of range": "o[0] = 1e39;",
     "i32 atomic index": "let i: i32 = 0; atomic_add(o, i, 1.0);",
     "method on an ambiguous literal": "o[0] = 2.0.sqrt();",
 }

@@ -19,7 +19,10 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import NamedTuple
+
+import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
@@ -184,6 +187,7 @@ class V(NamedTuple):
     rt: str
     lit: bool = False  # an unsuffixed literal (its type comes from the context)
     flex: frozenset[str] | None = None  # built only of literals and not-yet-inferred variables
+    src: str | None = None  # a float literal's decimal text: an f32 is rounded from it once
 
 
 @dataclass
@@ -249,12 +253,33 @@ def parse_int(text: str) -> tuple[int, str | None]:
 
 
 def parse_float(text: str) -> tuple[float, str | None]:
+    t, suffix = float_text(text)
+    return float(t), suffix
+
+
+def float_text(text: str) -> tuple[str, str | None]:
+    """A float literal's decimal digits (no underscores) and its suffix."""
     t = text.replace("_", "")
-    suffix = None
     for s in ("f32", "f64", "f16"):
         if t.endswith(s):
-            suffix, t = s, t[: -len(s)]
-    return float(t), suffix
+            return t[: -len(s)], s
+    return t, None
+
+
+def f32_of(decimal: str) -> float:
+    """The f32 nearest to a decimal literal, rounded once as rustc does (ties to even; through a
+    double first would round twice). inf when it is beyond f32's range."""
+    exact = Fraction(decimal)
+    with np.errstate(over="ignore"):
+        c = np.float32(float(exact))
+        if not np.isfinite(c):
+            return math.copysign(math.inf, float(exact))
+        up, down = np.nextafter(c, np.float32(math.inf)), np.nextafter(c, np.float32(-math.inf))
+    best = min(
+        (x for x in (down, c, up) if np.isfinite(x)),
+        key=lambda x: (abs(Fraction(float(x)) - exact), int(np.float32(x).view(np.uint32)) & 1),
+    )
+    return float(best)
 
 
 class Lowering:
@@ -874,7 +899,8 @@ class Lowering:
         if t.is_float:
             if not c.type.is_float:
                 raise self.error(n, f"expected {rt}, found an integer literal: write {c.value}.0")
-            return V(hir.Const(t, c.span, float(c.value)), rt, False, frozenset())
+            value = self.float_value(v.src, rt, n) if v.src is not None else float(c.value)
+            return V(hir.Const(t, c.span, value), rt, False, frozenset())
         if c.type.is_float:
             raise self.error(n, f"expected {rt}, found a float literal")
         if t is BOOL:
@@ -882,6 +908,14 @@ class Lowering:
         if not _fits(int(c.value), rt):
             raise self.error(n, f"literal out of range for {rt}: {c.value}")
         return V(hir.Const(t, c.span, int(c.value)), rt, False, frozenset())
+
+    def float_value(self, digits: str, rt: str, n: Node) -> float:
+        """A decimal literal's value in f32 or f64, each rounded once; out of range is refused (rustc's
+        overflowing_literals)."""
+        value = f32_of(digits) if rt in ("f32", "f16") else float(digits)
+        if math.isinf(value):
+            raise self.error(n, f"literal out of range for {rt}: {digits}")
+        return value
 
     def want(self, v: V, rt: str, n: Node, target: Var | None = None) -> V:
         """`v` where a value of Rust type rt is expected: no implicit conversions."""
@@ -972,10 +1006,10 @@ class Lowering:
                 return self.retype(lit, hint, n)
             return lit
         if t == "float_literal":
-            value, fs = parse_float(self.text(n))
+            digits, fs = float_text(self.text(n))
             if fs is not None:
-                return V(hir.Const(RUST_TYPES[fs], sp, value), fs)
-            lit = V(hir.Const(F64, sp, value), "f64", True, frozenset())
+                return V(hir.Const(RUST_TYPES[fs], sp, self.float_value(digits, fs, n)), fs)
+            lit = V(hir.Const(F64, sp, self.float_value(digits, "f64", n)), "f64", True, frozenset(), digits)
             if hint in FLOATS:
                 return self.retype(lit, hint, n)
             return lit
@@ -1120,7 +1154,7 @@ class Lowering:
             v = self.expr(operand, None)
             c = v.e
             assert isinstance(c, hir.Const)
-            neg = V(hir.Const(c.type, sp, -c.value), v.rt, v.lit, v.flex)
+            neg = V(hir.Const(c.type, sp, -c.value), v.rt, v.lit, v.flex, "-" + v.src if v.src else None)
             if neg.lit:
                 if hint in INTS or hint in FLOATS:
                     if hint in ("u32", "usize", "u8", "u16") and c.type.is_int:
@@ -1374,7 +1408,7 @@ class Lowering:
         for (arm, _), v in zip(conds, values):
             vn = arm.child_by_field_name("value")
             if v.lit:
-                v = self.retype(v, rt, vn) if rt else self.literal_default(v, vn)
+                v = self.expr(vn, rt) if rt else self.literal_default(v, vn)
             out.append(self.want(v, rt or v.rt, vn))
         acc = out[-1]
         for (arm, cond), v in zip(reversed(conds[:-1]), reversed(out[:-1])):
