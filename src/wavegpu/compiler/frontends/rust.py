@@ -108,11 +108,11 @@ TYPE_CONSTS: dict[str, dict[str, float | int]] = {
     "f32": {
         "MAX": 3.4028234663852886e38,
         "MIN": -3.4028234663852886e38,
-        "EPSILON": 1.1920929e-07,
+        "EPSILON": 2.0**-23,
         "INFINITY": math.inf,
         "NEG_INFINITY": -math.inf,
         "NAN": math.nan,
-        "MIN_POSITIVE": 1.1754944e-38,
+        "MIN_POSITIVE": 2.0**-126,
     },
     "f64": {
         "MAX": 1.7976931348623157e308,
