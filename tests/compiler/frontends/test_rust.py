@@ -7,7 +7,12 @@ and integer expression trees against a scalar reference of Rust's release-build 
 from __future__ import annotations
 
 import math
+import random
+import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -353,30 +358,71 @@ def _tdiv(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _expr(draw: st.DrawFn, t: str, depth: int) -> tuple[str, object]:
+# choices as data, so that hypothesis (draw) and a seeded random.Random (for rustc) make the trees
+Choice = tuple[str, object]
+Pick = Callable[[Choice], Any]
+_BOOLS: Choice = ("bool", None)
+
+
+def _ints(lo: int, hi: int) -> Choice:
+    return ("int", (lo, hi))
+
+
+def _among(xs: list[Any]) -> Choice:
+    return ("among", xs)
+
+
+def _hypothesis_pick(draw: st.DrawFn) -> Pick:
+    def pick(c: Choice) -> Any:
+        kind, arg = c
+        if kind == "bool":
+            return draw(st.booleans())
+        if kind == "int":
+            return draw(st.integers(*arg))  # type: ignore[misc]
+        return draw(st.sampled_from(arg))  # type: ignore[arg-type]
+
+    return pick
+
+
+def _random_pick(rng: random.Random) -> Pick:
+    def pick(c: Choice) -> Any:
+        kind, arg = c
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "int":
+            lo, hi = arg  # type: ignore[misc]
+            if hi - lo > 1000 and rng.random() < 0.3:  # the edges of the type
+                return rng.choice([lo, hi, max(lo, 0), min(hi, 1)])
+            return rng.randint(lo, hi)
+        return rng.choice(arg)  # type: ignore[arg-type]
+
+    return pick
+
+
+def _expr(draw: Pick, t: str, depth: int) -> tuple[str, object]:
     """A Rust expression of type t and its value as a function of the inputs (Rust's release rules)."""
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        if draw(st.booleans()):
-            k = draw(st.integers(0, 2))
+    if depth == 0 or draw(_ints(0, 3)) == 0:
+        if draw(_BOOLS):
+            k = draw(_ints(0, 2))
             return f"{'x' if t == 'i32' else 'y'}{k}", (lambda env, k=k, t=t: env[t][k])
-        v = draw(st.integers(-(2**31), 2**31 - 1) if t == "i32" else st.integers(0, M32))
+        v = draw(_ints(-(2**31), 2**31 - 1) if t == "i32" else _ints(0, M32))
         text = f"{v}{t}" if v >= 0 else f"({v}{t})"
         return text, (lambda env, v=v: v)
-    kind = draw(st.sampled_from(["bin", "bin", "div", "shift", "cast", "un", "minmax"]))
+    kind = draw(_among(["bin", "bin", "div", "shift", "cast", "un", "minmax"]))
     if kind == "cast":
         other = "u32" if t == "i32" else "i32"
         s, f = _expr(draw, other, depth - 1)
         return f"({s} as {t})", (lambda env, f=f, t=t: _val(f(env), t))
     a, fa = _expr(draw, t, depth - 1)
     if kind == "un":
-        if t == "i32" and draw(st.booleans()):
+        if t == "i32" and draw(_BOOLS):
             return f"{a}.wrapping_neg()", (lambda env, fa=fa: _val(-fa(env), "i32"))
         return f"(!{a})", (lambda env, fa=fa, t=t: _val(~fa(env), t))
     if kind == "shift":
-        op = draw(st.sampled_from(["<<", ">>", "wrapping_shl", "wrapping_shr"]))
+        op = draw(_among(["<<", ">>", "wrapping_shl", "wrapping_shr"]))
         c, fc = _expr(draw, "u32", depth - 1)
         if op in ("<<", ">>"):
-            k = draw(st.integers(0, 31))
+            k = draw(_ints(0, 31))
             text = f"({a} {op} {k})"
 
             def fc(env: dict[str, list[int]], k: int = k) -> int:
@@ -392,10 +438,10 @@ def _expr(draw: st.DrawFn, t: str, depth: int) -> tuple[str, object]:
         return text, shift
     b, fb = _expr(draw, t, depth - 1)
     if kind == "minmax":
-        op = draw(st.sampled_from(["min", "max"]))
+        op = draw(_among(["min", "max"]))
         return f"{a}.{op}({b})", (lambda env, fa=fa, fb=fb, op=op: (min if op == "min" else max)(fa(env), fb(env)))
     if kind == "div":
-        op = draw(st.sampled_from(["/", "%"]))
+        op = draw(_among(["/", "%"]))
         if t == "i32":  # wrapping_div: i32::MIN / -1 gives i32::MIN (plain `/` panics there)
             meth = "wrapping_div" if op == "/" else "wrapping_rem"
             text = f"{a}.{meth}({b} | 1)"
@@ -408,7 +454,7 @@ def _expr(draw: st.DrawFn, t: str, depth: int) -> tuple[str, object]:
             return _val(q if op == "/" else x - q * y, t)
 
         return text, div
-    op = draw(st.sampled_from(["+", "-", "*", "&", "|", "^", "wrapping_add", "wrapping_sub", "wrapping_mul"]))
+    op = draw(_among(["+", "-", "*", "&", "|", "^", "wrapping_add", "wrapping_sub", "wrapping_mul"]))
     fn = {
         "+": lambda p, q: p + q,
         "-": lambda p, q: p - q,
@@ -423,8 +469,9 @@ def _expr(draw: st.DrawFn, t: str, depth: int) -> tuple[str, object]:
 
 @st.composite
 def _programs(draw: st.DrawFn) -> tuple[str, object, object, int]:
-    ei, fi = _expr(draw, "i32", 4)
-    eu, fu = _expr(draw, "u32", 4)
+    pick = _hypothesis_pick(draw)
+    ei, fi = _expr(pick, "i32", 4)
+    eu, fu = _expr(pick, "u32", 4)
     opt = draw(st.sampled_from([0, 1, 2, 3]))
     return ei, fi, eu, fu, opt  # type: ignore[return-value]
 
@@ -433,26 +480,36 @@ _EDGES_I = [0, 1, -1, 2**31 - 1, -(2**31), 7, -7, 12345]
 _EDGES_U = [0, 1, M32, 2**31, 2**31 - 1, 33, 0xDEADBEEF, 5]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
-@given(_programs())
-def test_integer_expressions_follow_rusts_wrapping_rules(prog: tuple) -> None:  # type: ignore[type-arg]
-    ei, fi, eu, fu, opt = prog
+def _inputs(seed: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three i32 and three u32 inputs per lane: the types' edges first, then random values."""
+    rng = np.random.default_rng(seed)
+    xs = rng.integers(-(2**31), 2**31, 3 * lanes).astype(np.int32)
+    ys = rng.integers(0, 2**32, 3 * lanes, dtype=np.uint64).astype(np.uint32)
+    xs[:8], ys[:8] = _EDGES_I, _EDGES_U
+    return xs, ys
+
+
+def _kernel_of(pairs: list[tuple[str, str]]) -> str:
+    """A kernel storing each (i32, u32) expression pair of every lane."""
     src = (
         "use wave::*;\n\n#[wave::kernel]\n"
         "pub fn k(xs: &[i32], ys: &[u32], oi: &mut [i32], ou: &mut [u32]) {\n"
         "    let t = thread_id(0) as usize;\n"
         "    let x0 = xs[t * 3];\n    let x1 = xs[t * 3 + 1];\n    let x2 = xs[t * 3 + 2];\n"
         "    let y0 = ys[t * 3];\n    let y1 = ys[t * 3 + 1];\n    let y2 = ys[t * 3 + 2];\n"
-        f"    oi[t] = {ei};\n    ou[t] = {eu};\n}}\n"
     )
-    rng = np.random.default_rng(len(ei) + 7 * len(eu))
+    for k, (ei, eu) in enumerate(pairs):
+        src += f"    oi[t * {len(pairs)} + {k}] = {ei};\n    ou[t * {len(pairs)} + {k}] = {eu};\n"
+    return src + "}\n"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
+@given(_programs())
+def test_integer_expressions_follow_rusts_wrapping_rules(prog: tuple) -> None:  # type: ignore[type-arg]
+    ei, fi, eu, fu, opt = prog
+    src = _kernel_of([(ei, eu)])
     lanes = 8
-    xs = np.array(
-        [_EDGES_I[i % 8] if i < 8 else int(v) for i, v in enumerate(rng.integers(-(2**31), 2**31, 3 * lanes))], np.int64
-    ).astype(np.int32)
-    ys = np.array(
-        [_EDGES_U[i % 8] if i < 8 else int(v) for i, v in enumerate(rng.integers(0, 2**32, 3 * lanes))], np.uint64
-    ).astype(np.uint32)
+    xs, ys = _inputs(len(ei) + 7 * len(eu), lanes)
     oi = np.zeros(lanes, np.int32)
     ou = np.zeros(lanes, np.uint32)
     _kernels(src, opt).k(xs, ys, oi, ou, grid=1, workgroup=lanes)
@@ -536,3 +593,50 @@ def test_float_literals_are_rounded_to_f32_once_as_rustc_does() -> None:
     assert out[1] == np.float32(-0.1) and out[2] == np.finfo(np.float32).max
     with pytest.raises(wg.CompileError, match="literal out of range for f32"):
         _parse(HEAD + "    o[0] = 1e39;\n}\n")
+
+
+RUSTC = shutil.which("rustc")
+
+
+@pytest.mark.skipif(RUSTC is None, reason="rustc is not installed: Rust's own answers come from it")
+def test_integer_expressions_agree_with_rustc_natively(tmp_path: Path) -> None:
+    """The same random expression trees compiled by rustc for the host (overflow checks off: a
+    release build's wrapping) and run natively, against the emulator and the Python reference."""
+    pick = _random_pick(random.Random(2026))
+    trees = [(_expr(pick, "i32", 4), _expr(pick, "u32", 4)) for _ in range(30)]
+    pairs = [(ei, eu) for (ei, _), (eu, _) in trees]
+    lanes = 8
+    xs, ys = _inputs(99, lanes)
+    main = "#![allow(arithmetic_overflow, unused_parens)]\nfn main() {\n"
+    main += f"    let xs: [i32; {3 * lanes}] = [{', '.join(map(str, xs.tolist()))}];\n"
+    main += f"    let ys: [u32; {3 * lanes}] = [{', '.join(map(str, ys.tolist()))}];\n"
+    main += f"    for t in 0..{lanes} {{\n"
+    main += "        let (x0, x1, x2) = (xs[t * 3], xs[t * 3 + 1], xs[t * 3 + 2]);\n"
+    main += "        let (y0, y1, y2) = (ys[t * 3], ys[t * 3 + 1], ys[t * 3 + 2]);\n"
+    main += "        let _ = (x0, x1, x2, y0, y1, y2);\n"
+    for ei, eu in pairs:
+        main += f'        println!("{{}} {{}}", {ei}, {eu});\n'
+    main += "    }\n}\n"
+    (tmp_path / "main.rs").write_text(main)
+    assert RUSTC is not None
+    r = subprocess.run(
+        [RUSTC, "--edition", "2021", "-C", "overflow-checks=off", "-C", "opt-level=0", "main.rs", "-o", "main"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    native = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60, check=True)
+    want = [tuple(int(v) for v in line.split()) for line in native.stdout.splitlines()]
+    assert len(want) == lanes * len(pairs)
+    oi = np.zeros(lanes * len(pairs), np.int32)
+    ou = np.zeros(lanes * len(pairs), np.uint32)
+    _kernels(_kernel_of(pairs), 2).k(xs, ys, oi, ou, grid=1, workgroup=lanes)
+    got = list(zip(oi.tolist(), ou.tolist()))
+    for n, ((ei, eu), w, g) in enumerate(zip(pairs * lanes, want, got)):
+        assert g == w, f"lane {n // len(pairs)}: {ei} / {eu}: emulator {g}, rustc {w}"
+    for lane in range(lanes):  # the Python reference agrees with rustc too
+        env = {"i32": xs[3 * lane : 3 * lane + 3].tolist(), "u32": ys[3 * lane : 3 * lane + 3].tolist()}
+        for k, ((_, fi), (_, fu)) in enumerate(trees):
+            assert (fi(env), fu(env)) == want[lane * len(pairs) + k]  # type: ignore[operator]
