@@ -21,14 +21,10 @@ F64 = frozenset(r.key for r in ROWS if "f64" in r.key.split("."))
 UNSUPPORTED = {"metal": F64 | {"mma.m16n8k8.f32.f16"}, "amdgcn": frozenset(amdgcn_rows.UNSUPPORTED)}
 REASON = {
     "metal": {k: "double precision" for k in F64},
-    "amdgcn": {"mma.m16n8k8.f32.f16": "W = 32", "sin.f32": "range reduction", "add.f16": "f16/bf16"},
+    "amdgcn": {"mma.m16n8k8.f32.f16": "W = 32", "sin.f32": "range reduction", "fma.bf16": "rounded twice"},
 }
 # The rows the amdgcn backend refuses, pinned (the list only shrinks as selection widens).
-AMDGCN_REFUSED = {"sin.f32", "cos.f32", "sqrt.f64", "div.f64", "mma.m16n8k8.f32.f16", "cvt.rz.f32.f64"} | {
-    r.key
-    for r in ROWS
-    if r.op.value not in ("cvt", "mma") and any(t in r.key.split(".") for t in ("f16", "f16x2", "bf16", "bf16x2"))
-}
+AMDGCN_REFUSED = {"sin.f32", "cos.f32", "sqrt.f64", "mma.m16n8k8.f32.f16", "fma.bf16", "fma.bf16x2"}
 # How each kind of backend says it renders a row.
 HOW = {name: ("expr", "statement") for name in NAMES} | {
     "ptx": ("inline", "helper wvp_", "statement"),

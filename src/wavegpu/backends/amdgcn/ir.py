@@ -120,6 +120,16 @@ class Neg:
 
 
 @dataclass(frozen=True)
+class Raw:
+    """Operand text passed through as written (`hwreg(HW_REG_MODE, 0, 2)`)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Label:
     name: str
 
@@ -128,7 +138,7 @@ class Label:
 
 
 Reg = VR | Sub | Phys | Special
-Operand = Reg | Imm | Label | Neg
+Operand = Reg | Imm | Label | Neg | Raw
 
 
 @dataclass(eq=False)

@@ -21,7 +21,7 @@ from ...isa.table import ROWS
 from ...isa.types import DataType, Kind
 from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode
 from ...isa.vocabulary import Op as VOp
-from .ir import EXEC, VCC, VR, Imm, Operand, Sub
+from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
 from .select import ATOM_DS, ATOM_GLOBAL, CMP_F, CMP_INT, Unsupported, is_s, is_v
 
 if TYPE_CHECKING:
@@ -35,13 +35,13 @@ UNSUPPORTED: dict[str, str] = {
     "sin.f32": "v_sin_f32 takes turns and is only accurate after a full range reduction, not implemented",
     "cos.f32": "v_cos_f32 takes turns and is only accurate after a full range reduction, not implemented",
     "sqrt.f64": "the correctly rounded f64 square root sequence (v_rsq_f64 and Newton steps) is not implemented",
-    "div.f64": "the correctly rounded f64 division sequence (v_div_scale_f64 ...) is not implemented",
     "mma.m16n8k8.f32.f16": "the row has the PTX m16n8k8 fragment layout for W = 32; MFMA shapes are wave64",
-    "cvt.rz.f32.f64": "needs a round-toward-zero MODE switch (s_setreg), not implemented",
 }
 for _r in ROWS:
-    if _r.dtype in (T.F16, T.F16X2, T.BF16, T.BF16X2) and _r.op not in (VOp.CVT, VOp.MMA):
-        UNSUPPORTED[_r.key] = "f16/bf16 arithmetic is not selected yet (conversions are)"
+    if _r.dtype in (T.BF16, T.BF16X2) and _r.op is VOp.FMA:
+        UNSUPPORTED[_r.key] = (
+            "no bf16 fma instruction; through f32 or f64 the sum would be rounded twice (the emulator rounds once)"
+        )
 
 INT_OPS = {
     VOp.ADD: ("s_add_u32", "v_add_u32"),
@@ -161,6 +161,8 @@ def select(s: Selector, inst: Instruction) -> None:
         _predop(s, inst)
     elif op is VOp.CVT:
         _cvt(s, inst)
+    elif dt in (T.F16, T.F16X2, T.BF16, T.BF16X2):
+        _f16(s, inst)
     elif dt is T.F32:
         _f32(s, inst)
     elif dt is T.F64:
@@ -747,6 +749,8 @@ def _f64(s: Selector, inst: Instruction) -> None:
         s.emit("v_mul_f64", t, *srcs)
     elif op is VOp.FMA:
         s.emit("v_fma_f64", t, *srcs)
+    elif op is VOp.DIV:
+        _fdiv64(s, t, srcs[0], srcs[1])
     elif op in (VOp.MIN, VOp.MAX):
         qa, qb = s.vtmp(2), s.vtmp(2)
         s.emit("v_max_f64", qa, srcs[0], srcs[0])
@@ -760,11 +764,107 @@ def _f64(s: Selector, inst: Instruction) -> None:
             s.emit("v_readfirstlane_b32", _half(dst, i), _half(t, i))
 
 
+def _fdiv64(s: Selector, d: Operand, a: Operand, b: Operand) -> None:
+    """Correctly rounded f64 division: scale, two Newton steps on the reciprocal, one on the
+    quotient, v_div_fmas (VCC from the numerator's scaling), v_div_fixup for the special cases."""
+    a = a if is_v(a) else _vpair(s, a)
+    b = b if is_v(b) else _vpair(s, b)
+    den, num, r, e, q = (s.vtmp(2) for _ in range(5))
+    junk = s.stmp(2)
+    one = Raw("1.0")  # the inline constant: 1.0 as an f64 operand
+    s.emit("v_div_scale_f64", den, junk, b, b, a, ndefs=2)
+    s.emit("v_rcp_f64", r, den)
+    s.emit("v_fma_f64", e, _neg(den), r, one)
+    s.emit("v_fma_f64", r, r, e, r)
+    s.emit("v_fma_f64", e, _neg(den), r, one)
+    s.emit("v_fma_f64", r, r, e, r)
+    s.emit("v_div_scale_f64", num, VCC, a, b, a, ndefs=2)
+    s.emit("v_mul_f64", q, num, r)
+    s.emit("v_fma_f64", e, _neg(den), q, num)
+    s.emit("v_div_fmas_f64", q, e, r, q, imp_uses=(VCC,))
+    s.emit("v_div_fixup_f64", d, q, b, a)
+
+
 def _vpair(s: Selector, x: Operand) -> Operand:
     t = s.vtmp(2)
     s.emit("v_mov_b32", Sub(t, 0), _half(x, 0))
     s.emit("v_mov_b32", Sub(t, 1), _half(x, 1))
     return t
+
+
+F16_OPS = {VOp.ADD: "v_add_f16", VOp.SUB: "v_sub_f16", VOp.MUL: "v_mul_f16", VOp.FMA: "v_fma_f16"}
+PK_F16_OPS = {VOp.ADD: "v_pk_add_f16", VOp.MUL: "v_pk_mul_f16", VOp.FMA: "v_pk_fma_f16"}
+BF16_VIA_F32 = {VOp.ADD: "v_add_f32", VOp.SUB: "v_sub_f32", VOp.MUL: "v_mul_f32"}
+
+
+def _canon16(s: Selector, t: Operand, x: Operand) -> None:
+    """t = the f16 in x's low half, NaN made 0x7FFF, high half zero."""
+    s._valu("v_cmp_u_f16", None, [x, x])
+    s._valu("v_cndmask_b32", t, [x, s.const_v(0x7FFF)])
+    s._valu("v_and_b32", t, [Imm(0xFFFF), t])
+
+
+def _bf16_round(s: Selector, t: Operand, f: Operand) -> None:
+    """t = f32 f rounded to bf16 (nearest even) in the low half, NaN 0x7FFF, high half zero."""
+    r = s.vtmp()
+    s._valu("v_bfe_u32", r, [f, Imm(16), Imm(1)])
+    s._valu("v_add3_u32", r, [f, r, s.const_v(0x7FFF)])
+    s._valu("v_lshrrev_b32", r, [Imm(16), r])
+    s._valu("v_cmp_u_f32", None, [f, f])
+    s._valu("v_cndmask_b32", t, [r, s.const_v(0x7FFF)])
+
+
+def _f16(s: Selector, inst: Instruction) -> None:
+    """f16 natively (correctly rounded, denormals kept: mode 3), bf16 through f32: a bf16 sum,
+    difference or product rounded to f32 and then to bf16 equals the one rounding (24 >= 2*8+2)."""
+    spec = inst.spec
+    op, dt = spec.op, spec.dtype
+    d = inst.operands[0]
+    srcs = [s.to_v(s.src(o)) for o in inst.operands[1:]]
+    packed = dt in (T.F16X2, T.BF16X2)
+
+    def lane_half(x: Operand, hi: bool) -> Operand:
+        if not hi:
+            return x
+        h = s.vtmp()
+        s._valu("v_lshrrev_b32", h, [Imm(16), x])
+        return h
+
+    def body(t: Operand) -> None:
+        if dt in (T.F16, T.F16X2):
+            if packed:
+                r = s.vtmp()
+                s.emit(PK_F16_OPS[op], r, *srcs)
+                lo, hi = s.vtmp(), s.vtmp()
+                _canon16(s, lo, r)
+                _canon16(s, hi, lane_half(r, True))
+                s._valu("v_lshl_or_b32", t, [hi, Imm(16), lo])
+                return
+            r = s.vtmp()
+            s._valu(F16_OPS[op], r, srcs)
+            _canon16(s, t, r)
+            return
+        halves = []
+        for hi in (False, True) if packed else (False,):
+            fs = []
+            for x in srcs:
+                f = s.vtmp()
+                if hi:
+                    s._valu("v_and_b32", f, [Imm(0xFFFF0000), x])
+                else:
+                    s._valu("v_lshlrev_b32", f, [Imm(16), x])
+                fs.append(f)
+            f32 = s.vtmp()
+            s._valu(BF16_VIA_F32[op], f32, fs)
+            h = s.vtmp()
+            _bf16_round(s, h, f32)
+            halves.append(h)
+        if packed:
+            s._valu("v_lshl_or_b32", t, [halves[1], Imm(16), halves[0]])
+        else:
+            s._valu("v_mov_b32", t, [halves[0]])
+
+    vector_into(s, d, body)
 
 
 # ---- conversions -----------------------------------------------------------------------------------
@@ -794,7 +894,12 @@ def _cvt(s: Selector, inst: Instruction) -> None:
         mn = {T.F32: "v_cvt_f32_f64", T.S32: "v_cvt_i32_f64", T.U32: "v_cvt_u32_f64"}[dto]
 
         def from64(t: Operand) -> None:
-            s.emit(mn, t, src)
+            if rnd is Rounding.RZ:  # MODE.FP_ROUND[1:0] (f32 results): 3 = toward zero, then back to 0
+                s.emit("s_setreg_imm32_b32", Raw("hwreg(HW_REG_MODE, 0, 2)"), Imm(3), ndefs=0)
+                s.emit(mn, t, src)
+                s.emit("s_setreg_imm32_b32", Raw("hwreg(HW_REG_MODE, 0, 2)"), Imm(0), ndefs=0)
+            else:
+                s.emit(mn, t, src)
             if dto is T.F32:
                 canon32(s, t)
 
@@ -868,9 +973,12 @@ def _load(s: Selector, inst: Instruction) -> None:
     assert isinstance(m, Mem)
     w = spec.width
     signed = spec.signed and w < 4
+    if isinstance(d, Reg) and d.sel != 0:  # into a sub-register: load whole, then insert
+        tmp = s.vtmp()
+        _load_into(s, spec, tmp, 1, m, w, signed)
+        vector_into(s, d, lambda t: s._valu("v_mov_b32", t, [tmp]))
+        return
     dst, n = _dst_range(s, d)
-    if isinstance(d, Reg) and d.sel != 0:
-        raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: a load into a sub-register")
     if spec.space == "const" and w >= 4 and is_s(dst):
         # uniform address into SGPRs: scalar load from constant memory (read-only, so the scalar
         # cache cannot be stale)
@@ -886,16 +994,20 @@ def _load(s: Selector, inst: Instruction) -> None:
                 s.emit("s_mov_b32", _half(dst, i), _half(q, i))
         return
     t = dst if is_v(dst) else s.vtmp(n)
-    if spec.space == "local":
-        addr, off = _addr(s, m, 0, 65535)
-        s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
-    else:
-        base = s.mem if spec.space == "global" else s.cmem
-        addr, off = _addr(s, m, -4096, 4095)
-        s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
+    _load_into(s, spec, t, n, m, w, signed)
     if t is not dst:
         for i in range(n):
             s.emit("v_readfirstlane_b32", _half(dst, i) if n > 1 else dst, _half(t, i) if n > 1 else t)
+
+
+def _load_into(s: Selector, spec: object, t: Operand, n: int, m: Mem, w: int, signed: bool) -> None:
+    if spec.space == "local":  # type: ignore[attr-defined]
+        addr, off = _addr(s, m, 0, 65535)
+        s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
+    else:
+        base = s.mem if spec.space == "global" else s.cmem  # type: ignore[attr-defined]
+        addr, off = _addr(s, m, -4096, 4095)
+        s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
 
 
 def _data(s: Selector, o: object, n: int) -> Operand:
