@@ -171,6 +171,8 @@ class Lowerer:
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
+        self.pending: list[hir.Stmt] | None = None
+        self.cond_depth = 0
         self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
         self.name = self.src.node_text(fn.child_by_field_name("name"))
 
@@ -304,7 +306,37 @@ class Lowerer:
             self.scopes.pop()
         return tuple(out)
 
+    def collect(self, fn: Callable[[], list[hir.Stmt]]) -> list[hir.Stmt]:
+        """Statements from fn, after the temporaries their expressions share (`pending`)."""
+        saved = self.pending
+        self.pending = []
+        try:
+            out = fn()
+            return [*self.pending, *out]
+        finally:
+            self.pending = saved
+
+    def share(self, e: hir.Expr) -> hir.Expr:
+        """An expression used more than once: a temporary assigned before the statement where that
+        evaluates it exactly as often (not inside a branch, a short-circuit or a loop condition),
+        else the expression itself (it is pure: atomics are never operands)."""
+        if isinstance(e, hir.Var | hir.Const) or self.pending is None or self.cond_depth:
+            return e
+        name = self.fresh("ts", e.type)
+        self.pending.append(hir.Assign(e.span, name, e))
+        return hir.Var(e.type, e.span, name)
+
+    def conditional(self, fn: Callable[[], object]) -> object:
+        self.cond_depth += 1
+        try:
+            return fn()
+        finally:
+            self.cond_depth -= 1
+
     def stmt(self, s: Node) -> list[hir.Stmt]:
+        return self.collect(lambda: self._stmt(s))
+
+    def _stmt(self, s: Node) -> list[hir.Stmt]:
         sp = self.src.span(s)
         t = s.type
         if t in ("comment", "empty_statement"):
@@ -331,7 +363,7 @@ class Lowerer:
                 other = self.block(alt.named_children[0])
             return [hir.If(sp, cond, then, other)]
         if t == "while_statement":
-            cond = self.condition(s.child_by_field_name("condition"))
+            cond = self.conditional(lambda: self.condition(s.child_by_field_name("condition")))  # type: ignore[assignment]
             self.loops.append("while")
             body = self.block(s.child_by_field_name("body"))
             self.loops.pop()
@@ -340,9 +372,17 @@ class Lowerer:
             self.loops.append("do")
             body = self.block(s.child_by_field_name("body"))
             self.loops.pop()
-            cond = self.condition(s.child_by_field_name("condition"))
-            stop = hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, cond), (hir.Break(sp),), ())
-            return [hir.While(sp, hir.Const(BOOL, sp, True), (*body, stop))]
+            stop = self.collect(
+                lambda: [
+                    hir.If(
+                        sp,
+                        hir.Unary(BOOL, sp, hir.UnaryOp.NOT, self.condition(s.child_by_field_name("condition"))),
+                        (hir.Break(sp),),
+                        (),
+                    )
+                ]
+            )
+            return [hir.While(sp, hir.Const(BOOL, sp, True), (*body, *stop))]
         if t == "for_statement":
             return self.for_loop(s)
         if t in ("break_statement", "continue_statement"):
@@ -480,8 +520,10 @@ class Lowerer:
         if t == "unary_expression":
             x = self.fold(n.child_by_field_name("argument"))
             op = self.text(n.child_by_field_name("operator"))
-            if x is None or op not in "-+":
+            if x is None or op not in ("-", "+"):
                 return None
+            if op == "-" and x == 0:
+                return -0.0 if math.copysign(1.0, x) > 0 else 0.0  # JavaScript's -0
             return -x if op == "-" else x
         if t == "binary_expression":
             a = self.fold(n.child_by_field_name("left"))
@@ -607,11 +649,11 @@ class Lowerer:
                     out.extend(self.expr_stmt(init.named_children[0] if init.type == "expression_statement" else init))
                 else:
                     raise self.error(init, "unsupported for-loop initializer")
-            c = self.condition(cond) if cond is not None else hir.Const(BOOL, sp, True)
+            c = self.conditional(lambda: self.condition(cond)) if cond is not None else hir.Const(BOOL, sp, True)
             self.loops.append("for-general")
             b = self.block(body)
             self.loops.pop()
-            step = self.expr_stmt(inc) if inc is not None else []
+            step = self.collect(lambda: self.expr_stmt(inc)) if inc is not None else []
             out.append(hir.While(sp, c, (*b, *step)))
             return out
         finally:
@@ -772,7 +814,8 @@ class Lowerer:
             op = self.text(n.child_by_field_name("operator"))
             ln, rn = n.child_by_field_name("left"), n.child_by_field_name("right")
             if op in ("&&", "||"):
-                a, b = self.expr(ln), self.expr(rn)
+                a = self.expr(ln)
+                b = self.conditional(lambda: self.expr(rn))  # type: ignore[assignment]
                 self.materialize(a, ln)
                 self.materialize(b, rn)
                 if a.type is not BOOL or b.type is not BOOL:
@@ -807,9 +850,9 @@ class Lowerer:
                 return self.int_v(e, *I32_RANGE, n)
         if t == "ternary_expression":
             c = self.condition(n.child_by_field_name("condition"))
-            a = self.expr(n.child_by_field_name("consequence"))
-            b = self.expr(n.child_by_field_name("alternative"))
-            return self.select(c, a, b, n)
+            a = self.conditional(lambda: self.expr(n.child_by_field_name("consequence")))
+            b = self.conditional(lambda: self.expr(n.child_by_field_name("alternative")))
+            return self.select(c, a, b, n)  # type: ignore[arg-type]
         if t == "subscript_expression":
             arr, idx = self.subscript(n)
             return self.load(arr, idx, n)
@@ -978,7 +1021,7 @@ class Lowerer:
             bits = v.bits
             assert bits is not None
             return self.as_u32(bits) if unsigned else bits
-        x = self.f64(v, n)
+        x = self.share(self.f64(v, n))
         # trunc, then modulo 2**32 in f64 (every step exact); NaN and infinities give 0 (cvt: NaN -> 0)
         zero = hir.Const(F64, sp, 0.0)
         t = hir.IfExpr(
@@ -988,7 +1031,7 @@ class Lowerer:
             hir.Call(F64, sp, "floor", (x,)),
             hir.Call(F64, sp, "ceil", (x,)),
         )
-        tv = t
+        tv = self.share(t)
         q = hir.Call(F64, sp, "floor", (hir.Binary(F64, sp, BinOp.MUL, tv, hir.Const(F64, sp, 2.0**-32)),))
         m = hir.Binary(F64, sp, BinOp.SUB, tv, hir.Binary(F64, sp, BinOp.MUL, q, hir.Const(F64, sp, 2.0**32)))
         u = hir.Cast(U32, sp, m)
@@ -1011,7 +1054,7 @@ class Lowerer:
         sp = self.src.span(n)
         c = self.const_value(a)
         if c is not None:
-            return self.number(-c if c != 0 else -0.0, n)
+            return self.number(-0.0 if isinstance(c, int) and c == 0 else -c, n)
         if a.is_int and a.exact:
             assert a.bits is not None
             bits = hir.Unary(I32, sp, hir.UnaryOp.NEG, a.bits)
@@ -1155,7 +1198,7 @@ class Lowerer:
 
     def is_negative(self, a: V, n: Node) -> hir.Expr:
         sp = self.src.span(n)
-        x = self.f64(a, n)
+        x = self.share(self.f64(a, n))
         zero = hir.Const(F64, sp, 0.0)
         neg_zero = hir.Logical(
             BOOL,
@@ -1455,8 +1498,8 @@ class Lowerer:
                 def fa() -> hir.Expr:
                     return hir.Call(F64, sp, "abs", (self.f64(x, args[0]),))
 
-                if x.lo >= 0:
-                    return x
+                if x.lo >= 0:  # itself, but never -0
+                    return x if not x.mz else self.make_int(x.bits, x.lo, x.hi, False, fa, n)  # type: ignore[arg-type]
                 return self.make_int(bits, lo, hi, False, fa, n)
             t = x.type if x.type in (F32, F16) else F64
             e = x.e if t is x.type else self.f64(x, args[0])
@@ -1493,7 +1536,7 @@ class Lowerer:
         x = self.narrow_exact(a, t) if t is F32 else self.f64(a, n)
         y = self.narrow_exact(b, t) if t is F32 else self.f64(b, n)
         # JavaScript: NaN if either is NaN (the device's min/max return the other operand)
-        vx, vy = x, y  # pure: atomics are never operands (see atomic)
+        vx, vy = self.share(x), self.share(y)
         r = hir.IfExpr(
             t,
             sp,
@@ -1519,7 +1562,10 @@ def _fold_binary(op: str, a: float | int, b: float | int) -> float | int | None:
         if op == "-":
             return a - b
         if op == "*":
-            return a * b
+            r = a * b
+            if r == 0 and isinstance(r, int) and (a < 0 or b < 0):
+                return -0.0  # 0 * -5 is -0 in JavaScript
+            return r
         if op == "/":
             if b == 0:
                 return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1, b)
@@ -1527,7 +1573,10 @@ def _fold_binary(op: str, a: float | int, b: float | int) -> float | int | None:
         if op == "%":
             if b == 0 or math.isinf(a):
                 return math.nan
-            return math.fmod(a, b) if isinstance(a, float) or isinstance(b, float) or a < 0 else a % b
+            if isinstance(a, float) or isinstance(b, float):
+                return math.fmod(a, b)
+            r = abs(a) % abs(b)  # the dividend's sign; -0 for a zero remainder of a negative dividend
+            return (-r if r else -0.0) if a < 0 else r
     except (OverflowError, ValueError):
         return None
     if isinstance(a, float) and isinstance(b, float) and a.is_integer() and b.is_integer() and op in BITS:
