@@ -560,3 +560,39 @@ def test_statements_helpers_and_templates_match_gxx(tmp_path: Path) -> None:
     want = [int(x) for x in subprocess.run([str(tmp_path / "m")], capture_output=True, text=True).stdout.split()]
     assert got == want
     assert o[7] == 111 and o[27] == -1  # collatz_steps(27) and the return from inside its loop
+
+
+def test_mutated_kernels_give_compile_errors_not_crashes() -> None:
+    """Tokens of the corpus kernels replaced, deleted or inserted at random: every outcome is a
+    kernel or a CompileError with a place, never another exception."""
+    import re
+
+    from wavegpu.compiler import Options, compile_functions
+
+    tok = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?[fu]?|::|<<|>>|[-+*/%&|^!<>=]=?|[()\[\]{};,?:.~]")
+    texts = [p.read_text() for p in [*EXAMPLES, NATIVE]]
+    extra = ["&", "*", "[&]", "new", "auto", "template", "goto", "->", '"s"', "'c'", "nullptr", "sizeof", "this"]
+    pool = sorted({t for x in texts for t in tok.findall(x)} | set(extra))
+    words = [p for p in pool if p[0].isalnum() or p[0] == "_"]
+    rng = random.Random(2024)
+    compiled = 0
+    for _ in range(400):
+        t = rng.choice(texts)
+        for _ in range(rng.randint(1, 3)):
+            m = rng.choice(list(tok.finditer(t)))
+            k = rng.randrange(4)
+            if k == 0:
+                rep = ""
+            elif k == 1:
+                rep = m.group() + " " + rng.choice(pool)
+            else:
+                rep = rng.choice(words if m.group()[0].isalnum() or m.group()[0] == "_" else pool)
+            t = t[: m.start()] + rep + t[m.end() :]
+        try:
+            fns = CPP.parse(t, "m.cpp")
+        except CompileError as e:
+            assert (e.diagnostics and all(d.span is not None for d in e.diagnostics[:1])) or "no kernel" in str(e)
+            continue
+        if compiled < 20:
+            compiled += 1
+            compile_functions(fns, Options(opt=1))

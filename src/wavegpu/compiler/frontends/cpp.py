@@ -423,8 +423,8 @@ class Lowering:
         fn = self.fn.node
         name, decl = _function_name(self.src, fn)
         rtype = fn.child_by_field_name("type")
-        if self.text(rtype) != "void" or decl.parent != fn:
-            raise self.error(rtype, "a kernel returns void (write results to an array)")
+        if rtype is None or self.text(rtype) != "void" or decl.parent != fn:
+            raise self.error(rtype or fn, "a kernel returns void (write results to an array)")
         params: list[hir.Param] = []
         body_node = fn.child_by_field_name("body")
         assigned = self.assigned_names(body_node)
@@ -1407,6 +1407,9 @@ class Lowering:
         c = self.truth(self.expr(cn), cn)
         saved, self.pre = self.pre, []
         tn, on = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        if tn is None or on is None:
+            self.pre = saved
+            raise self.error(n, "write both branches of ?: (the GNU `a ?: b` is not standard C++)")
         a = self.expr(tn)
         apre, self.pre = self.pre, []
         b = self.expr(on)
@@ -1467,7 +1470,11 @@ class Lowering:
         if name in ("static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"):
             if name != "static_cast":
                 raise self.error(f, REFUSED_CALLS[name])
+            if f.type != "template_function":
+                raise self.error(f, f"{name}<T>(x) names its type")
             targs = f.child_by_field_name("arguments").named_children
+            if len(targs) != 1:
+                raise self.error(f, "static_cast<T> names one type")
             t = self.scalar_type(targs[0], elements=True)
             if len(args) != 1:
                 raise self.error(n, "static_cast<T>(x) takes one value")
@@ -1670,9 +1677,9 @@ class Lowering:
         tparams: list[tuple[str, Node]] = []
         if fd.template is not None:
             for tp in fd.template.named_children:
-                if tp.type == "type_parameter_declaration":
+                if tp.type == "type_parameter_declaration" and tp.named_children:
                     tparams.append(("type", tp.named_children[-1]))
-                elif tp.type == "parameter_declaration":
+                elif tp.type == "parameter_declaration" and tp.child_by_field_name("declarator") is not None:
                     tparams.append(("value", tp))
                 else:
                     raise self.error(tp, "template parameters are typename T or an integer constant")
@@ -1761,6 +1768,8 @@ class Lowering:
                 binds.append(hir.Assign(self.span(a), var, val))
                 scope[pname] = VarB(var, pt)
             rtn = fnode.child_by_field_name("type")
+            if rtn is None:
+                raise self.error(fnode, f"{name!r} needs a return type")
             rtext = self.text(rtn)
             ret = None if rtext == "void" else self.scalar_type(rtn)
             if ret is None and not statement:
