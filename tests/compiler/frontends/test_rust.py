@@ -640,3 +640,105 @@ def test_integer_expressions_agree_with_rustc_natively(tmp_path: Path) -> None:
         env = {"i32": xs[3 * lane : 3 * lane + 3].tolist(), "u32": ys[3 * lane : 3 * lane + 3].tolist()}
         for k, ((_, fi), (_, fu)) in enumerate(trees):
             assert (fi(env), fu(env)) == want[lane * len(pairs) + k]  # type: ignore[operator]
+
+
+CASTS = [  # (output type, expression of x: f32, d: f64, i: i32, u: u32)
+    ("i32", "x as i32"),
+    ("u32", "x as u32"),
+    ("i32", "d as i32"),
+    ("u32", "d as u32"),
+    ("f32", "i as f32"),
+    ("f32", "u as f32"),
+    ("f64", "u as f64"),
+    ("f64", "i as f64"),
+    ("f32", "d as f32"),
+    ("f64", "x as f64"),
+    ("u32", "(x as u8) as u32"),
+    ("i32", "(i as i8) as i32"),
+    ("u32", "(i as u16) as u32"),
+    ("i32", "(u as i16) as i32"),
+    ("u32", "i as u32"),
+    ("i32", "u as i32"),
+    ("f32", "x.mul_add(x, -1.0)"),
+    ("f32", "x.min(0.5).max(-0.5)"),
+    ("f32", "(x * 3.0 - 1.0) / 7.0"),
+    ("f64", "d * d + 1.0 / 3.0"),
+]
+
+
+@pytest.mark.skipif(RUSTC is None, reason="rustc is not installed: Rust's own answers come from it")
+def test_casts_and_float_arithmetic_agree_with_rustc_natively(tmp_path: Path) -> None:
+    """`as` casts (float to int saturating, NaN to 0, truncations to 8 and 16 bits) and a few f32/f64
+    operations, bit for bit against rustc on the host."""
+    xs = np.array(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 2.0**31, 2.0**32, -(2.0**31) - 256, 1e10, 3e9, 16777217.0, -1.75,
+         255.9, 256.0, -1.0, 0.1],
+        np.float32,
+    )  # fmt: skip
+    ds = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 2.0**31, 2.0**32, -(2.0**31) - 0.5, 1e10, 4294967295.5,
+                   16777217.0, -1.75, 2147483647.9, -2147483648.9, 1e300, 0.1])  # fmt: skip
+    ints = np.array([0, 1, -1, 2**31 - 1, -(2**31), 16777217, -16777217, 255, 256, 32767, -32769, 128, -129, 7, 8, 9,
+                     123456789, -987654321], np.int32)  # fmt: skip
+    us = ints.view(np.uint32)
+    n = len(xs)
+    lit = {"f32": lambda v: repr(float(v)) + "_f32" if np.isfinite(v) else ("f32::NAN" if np.isnan(v) else
+           ("f32::INFINITY" if v > 0 else "f32::NEG_INFINITY")),
+           "f64": lambda v: repr(float(v)) + "_f64" if np.isfinite(v) else ("f64::NAN" if np.isnan(v) else
+           ("f64::INFINITY" if v > 0 else "f64::NEG_INFINITY"))}  # fmt: skip
+    main = "fn main() {\n"
+    main += f"    let xs: [f32; {n}] = [{', '.join(lit['f32'](v) for v in xs)}];\n"
+    main += f"    let ds: [f64; {n}] = [{', '.join(lit['f64'](v) for v in ds)}];\n"
+    main += f"    let is: [i32; {n}] = [{', '.join(map(str, ints.tolist()))}];\n"
+    main += f"    let us: [u32; {n}] = [{', '.join(map(str, us.tolist()))}];\n"
+    main += f"    for t in 0..{n} {{\n        let (x, d, i, u) = (xs[t], ds[t], is[t], us[t]);\n"
+    main += "        let _ = (x, d, i, u);\n"
+    bits = {"i32": "{} as u32 as u64", "u32": "{} as u64", "f32": "({}).to_bits() as u64", "f64": "({}).to_bits()"}
+    for t, e in CASTS:
+        main += f'        println!("{{}}", {bits[t].format(e)});\n'
+    main += "    }\n}\n"
+    (tmp_path / "main.rs").write_text(main)
+    assert RUSTC is not None
+    r = subprocess.run(
+        [RUSTC, "--edition", "2021", "main.rs", "-o", "main"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run(
+        [str(tmp_path / "main")], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    want = np.array([int(v) for v in out], np.uint64).reshape(n, len(CASTS))
+
+    src = "use wave::*;\n\n#[wave::kernel]\npub fn k(xs: &[f32], ds: &[f64], is: &[i32], us: &[u32],"
+    src += " o32: &mut [u32], o64: &mut [f64]) {\n    let t = thread_id(0) as usize;\n"
+    src += "    let x = xs[t];\n    let d = ds[t];\n    let i = is[t];\n    let u = us[t];\n"
+    m = len(CASTS)
+    for k, (t, e) in enumerate(CASTS):
+        if t == "f64":
+            src += f"    o64[t * {m} + {k}] = {e};\n"
+        elif t == "f32":
+            src += f"    o64[t * {m} + {k}] = ({e}) as f64;\n"
+        else:
+            src += f"    o32[t * {m} + {k}] = ({e}) as u32;\n"
+    src += "}\n"
+    o32 = np.zeros(n * m, np.uint32)
+    o64 = np.zeros(n * m)
+    _kernels(src, 2).k(xs, ds, ints, us, o32, o64, grid=1, workgroup=n)
+    for row in range(n):
+        for k, (t, e) in enumerate(CASTS):
+            if t == "f64":
+                got = int(o64[row * m + k : row * m + k + 1].view(np.uint64)[0])
+            elif t == "f32":
+                got = int(np.float32(o64[row * m + k]).view(np.uint32))
+            else:
+                got = int(o32[row * m + k])
+            w = int(want[row, k])
+            if t in ("f32", "f64") and _is_nan_bits(w, t) and _is_nan_bits(got, t):
+                continue  # NaN payloads are not part of the semantics
+            assert got == w, f"{e} with x={xs[row]!r}, d={ds[row]!r}, i={ints[row]}, u={us[row]}: {got:#x} != {w:#x}"
+
+
+def _is_nan_bits(b: int, t: str) -> bool:
+    return bool(
+        np.isnan(
+            np.array([b], np.uint32).view(np.float32)[0] if t == "f32" else np.array([b], np.uint64).view(np.float64)[0]
+        )
+    )

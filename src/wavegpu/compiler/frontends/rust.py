@@ -1338,9 +1338,14 @@ class Lowering:
             return V(hir.IfExpr(t, sp, e, hir.Const(t, sp, 1), hir.Const(t, sp, 0)), to)
         t = RUST_TYPES[to]
         if to in NARROW_BITS:
-            if frm in FLOATS:
-                raise self.error(n, f"cast the float to i32 or u32 first, then to {to}")
             bits = NARROW_BITS[to]
+            if frm in FLOATS:  # saturates to the narrow type's range, NaN to 0 (as i32 first: the same)
+                lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if to.startswith("i") else (0, (1 << bits) - 1)
+                wide = hir.Cast(I32, sp, e)
+                clamped = hir.Call(
+                    I32, sp, "min", (hir.Call(I32, sp, "max", (wide, hir.Const(I32, sp, lo))), hir.Const(I32, sp, hi))
+                )
+                return V(clamped if t is I32 else hir.Cast(U32, sp, clamped), to)
             x = e if e.type == t else hir.Cast(t, sp, e)
             if to.startswith("u"):
                 return V(hir.Binary(t, sp, BinOp.AND, x, hir.Const(t, sp, (1 << bits) - 1)), to)
