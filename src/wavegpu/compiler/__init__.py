@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import CompileError, Diagnostic
 from ..wbin.program import Kernel, Param, Program
 from . import hir
 from .lir import ir as lir_ir
@@ -78,11 +79,14 @@ def compile_functions(fns: list[hir.Function], options: Options) -> Program:
             dump_after=options.dump_after,
             dumps=options.dumps,
         )
-        if o.max_registers is None and isinstance(opts.get("max_registers"), int):
-            o.max_registers = opts["max_registers"]  # type: ignore[assignment]
+        own_max = opts.get("max_registers")
+        if o.max_registers is None and isinstance(own_max, int):
+            o.max_registers = own_max
         wg = o.workgroup or opts.get("workgroup")
         if wg is not None:
-            t = (wg,) if isinstance(wg, int) else tuple(wg)  # type: ignore[arg-type]
+            if not isinstance(wg, (int, tuple, list)):
+                raise CompileError([Diagnostic(f"kernel {fn.name!r}: workgroup {wg!r} is neither a size nor a tuple")])
+            t = (wg,) if isinstance(wg, int) else tuple(wg)
             t = tuple(int(x) for x in t) + (1,) * (3 - len(t))
             fn = hir.Function(
                 fn.name,

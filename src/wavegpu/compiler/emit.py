@@ -5,18 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import CompileError, Diagnostic
-from ..isa.instruction import Guard, Imm, Instruction, Mem, Pair, Pred, Reg, SReg
+from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg
 from ..isa.table import BY_KEY
 from ..isa.types import Kind
 from ..isa.vocabulary import Nest
 from ..wbin.program import Kernel, Param, SourceLoc
 from .lir import rows
-from .lir.ir import Address, LFunction, LInst, SpecialReg, VReg
+from .lir.ir import Address, LFunction, LInst, LOperand, SpecialReg, VReg
 from .lir.ir import Imm as LImm
 from .regalloc.chaitin import Allocation
 
 
-def _operand(o: object, kind: Kind) -> object:
+def _operand(o: LOperand, kind: Kind) -> Operand:
     if isinstance(o, VReg):
         assert o.phys is not None, f"unallocated {o!r}"
         if o.cls == "q":
@@ -29,7 +29,10 @@ def _operand(o: object, kind: Kind) -> object:
     if isinstance(o, SpecialReg):
         return SReg(o.id)
     if isinstance(o, Address):
-        return Mem(o.base.phys if o.base is not None else None, o.offset)  # type: ignore[union-attr]
+        if o.base is None:
+            return Mem(None, o.offset)
+        assert o.base.phys is not None, f"unallocated {o.base!r}"
+        return Mem(o.base.phys, o.offset)
     raise TypeError(o)
 
 
@@ -40,7 +43,7 @@ def instruction(i: LInst) -> Instruction:
     if i.guard is not None:
         assert i.guard[0].phys is not None
         guard = Guard(i.guard[0].phys, i.guard[1])
-    return Instruction(spec, ops, guard)  # type: ignore[arg-type]
+    return Instruction(spec, ops, guard)
 
 
 def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:

@@ -8,6 +8,7 @@ never by spelling a mnemonic, so a row added to the table is selected without an
 from __future__ import annotations
 
 import enum
+from collections.abc import Hashable
 from functools import cache
 
 from ..isa.table import ROWS, InstrSpec
@@ -76,10 +77,10 @@ def matches(
     return tuple(r for r in ROWS if _fits(r, op, variant, nest, dtype, dst, space, width, signed, sreg, uniform))
 
 
-def find(op: Op | _Any = ANY, variant: Variant | _Any | None = ANY, **fields: object) -> InstrSpec:
+def find(op: Op | _Any = ANY, variant: Variant | _Any | None = ANY, **fields: Hashable) -> InstrSpec:
     """The one row with these fields (the keywords of `matches`); `LookupError` when none or
     several have them."""
-    found = matches(op, variant, **fields)  # type: ignore[arg-type]
+    found = matches(op, variant, **fields)
     if len(found) != 1:
         asked = {k: v for k, v in dict(op=op, variant=variant, **fields).items() if v is not ANY}
         what = "no row" if not found else f"{len(found)} rows ({', '.join(r.key for r in found)})"

@@ -6,7 +6,9 @@ i32 value (wrapping, as C's conversions do)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +32,7 @@ class ScalarType:
         raise TypeError(f"array types are written {self.name}[:] or {self.name}[:, :]")
 
     def __call__(self, value: object) -> object:
-        return NUMPY[self.name](value)  # type: ignore[operator]
+        return NUMPY[self.name](value)
 
     def __repr__(self) -> str:
         return self.name
@@ -114,7 +116,8 @@ def _bool(v: object) -> bool:
     return bool(v)
 
 
-NUMPY = {
+# the NumPy scalar constructor of each type (a Python callable: wg.f32(1.5) makes a value)
+NUMPY: dict[str, Callable[[Any], object]] = {
     "i32": np.int32,
     "u32": np.uint32,
     "f32": np.float32,

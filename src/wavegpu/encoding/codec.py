@@ -224,7 +224,8 @@ def decode(words: list[int] | tuple[int, ...], pos: int = 0, base_offset: int = 
     if has_imm and imm_index is None:
         raise fail(f"{spec.name} takes no immediate, but the immediate flag is set")
     if has_imm:
-        width = spec.operands[imm_index].imm_bits if slot < SLOT_MEM_OFFSET else 32  # type: ignore[index]
+        assert imm_index is not None  # refused just above
+        width = spec.operands[imm_index].imm_bits if slot < SLOT_MEM_OFFSET else 32
         nw = width // 32
         if pos + n + nw > len(words):
             raise fail("truncated instruction: immediate missing")

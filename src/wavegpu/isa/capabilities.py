@@ -105,14 +105,15 @@ def get_capability(device: object, name: str) -> int | bool:
     `device` is a device name ("emulator"), a DeviceCaps, or any object with a `caps` attribute.
     """
     caps: DeviceCaps
+    attr = getattr(device, "caps", None)
     if isinstance(device, DeviceCaps):
         caps = device
     elif isinstance(device, str):
         if device not in _DEVICES:
             raise CapabilityError(f"unknown device {device!r}; known: {', '.join(_DEVICES)}")
         caps = _DEVICES[device]
-    elif isinstance(getattr(device, "caps", None), DeviceCaps):
-        caps = device.caps  # type: ignore[attr-defined]
+    elif isinstance(attr, DeviceCaps):
+        caps = attr
     else:
         raise CapabilityError(f"not a device: {device!r}")
     return caps.value(name)

@@ -64,4 +64,4 @@ SPECIAL_REGISTERS: tuple[SpecialRegister, ...] = (
 
 SREG_BY_NAME = {s.name: s for s in SPECIAL_REGISTERS}
 SREG_BY_FLAT = {s.flat: s for s in SPECIAL_REGISTERS}
-SREG_BY_ID = {s.id: s for s in SPECIAL_REGISTERS}
+SREG_BY_ID: dict[int, SpecialRegister] = {s.id: s for s in SPECIAL_REGISTERS}  # SReg keys: plain ints find them too

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .types import DataType, Kind, OperandSpec, Role
 from .vocabulary import (
@@ -195,7 +196,8 @@ def group(
         if cls == "f32" and v.operands:
             bits = v.operands[0].dtype
             row_cls = "f64" if bits is T.F64 else "f16" if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2) else cls
-        row_flags = dict(flags)
+        # the group's flags and the variant's own (keyword arguments of InstrSpec, checked there)
+        row_flags: dict[str, Any] = dict(flags)
         row_flags.update(dict(v.extra))
         ROWS.append(
             InstrSpec(
@@ -213,7 +215,7 @@ def group(
                 ext=v.ext,
                 cap=v.cap,
                 aliases=v.aliases,
-                **row_flags,  # type: ignore[arg-type]
+                **row_flags,
             )
         )
 

@@ -7,8 +7,10 @@ import, so a table edit that makes a question ambiguous fails here.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from ...isa.types import DataType
-from ...isa.vocabulary import AtomOp, Cmp, Nest, Op, ReduceOp, Scope, ShuffleMode
+from ...isa.vocabulary import AtomOp, Cmp, Nest, Op, ReduceOp, Scope, ShuffleMode, Variant
 from ..select import find, matches
 from ..types import ScalarType
 
@@ -48,15 +50,15 @@ def fence(scope: Scope) -> str:
     return find(Op.FENCE, scope).key
 
 
-def _typed(op: Op, variant: object, t: ScalarType, **fields: object) -> str:
+def _typed(op: Op, variant: Variant, t: ScalarType, **fields: Hashable) -> str:
     """The row of `op`/`variant` in t's own type if there is one, else its u32 row, else its b32
     row (atomic and wave adds are u32 rows for any type; and/or/xor/exch/cas are b32 rows)."""
     for dt in (_VALUE.get(t.name), T.U32, T.B32):
         if dt is not None:
-            found = matches(op, variant, dtype=dt, **fields)  # type: ignore[arg-type]
+            found = matches(op, variant, dtype=dt, **fields)
             if len(found) == 1:
                 return found[0].key
-    return find(op, variant, dtype=T.B32, **fields).key  # type: ignore[arg-type]
+    return find(op, variant, dtype=T.B32, **fields).key
 
 
 def atomic(aop: AtomOp, space: str, t: ScalarType) -> str:

@@ -162,12 +162,12 @@ class Selector:
 
     def via_f32(self, op: str, d: VReg, t: ScalarType, a: list[Operand]) -> None:
         """f16 operations without an f16 row: compute in f32 and convert back."""
-        args32: list[Operand] = []
+        args32: list[Operand | _Reg] = []
         for x in a:
             if x.type is F16:
                 r = self.lf.new("r")
                 self.row(rows.CVT_F16_TO_F32, r, [x])
-                args32.append(_Reg(r))  # type: ignore[arg-type]
+                args32.append(_Reg(r))
             else:
                 args32.append(x)
         key = row_for(op, F32 if t is F16 else t, [F32 if x.type is F16 else x.type for x in a])

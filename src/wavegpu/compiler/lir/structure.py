@@ -16,6 +16,8 @@ from .selection import Selector
 from .ssa import PhiCopies
 
 SINK = "<sink>"
+# a node of a region's collapsed graph: a block, a nested loop, or SINK (leaving the region)
+Node = Block | Loop | str
 
 
 class Structurizer:
@@ -31,7 +33,7 @@ class Structurizer:
             for b in lp.blocks:
                 self.loop_of[b] = lp  # innermost wins (sorted outermost first)
         self.headers = {lp.header: lp for lp in self.loops}
-        self.pdom_cache: dict[int, dict[object, object]] = {}
+        self.pdom_cache: dict[int, tuple[dict[Node, list[Node]], dict[Node, int]]] = {}
         self.emitted: set[Block] = set()
 
     def extend_break_paths(self) -> None:
@@ -61,7 +63,7 @@ class Structurizer:
     def region_blocks(self, region: Loop | None) -> set[Block]:
         return set(self.fn.blocks) if region is None else region.blocks
 
-    def node(self, b: Block, region: Loop | None) -> object:
+    def node(self, b: Block, region: Loop | None) -> Node:
         """b as a node of region's collapsed graph: a block, a direct nested loop, or SINK."""
         blocks = self.region_blocks(region)
         if b not in blocks or (region is not None and b is region.header):
@@ -73,32 +75,32 @@ class Structurizer:
             return lp
         return b
 
-    def graph(self, region: Loop | None) -> tuple[dict[object, list[object]], dict[object, int]]:
+    def graph(self, region: Loop | None) -> tuple[dict[Node, list[Node]], dict[Node, int]]:
         """The region's collapsed graph (nested loops as single nodes) and reverse postorder."""
         key = id(region)
         if key not in self.pdom_cache:
             entry = self.fn.entry if region is None else region.header
-            succ: dict[object, list[object]] = {}
-            work: list[object] = [entry]
+            succ: dict[Node, list[Node]] = {}
+            work: list[Node] = [entry]
             while work:
                 n = work.pop()
-                if n in succ or n == SINK:
+                if n in succ or isinstance(n, str):
                     continue
-                outs = list(n.exits) if isinstance(n, Loop) else n.succs  # type: ignore[attr-defined]
+                outs = list(n.exits) if isinstance(n, Loop) else n.succs
                 succ[n] = [SINK if (region is not None and o is region.header) else self.node(o, region) for o in outs]
                 work.extend(succ[n])
-            order = rpo(entry, lambda n: [s for s in succ.get(n, []) if s != SINK])  # type: ignore[arg-type]
-            self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})  # type: ignore[assignment]
-        return self.pdom_cache[key]  # type: ignore[return-value]
+            order = rpo(entry, lambda n: [s for s in succ.get(n, []) if s != SINK])
+            self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})
+        return self.pdom_cache[key]
 
     def merge(self, b: Block, x: Block, y: Block, region: Loop | None) -> Block | None:
         """Where the arms of the branch at b meet again: the first node in reverse postorder that
         both reach (arms that end in return, break or continue reach none)."""
         succ, order = self.graph(region)
 
-        def reach(start: Block) -> set[object]:
+        def reach(start: Block) -> set[Node]:
             n0 = self.node(start, region)
-            seen: set[object] = set()
+            seen: set[Node] = set()
             work = [n0]
             while work:
                 n = work.pop()
@@ -113,7 +115,8 @@ class Structurizer:
         if not common:
             return None
         m = min(common, key=lambda n: order.get(n, 1 << 30))
-        return m.header if isinstance(m, Loop) else m  # type: ignore[return-value]
+        assert not isinstance(m, str), "SINK is never reached"
+        return m.header if isinstance(m, Loop) else m
 
     # -- emission
     def run(self) -> None:

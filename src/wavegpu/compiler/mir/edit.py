@@ -18,8 +18,8 @@ class Builder:
         self.fn, self.at = fn, at
         self.out: list[Inst] = []
 
-    def op(self, name: str, args: list[Operand], t: object) -> Value:
-        v = self.fn.new_value(t)  # type: ignore[arg-type]
+    def op(self, name: str, args: list[Operand], t: ScalarType) -> Value:
+        v = self.fn.new_value(t)
         self.out.append(Inst(name, v, args, None, self.at.span))
         return v
 

@@ -108,7 +108,8 @@ def run(fn: Function) -> bool:
         elif any(v is TOP for v in vals):
             return
         else:
-            r = fold(i, vals)  # type: ignore[arg-type]
+            consts = [v for v in vals if isinstance(v, Const)]  # neither TOP nor BOTTOM: constants
+            r = fold(i, consts)
             set_value(i.dst, r if r is not None else BOTTOM)
 
     def visit_term(b: Block) -> None:
@@ -158,8 +159,9 @@ def run(fn: Function) -> bool:
             if isinstance(v, Const):
                 mapping[phi.dst] = v
         for i in b.insts:
-            if i.dst is not None and isinstance(value.get(i.dst.id), Const):
-                mapping[i.dst] = value[i.dst.id]  # type: ignore[assignment]
+            c = value.get(i.dst.id) if i.dst is not None else None
+            if i.dst is not None and isinstance(c, Const):
+                mapping[i.dst] = c
     if mapping:
         changed = True
         replace_uses(fn, mapping)

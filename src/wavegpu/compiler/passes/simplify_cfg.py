@@ -56,8 +56,8 @@ def run(fn: Function) -> bool:
             for p in ps:
                 retarget(p, b, target)
             for phi in target.phis:
-                v = next((v for blk, v in phi.incoming if blk is b), None)
-                phi.incoming = [(blk, x) for blk, x in phi.incoming if blk is not b] + [(p, v) for p in ps]  # type: ignore[misc]
+                v = next(v for blk, v in phi.incoming if blk is b)  # the verifier: b is a predecessor
+                phi.incoming = [(blk, x) for blk, x in phi.incoming if blk is not b] + [(p, v) for p in ps]
             if ps:
                 progress = True
                 break
@@ -80,7 +80,7 @@ def run(fn: Function) -> bool:
                 for phi in s.phis:
                     phi.incoming = [(p if blk is b else blk, v) for blk, v in phi.incoming]
             fn.blocks.remove(b)
-            replace_uses(fn, repl)  # type: ignore[arg-type]
+            replace_uses(fn, repl)
             progress = True
             break
         changed |= progress

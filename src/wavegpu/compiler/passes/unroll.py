@@ -7,6 +7,8 @@ header's instructions followed by a clone of the body and latch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..mir.edit import retarget
 from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Ret, Value
 
@@ -37,8 +39,10 @@ def _counted(fn: Function) -> list[tuple[Block, int]]:
         add = next((x for x in lb.insts if x.dst is li.args[0]), None)
         if add is None or add.op != "add" or not isinstance(add.args[1], Const):
             continue
+        first = init[0][1].args[0]
+        assert isinstance(first, Const)  # init holds the setvars of a constant
         start, stop, step = (
-            int(init[0][1].args[0].value),
+            int(first.value),
             int(cmp.args[1].value),
             int(add.args[1].value),
         )
@@ -101,7 +105,7 @@ def run(
             def cl(o: Operand, vmap: dict[int, Value] = vmap) -> Operand:
                 return vmap.get(o.id, o) if isinstance(o, Value) else o
 
-            def clone_inst(i: Inst, vmap: dict[int, Value] = vmap, cl=cl) -> Inst:  # type: ignore[no-untyped-def]
+            def clone_inst(i: Inst, vmap: dict[int, Value] = vmap, cl: Callable[[Operand], Operand] = cl) -> Inst:
                 dst = None
                 if i.dst is not None:
                     dst = fn.new_value(i.dst.type)

@@ -27,6 +27,16 @@ MAX_WG = EMULATOR.constants["MAX_WORKGROUP_SIZE"]
 
 
 @dataclass
+class _SpillArea:
+    """The GPR spill slots: the next free slot, the register holding this thread's slot base once
+    set up, and the two instructions whose immediates (stride and base) are patched at the end."""
+
+    next: int = 0
+    addr: VReg | None = None
+    patch: tuple[LInst, LInst] | None = None
+
+
+@dataclass
 class Allocation:
     registers: int
     predicates: int
@@ -127,11 +137,9 @@ class ClassAllocator:
                 moves.append(None)
         build_interference(graph, live_out, defs, moves)
         # parameters interfere with each other (all live at entry)
-        pinned = [j for j, v in enumerate(regs) if v.phys is not None]
-        for j in pinned:
-            graph.pinned[j] = regs[j].phys  # type: ignore[assignment]
-        for a in pinned:
-            for b in pinned:
+        graph.pinned.update({j: v.phys for j, v in enumerate(regs) if v.phys is not None})
+        for a in graph.pinned:
+            for b in graph.pinned:
                 graph.add_edge(a, b)
         result = color(graph, self.K)
         if result.spilled:
@@ -196,10 +204,10 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
     if len(lf.params) > K:
         raise CompileError([Diagnostic(f"kernel {lf.name!r} has {len(lf.params)} parameters but max_registers is {K}")])
     slots: dict[int, int] = {}
-    state: dict[str, object] = {"next": 0, "addr": None, "patch": []}
+    state = _SpillArea()
 
     def spill_addr() -> VReg:
-        if state["addr"] is None:
+        if state.addr is None:
             a = lf.new("r", "spill_addr")
             unspillable.add(a.id)
             tx, ty, tz, nx, ny = (lf.new("r") for _ in range(5))
@@ -219,19 +227,19 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 add,
             ]
             lf.insts[0:0] = entry
-            state["addr"] = a
-            state["patch"] = [mul, add]
-        return state["addr"]  # type: ignore[return-value]
+            state.addr = a
+            state.patch = (mul, add)
+        return state.addr
 
     def spill_gprs(vs: list[VReg]) -> None:
         addr = spill_addr()
         for v in vs:
             if v.id not in slots:
-                n = int(state["next"])  # type: ignore[arg-type]
+                n = state.next
                 if v.cls == "p" and n % 2:
                     n += 1
                 slots[v.id] = n
-                state["next"] = n + v.width
+                state.next = n + v.width
             off = 4 * slots[v.id]
             ld, st = ("ld.local.b64", "st.local.b64") if v.cls == "p" else ("ld.local.b32", "st.local.b32")
             out: list[LInst] = []
@@ -260,11 +268,11 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 if base.id in table:
                     base.phys = table[base.id]
     # drop moves that coalescing made trivial
-    lf.insts[:] = [i for i in lf.insts if not (i.is_move and i.operands[0].phys == i.operands[1].phys)]  # type: ignore[union-attr]
-    nslots = int(state["next"])  # type: ignore[arg-type]
+    lf.insts[:] = [i for i in lf.insts if not _trivial_move(i)]
+    nslots = state.next
     spill_bytes = 0
     local = lf.local_bytes
-    if state["addr"] is not None:
+    if state.patch is not None:
         stride = (4 * nslots + 7) // 8 * 8
         base = (lf.local_bytes + 7) // 8 * 8
         threads = lf.workgroup_size[0] * lf.workgroup_size[1] * lf.workgroup_size[2] if lf.workgroup_size else MAX_WG
@@ -284,7 +292,7 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                     )
                 ]
             )
-        mul, add = state["patch"]  # type: ignore[misc]
+        mul, add = state.patch
         mul.operands[2] = Imm(stride)
         add.operands[2] = Imm(base)
     regs_used = 0
@@ -299,6 +307,14 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                     regs_used = max(regs_used, base.phys + base.width)
     regs_used = max(regs_used, len(lf.params), 1)
     return Allocation(regs_used, preds_used, spill_bytes, len(slots) + len(pred_home), local)
+
+
+def _trivial_move(ins: LInst) -> bool:
+    """A copy whose source and destination got the same register."""
+    if not ins.is_move:
+        return False
+    d, s = ins.operands[0], ins.operands[1]
+    return isinstance(d, VReg) and isinstance(s, VReg) and d.phys == s.phys
 
 
 def _replace(ins: LInst, old: VReg, new: VReg) -> None:
