@@ -122,6 +122,10 @@ HOW = {
     VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
     VOp.PREFIX: "ds_bpermute scan, identity in inactive lanes",
     VOp.SHUFFLE: "ds_bpermute_b32",
+    VOp.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
+    VOp.RSQRT: "v_rsq_f32 (1 ulp) with denormal-range scaling",
+    VOp.EXP2: "v_exp_f32 (1 ulp) with denormal-range scaling",
+    VOp.LOG2: "v_log_f32 (1 ulp) with denormal-range scaling",
     VOp.BROADCAST: "v_readlane_b32",
 }
 
@@ -637,7 +641,7 @@ def _f32(s: Selector, inst: Instruction) -> None:
         elif op is VOp.FMA:
             s._valu("v_fma_f32", t, srcs)
         elif op in APPROX:
-            s._valu(APPROX[op], t, srcs)
+            _approx(s, op, t, s.to_v(srcs[0]))
         elif op is VOp.DIV:
             _fdiv32(s, t, srcs[0], srcs[1])
         elif op is VOp.SQRT:
@@ -657,6 +661,49 @@ def _f32(s: Selector, inst: Instruction) -> None:
         canon32(s, t)
 
     vector_into(s, d, body)
+
+
+# (threshold test, input scale, result fix) per approximate op: the hardware's v_exp/v_log/v_rcp/
+# v_rsq neither take nor give denormals, so inputs that would need them are scaled first
+F_2_126 = 0x7E800000  # 2^126
+F_2_M126 = 0x00800000  # 2^-126 (smallest normal)
+
+
+def _approx(s: Selector, op: VOp, t: Operand, x: Operand) -> None:
+    c = s.stmp(2)
+    y, r = s.vtmp(), s.vtmp()
+    if op is VOp.EXP2:  # x < -126: 2^(x+64) * 2^-64
+        _vcmp(s, "v_cmp_gt_f32", c, s.to_v(Imm(0xC2FC0000)), x)  # -126.0 > x
+        s._valu("v_add_f32", y, [Imm(0x42800000), x])
+        _cndmask(s, y, x, y, c)
+        s._valu("v_exp_f32", r, [y])
+        s._valu("v_mul_f32", y, [Imm(0x1F800000), r])  # 2^-64
+        _cndmask(s, t, r, y, c)
+    elif op is VOp.LOG2:  # denormal x: log2(x * 2^32) - 32
+        _vcmp(s, "v_cmp_gt_f32", c, s.to_v(Imm(F_2_M126)), x)
+        s._valu("v_mul_f32", y, [Imm(0x4F800000), x])
+        _cndmask(s, y, x, y, c)
+        s._valu("v_log_f32", r, [y])
+        s._valu("v_add_f32", y, [Imm(0xC2000000), r])  # -32.0
+        _cndmask(s, t, r, y, c)
+    elif op is VOp.RCP:  # |x| >= 2^126 (a denormal result): rcp(x * 2^-32) * 2^-32
+        a = s.vtmp()
+        s._valu("v_and_b32", a, [Imm(NAN32), x])
+        _vcmp(s, "v_cmp_le_u32", c, s.to_v(Imm(F_2_126)), a)  # 2^126 <= |x| (as bits; NaN and inf too)
+        s._valu("v_mul_f32", y, [Imm(0x2F800000), x])  # 2^-32
+        _cndmask(s, y, x, y, c)
+        s._valu("v_rcp_f32", r, [y])
+        s._valu("v_mul_f32", y, [Imm(0x2F800000), r])
+        _cndmask(s, t, r, y, c)
+    else:  # rsqrt of a denormal x: rsq(x * 2^24) * 2^12
+        a = s.vtmp()
+        s._valu("v_and_b32", a, [Imm(NAN32), x])
+        _vcmp(s, "v_cmp_gt_u32", c, s.to_v(Imm(F_2_M126)), a)  # |x| < 2^-126 (zeros too: rsq(0) = inf either way)
+        s._valu("v_mul_f32", y, [Imm(0x4B800000), x])  # 2^24
+        _cndmask(s, y, x, y, c)
+        s._valu("v_rsq_f32", r, [y])
+        s._valu("v_mul_f32", y, [Imm(0x45800000), r])  # 2^12
+        _cndmask(s, t, r, y, c)
 
 
 def _fminmax(s: Selector, t: Operand, a: Operand, b: Operand, is_min: bool) -> None:
@@ -1226,7 +1273,9 @@ def _wave(s: Selector, inst: Instruction) -> None:
             elif mode is ShuffleMode.UP:
                 s._valu("v_sub_u32", src, [lane, b])
             else:
-                s._valu("v_add_u32", src, [b, lane])
+                bb = s.vtmp()  # lane + min(b, 64): past the wave when b is (no 32-bit wrap)
+                s._valu("v_min_u32", bb, [Imm(64), s.to_v(b)])
+                s._valu("v_add_u32", src, [bb, lane])
             _vcmp(s, "v_cmp_gt_u32", ok, s.to_v(Imm(64)) if False else Imm(64), s.to_v(src))
             addr = s.vtmp()
             s._valu("v_lshlrev_b32", addr, [Imm(2), src])
