@@ -217,6 +217,26 @@ def test_kernels_without_params_take_the_registers_they_read_first() -> None:
     assert render(flat, "ptx").source.split(")")[0].count(".param .u32") == 4
 
 
+def test_mma_has_an_exact_path_and_a_tensor_core_path(tmp_path: Path) -> None:
+    """ptx.mma_path: "exact" (the default) shuffles the fragments among the active lanes and sums
+    in double as the emulator does; "tensor" is mma.sync. Both assemble; an unknown path is refused."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_opencl import MMA
+
+    prog = wg.assemble(MMA, "mma.wave")
+    exact = render(prog, "ptx").source
+    assert "mma.sync" not in exact and exact.count("shfl.sync.idx.b32") == 16 and exact.count("fma.rn.f64") == 32
+    assert exact.count("cvt.rn.f32.f64") == 4
+    with ptx.mma_path("tensor"):
+        tensor = render(prog, "ptx").source
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in tensor and "shfl.sync" not in tensor
+    assert render(prog, "ptx").source == exact  # the block ended: back to the default
+    with pytest.raises(wg.WaveError, match="unknown mma path 'fast'"), ptx.mma_path("fast"):
+        pass
+    _ptxas(exact, tmp_path)
+    _ptxas(tensor, tmp_path)
+
+
 def test_float_results_are_canonical_and_never_contracted() -> None:
     text = render(wg.assemble(MULADD, "m.wave"), "ptx").source
     assert "mul.rn.f32" in text and "add.rn.f32" in text and "fma" not in text

@@ -21,8 +21,10 @@ register preset (DESIGN section 4): a new argument value never needs a new trans
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -313,6 +315,25 @@ class _Region:
     head: str = ""  # a plain region in a plain loop: the loop's head, where continue goes
 
 
+# How mma.m16n8k8.f32.f16 renders (docs/backends.md, "MMA"): "exact" gives the emulator's bits
+# through shuffles; "tensor" uses the tensor cores (mma.sync), within a measured bound of them.
+MMA_PATHS = ("exact", "tensor")
+MMA_PATH: contextvars.ContextVar[str] = contextvars.ContextVar("wavegpu_mma_path", default="exact")
+
+
+@contextlib.contextmanager
+def mma_path(path: str) -> Iterator[None]:
+    """Render mma with `path` ("exact" or "tensor") inside the block: wg.translate(..., "ptx") and
+    kernels launched on device="cuda" (`with ptx.mma_path("tensor"): ...`)."""
+    if path not in MMA_PATHS:
+        raise WaveError(f"ptx: unknown mma path {path!r} (one of {', '.join(MMA_PATHS)})")
+    token = MMA_PATH.set(path)
+    try:
+        yield
+    finally:
+        MMA_PATH.reset(token)
+
+
 # One item of the renderer's work stack: a node in its region, or a step that closes an if/loop.
 _Step = tuple[Node, _Region] | Callable[[], None]
 
@@ -326,6 +347,7 @@ class PTXRenderer:
     label_n: int = 0
     entry: str = ""
     plan: MaskPlan = field(default_factory=lambda: MaskPlan(False, frozenset(), frozenset()))
+    mma_policy: str = field(default_factory=MMA_PATH.get)
 
     # -- registers and labels
     def tmp(self, ty: str) -> str:
@@ -574,17 +596,72 @@ class PTXRenderer:
         if spec.op is VOp.ATOM:
             self.store(inst.operands[0], _B, old)
 
-    def mma(self, inst: Instruction) -> None:
+    def mma(self, inst: Instruction, region: _Region) -> None:
+        """mma.m16n8k8.f32.f16 by the renderer's MMA policy (mma_path): "exact" computes what the
+        emulator computes, through shuffles among the active lanes as the C dialects do (the
+        lane holding D[g][2t+j], g = lane / 4, t = lane % 4, reads row g of A from lanes
+        4g..4g+3 and column 2t+j of B from lanes 4(2t+j)..4(2t+j)+3, and sums C and the eight
+        exact products in k order in double, one rounding to f32); "tensor" is the hardware's
+        `mma.sync`, whose accumulation order and rounding differ (docs/backends.md: its bound)."""
         d, a, b, c = inst.operands
         assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
-        cf = [self.typed(Reg(c.n + i), _F) for i in range(4)]
-        df = [self.tmp(_F) for _ in range(4)]
-        self.emit(
-            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
-            f"{{{', '.join(df)}}}, {{%r{a.n}, %r{a.n + 1}}}, {{%r{b.n}}}, {{{', '.join(cf)}}};"
-        )
-        for i in range(4):
-            self.store(Reg(d.n + i), _F, df[i])
+        assert region.cur is not None, "mma reads the active set (lift.MASK_USERS)"
+        g = inst.guard
+        skip = None
+        if g is not None:
+            skip = self.label("skip")
+            self.emit(f"@{'' if g.negated else '!'}%p{g.pred} bra {skip};")
+        if self.mma_policy == "tensor":
+            cf = [self.typed(Reg(c.n + i), _F) for i in range(4)]
+            df = [self.tmp(_F) for _ in range(4)]
+            self.emit(
+                "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+                f"{{{', '.join(df)}}}, {{%r{a.n}, %r{a.n + 1}}}, {{%r{b.n}}}, {{{', '.join(cf)}}};"
+            )
+            for i in range(4):
+                self.store(Reg(d.n + i), _F, df[i])
+        else:
+            act, grp, t4 = self.tmp(_B), self.tmp(_B), self.tmp(_B)
+            self.emit(f"vote.sync.ballot.b32 {act}, 1, {region.cur};")
+            self.emit(f"shr.u32 {grp}, %wv_lane, 2;", f"and.b32 {t4}, %wv_lane, 3;")
+            acc = []
+            for i in range(4):
+                f, x = self.tmp(_F), self.tmp(_D)
+                self.emit(f"mov.b32 {f}, %r{c.n + i};", f"cvt.f64.f32 {x}, {f};")
+                acc.append(x)
+            src = [self.tmp(_B) for _ in range(3)]
+            self.emit(f"shl.b32 {src[0]}, {grp}, 2;", f"shl.b32 {src[1]}, {t4}, 3;", f"add.u32 {src[2]}, {src[1]}, 4;")
+            for k in range(4):
+                lanes = []
+                for base in src:
+                    ln = self.tmp(_B)
+                    self.emit(f"add.u32 {ln}, {base}, {k};")
+                    lanes.append(ln)
+                words = []
+                for reg, ln in ((a.n, lanes[0]), (a.n + 1, lanes[0]), (b.n, lanes[1]), (b.n, lanes[2])):
+                    w = self.tmp(_B)
+                    self.emit(f"shfl.sync.idx.b32 {w}, %r{reg}, {ln}, 31, {act};")
+                    words.append(w)
+                halves = []  # [word][h] as f64
+                for w in words:
+                    lo, hi = self.tmp("%h"), self.tmp("%h")
+                    self.emit(f"mov.b32 {{{lo}, {hi}}}, {w};")
+                    pair = []
+                    for h in (lo, hi):
+                        x = self.tmp(_D)
+                        self.emit(f"cvt.f64.f16 {x}, {h};")
+                        pair.append(x)
+                    halves.append(pair)
+                for h in range(2):
+                    x0, x1, y0, y1 = (halves[i][h] for i in range(4))
+                    for out, (u, v) in zip(acc, ((x0, y0), (x0, y1), (x1, y0), (x1, y1))):
+                        self.emit(f"fma.rn.f64 {out}, {u}, {v}, {out};")  # the product is exact
+            for i in range(4):
+                r = self.tmp(_F)
+                self.emit(f"cvt.rn.f32.f64 {r}, {acc[i]};")
+                self.store(Reg(d.n + i), _F, r)
+        if skip:
+            self.emit(f"{skip}:")
 
     # -- wave operations (on the exact active set of the current region)
     def wave(self, inst: Instruction, region: _Region) -> None:
@@ -831,7 +908,7 @@ class PTXRenderer:
             "\t.reg .b32 %wv_w, %wv_lin, %wv_n, %wv_lane, %wv_wid, %wv_nwaves, %wv_m0, %wv_lbase;",
             "\t.reg .pred %wv_brk, %wv_cnt, %wv_full;",
         ]
-        kinds = {"%t": "b32", "%f": "f32", "%rd": "b64", "%fd": "f64", "%q": "pred", "%m": "b32"}
+        kinds = {"%t": "b32", "%f": "f32", "%rd": "b64", "%fd": "f64", "%q": "pred", "%m": "b32", "%h": "b16"}
         decl += [f"\t.reg .{kinds[p]} {p}<{n}>;" for p, n in sorted(self.counts.items())]
         if k.local_memory:
             decl.append(f"\t.shared .align 16 .b8 wv_lmem[{k.local_memory}];")
@@ -883,12 +960,12 @@ STATEMENTS: dict[VOp, Callable[[PTXRenderer, Instruction], None]] = {
     VOp.FENCE: PTXRenderer.fence,
     VOp.NOP: lambda r, inst: None,
     VOp.RET: PTXRenderer.ret,
-    VOp.MMA: PTXRenderer.mma,
 }
 IN_REGION: dict[VOp, Callable[[PTXRenderer, Instruction, _Region], None]] = {
     **{o: PTXRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
     VOp.ANY: PTXRenderer.wave,
     VOp.ALL: PTXRenderer.wave,
+    VOp.MMA: PTXRenderer.mma,
     VOp.BREAK: lambda r, inst, region: r.leave(inst, Nest.BREAK, region),
     VOp.CONTINUE: lambda r, inst, region: r.leave(inst, Nest.CONTINUE, region),
 }

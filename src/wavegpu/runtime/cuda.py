@@ -186,3 +186,56 @@ def run_resident(
     types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
     _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
     _check(drv.cuCtxSynchronize(), f"running {entry} (a fault here is an out-of-bounds or misaligned access)")
+
+
+# ------------------------------------------------------------------ the CUDA C++ backend through NVRTC
+_NVRTC_PTX: dict[str, str] = {}
+
+
+def nvrtc_ptx(source: str, arch: str) -> str:
+    """PTX for the CUDA C++ backend's `source`, compiled by NVRTC (the nvidia-cuda-nvrtc wheel,
+    found by cuda-bindings) for `arch` (sm_XX): what device="cuda-cpp" loads. No GPU is needed
+    to compile. -fmad=false keeps a multiply and an add two roundings, as WAVE computes them."""
+    key = hashlib.sha256(f"{arch}\0{source}".encode()).hexdigest()
+    if key in _NVRTC_PTX:
+        return _NVRTC_PTX[key]
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        raise WaveError(
+            "cuda-cpp: NVRTC needs cuda-bindings and nvidia-cuda-nvrtc (pip install 'wavegpu[cuda]')"
+        ) from None
+    if not arch.startswith("sm_") or not arch[3:].isdigit():
+        raise WaveError(f"cuda-cpp: architecture {arch!r} is not of the form sm_XX")
+
+    def call(res: Any, what: str) -> Any:
+        err, *vals = res
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise WaveError(f"cuda-cpp: {what} failed: {nvrtc.nvrtcGetErrorString(err)[1]!r}")
+        return vals[0] if len(vals) == 1 else tuple(vals)
+
+    try:
+        prog = call(nvrtc.nvrtcCreateProgram(source.encode(), b"wave.cu", 0, [], []), "nvrtcCreateProgram")
+    except RuntimeError as e:  # no libnvrtc.so
+        raise WaveError(f"cuda-cpp: NVRTC is not usable here ({e}); pip install nvidia-cuda-nvrtc") from None
+    try:
+        opts = [f"-arch=compute_{arch[3:]}".encode(), b"-fmad=false", b"-std=c++17"]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = call(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+            log = b" " * size
+            call(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
+            raise WaveError("cuda-cpp: NVRTC rejected the generated source:\n" + log.decode(errors="replace").strip())
+        size = call(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
+        buf = b" " * size
+        call(nvrtc.nvrtcGetPTX(prog, buf), "nvrtcGetPTX")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    _NVRTC_PTX[key] = buf.rstrip(b"\0").decode()
+    return _NVRTC_PTX[key]
+
+
+def arch() -> str:
+    """The GPU's architecture (sm_XX)."""
+    context()
+    return str(_STATE["arch"])

@@ -1,4 +1,5 @@
-"""`wg.launch`: run a program on a device ("emulator", "opencl", "sycl" or "cuda"); `wg.devices()` lists them."""
+"""`wg.launch`: run a program on a device ("emulator", "opencl", "sycl", "cuda" (the PTX backend) or
+"cuda-cpp" (the CUDA C++ backend through NVRTC)); `wg.devices()` lists them."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def devices() -> list[str]:
     if sycl.available()[0]:
         out.append("sycl")
     if cuda.available()[0]:
-        out.append("cuda")
+        out += ["cuda", "cuda-cpp"]  # cuda-cpp: the CUDA C++ backend compiled by NVRTC
     return out
 
 
@@ -75,7 +76,7 @@ def launch(
                 boundscheck=boundscheck,
                 zero_division=zero_division,
             )
-    if device not in ("opencl", "sycl", "cuda"):
+    if device not in ("opencl", "sycl", "cuda", "cuda-cpp"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
     for flag, given in (
         ("check=True", check),
@@ -92,13 +93,15 @@ def launch(
     bits = [arg_bits(a) for a in args]
     nargs = max(len(bits), len(k.params))
     bits += [0] * (nargs - len(bits))
-    src = render(k, "ptx" if device == "cuda" else device, wave_width=wave_width, nargs=nargs)
+    target = {"cuda": "ptx", "cuda-cpp": "cuda"}.get(device, device)
+    src = render(k, target, wave_width=wave_width, nargs=nargs)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
-    if device == "cuda":
+    if device in ("cuda", "cuda-cpp"):
         from . import cuda
 
-        out = cuda.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
+        text = src.source if device == "cuda" else cuda.nvrtc_ptx(src.source, cuda.arch())
+        out = cuda.run(text, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
     elif device == "opencl":
         out = opencl.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
     else:

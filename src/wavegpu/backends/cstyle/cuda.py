@@ -16,7 +16,7 @@ from .prelude import HELPERS
 from .render import EXPR, Dialect, GenericPointers
 
 HEADER = r"""
-#include <cuda_fp16.h>
+/* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
 #pragma nv_diag_suppress 177  /* helpers a kernel does not call */
 #pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
 #pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
@@ -39,8 +39,8 @@ typedef unsigned short ushort;
 #define GLOBAL_ATOMIC_PTR uint*
 #define LOCAL_ATOMIC_PTR uint*
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
-WV_FN uint D2H_BITS(double x) { return (uint)__half_as_ushort(__double2half(x)); }
-WV_FN float H2F_BITS(uint u) { return __half2float(__ushort_as_half((unsigned short)u)); }
+WV_FN uint D2H_BITS(double x) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x)); return h; }
+WV_FN float H2F_BITS(uint u) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)u)); return f; }
 /* wave primitives: the active mask, a shuffle among active lanes, votes */
 typedef uint wv_mask;
 #define WV_LANES 32
