@@ -122,6 +122,8 @@ def test_no_kernel_and_macro_markers() -> None:
     # __kernel / __global__ / __shared__ are blanked for the grammar but keep every column
     fns = CPP.parse("__global__ void g(float* a) {\n    __shared__ float s[4];\n    a[0] = s[0];\n}\n", "k.cu")
     assert fns[0].name == "g" and [la.count for la in fns[0].locals] == [4]
+    src = 'extern "C" __global__ void k(float* a) { a[0] = 1.0f; }\nextern "C" {\n[[wave::kernel]] void k2(float* a) {}\n}\n'
+    assert [f.name for f in CPP.parse(src, "k.cu")] == ["k", "k2"]
     text = _error("__kernel void g(float* a) {\n    a[0] = q;\n}\n")
     assert text.startswith("k.cpp:2:12: error: 'q' is not declared") or "2:12" in text.splitlines()[0]
 

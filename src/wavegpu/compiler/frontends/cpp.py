@@ -225,7 +225,7 @@ def read_unit(text: str, file: str) -> Unit:
     src.text = text  # diagnostics show the text as written
     src.lines = text.splitlines()
     unit = Unit(src, marks)
-    for n in root.named_children:
+    for n in _top_level(root):
         t = n.type
         if t in ("comment", "preproc_include", "using_declaration", "alias_declaration"):
             if t == "alias_declaration":
@@ -253,6 +253,19 @@ def read_unit(text: str, file: str) -> Unit:
             raise src.error(n, "namespaces are not supported in kernel files: define kernels at file scope")
         raise src.error(n, f"{t.replace('_', ' ')} is not supported at file scope")
     return unit
+
+
+def _top_level(root: Node) -> Iterator[Node]:
+    """The file's declarations, also those inside `extern "C"` (and `extern "C" { ... }`)."""
+    for n in root.named_children:
+        if n.type == "linkage_specification":
+            body = n.child_by_field_name("body")
+            if body is not None and body.type == "declaration_list":
+                yield from (c for c in body.named_children)
+            elif body is not None:
+                yield body
+            continue
+        yield n
 
 
 def _add_function(unit: Unit, fn: Node, tparams: Node | None) -> None:
