@@ -26,7 +26,14 @@ from .cfg import predecessors, reachable, rpo
 from .coloring import Coloring, color
 from .dominance import dominates, dominator_tree, frontiers, idoms, postdominators
 from .interference import InterferenceGraph, build_interference
-from .liveness import BlockLiveness, Numbering, block_liveness, instruction_liveness, liveness_within_block
+from .liveness import (
+    BlockLiveness,
+    Numbering,
+    block_liveness,
+    block_use_def,
+    instruction_liveness,
+    liveness_within_block,
+)
 from .loops import Loop, loop_depths, natural_loops
 
 __all__ = [
@@ -36,6 +43,7 @@ __all__ = [
     "Loop",
     "Numbering",
     "block_liveness",
+    "block_use_def",
     "build_interference",
     "color",
     "dominates",
