@@ -59,7 +59,6 @@ NOT_SUPPORTED_TYPES = {
     "char": "char is a storage-only type here: use uint8_t/int8_t arrays, and int32_t variables",
     "long double": "long double is not in the kernel language (float, double, half)",
 }
-NAMESPACES = {"wave", "std"}
 
 # ---- operators ---------------------------------------------------------------------------------
 ARITH = {"+": BinOp.ADD, "-": BinOp.SUB, "*": BinOp.MUL, "/": BinOp.DIV, "%": BinOp.TRUNC_REM}
@@ -72,7 +71,7 @@ COMPARES = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, 
 # the argument's type (an integer becomes double, as std::sqrt(int) does); wave:: has float and
 # double overloads (an integer argument is ambiguous, as g++ says).
 F32_ALIASES = {f"{n}f": n for n in (*MATH1, "fma")} | {"fabsf": "abs", "fminf": "min", "fmaxf": "max"}
-C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max", "rsqrt": "rsqrt"}
+C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max"}
 CASTS_BY_NAME = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
 SCOPES = {"wave", "workgroup", "device"}
 REFUSED_CALLS = {
@@ -1634,8 +1633,6 @@ class Lowering:
             if len(args) != 1:
                 raise self.error(n, f"wave::{base}(x) converts one value")
             return self.convert(self.expr(args[0]), CASTS_BY_NAME[base], n)
-        if scope == "" and name in self.unit.functions:
-            raise AssertionError
         raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
 
     def atomic(self, n: Node, name: str, args: list[Node]) -> hir.Expr:
