@@ -20,6 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	tools/system-tools.sh
+	tools/node-tools.sh
 	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m pytest
 
