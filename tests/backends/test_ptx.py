@@ -73,7 +73,11 @@ def test_the_whole_corpus_assembles(tmp_path: Path) -> None:
     ks = _corpus()
     names = [k.name for k in ks]
     ks = [dataclasses.replace(k, name=f"{k.name}_{i}") if names.count(k.name) > 1 else k for i, k in enumerate(ks)]
-    text = ptx.render_module(ks)
+    text = ptx.render_module(ks)  # mma by the exact path (the default)
+    assert "cvt.f64.f16" in text and "mma.sync" not in text
+    _ptxas(text, tmp_path)
+    with ptx.mma_path("tensor"):
+        text = ptx.render_module(ks)
     assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in text
     _ptxas(text, tmp_path)
 
