@@ -116,7 +116,9 @@ def test_every_error_of_a_kernel_is_reported() -> None:
 @pytest.mark.parametrize(
     ("source", "place", "message"),
     [
-        ("struct P { x: f32 }\n#[wave::kernel]\nfn k(o: &mut [f32]) {}\n", (1, 1), "struct items are not supported"),
+        ("struct P { x: f32 }\n#[wave::kernel]\nfn k(o: &mut [f32], p: P) {}\n", (3, 24), "structs are not supported"),
+        ("static S: f32 = 1.0;\n#[wave::kernel]\nfn k(o: &mut [f32]) { o[0] = S; }\n", (3, 30), "static `S`"),
+        ("trait T {}\n#[wave::kernel]\nfn k(o: &mut [f32], t: &T) {}\n", (3, 25), "traits are not supported"),
         ("#[wave::kernel]\nfn k(v: Vec<f32>) {}\n", (2, 9), "Vec<f32> needs heap allocation"),
         ("#[wave::kernel]\nfn k(f: &dyn Fn(f32) -> f32) {}\n", (2, 10), "trait objects (dyn) are not supported"),
         ("#[wave::kernel]\nfn k(o: &mut [f32]) -> f32 { 0.0 }\n", (2, 24), "kernels return nothing"),
@@ -742,3 +744,17 @@ def _is_nan_bits(b: int, t: str) -> bool:
             np.array([b], np.uint32).view(np.float32)[0] if t == "f32" else np.array([b], np.uint64).view(np.float64)[0]
         )
     )
+
+
+def test_host_code_beside_the_kernels_is_left_alone() -> None:
+    """Structs, impls, statics and other functions of the same file are host code: only the
+    marked kernels are compiled (a kernel that uses them is refused at the use)."""
+    text = (
+        "use wave::*;\n\nstruct Params { n: u32 }\nimpl Params { fn new() -> Self { Params { n: 1 } } }\n"
+        'const NAME: &str = "saxpy";\nfn host() -> Vec<f32> { vec![1.0] }\n\n'
+        "#[wave::kernel]\npub fn k(o: &mut [f32]) {\n    o[0] = 1.0;\n}\n"
+    )
+    (fn,) = _parse(text)
+    assert fn.name == "k"
+    with pytest.raises(wg.CompileError, match="the constant `NAME` is no kernel value"):
+        _parse(text.replace("o[0] = 1.0;", "let s = NAME;"))

@@ -415,6 +415,8 @@ class Lowering:
                 return Array("", ArrayType(ELEMENT_TYPES[rt], "global"), rt, mutable)
             if inner.type == "array_type":
                 raise self.error(ty, "buffers are slices, `&[f32]` or `&mut [f32]` (their length comes at run time)")
+            if inner.type == "type_identifier" and self.text(inner) in self.f.foreign:
+                raise self.error(inner, self.f.foreign[self.text(inner)])
             if inner.type == "dynamic_type":
                 raise self.error(
                     inner, "trait objects (dyn) are not supported in kernels: there are no virtual calls on the GPU"
@@ -448,6 +450,8 @@ class Lowering:
             raise self.error(ty, f"{name} is not supported: kernel integers are 32-bit (i32, u32, usize)")
         if name in HEAP:
             raise self.error(ty, f"{name} needs heap allocation, which kernels do not have")
+        if name in self.f.foreign:
+            raise self.error(ty, self.f.foreign[name])
         if name not in RUST_TYPES:
             raise self.error(ty, f"unknown type {name!r}: use i32, u32, usize, f32, f64, f16 or bool")
         return name
@@ -1105,6 +1109,8 @@ class Lowering:
             return V(hir.Const(RUST_TYPES[rt], sp, value), rt)
         if name == self.fn_name:
             raise self.error(n, f"recursion is not supported: `{name}` is the kernel itself")
+        if name in self.f.foreign:
+            raise self.error(n, self.f.foreign[name])
         raise self.error(n, f"cannot find value `{name}` in this scope")
 
     def path_value(self, n: Node, hint: str | None) -> V:
@@ -1684,6 +1690,7 @@ class RustKernels:
         self.consts: dict[str, tuple[int | float | bool, str]] = {}
         self.const_nodes: dict[str, Node] = {}
         self.functions: dict[str, Node] = {}
+        self.foreign: dict[str, str] = {}  # names of host items (structs, statics, ...) -> why a kernel cannot use them
         self.kernels: list[tuple[Node, dict[str, object]]] = []
         self.diags: list[Diagnostic] = []
 
@@ -1713,29 +1720,29 @@ class RustKernels:
             elif t == "use_declaration":
                 pass
             elif t == "const_item":
-                with contextlib.suppress(_Bail):  # recorded in self.diags
-                    self.const_item(item, None, None)
-            elif t in (
-                "struct_item",
-                "impl_item",
-                "trait_item",
-                "enum_item",
-                "union_item",
-                "static_item",
-                "mod_item",
-                "macro_definition",
-                "type_item",
-                "extern_crate_declaration",
-                "foreign_mod_item",
-            ):
-                if t == "extern_crate_declaration" and "wave" in self.src.node_text(item):
-                    pass
-                else:
-                    self.error(
-                        item,
-                        f"{t.replace('_item', '').replace('_', ' ')} items are not supported in kernel files: "
-                        "kernels use scalars, slices and wave's builtins",
+                ty = item.child_by_field_name("type")
+                name = self.src.node_text(item.child_by_field_name("name"))
+                if ty is not None and self.src.node_text(ty) in RUST_TYPES and self.src.node_text(ty) != "f16":
+                    with contextlib.suppress(_Bail):  # recorded in self.diags
+                        self.const_item(item, None, None)
+                else:  # host code's constant: an error only where a kernel uses it
+                    self.foreign[name] = (
+                        f"the constant `{name}` is no kernel value (constants are i32, u32, usize, f32, f64 or bool)"
                     )
+            elif t in ("struct_item", "enum_item", "union_item", "type_item", "trait_item"):
+                # host code beside the kernels: refused where a kernel names it
+                name_node = item.child_by_field_name("name")
+                if name_node is not None:
+                    what = t.replace("_item", "")
+                    self.foreign[self.src.node_text(name_node)] = (
+                        f"{'traits' if what == 'trait' else what + 's'} are not supported in kernels "
+                        "(no structs, enums or virtual calls on the GPU): pass scalars and slices"
+                    )
+            elif t == "static_item":
+                name = self.src.node_text(item.child_by_field_name("name"))
+                self.foreign[name] = f"static `{name}` is not available in kernels (no global variables): use a const"
+            elif t in ("impl_item", "mod_item", "macro_definition", "extern_crate_declaration", "foreign_mod_item"):
+                pass  # host code beside the kernels
             else:
                 self.error(item, f"{t.replace('_', ' ')} is not supported at the top level of a kernel file")
             attrs = []
