@@ -10,6 +10,7 @@ accepts it unchanged (COMPAT.md), and the last test here records that rustc does
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -133,3 +134,16 @@ def test_the_crate_declares_every_builtin() -> None:
             declared |= {src.node_text(c) for c in n.named_children if c.type == "identifier"}
     wanted = {b for b in builtins.BUILTINS if b not in builtins.CASTS}
     assert wanted - declared == set()
+
+
+DOC = HERE.parents[2] / "docs" / "compiler.md"
+DOC_BLOCKS = re.findall(r"```rust\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.mark.parametrize("block", DOC_BLOCKS, ids=[f"block{i}" for i in range(len(DOC_BLOCKS))])
+def test_the_rust_examples_of_the_docs_compile_with_both(block: str, wave_crate: Path, tmp_path: Path) -> None:
+    assert wg.compile(block, lang="rust").kernels
+    path = tmp_path / "doc.rs"
+    path.write_text(block)
+    r = _check(path, wave_crate)
+    assert r.returncode == 0, r.stderr
