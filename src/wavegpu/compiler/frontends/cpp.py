@@ -873,9 +873,13 @@ class Lowering:
         value = d.child_by_field_name("value")
         if value.type == "initializer_list" and len(value.named_children) == 1:
             value = value.named_children[0]
-        e = self.expr(value)
-        if self.text(tnode) != "auto":
-            e = self.convert(e, self.scalar_type(tnode), value)
+        saved, self.pre = self.pre, []
+        try:
+            e = self.expr(value)
+            if self.text(tnode) != "auto":
+                e = self.convert(e, self.scalar_type(tnode), value)
+        finally:
+            self.pre = saved  # a value that needs statements is no constant: lowered again as a variable
         c = _fold(e)
         name = self.text(d.child_by_field_name("declarator"))
         if c is None:
