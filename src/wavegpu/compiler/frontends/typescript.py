@@ -173,6 +173,7 @@ class Lowerer:
         self.tmp = 0
         self.pending: list[hir.Stmt] | None = None
         self.cond_depth = 0
+        self.poisoned: set[str] = set()  # names whose declaration failed
         self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
         self.name = self.src.node_text(fn.child_by_field_name("name"))
 
@@ -348,7 +349,11 @@ class Lowerer:
             out: list[hir.Stmt] = []
             for d in s.named_children:
                 if d.type == "variable_declarator":
-                    out.extend(self.declaration(d, const))
+                    try:
+                        out.extend(self.declaration(d, const))
+                    except _Bail:  # its uses say nothing more: one mistake, one message
+                        self.poisoned.add(self.text(d.child_by_field_name("name")))
+                        raise
             return out
         if t == "variable_declaration":
             raise self.error(s, "`var` is function-scoped: declare with let or const")
@@ -567,6 +572,8 @@ class Lowerer:
         if left.type == "identifier":
             name = self.text(left)
             b = self.lookup(name)
+            if b is None and name in self.poisoned:
+                raise _Bail()
             if b is None:
                 if name in self.arrays:
                     raise self.error(left, f"{name!r} is an array: assign its elements, {name}[i] = ...")
@@ -805,6 +812,8 @@ class Lowerer:
             b = self.lookup(name)
             if b is not None:
                 return self.var_value(b, n)
+            if name in self.poisoned:
+                raise _Bail()
             if name in self.arrays:
                 raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
             if name in ("NaN", "Infinity"):
@@ -1259,6 +1268,8 @@ class Lowerer:
     def subscript(self, n: Node) -> tuple[str, hir.Expr]:
         obj = n.child_by_field_name("object")
         name = self.text(obj)
+        if name in self.poisoned and name not in self.arrays:
+            raise _Bail()
         if obj.type != "identifier" or name not in self.arrays or self.lookup(name) is not None:
             raise self.error(obj, "only arrays (typed array parameters or wave.local_array) can be indexed")
         idx_node = n.child_by_field_name("index")
