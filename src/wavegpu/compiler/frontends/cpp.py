@@ -337,6 +337,8 @@ Binding = VarB | ArrB | ConstB
 @dataclass
 class Loop:
     on_continue: list[hir.Stmt]  # statements before a `continue` (a for's update, a do's test)
+    switch: bool = False  # a switch: `break` leaves it, `continue` belongs to the loop around it
+    cont: str | None = None  # a switch's flag: a `continue` inside it continues the loop around
 
 
 @dataclass
@@ -597,15 +599,16 @@ class Lowering:
                 raise self.error(n, "'break' outside a loop")
             return [hir.Break(sp)]
         if t == "continue_statement":
-            if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
+            base = self.inlines[-1].loop_depth if self.inlines else 0
+            if not any(not loop.switch for loop in self.loops[base:]):
                 raise self.error(n, "'continue' outside a loop")
-            return [*self.loops[-1].on_continue, hir.Continue(sp)]
+            return self.continue_stmts(sp)
         if t == "return_statement":
             return self.return_stmt(n)
         if t == "goto_statement" or t == "labeled_statement":
             raise self.error(n, "goto and labels are not supported: use loops with break and continue")
         if t == "switch_statement":
-            raise self.error(n, "switch is not supported: use if / else if")
+            return self.after_loop(self.switch(n), n)
         if t in ("for_range_loop",):
             raise self.error(n, "range-based for is not supported: for (uint32_t i = 0; i < n; ++i)")
         if t in ("try_statement", "throw_statement"):
@@ -620,6 +623,81 @@ class Lowering:
             sp = self.span(n)
             done = hir.Var(BOOL, sp, self.inlines[-1].done)
             out = [*out, hir.If(sp, done, (hir.Break(sp),), ())]
+        return out
+
+    def continue_stmts(self, sp) -> list[hir.Stmt]:
+        """`continue`: the loop's update (or test) and the jump; inside a switch, the switch's flag
+        and a break out of it (after the switch, the flag continues the loop around it)."""
+        top = self.loops[-1]
+        if not top.switch:
+            return [*top.on_continue, hir.Continue(sp)]
+        if top.cont is None:
+            top.cont = self.fresh("cont", BOOL)
+        return [hir.Assign(sp, top.cont, hir.Const(BOOL, sp, True)), hir.Break(sp)]
+
+    def switch(self, n: Node) -> list[hir.Stmt]:
+        """switch on an integer: the case the value selects (else default), then every case body
+        from there on until a `break` (C++'s fall-through), in a one-trip loop that `break` leaves."""
+        sp = self.span(n)
+        cn = n.child_by_field_name("condition")
+        if cn.type == "condition_clause":
+            if cn.child_by_field_name("initializer") is not None:
+                raise self.error(cn, "declarations in conditions are not supported")
+            cn = cn.child_by_field_name("value") or cn.named_children[-1]
+        v = self.promote(self.expr(cn), cn)
+        if not v.type.is_int:
+            raise self.error(cn, f"switch needs an integer, not {_cpp_name(v.type)}")
+        out = self.take_pre()
+        sel = self.fresh("switch", v.type)
+        out.append(hir.Assign(sp, sel, v))
+        body = n.child_by_field_name("body")
+        cases: list[Node] = []
+        for c in body.named_children:
+            if c.type == "case_statement":
+                cases.append(c)
+            elif c.type != "comment":
+                raise self.error(c, "a statement before the first case label never runs")
+        labels: dict[int, int] = {}  # value -> case index
+        default = -1
+        for i, c in enumerate(cases):
+            val = c.child_by_field_name("value")
+            if val is None:
+                if default >= 0:
+                    raise self.error(c, "a second default label")
+                default = i
+                continue
+            k = _wrap(self.const_int(val, "a case label"), v.type)  # converted to the promoted type
+            if k in labels:
+                raise self.error(val, f"case {k} appears twice")
+            labels[k] = i
+        entry = self.fresh("case", I32)
+        chain: list[hir.Stmt] = [hir.Assign(sp, entry, hir.Const(I32, sp, default))]
+        for k, i in reversed(labels.items()):
+            test = hir.Compare(BOOL, sp, Cmp.EQ, hir.Var(v.type, sp, sel), hir.Const(v.type, sp, k))
+            chain = [hir.If(sp, test, (hir.Assign(sp, entry, hir.Const(I32, sp, i)),), tuple(chain))]
+        fell = self.fresh("fell", BOOL)
+        loop = Loop([], switch=True)
+        self.loops.append(loop)
+        self.scopes.append({})  # the cases share one scope
+        parts: list[hir.Stmt] = []
+        try:
+            for i, c in enumerate(cases):
+                stmts: list[hir.Stmt] = []
+                for j, x in enumerate(c.children):
+                    if x.is_named and c.field_name_for_child(j) != "value":
+                        stmts += self.statement(x)
+                here = hir.Compare(BOOL, sp, Cmp.EQ, hir.Var(I32, sp, entry), hir.Const(I32, sp, i))
+                test = hir.Logical(BOOL, sp, hir.LogicalOp.OR, hir.Var(BOOL, sp, fell), here)
+                parts.append(hir.If(self.span(c), test, (hir.Assign(sp, fell, hir.Const(BOOL, sp, True)), *stmts), ()))
+        finally:
+            self.scopes.pop()
+            self.loops.pop()
+        out += [*chain, hir.Assign(sp, fell, hir.Const(BOOL, sp, False))]
+        if loop.cont is not None:
+            out.append(hir.Assign(sp, loop.cont, hir.Const(BOOL, sp, False)))
+        out.append(hir.While(sp, hir.Const(BOOL, sp, True), (*parts, hir.Break(sp))))
+        if loop.cont is not None:
+            out.append(hir.If(sp, hir.Var(BOOL, sp, loop.cont), tuple(self.continue_stmts(sp)), ()))
         return out
 
     def take_pre(self) -> list[hir.Stmt]:

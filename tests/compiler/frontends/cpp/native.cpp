@@ -32,6 +32,21 @@ uint32_t pick(uint32_t a, uint32_t b) {
     }
     return b - a;
 }
+int32_t classify(int32_t v) {
+    switch (v % 4) {
+        case 0:
+            return 10;
+        case 1:
+        case -1:
+            v += 100;
+        case 2:
+            v *= 2;
+            break;
+        default:
+            v = -v;
+    }
+    return v;
+}
 void early(int32_t* o, int32_t v) {
     if (v < 0) {
         return;
@@ -113,4 +128,32 @@ void early(int32_t* o, int32_t v) {
     bool flag = in[0];
     o[25] = flag + true;
     o[27] = collatz_steps(0u);
+    int32_t sw = 0;
+    for (int32_t q = -5; q < 6; ++q) {
+        switch (q & 3) {
+            case 1:
+                continue;
+            case 2:
+                sw += 7;
+                break;
+            default:
+                sw += q;
+        }
+        sw += classify(q);
+        if (sw > 1000) {
+            break;
+        }
+    }
+    o[28] = sw;
+    uint32_t top = static_cast<uint32_t>(in[0]);
+    switch (top >> 30) {
+        case 3u:
+            o[29] = 3;
+            break;
+        case 0u:
+            o[29] = -1;
+            break;
+        default:
+            o[29] = 9;
+    }
 }
