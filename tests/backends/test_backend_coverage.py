@@ -24,7 +24,7 @@ REASON = {
     "amdgcn": {"mma.m16n8k8.f32.f16": "W = 32", "sin.f32": "range reduction", "fma.bf16": "rounded twice"},
 }
 # The rows the amdgcn backend refuses, pinned (the list only shrinks as selection widens).
-AMDGCN_REFUSED = {"sin.f32", "cos.f32", "sqrt.f64", "mma.m16n8k8.f32.f16", "fma.bf16", "fma.bf16x2"}
+AMDGCN_REFUSED = {"sin.f32", "cos.f32", "mma.m16n8k8.f32.f16", "fma.bf16", "fma.bf16x2"}
 # How each kind of backend says it renders a row.
 HOW = {name: ("expr", "statement") for name in NAMES} | {
     "ptx": ("inline", "helper wvp_", "statement"),

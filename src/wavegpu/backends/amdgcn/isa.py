@@ -136,6 +136,8 @@ EMITTED: dict[str, tuple[str, str]] = {
     "v_div_fmas_f64": ("VOP3", "v[D:D+1], src64, src64, src64 (reads vcc)"),
     "v_div_fixup_f64": ("VOP3", "v[D:D+1], src64, src64, src64"),
     "v_rcp_f64": ("VOP1", "v[D:D+1], src64"),
+    "v_rsq_f64": ("VOP1", "v[D:D+1], src64"),
+    "v_ldexp_f64": ("VOP3", "v[D:D+1], src64, src(i32 exponent)"),
     "v_add_f16": ("VOP2", "vD, src, vsrc (low halves; we clear the high half)"),
     "v_sub_f16": ("VOP2", "vD, src, vsrc"),
     "v_mul_f16": ("VOP2", "vD, src, vsrc"),

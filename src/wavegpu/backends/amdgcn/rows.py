@@ -34,7 +34,6 @@ NAN32 = 0x7FFFFFFF
 UNSUPPORTED: dict[str, str] = {
     "sin.f32": "v_sin_f32 takes turns and is only accurate after a full range reduction, not implemented",
     "cos.f32": "v_cos_f32 takes turns and is only accurate after a full range reduction, not implemented",
-    "sqrt.f64": "the correctly rounded f64 square root sequence (v_rsq_f64 and Newton steps) is not implemented",
     "mma.m16n8k8.f32.f16": "the row has the PTX m16n8k8 fragment layout for W = 32; MFMA shapes are wave64",
 }
 for _r in ROWS:
@@ -122,6 +121,7 @@ HOW = {
     VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
     VOp.PREFIX: "ds_bpermute scan, identity in inactive lanes",
     VOp.SHUFFLE: "ds_bpermute_b32",
+    VOp.SQRT: "correctly rounded: f32 estimate with one-ulp fma corrections; f64 LLVM's rsq/fma sequence",
     VOp.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
     VOp.RSQRT: "v_rsq_f32 (1 ulp) with denormal-range scaling",
     VOp.EXP2: "v_exp_f32 (1 ulp) with denormal-range scaling",
@@ -798,6 +798,8 @@ def _f64(s: Selector, inst: Instruction) -> None:
         s.emit("v_fma_f64", t, *srcs)
     elif op is VOp.DIV:
         _fdiv64(s, t, srcs[0], srcs[1])
+    elif op is VOp.SQRT:
+        _fsqrt64(s, t, srcs[0])
     elif op in (VOp.MIN, VOp.MAX):
         qa, qb = s.vtmp(2), s.vtmp(2)
         s.emit("v_max_f64", qa, srcs[0], srcs[0])
@@ -830,6 +832,37 @@ def _fdiv64(s: Selector, d: Operand, a: Operand, b: Operand) -> None:
     s.emit("v_fma_f64", e, _neg(den), q, num)
     s.emit("v_div_fmas_f64", q, e, r, q, imp_uses=(VCC,))
     s.emit("v_div_fixup_f64", d, q, b, a)
+
+
+def _fsqrt64(s: Selector, d: Operand, x: Operand) -> None:
+    """f64 square root as LLVM lowers llvm.sqrt.f64 (its IEEE, correctly rounded form): inputs
+    below 2^-767 scaled by 2^256, v_rsq_f64, a Goldschmidt step for sqrt and 1/(2 sqrt), two
+    fma-residual corrections, the result scaled back by 2^-128; +-0 and +inf pass through."""
+    x = x if is_v(x) else _vpair(s, x)
+    tiny = s.vtmp(2)
+    s.emit("v_mov_b32", Sub(tiny, 0), Imm(0))
+    s.emit("v_mov_b32", Sub(tiny, 1), Imm(0x10000000))  # 2^-767
+    small, cls = s.stmp(2), s.stmp(2)
+    _vcmp(s, "v_cmp_gt_f64", small, tiny, x)
+    up, dn = s.vtmp(), s.vtmp()
+    _cndmask(s, up, Imm(0), s.to_v(Imm(256)), small)
+    _cndmask(s, dn, Imm(0), s.to_v(Imm(-128)), small)
+    xs, y, g, h, r, e = (s.vtmp(2) for _ in range(6))
+    half = Raw("0.5")
+    s.emit("v_ldexp_f64", xs, x, up)
+    s.emit("v_rsq_f64", y, xs)
+    s.emit("v_mul_f64", g, xs, y)
+    s.emit("v_mul_f64", h, y, half)
+    s.emit("v_fma_f64", r, _neg(h), g, half)
+    s.emit("v_fma_f64", g, g, r, g)
+    s.emit("v_fma_f64", h, h, r, h)
+    for _ in range(2):
+        s.emit("v_fma_f64", e, _neg(g), g, xs)
+        s.emit("v_fma_f64", g, e, h, g)
+    s.emit("v_ldexp_f64", r, g, dn)
+    _vcmp(s, "v_cmp_class_f64", cls, xs, s.to_v(Imm(0x260)))  # +-0, +inf
+    _cndmask(s, _half(d, 0), Sub(r, 0), Sub(xs, 0), cls)
+    _cndmask(s, _half(d, 1), Sub(r, 1), Sub(xs, 1), cls)
 
 
 def _vpair(s: Selector, x: Operand) -> Operand:
