@@ -127,13 +127,15 @@ def _wrap32(v: int) -> int:
 def _is_f32(v: float) -> bool:
     import numpy as np
 
-    return math.isnan(v) or float(np.float32(v)) == v
+    with np.errstate(over="ignore"):
+        return math.isnan(v) or float(np.float32(v)) == v
 
 
 def _is_f16(v: float) -> bool:
     import numpy as np
 
-    return math.isnan(v) or float(np.float16(v)) == v
+    with np.errstate(over="ignore"):
+        return math.isnan(v) or float(np.float16(v)) == v
 
 
 @dataclass
