@@ -462,7 +462,7 @@ class Lowering:
                     prologue.append(hir.Assign(self.span(p), v, hir.Var(b.type, self.span(p), pname)))
                     b = VarB(v, b.type)
             self.scopes[-1][pname] = b
-        body = prologue + self.block(body_node)
+        body = prologue + self.block(body_node, scope=False)  # the parameters' scope, as in C++
         if self.diags:
             raise CompileError(self.diags)
         variables = tuple(self.vars.items())
@@ -890,6 +890,7 @@ class Lowering:
                     raise self.error(d, "auto needs an initializer")
                 if const:
                     raise self.error(d, "a const variable needs an initializer")
+                self.fresh_in_scope(d)
                 name = self.declare_name(self.text(d), t)
                 self.scopes[-1][self.text(d)] = VarB(name, t)
                 # an uninitialised variable has an indeterminate value in C++: here it is zero
@@ -903,13 +904,12 @@ class Lowering:
                 if target.type == "pointer_declarator" and self.local_array_alias(tnode, d):
                     continue
                 raise self.error(target, "only scalar variables can be declared here (arrays: __shared__)")
-            if value.type == "initializer_list":
+            braced = value.type == "initializer_list"
+            if value.type in ("initializer_list", "argument_list"):  # T x{v}, T x = {v}, T x(v)
                 vals = value.named_children
                 if len(vals) != 1:
                     raise self.error(value, "a scalar is initialised with one value")
                 value = vals[0]
-            elif value.type == "argument_list":
-                raise self.error(value, "write T x = value; (constructor syntax is not supported)")
             if self.local_array_call(value):
                 if self.text(tnode) != "auto":
                     raise self.error(tnode, "auto s = wave::local_array<float, 256>(); (or float* s = ...)")
@@ -930,11 +930,44 @@ class Lowering:
                 t = e.type
             else:
                 t = self.scalar_type(tnode)
-                e = self.convert(self.expr(value), t, value)
+                e = self.expr(value)
+                if braced:
+                    self.check_narrowing(e, t, value)
+                e = self.convert(e, t, value)
+            self.fresh_in_scope(target)
             name = self.declare_name(self.text(target), t)
             self.scopes[-1][self.text(target)] = VarB(name, t, const)
             out.append(hir.Assign(self.span(d), name, e))
         return out
+
+    def fresh_in_scope(self, name: Node) -> None:
+        """C++ refuses a second declaration of a name in one scope (a parameter's included)."""
+        if self.text(name) in self.scopes[-1]:
+            raise self.error(name, f"{self.text(name)!r} is already declared in this scope")
+
+    def check_narrowing(self, e: hir.Expr, t: ScalarType, n: Node) -> None:
+        """Braces refuse a narrowing conversion (C++11): float to int, a wider float to a
+        narrower one, int to float, or int to an int type that does not hold every value;
+        a constant whose value fits is no narrowing."""
+        s = e.type
+        if s == t or (s is BOOL and t is not BOOL):
+            return
+        if s.is_float and t.is_float and s.bits < t.bits:
+            return
+        if isinstance(e, hir.Const) and not (s.is_float and not t.is_float):
+            v = e.value
+            if s.is_int and t is BOOL and v in (0, 1):
+                return
+            if s.is_int and t.is_int and _fits(int(v), t):
+                return
+            if s.is_int and t.is_float and _round(float(v), t) == v:
+                return
+            if s.is_float and t.is_float and (not math.isfinite(v) or math.isfinite(_round(float(v), t))):
+                return
+        raise self.error(
+            n,
+            f"narrowing conversion from {_cpp_name(s)} to {_cpp_name(t)} in braces: write static_cast<{_cpp_name(t)}>(...)",
+        )
 
     def narrow_load(self, n: Node) -> bool:
         if n.type == "subscript_expression":
@@ -965,8 +998,11 @@ class Lowering:
                 raise self.error(value, "a file-scope constant needs a constant expression")
             return False
         if file_scope:
+            if name in self.unit.constants or name in self.unit.functions:
+                raise self.error(d, f"{name!r} is already defined")
             self.unit.constants[name] = c
         else:
+            self.fresh_in_scope(d.child_by_field_name("declarator"))
             self.scopes[-1][name] = ConstB(c)
         return True
 
@@ -1024,7 +1060,10 @@ class Lowering:
     def add_local(self, name: str, elem: ScalarType, shape: tuple[int, ...], at: Node) -> ArrayType:
         if elem is BOOL:
             raise self.error(at, "arrays of bool are not supported; use uint32_t")
-        hname = name if name not in self.arrays and name not in self.vars else self.fresh(name, elem.value_type)
+        if name in self.scopes[-1]:
+            raise self.error(at, f"{name!r} is already declared in this scope")
+        taken = name in self.arrays or name in self.vars or name in self.taken
+        hname = self.fresh(name, elem.value_type) if taken else name
         self.vars.pop(hname, None)
         at_ = ArrayType(elem, "local")
         self.arrays[hname] = at_
@@ -1880,7 +1919,7 @@ class Lowering:
             self.inlines.append(inl)
             saved_loops = self.loops
             self.loops = list(self.loops)
-            body = self.block(body_node)
+            body = self.block(body_node, scope=False)
             self.pre = outer_pre
             self.loops = saved_loops
             self.inlines.pop()
