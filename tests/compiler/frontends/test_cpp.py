@@ -100,6 +100,12 @@ FILE_DIAGNOSTICS = [
         "^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
     ),
     ("[[wave::kernel]] int k(float* out) { return 0; }\n", "1:18", "returns void", "^~~"),
+    (
+        "[[wave::kernel]] void k(int32_t* o) {\n    o[0] = later(1);\n}\nint32_t later(int32_t x) { return x; }\n",
+        "2:12",
+        "'later' is used before its declaration",
+        "^~~~~",
+    ),
     ("#define N 4\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n", "1:1", "macros", "^~~~~~~~~~~"),
     (
         "[[wave::kernel]] void k(float* out) {\n    wave::atomic_min(&out[0], 1.0f);\n}\n",

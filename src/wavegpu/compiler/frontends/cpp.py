@@ -190,6 +190,7 @@ class Unit:
     marks: dict[int, str]
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     constants: dict[str, hir.Const] = field(default_factory=dict)
+    declared: dict[str, int] = field(default_factory=dict)  # function -> its first declaration's byte
 
 
 def _children(n: Node, field_name: str) -> list[Node]:
@@ -239,6 +240,10 @@ def read_unit(text: str, file: str) -> Unit:
             continue
         if t == "template_declaration":
             inner = next((c for c in n.named_children if c.type == "function_definition"), None)
+            proto = next((c for c in n.named_children if c.type == "declaration"), None)
+            if inner is None and proto is not None:
+                _file_declaration(unit, proto)
+                continue
             if inner is None:
                 raise src.error(n, "only function templates are supported")
             _add_function(unit, inner, n.child_by_field_name("parameters"))
@@ -278,6 +283,7 @@ def _add_function(unit: Unit, fn: Node, tparams: Node | None) -> None:
     tnode = fn.child_by_field_name("type")
     if tnode is not None and unit.marks.get(tnode.start_byte) in ("__kernel", "__global__"):
         kernel = True
+    unit.declared.setdefault(name, fn.start_byte)
     if fn.child_by_field_name("body") is None:
         return  # a declaration only
     if name in unit.functions:
@@ -291,8 +297,12 @@ def _file_declaration(unit: Unit, n: Node) -> None:
     """`constexpr uint32_t TILE = 16;` (a constant the kernels may use), or a prototype."""
     src = unit.src
     decls = _children(n, "declarator")
-    if all(d.type == "function_declarator" for d in decls):
-        return  # a prototype
+    if decls and all(d.type == "function_declarator" for d in decls):
+        for d in decls:  # a prototype: the function may be called below it
+            name = d.child_by_field_name("declarator")
+            if name is not None and name.type == "identifier":
+                unit.declared.setdefault(src.node_text(name), n.start_byte)
+        return
     text = src.node_text(n)
     if not re.match(r"\s*(static\s+|inline\s+)*(constexpr|const)\b", text):
         raise src.error(n, "file-scope variables are not supported: kernels use constexpr constants and buffers")
@@ -351,6 +361,7 @@ class Inline:
     wrapped: bool  # returns break out of a one-trip loop
     loop_depth: int
     done: str | None = None  # set by a return inside a loop: every enclosing loop breaks too
+    start: int = 0  # the helper's first byte: what it calls must be declared above it
 
 
 class Lowering:
@@ -1797,6 +1808,9 @@ class Lowering:
         if name in stack or (self.fn is not None and name == self.fn.name):
             chain = " -> ".join([*stack, name])
             raise self.error(f, f"recursion is not supported on a GPU ({chain})")
+        caller = self.inlines[-1].start if self.inlines else self.fn.node.start_byte if self.fn else 0
+        if self.unit.declared.get(name, 0) > caller:
+            raise self.error(f, f"{name!r} is used before its declaration: define or declare it above, as C++ needs")
         fnode = fd.node
         _, decl = _function_name(self.src, fnode)
         pnodes = [p for p in decl.child_by_field_name("parameters").named_children if p.type != "comment"]
@@ -1915,7 +1929,7 @@ class Lowering:
                 raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
             outer_pre, self.pre = [*self.pre, *binds], []
             self.scopes = [{}, scope]
-            inl = Inline(name, ret, result, wrapped, len(self.loops))
+            inl = Inline(name, ret, result, wrapped, len(self.loops), start=fnode.start_byte)
             self.inlines.append(inl)
             saved_loops = self.loops
             self.loops = list(self.loops)
