@@ -1,21 +1,17 @@
-"""wavegpu: the WAVE GPU ISA with assembler, .wbin container, emulator, compiler and backends."""
+"""wavegpu: the WAVE GPU ISA with assembler, .wbin container, emulator, compiler and backends.
+
+Imports are lazy: `import wavegpu` loads only the error classes; every other public name is
+looked up in `_EXPORTS` (name -> (module, attribute)) on first use, so a command that only
+emulates never imports the compiler, the backends, rich or a GPU runtime. To export a new name,
+add one line to `_EXPORTS` (tests/emulator/test_lazy_imports.py checks that every entry
+resolves and that the kernel builtins of runtime.pyexec are all listed).
+"""
 
 from __future__ import annotations
 
-from .asm import assemble
-from .backends import translate
-from .compiler.types import BOOL as bool_
-from .compiler.types import F16 as f16
-from .compiler.types import F32 as f32
-from .compiler.types import F64 as f64
-from .compiler.types import I8 as i8
-from .compiler.types import I16 as i16
-from .compiler.types import I32 as i32
-from .compiler.types import U8 as u8
-from .compiler.types import U16 as u16
-from .compiler.types import U32 as u32
-from .dis import disassemble
-from .emulator import EmulationResult, Stats, emulate
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     AsmError,
     CapabilityError,
@@ -28,58 +24,117 @@ from .errors import (
     WaveError,
     WbinError,
 )
-from .isa import ISA_VERSION, DataType, get_capability
-from .isa.capabilities import EMULATOR, DeviceCaps
-from .runtime.kernel import KernelFunction, compile, kernel
-from .runtime.launch import devices, launch
-from .runtime.pyexec import *  # noqa: F403 - the kernel builtins, for plain-Python runs
-from .runtime.pyexec import python_thread
-from .runtime.sources import load_kernels
-from .wbin import Kernel, Param, Program, load
 
 __version__ = "0.1.0"
 
+_PYEXEC = (
+    "atomic_add atomic_and atomic_cas atomic_exchange atomic_max atomic_min atomic_or atomic_sub "
+    "atomic_xor barrier ceil cos exp exp2 fence floor fma global_id global_size grid_size lane_id "
+    "local_array log log2 python_thread rsqrt sin sqrt thread_id wave_all wave_any wave_ballot "
+    "wave_broadcast wave_id wave_prefix_add wave_reduce_add wave_reduce_and wave_reduce_max "
+    "wave_reduce_min wave_reduce_or wave_shuffle wave_shuffle_down wave_shuffle_up wave_shuffle_xor "
+    "wave_width workgroup_id workgroup_size"
+)
+
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "assemble": (".asm", "assemble"),
+    "translate": (".backends", "translate"),
+    "bool_": (".compiler.types", "BOOL"),
+    "f16": (".compiler.types", "F16"),
+    "f32": (".compiler.types", "F32"),
+    "f64": (".compiler.types", "F64"),
+    "i8": (".compiler.types", "I8"),
+    "i16": (".compiler.types", "I16"),
+    "i32": (".compiler.types", "I32"),
+    "u8": (".compiler.types", "U8"),
+    "u16": (".compiler.types", "U16"),
+    "u32": (".compiler.types", "U32"),
+    "disassemble": (".dis", "disassemble"),
+    "EmulationResult": (".emulator", "EmulationResult"),
+    "Stats": (".emulator", "Stats"),
+    "emulate": (".emulator", "emulate"),
+    "ISA_VERSION": (".isa", "ISA_VERSION"),
+    "DataType": (".isa", "DataType"),
+    "get_capability": (".isa", "get_capability"),
+    "EMULATOR": (".isa.capabilities", "EMULATOR"),
+    "DeviceCaps": (".isa.capabilities", "DeviceCaps"),
+    "KernelFunction": (".runtime.kernel", "KernelFunction"),
+    "compile": (".runtime.kernel", "compile"),
+    "kernel": (".runtime.kernel", "kernel"),
+    "devices": (".runtime.launch", "devices"),
+    "launch": (".runtime.launch", "launch"),
+    "Kernel": (".wbin", "Kernel"),
+    "Param": (".wbin", "Param"),
+    "Program": (".wbin", "Program"),
+    "load": (".wbin", "load"),
+    **{name: (".runtime.pyexec", name) for name in _PYEXEC.split()},
+}
+"""Public name -> (module relative to wavegpu, attribute): resolved on first use."""
+
+_SUBMODULES = frozenset(
+    ("asm", "backends", "cli", "codegen", "compiler", "dis", "emulator", "encoding", "errors", "isa", "runtime", "wbin")
+)
+
+
+def __getattr__(name: str) -> Any:
+    target = _EXPORTS.get(name)
+    if target is None:
+        if name in _SUBMODULES:  # wg.isa, wg.emulator, ... as attributes, imported on first use
+            return importlib.import_module(f".{name}", __name__)
+        raise AttributeError(f"module 'wavegpu' has no attribute {name!r}")
+    value = getattr(importlib.import_module(target[0], __name__), target[1])
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
 __all__ = [
-    "EMULATOR",
-    "ISA_VERSION",
     "AsmError",
     "CapabilityError",
     "CompileError",
-    "DataType",
-    "DeviceCaps",
     "Diagnostic",
-    "EmulationResult",
     "EncodingError",
-    "Kernel",
-    "KernelFunction",
-    "Param",
-    "Program",
     "Span",
-    "Stats",
     "Trap",
     "UndefinedBehaviour",
     "WaveError",
     "WbinError",
-    "assemble",
-    "bool_",
-    "compile",
-    "devices",
-    "disassemble",
-    "emulate",
-    "f16",
-    "f32",
-    "f64",
-    "get_capability",
-    "i8",
-    "i16",
-    "i32",
-    "kernel",
-    "launch",
-    "load",
-    "load_kernels",
-    "python_thread",
-    "translate",
-    "u8",
-    "u16",
-    "u32",
+    *_EXPORTS,
 ]
+
+if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
+    from .asm import assemble as assemble
+    from .backends import translate as translate
+    from .compiler.types import BOOL as bool_  # noqa: F401
+    from .compiler.types import F16 as f16  # noqa: F401
+    from .compiler.types import F32 as f32  # noqa: F401
+    from .compiler.types import F64 as f64  # noqa: F401
+    from .compiler.types import I8 as i8  # noqa: F401
+    from .compiler.types import I16 as i16  # noqa: F401
+    from .compiler.types import I32 as i32  # noqa: F401
+    from .compiler.types import U8 as u8  # noqa: F401
+    from .compiler.types import U16 as u16  # noqa: F401
+    from .compiler.types import U32 as u32  # noqa: F401
+    from .dis import disassemble as disassemble
+    from .emulator import EmulationResult as EmulationResult
+    from .emulator import Stats as Stats
+    from .emulator import emulate as emulate
+    from .isa import ISA_VERSION as ISA_VERSION
+    from .isa import DataType as DataType
+    from .isa import get_capability as get_capability
+    from .isa.capabilities import EMULATOR as EMULATOR
+    from .isa.capabilities import DeviceCaps as DeviceCaps
+    from .runtime.kernel import KernelFunction as KernelFunction
+    from .runtime.kernel import compile as compile
+    from .runtime.kernel import kernel as kernel
+    from .runtime.launch import devices as devices
+    from .runtime.launch import launch as launch
+    from .runtime.pyexec import *  # noqa: F403
+    from .runtime.pyexec import python_thread as python_thread
+    from .wbin import Kernel as Kernel
+    from .wbin import Param as Param
+    from .wbin import Program as Program
+    from .wbin import load as load

@@ -6,23 +6,52 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from ..asm import assemble
 from ..errors import Diagnostic, DiagnosticError, Span, WaveError
 from ..wbin import Program
 from ..wbin.format import MAGIC
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+class _LazyConsole:
+    """A rich Console made on first use (importing rich costs start-up time that a command
+    printing with click.echo does not need)."""
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            options = dict(self._options)
+            if options.pop("_width_from_stdout", False):
+                options["width"] = None if sys.stdout.isatty() else 160
+            self._console = Console(**options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+    def __enter__(self) -> Console:  # `with console:` (rich's Live uses it) looks these up on the type
+        return self.get().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.get().__exit__(*exc)
+
+
 # Piped output is not squeezed to 80 columns (tables stay readable in logs and scripts).
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out: Console = _LazyConsole(highlight=False, _width_from_stdout=True)  # type: ignore[assignment]
+err: Console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
 
 
 def report_errors(call: Callable[[], Any], rust: bool = False) -> Any:
@@ -84,6 +113,8 @@ def read_program(path: str, debug_lines: bool = False) -> Program:
     if data[:4] == MAGIC or path.endswith(".wbin"):
         return Program.from_bytes(data, path)
     text = decode_text(data, path, "not a .wbin file and not UTF-8 text")
+    from ..asm import assemble
+
     return assemble(text, path, debug_lines=debug_lines)
 
 
@@ -96,7 +127,8 @@ def source_languages() -> dict[str, str]:
 
 def load_program(path: str, debug_lines: bool = False) -> Program:
     """A program from a .wbin file, assembly text, or a kernel source file (compiled)."""
-    if os.path.splitext(path)[1] not in source_languages():
+    suffix = os.path.splitext(path)[1]
+    if suffix in (".wbin", ".wave") or suffix not in source_languages():  # no compiler import for these
         return read_program(path, debug_lines)
     from ..runtime.kernel import compile as compile_source
 
@@ -146,6 +178,8 @@ def write_output(path: str, data: bytes | str, inputs: tuple[str, ...]) -> None:
             raise WaveError(f"{path}: refusing to overwrite the input file")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     d = os.path.dirname(os.path.abspath(path))
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -188,6 +222,8 @@ NO_PROGRESS = click.option(
 
 
 def stats_table(stats: Any, seconds: float) -> Table:
+    from rich.table import Table
+
     t = Table(title=f"statistics ({seconds * 1e3:.1f} ms wall)")
     t.add_column("class")
     t.add_column("wave instructions", justify="right")

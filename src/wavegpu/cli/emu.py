@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import time
 from typing import Any
 
 import click
 
 from ..errors import WaveError
-from ..runtime.progress import RunProgress
 from .common import (
     DEVICE_MEMORY_LIMIT,
     NO_PROGRESS,
@@ -355,10 +356,17 @@ def _emu(
     wg_dims = k.workgroup_size or wg_launch
     k = dataclasses.replace(k, workgroup_size=None)
     preset_list = [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
+    # rich (err, the progress bar) is imported only where the bar can show: a tty, or a
+    # variable that makes rich treat the stream as one
+    maybe_tty = sys.stderr.isatty() or any(v in os.environ for v in ("TTY_COMPATIBLE", "FORCE_COLOR"))
+    show = not no_progress and maybe_tty and err.is_terminal
+    bar: Any = None
+    if show:
+        from ..runtime.progress import RunProgress
+
+        bar = RunProgress(int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=True)
     t0 = time.perf_counter()
-    with RunProgress(
-        int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=not no_progress and err.is_terminal
-    ) as bar:
+    with bar if bar is not None else contextlib.nullcontext():
         res = emulate(
             k,
             grid=grid_dims,
@@ -368,7 +376,7 @@ def _emu(
             wave_width=wave_width,
             check=check,
             max_instructions=max_instructions or (1 << 62),
-            progress=bar.callback,
+            progress=None if bar is None else bar.callback,
         )
     dt = time.perf_counter() - t0
     m = res.memory

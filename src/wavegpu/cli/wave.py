@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
 from .. import isa
-from ..asm import assemble
-from ..dis import disassemble
 from ..errors import WaveError
 from ..isa.capabilities import (
     CONSTANT_MINIMUMS,
@@ -41,6 +39,9 @@ from .common import (
     write_output,
 )
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="wavegpu")
@@ -62,6 +63,8 @@ def asm_cmd(source: str, output: str | None, debug_lines: bool) -> None:
     """Assemble SOURCE (.wave, canonical or flat dialect) to a .wbin file."""
     dest = output or os.path.splitext(source)[0] + ".wbin"
     check_output(dest, f"-o {dest}")
+    from ..asm import assemble
+
     prog = assemble(read_text(source), source, debug_lines=debug_lines)
     data = prog.to_bytes()
     write_output(dest, data, (source,))
@@ -77,6 +80,8 @@ def dis_cmd(binary: str, output: str | None) -> None:
     canonical text."""
     if output:
         check_output(output, f"-o {output}")
+    from ..dis import disassemble
+
     text = disassemble(load_program(binary))
     if output:
         write_output(output, text, (binary,))
@@ -85,6 +90,8 @@ def dis_cmd(binary: str, output: str | None) -> None:
 
 
 def _device_table(caps: DeviceCaps) -> Table:
+    from rich.table import Table
+
     t = Table(title=f"device: {caps.name} (wave width {caps.constants['WAVE_WIDTH']})")
     t.add_column("capability")
     t.add_column("value", justify="right")
@@ -118,6 +125,8 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
     if show_device:
         out.print(_device_table(caps))
     if binary:
+        from rich.table import Table
+
         prog = load_program(binary)
         data = prog.to_bytes()
         t = Table(title=f"{binary}: {len(prog.kernels)} kernel(s), {len(data)} bytes")

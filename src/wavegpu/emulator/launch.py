@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dis import format_instruction
 from ..encoding import check_operands
 from ..errors import EncodingError, Trap, WaveError
 from ..isa.capabilities import EMULATOR, occupancy
@@ -199,6 +198,12 @@ def new_memory(memory: int | bytes | bytearray | np.ndarray | None, name: str) -
     buf[: src.size] = src
     buf[src.size :] = 0
     return Memory(buf, src.size, name)
+
+
+def format_instruction(inst: object) -> str:
+    from ..dis import format_instruction as fmt  # messages only: the disassembler loads on demand
+
+    return fmt(inst)  # type: ignore[arg-type]
 
 
 def _validate(k: Kernel) -> None:

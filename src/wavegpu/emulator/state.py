@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dis import format_instruction
 from ..errors import Trap, UndefinedBehaviour
 from ..isa.instruction import Imm, Instruction, Pair, Pred, Reg, SReg
 from ..isa.registers import SReg as SR
@@ -227,6 +226,8 @@ class State:
         array: str | None = None,
         index: int | None = None,
     ) -> Trap:
+        from ..dis import format_instruction  # traps only: the disassembler is not needed to run
+
         inst = self.k.instructions[pc]
         loc = self.k.loc(pc)
         wg = th = None
