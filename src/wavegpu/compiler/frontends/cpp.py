@@ -930,6 +930,8 @@ class Lowering:
                 c = self.constant_declaration(n, d)
                 if c:
                     continue
+                if "constexpr" in quals:
+                    raise self.error(value, "constexpr needs a constant expression (write const for a run-time value)")
             if self.text(tnode) == "auto":
                 e = self.expr(value)
                 if e.type is VOID:
