@@ -230,3 +230,30 @@ def test_length_is_a_hidden_argument() -> None:
     )
     ks["s"](x, grid=1, workgroup=1)
     assert x.tolist() == [0, 2, 4, 6, 8]
+
+
+def test_loops_count_exactly() -> None:
+    """Counted loops up, down (a u32 down to 0), by steps, and a grid-stride loop."""
+    o = np.zeros(8, np.int32)
+    body = (
+        "  let s: i32 = 0;\n"
+        "  for (let i = n; i > 0; i--) { s += i; }\n"
+        "  o[0] = s;\n"
+        "  s = 0;\n"
+        "  for (let i = 0; i <= 10; i += 3) { s += i; }\n"
+        "  o[1] = s;\n"
+        "  s = 0;\n"
+        "  for (let i = 10; i >= -2; i -= 4) { s += i; }\n"
+        "  o[2] = s;\n"
+        "  for (let i = wave.global_id(0); i < n; i += wave.global_size(0)) { o[3 + (i & 3)] += 1; }\n"
+        "  let k = 0;\n"
+        "  while (true) { k = (k + 1) | 0; if (k === 5) { break; } }\n"
+        "  o[7] = k;"
+    )
+    r = _run(body, "o: Int32Array, n: u32", o=o, n=np.uint32(9))["o"]
+    assert r.tolist() == [45, 0 + 3 + 6 + 9, 10 + 6 + 2 - 2, 3, 2, 2, 2, 5]
+
+
+def test_bigint_is_refused_with_its_place() -> None:
+    text = _errors("  a[0] = 10n;\n")
+    assert text.startswith("k.ts:3:10: error: BigInt literals are not supported"), text

@@ -517,7 +517,12 @@ class Lowerer:
         """The value of a constant expression of literals and top-level `const` numbers."""
         t = n.type
         if t == "number":
-            return _number(self.text(n))
+            try:
+                return _number(self.text(n))
+            except ValueError:
+                raise self.error(
+                    n, "BigInt literals are not supported in kernels: numbers are f64, i32 or u32"
+                ) from None
         if t == "parenthesized_expression":
             return self.fold(n.named_children[0])
         if t == "identifier":
@@ -685,10 +690,19 @@ class Lowerer:
             return None
         cop = self.text(cond.child_by_field_name("operator"))
         step = self.step_of(inc, name)
-        if step is None or cop not in ("<", "<=", ">", ">=") or (step > 0) != (cop in ("<", "<=")):
+        if step is None or cop not in ("<", "<=", ">", ">=") or (step >= 0) != (cop in ("<", "<=")):
             return None
         stop_node = cond.child_by_field_name("right")
         assigned = _assigned_names(body, self.src)
+        step_v: V | None = None
+        if step == 0:  # i += s with s invariant and at least 1
+            step_node = inc.child_by_field_name("right")
+            if not self.invariant(step_node, assigned | {name}):
+                return None
+            step_v = self.expr(step_node)
+            if not (step_v.is_int and step_v.exact and step_v.lo >= 1 and step_v.type in (I32, U32)):
+                return None
+            step = 1
         if name in assigned or not self.invariant(stop_node, assigned | {name}):
             return None
         start = self.expr(value)
@@ -704,6 +718,13 @@ class Lowerer:
             else:
                 return None
         inclusive = cop in ("<=", ">=")
+        # the values i takes in the body must all be values of its type
+        if step > 0:
+            lo, hi = start.lo, max(start.lo, stop.hi - (0 if inclusive else 1))
+        else:
+            lo, hi = min(start.hi, stop.lo + (0 if inclusive else 1)), start.hi
+        if not _fits(lo, hi, I32_RANGE if t is I32 else U32_RANGE):
+            return None
         stop_e = stop.e
         assert stop_e is not None
         if inclusive:
@@ -716,8 +737,6 @@ class Lowerer:
         if step < 0 and t is U32 and step < -1:
             return None
         sp = self.src.span(init)
-        lo = min(start.lo, stop.lo)
-        hi = max(start.hi, stop.hi)
         b = self.declare(name, t, name_node, False, False)
         b.lo, b.hi = lo, hi
         b.const = True  # not assigned in the body
@@ -725,6 +744,8 @@ class Lowerer:
         step_c = hir.Const(t, sp, step if t is I32 or step > 0 else step & 0xFFFFFFFF)
         if t is U32 and step < 0:
             step_c = hir.Const(I32, sp, step)
+        if step_v is not None:
+            step_c = step_v.bits if t is I32 else self.as_u32(step_v.bits)  # type: ignore[assignment,arg-type]
         self.loops.append("for")
         body_h = self.block(body)
         self.loops.pop()
@@ -738,12 +759,16 @@ class Lowerer:
             c = self.fold(inc.child_by_field_name("right"))
             if op in ("+=", "-=") and isinstance(c, int) and not isinstance(c, bool) and c != 0 and abs(c) < 2**31:
                 return c if op == "+=" else -c
+            if op == "+=" and c is None:
+                return 0  # a step known at run time (checked by canonical_for): upward
         return None
 
     def invariant(self, n: Node, assigned: set[str]) -> bool:
         for x in _walk(n):
             if x.type == "identifier" and self.text(x) in assigned:
                 return False
+            if x.type == "call_expression" and self.builtin_of(x.child_by_field_name("function")) in IDS:
+                continue  # ids and sizes are the same all along
             if x.type in ("subscript_expression", "call_expression", "assignment_expression", "update_expression"):
                 return False
         return True
@@ -1357,7 +1382,8 @@ class Lowerer:
                     raise self.error(args[0], "axis must be the constant 0, 1 or 2")
                 axis = int(v)  # type: ignore[arg-type]
             e = hir.Call(I32, sp, name, (), None, (("axis", axis),))
-            return self.int_v(e, 0, 2**31 - 1, n)
+            sizes = ("workgroup_size", "grid_size", "global_size", "wave_width")
+            return self.int_v(e, 1 if name in sizes else 0, 2**31 - 1, n)
         if name == "barrier":
             if args:
                 raise self.error(n, "wave.barrier() takes no arguments")
@@ -1675,10 +1701,10 @@ def _kernels(src: Source, root: Node) -> tuple[list[tuple[Node, dict[str, object
                 v = d.child_by_field_name("value") if d.type == "variable_declarator" else None
                 if v is not None and d.child_by_field_name("name").type == "identifier":
                     tmp = Lowerer.__new__(Lowerer)
-                    tmp.src, tmp.scopes, tmp.ctx = src, [{}], Ctx(src, consts, False)
+                    tmp.src, tmp.scopes, tmp.ctx, tmp.diags = src, [{}], Ctx(src, consts, False), []
                     try:
                         val = Lowerer.fold(tmp, v)
-                    except ValueError:
+                    except _Bail:  # not a constant of the kernel language (a BigInt): not one
                         val = None
                     if val is not None:
                         consts[src.node_text(d.child_by_field_name("name"))] = val
