@@ -428,21 +428,23 @@ def test_gxx_accepts_every_kernel() -> None:
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not installed")
 def test_gxx_accepts_the_test_kernels(tmp_path: Path) -> None:
-    """The kernels of this file that WAVE accepts, g++ accepts too (with the includes they need)."""
+    """The kernels of this file that WAVE accepts, g++ accepts too (with wave.hpp and <cmath>)."""
     import inspect
 
-    text = inspect.getsource(test_every_builtin_compiles)
-    body = text.split('src = """', 1)[1].split('"""', 1)[0]
-    p = tmp_path / "all.cpp"
-    p.write_text("#include <cmath>\n" + body)
-    flags = [GXX, "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{SUPPORT}", str(p)]
-    r = subprocess.run(flags, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    text = inspect.getsource(test_helpers_templates_loops_and_shared_2d)
-    body = text.split('src = """', 1)[1].split('"""', 1)[0]
-    p.write_text(body)
-    r = subprocess.run(flags, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    tests = [
+        test_every_builtin_compiles,
+        test_helpers_templates_loops_and_shared_2d,
+        test_usual_arithmetic_conversions,
+        test_float_literal_is_double_unless_suffixed,
+    ]
+    flags = [GXX, "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{SUPPORT}"]
+    for t in tests:
+        body = inspect.getsource(t).split('src = """', 1)[1].split('"""', 1)[0]
+        assert CPP.parse(body, "t.cpp")
+        p = tmp_path / f"{t.__name__}.cpp"
+        p.write_text('#include <cmath>\n#include "wave.hpp"\n' + body)
+        r = subprocess.run([*flags, str(p)], capture_output=True, text=True)
+        assert r.returncode == 0, f"{t.__name__}:\n{r.stderr}"
 
 
 FVARS = {"f": "float", "g": "float", "d": "double", "i": "int32_t", "u": "uint32_t"}
