@@ -447,7 +447,7 @@ def test_gxx_accepts_the_test_kernels(tmp_path: Path) -> None:
         assert r.returncode == 0, f"{t.__name__}:\n{r.stderr}"
 
 
-FVARS = {"f": "float", "g": "float", "d": "double", "i": "int32_t", "u": "uint32_t"}
+FVARS = {"f": "float", "g": "float", "d": "double", "i": "int32_t", "u": "uint32_t", "h": "half"}
 FLITERALS = ["0.1", "0.1f", "3", "2.5f", "7u", "1e10", "-0.75f"]
 
 
@@ -467,17 +467,18 @@ def _fexpr(rng: random.Random, depth: int) -> str:
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not installed: C++'s own answers come from it")
 def test_float_expressions_match_gxx(tmp_path: Path) -> None:
-    """float, double and integer operands mixed as C++ mixes them (double literals, float
+    """float, double, half and integer operands mixed as C++ mixes them (double literals, float
     literals, int to float conversions), every operation rounded once, as g++ computes them
     with SSE arithmetic and no contraction."""
     rng = random.Random(1717)
     exprs = [_fexpr(rng, 3) for _ in range(80)]
     body = (
         "    float f = fs[0], g = fs[1];\n    double d = ds[0];\n    int32_t i = is[0];\n    uint32_t u = us[0];\n"
-        + "\n".join(f"    out[{k}] = static_cast<double>({e});" for k, e in enumerate(exprs))
+        "    half h = hs[0];\n" + "\n".join(f"    out[{k}] = static_cast<double>({e});" for k, e in enumerate(exprs))
     )
     kernel = (
         "[[wave::kernel]] void fexprs(const float* fs, const double* ds, const int32_t* is, const uint32_t* us, "
+        "const half* hs, "
         f"double* out) {{\n{body}\n}}\n"
     )
     fs = np.array([1.1, -3.7], np.float32)
@@ -485,13 +486,15 @@ def test_float_expressions_match_gxx(tmp_path: Path) -> None:
     is_ = np.array([-5], np.int32)
     us = np.array([4000000000], np.uint32)
     out = np.zeros(len(exprs))
-    load_kernels(kernel, lang="cpp", opt=2)["fexprs"](fs, ds, is_, us, out, grid=(1,), workgroup=(1,))
+    hs = np.array([2.375], np.float16)
+    load_kernels(kernel, lang="cpp", opt=2)["fexprs"](fs, ds, is_, us, hs, out, grid=(1,), workgroup=(1,))
     native = (
-        "#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+        "#include <cstdint>\n#include <cstdio>\n#include <cstring>\nusing half = _Float16;\n"
         + kernel.replace("[[wave::kernel]] ", "")
         + "int main() {\n    float fs[2] = {1.1f, -3.7f};\n    double ds[1] = {0.3};\n"
         + "    int32_t is[1] = {-5};\n    uint32_t us[1] = {4000000000u};\n"
-        + f"    double out[{len(exprs)}];\n    fexprs(fs, ds, is, us, out);\n"
+        + "    half hs[1] = {static_cast<half>(2.375f)};\n"
+        + f"    double out[{len(exprs)}];\n    fexprs(fs, ds, is, us, hs, out);\n"
         + f"    for (int k = 0; k < {len(exprs)}; k++) {{ unsigned long long b; memcpy(&b, &out[k], 8); "
         + 'printf("%llu\\n", b); }\n}\n'
     )
