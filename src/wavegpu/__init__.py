@@ -63,6 +63,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "kernel": (".runtime.kernel", "kernel"),
     "devices": (".runtime.launch", "devices"),
     "launch": (".runtime.launch", "launch"),
+    "DeviceArray": (".runtime.device_arrays", "DeviceArray"),
+    "device_array": (".runtime.device_arrays", "device_array"),
+    "to_device": (".runtime.device_arrays", "to_device"),
     "Kernel": (".wbin", "Kernel"),
     "Param": (".wbin", "Param"),
     "Program": (".wbin", "Program"),
@@ -127,6 +130,9 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .isa import get_capability as get_capability
     from .isa.capabilities import EMULATOR as EMULATOR
     from .isa.capabilities import DeviceCaps as DeviceCaps
+    from .runtime.device_arrays import DeviceArray as DeviceArray
+    from .runtime.device_arrays import device_array as device_array
+    from .runtime.device_arrays import to_device as to_device
     from .runtime.kernel import KernelFunction as KernelFunction
     from .runtime.kernel import compile as compile
     from .runtime.kernel import kernel as kernel
