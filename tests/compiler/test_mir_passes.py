@@ -12,6 +12,7 @@ import pytest
 import wavegpu as wg
 from wavegpu.compiler.frontends.python import frontend, function_source
 from wavegpu.compiler.mir import dump, parse, verify
+from wavegpu.compiler.mir.ir import Function, Operand, Value
 from wavegpu.compiler.mir.lower import lower
 from wavegpu.compiler.passes import PASSES, pipeline, run_passes
 
@@ -333,3 +334,71 @@ def test_effects_come_from_the_table() -> None:
     assert not inst("load.local").has_effects and not inst("load.local").pure and not inst("getvar").pure
     assert inst("sreg.tid.x").pure and not inst("sreg.clock").pure and inst("add").pure
     assert inst("no.such.op").has_effects and not inst("no.such.op").pure  # refused by verify anyway
+
+
+def one_op_function(op: str, t: str) -> Function | None:
+    """A MIR function computing `op` once on values of type t (read from variables, the result
+    written to one), or None for the variable ops themselves."""
+    from wavegpu.compiler.mir.ir import Block, Function, Inst, Ret
+    from wavegpu.compiler.mir.ops import OPS, Sig
+    from wavegpu.compiler.types import ELEMENTS
+
+    spec = OPS[op]
+    fn = Function("f", [], [Block("bb0")])
+    b = fn.blocks[0]
+
+    def val(tn: str) -> Value:
+        fn.vars[f"v_{tn}"] = ELEMENTS[tn]
+        v = fn.new_value(ELEMENTS[tn])
+        b.insts.append(Inst("getvar", v, [], f"v_{tn}"))
+        return v
+
+    n = spec.arity[-1]
+    shapes: dict[Sig, tuple[list[str], str | None]] = {
+        Sig.SAME: ([t] * n, t),
+        Sig.SHIFT: ([t, "u32"], t),
+        Sig.COMPARE: ([t, t], "bool"),
+        Sig.SELECT: (["bool", t, t], t),
+        Sig.CONVERT: (["f32" if t != "f32" else "i32"], t),
+        Sig.LOAD: (["u32"], t),
+        Sig.STORE: (["u32", t], None),
+        Sig.ATOMIC: (["u32"] + [t] * (n - 1), t),
+        Sig.WAVE: ([t], t),
+        Sig.WAVE_LANE: ([t, "u32"], t),
+        Sig.VOTE: (["bool"], t),
+        Sig.SREG: ([], "u32"),
+        Sig.NONE: ([], None),
+    }
+    if spec.sig not in shapes:
+        return None
+    arg_types, dst_type = shapes[spec.sig]
+    args: list[Operand] = [val(a) for a in arg_types]
+    dst = fn.new_value(ELEMENTS[dst_type]) if dst_type else None
+    b.insts.append(Inst(op, dst, args))
+    if dst is not None:
+        fn.vars["out"] = dst.type
+        b.insts.append(Inst("setvar", None, [dst], "out"))
+    b.term = Ret()
+    return fn
+
+
+def test_every_op_of_the_table_is_selected() -> None:
+    """Totality of the table against selection: every (op, type) the verifier accepts becomes
+    LIR, except the ops legalisation rewrites first."""
+    from wavegpu.compiler.lir.lower import lower as lower_lir
+    from wavegpu.compiler.mir.legalize import legalize
+    from wavegpu.compiler.mir.ops import OPS
+
+    missing = []
+    for op, spec in OPS.items():
+        for t in sorted(spec.types or {"u32"}):
+            fn = one_op_function(op, t)
+            if fn is None:
+                continue
+            verify(fn)
+            legalize(fn)
+            try:
+                lower_lir(fn)
+            except (wg.CompileError, LookupError) as e:
+                missing.append(f"{op} on {t}: {e}")
+    assert not missing, "ops the verifier accepts but selection cannot implement:\n" + "\n".join(missing)

@@ -14,7 +14,8 @@ import enum
 from dataclasses import dataclass
 
 from ...isa.registers import SPECIAL_REGISTERS
-from ...isa.vocabulary import AtomOp, ReduceOp, Scope, ShuffleMode
+from ...isa.table import ROWS
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope, ShuffleMode
 from ..types import NARROW
 
 
@@ -43,6 +44,8 @@ FLOAT = frozenset({"f32", "f64", "f16"})
 NUMBER = INT | FLOAT
 BITS = INT | {"bool"}
 SCALAR = NUMBER | {"bool"}
+WORD = INT | {"f32", "f16"}  # a value in one 32-bit register: what atomics and wave operations move
+SHORT_MATH = frozenset({"f32", "f16"})  # the transcendental rows have no f64 form
 
 
 @dataclass(frozen=True)
@@ -90,13 +93,15 @@ def _table() -> dict[str, OpSpec]:
         ops.append(OpSpec(name, (2,), Sig.SHIFT, INT))
     for name in ("neg", "abs"):
         ops.append(OpSpec(name, (1,), Sig.SAME, NUMBER))
-    for name in ("sqrt", "rsqrt", "sin", "cos", "exp2", "log2", "floor", "ceil"):
+    for name in ("sqrt", "floor", "ceil"):
         ops.append(OpSpec(name, (1,), Sig.SAME, FLOAT))
+    for name in ("rsqrt", "sin", "cos", "exp2", "log2"):
+        ops.append(OpSpec(name, (1,), Sig.SAME, SHORT_MATH))
     ops.append(OpSpec("fma", (3,), Sig.SAME, FLOAT))
-    for cc in COMPARES:
-        ops.append(OpSpec(f"cmp.{cc}", (2,), Sig.COMPARE, SCALAR))
+    for cc in COMPARES:  # bools compare for (in)equality only
+        ops.append(OpSpec(f"cmp.{cc}", (2,), Sig.COMPARE, SCALAR if cc in ("eq", "ne") else NUMBER))
     ops.append(OpSpec("select", (3,), Sig.SELECT, SCALAR))
-    ops.append(OpSpec("cvt", (1,), Sig.CONVERT, SCALAR))
+    ops.append(OpSpec("cvt", (1,), Sig.CONVERT, NUMBER))  # between numbers (a bool is compared or selected)
     ops.append(OpSpec("getvar", (0,), Sig.GETVAR, SCALAR, reads=True))
     ops.append(OpSpec("setvar", (1,), Sig.SETVAR, SCALAR, effects=True))
     for space in SPACES:
@@ -108,19 +113,21 @@ def _table() -> dict[str, OpSpec]:
             ops.append(OpSpec(f"store.{space}.{narrow}", (2,), Sig.STORE, value, space, effects=True))
         for aop in AtomOp:
             arity = (3,) if aop is AtomOp.CAS else (2,)
-            ops.append(OpSpec(f"atomic.{aop.value}.{space}", arity, Sig.ATOMIC, NUMBER, space, effects=True))
+            ops.append(OpSpec(f"atomic.{aop.value}.{space}", arity, Sig.ATOMIC, WORD, space, effects=True))
     ops.append(OpSpec("barrier", (0,), Sig.NONE, effects=True, convergent=True))
     for scope in Scope:
         ops.append(OpSpec(f"fence.{scope.value}", (0,), Sig.NONE, effects=True))
     for s in SPECIAL_REGISTERS:
         name = s.name.removeprefix("%")
         ops.append(OpSpec(f"sreg.{name}", (0,), Sig.SREG, frozenset({"u32"}), reads=name == "clock"))
+    prefixes = {r.variant for r in ROWS if r.op is Op.PREFIX}  # the scans the ISA has
     for rop in ReduceOp:
-        ops.append(OpSpec(f"wave.reduce.{rop.value}", (1,), Sig.WAVE, NUMBER | {"bool"}, convergent=True))
-        ops.append(OpSpec(f"wave.prefix.{rop.value}", (1,), Sig.WAVE, NUMBER | {"bool"}, convergent=True))
+        ops.append(OpSpec(f"wave.reduce.{rop.value}", (1,), Sig.WAVE, WORD, convergent=True))
+        if rop in prefixes:
+            ops.append(OpSpec(f"wave.prefix.{rop.value}", (1,), Sig.WAVE, WORD, convergent=True))
     for mode in ShuffleMode:
-        ops.append(OpSpec(f"wave.shuffle.{mode.value}", (2,), Sig.WAVE_LANE, SCALAR, convergent=True))
-    ops.append(OpSpec("wave.broadcast", (2,), Sig.WAVE_LANE, SCALAR, convergent=True))
+        ops.append(OpSpec(f"wave.shuffle.{mode.value}", (2,), Sig.WAVE_LANE, WORD, convergent=True))
+    ops.append(OpSpec("wave.broadcast", (2,), Sig.WAVE_LANE, WORD, convergent=True))
     ops.append(OpSpec("wave.ballot", (1,), Sig.VOTE, frozenset({"u32"}), convergent=True))
     for vote in ("any", "all"):
         ops.append(OpSpec(f"wave.{vote}", (1,), Sig.VOTE, frozenset({"bool"}), convergent=True))
@@ -146,6 +153,8 @@ def check(op: OpSpec, dst: str | None, args: list[str], var: str | None) -> str 
     t = dst
     if sig in (Sig.STORE, Sig.SETVAR):
         t = args[-1]
+    elif sig is Sig.CONVERT and op.types is not None and args[0] not in op.types:
+        return f"does not take {args[0]} (takes {', '.join(sorted(op.types))})"
     elif sig is Sig.COMPARE:
         t = args[0]
         if dst != "bool":
