@@ -257,3 +257,41 @@ def test_loops_count_exactly() -> None:
 def test_bigint_is_refused_with_its_place() -> None:
     text = _errors("  a[0] = 10n;\n")
     assert text.startswith("k.ts:3:10: error: BigInt literals are not supported"), text
+
+
+def test_stores_convert_as_typed_arrays_do() -> None:
+    """A Float32Array store rounds an f64 once; 8- and 16-bit stores keep the low bits (ToUint8,
+    ToInt16, ...); a Float16Array store rounds an f32 value to f16."""
+    d = np.array([0.1, 1e300, -2.5, 300.7], np.float64)
+    f = np.zeros(4, np.float32)
+    u8 = np.zeros(4, np.uint8)
+    i16 = np.zeros(4, np.int16)
+    h = np.zeros(4, np.float16)
+    body = (
+        "  for (let i = 0; i < 4; i++) {\n"
+        "    f[i] = d[i];\n"
+        "    u8[i] = d[i];\n"
+        "    i16[i] = d[i] * 200;\n"
+        "    h[i] = f[i];\n"
+        "  }"
+    )
+    r = _run(
+        body,
+        "d: Float64Array, f: Float32Array, u8: Uint8Array, i16: Int16Array, h: Float16Array",
+        d=d,
+        f=f,
+        u8=u8,
+        i16=i16,
+        h=h,
+    )
+    assert r["f"].tolist() == d.astype(np.float32).tolist()
+
+    def to_int(x: float, bits: int, signed: bool) -> int:  # ECMAScript ToInt8/ToUint8/ToInt16...
+        if not np.isfinite(x):
+            return 0
+        v = int(np.trunc(x)) % (1 << bits)
+        return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+    assert r["u8"].tolist() == [to_int(x, 8, False) for x in d]
+    assert r["i16"].tolist() == [to_int(x * 200, 16, True) for x in d]
+    assert r["h"].tolist() == d.astype(np.float32).astype(np.float16).tolist()

@@ -507,7 +507,7 @@ class Lowerer:
 
     def const_int(self, n: Node, what: str, lo: int) -> int:
         v = self.fold(n)
-        if not isinstance(v, int | float) or isinstance(v, bool) or v != int(v):
+        if not isinstance(v, int | float) or isinstance(v, bool) or not float(v).is_integer():
             raise self.error(n, f"{what} must be a constant integer expression (literals and top-level const numbers)")
         if v < lo:
             raise self.error(n, f"{what} must be at least {lo}, not {int(v)}")
@@ -1177,11 +1177,8 @@ class Lowerer:
 
     def float_op(self, bop: hir.BinaryOp, a: V, b: V, n: Node) -> V:
         sp = self.src.span(n)
-        if a.type is F64 or b.type is F64 or a.is_int or b.is_int or a.type != b.type or bop is BinOp.DIV:
-            e = hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
-        else:
-            e = hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
-        return V(e, op=(bop, a, b), node=n)
+        e = hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
+        return V(e, op=(bop, a, b), node=n)  # op: the rounding sites may compute it in f32 or f16
 
     def remainder(self, a: V, b: V, n: Node) -> V:
         """`a % b` of integer values: the truncated remainder (the dividend's sign), NaN when b is 0."""
@@ -1201,9 +1198,12 @@ class Lowerer:
         m = max(abs(b.lo), abs(b.hi))
         lo = 0 if a.lo >= 0 else -max(0, min(m - 1, -a.lo))
         hi = 0 if a.hi <= 0 else max(0, min(m - 1, a.hi))
-        r_e = hir.Binary(t, sp, BinOp.TRUNC_REM, x, y)
-        v = self.int_v(r_e, lo, hi, n)
         may_nan = not (b.lo > 0 or b.hi < 0)
+        # % 0 is NaN, not a division by zero: the device divides by 1 there (no trap with check=True)
+        y = self.share(y) if may_nan else y
+        div = hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, hir.Const(t, sp, 0)), hir.Const(t, sp, 1), y)
+        r_e = hir.Binary(t, sp, BinOp.TRUNC_REM, x, div if may_nan else y)
+        v = self.int_v(r_e, lo, hi, n)
         mz = a.lo < 0 or a.mz
         if not may_nan and not mz:
             return v
