@@ -15,12 +15,12 @@ import pytest
 import wavegpu as wg
 from wavegpu.compiler import builtins, hir
 from wavegpu.compiler.frontends import FRONTENDS
-from wavegpu.compiler.frontends.cpp import CPP, SPELLINGS
+from wavegpu.compiler.frontends.cpp import CPP, SPELLINGS, include_dir
 from wavegpu.errors import CompileError
 from wavegpu.runtime.sources import load_kernels
 
 ROOT = Path(__file__).resolve().parents[3]
-SUPPORT = ROOT / "src" / "wavegpu" / "compiler" / "frontends" / "support" / "cpp"
+SUPPORT = include_dir()
 EXAMPLES = sorted((ROOT / "examples" / "languages" / "cpp").glob("*.cpp"))
 COMPAT = ROOT / "tests" / "compiler" / "languages" / "compat" / "vector_add.cpp"
 GXX = shutil.which("g++")

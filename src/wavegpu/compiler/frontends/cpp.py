@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -2118,4 +2119,10 @@ class CppFrontend:
 
 CPP = CppFrontend()
 
-__all__ = ["CPP", "SPELLINGS", "CppFrontend"]
+
+def include_dir() -> Path:
+    """The folder of wave.hpp, for `g++ -I`: the kernels' declarations for C++ compilers and editors."""
+    return Path(__file__).resolve().parent / "support" / "cpp"
+
+
+__all__ = ["CPP", "SPELLINGS", "CppFrontend", "include_dir"]
