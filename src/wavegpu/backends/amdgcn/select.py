@@ -133,6 +133,11 @@ class Selector:
         self.div = False  # emitting under a partial EXEC (divergent region)
         self.loops: list[dict] = []  # innermost last: {"div": bool, "brk", "cont", "save", "exit", "latch"}
         self.pc = 0
+        # Where to go when EXEC becomes empty inside a divergent region (its else part, join or
+        # loop latch), and whether lanes may have left inside each open region: code run with
+        # no lane is skipped, so that a uniform loop on the way cannot spin with nobody in it.
+        self.empty_exit: list[str] = []
+        self.lanes_left: list[bool] = []
         self.uses_sreg: set[SR] = set()
         self.lds = k.local_memory
         self._groups()
@@ -529,16 +534,23 @@ class Selector:
         self.emit("s_and_b64", EXEC, EXEC, p)
         self.emit("s_cbranch_execz", Label(els if n.other else end), ndefs=0)
         self.div = True
+        self.empty_exit.append(els if n.other else end)
+        self.lanes_left.append(False)
 
         def to_else() -> None:
+            self.empty_exit[-1] = end
             self.lbl(els)
             self.emit("s_mov_b64", EXEC, rest)
             self.emit("s_cbranch_execz", Label(end), ndefs=0)
 
         def finish() -> None:
+            self.empty_exit.pop()
+            left = self.lanes_left.pop()
             self.lbl(end)
             self._restore(save)
             self.div = outer
+            if left:
+                self._skip_if_empty()
 
         out = [("node", c) for c in n.then]
         if n.other:
@@ -561,9 +573,15 @@ class Selector:
         if div:
             self.emit("s_mov_b64", lp["cont"], Imm(0))
             self.div = True
+            lp["latch"] = self.newlabel("latch")
+            self.empty_exit.append(lp["latch"])
+            self.lanes_left.append(False)
 
         def latch() -> None:
             if div:
+                self.empty_exit.pop()
+                left = self.lanes_left.pop()
+                self.lbl(lp["latch"])
                 # continuing lanes come back for the next iteration; broken and dead lanes stay out
                 self.emit("s_mov_b64", EXEC, lp["save"])
                 if self.dead is not None:
@@ -579,12 +597,22 @@ class Selector:
                     self.emit("s_andn2_b64", EXEC, EXEC, self.loops[-1]["brk"])
                     self.emit("s_andn2_b64", EXEC, EXEC, self.loops[-1]["cont"])
                 self.div = outer
+                if left and self.dead is not None:  # only ret lanes stay gone after the loop
+                    self._skip_if_empty()
             else:
                 self.emit("s_branch", Label(head), ndefs=0)
                 self.lbl(exit_)
                 self.loops.pop()
 
         return [*(("node", c) for c in n.body), ("call", latch)]
+
+    def _skip_if_empty(self) -> None:
+        """Lanes may have left: when none is running, go to the innermost divergent region's
+        next mask change instead of running code for nobody."""
+        for i in range(len(self.lanes_left)):
+            self.lanes_left[i] = True
+        if self.empty_exit:
+            self.emit("s_cbranch_execz", Label(self.empty_exit[-1]), ndefs=0)
 
     # ---- instructions -----------------------------------------------------------------------
     def _op(self, inst: Instruction) -> None:
@@ -639,6 +667,7 @@ class Selector:
             self.emit("s_cbranch_scc0", Label(done), ndefs=0)
             self.emit("s_endpgm", ndefs=0)
             self.lbl(done)
+            self._skip_if_empty()
             return
         p = self.pred(g.pred)  # type: ignore[attr-defined]
         neg = g.negated  # type: ignore[attr-defined]
@@ -655,6 +684,8 @@ class Selector:
             self.emit("s_cbranch_scc0", Label(done), ndefs=0)
         self.emit("s_endpgm", ndefs=0)
         self.lbl(done)
+        if self.loops or self.div:
+            self._skip_if_empty()
 
     def _break(self, inst: Instruction, brk: bool) -> None:
         lp = self.loops[-1]
@@ -691,6 +722,7 @@ class Selector:
         mask = lp["brk"] if brk else lp["cont"]
         self.emit("s_or_b64", mask, mask, t)
         self.emit("s_andn2_b64", EXEC, EXEC, t)
+        self._skip_if_empty()
 
     def _inst(self, inst: Instruction) -> None:
         from . import rows
