@@ -67,6 +67,7 @@ DIAGNOSTICS = [
     ("    switch (1.5f) { default: break; }", "2:13", "switch needs an integer", "^~~~"),
     ("    __shared__ float s[n];", "2:24", "constant", "^"),
     ("    break;", "2:5", "outside a loop", "^~~~~~"),
+    ("    if (n < 3u || n > (4u)) out[0] = 1.0f;", "2:9", "parenthesize the comparisons", "^" + "~" * 17),
     ("    constexpr float x = a[0];", "2:25", "constexpr needs a constant expression", "^~~~"),
     ("    uint32_t n = 3u;", "2:14", "'n' is already declared in this scope", "^"),
     ("    uint32_t u{-1};", "2:16", "narrowing conversion from int32_t to uint32_t", "^~"),

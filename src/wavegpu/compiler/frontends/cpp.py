@@ -1641,6 +1641,12 @@ class Lowering:
         if name in REFUSED_CALLS:
             raise self.error(f, REFUSED_CALLS[name])
         if scope == "" and self.lookup(name) is not None:
+            if f.type == "template_function":  # `a < b || c > (d)`: the grammar guesses a template
+                raise self.error(
+                    n,
+                    f"{name!r} is a variable, but the parser reads `{self.text(n)}` as a template call: "
+                    f"parenthesize the comparisons, ({name} < ...) ... (... > ...)",
+                )
             raise self.error(f, f"{name!r} is not a function")
         return self.builtin(n, f, name, scope, args)
 
