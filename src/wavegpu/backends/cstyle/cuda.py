@@ -13,7 +13,7 @@ from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import HELPERS
-from .render import EXPR, Dialect, GenericPointers
+from .render import EXPR, Dialect, GenericPointers, combine
 
 HEADER = r"""
 /* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
@@ -98,14 +98,6 @@ WV_FN uint {fn}(wv_mask m, uint x, uint me) {{
 """
 
 
-def combine_row(red: sem.Reduction) -> str:
-    """The key of the ALU row that combines two values as reduction red does (add.u32, min.f32, ...)."""
-    op = Op[red.op.name]
-    rows = [r for r in ROWS if r.op is op and r.dtype is red.dtype and r.variant is None]
-    assert len(rows) == 1, (red.op, red.dtype, [r.key for r in rows])
-    return rows[0].key
-
-
 def loop_name(red: sem.Reduction, prefix: bool = False) -> str:
     return f"wv_{'prefix' if prefix else 'reduce'}_{red.op.value}_{red.dtype.text}"
 
@@ -115,10 +107,10 @@ def lane_loops(exprs: dict[str, str]) -> str:
     out = []
     prefix = {(r.variant, r.dtype) for r in ROWS if r.op is Op.PREFIX}
     for key, red in sem.REDUCTIONS.items():
-        combine = exprs[combine_row(red)].format(a="a", b="b")
-        out.append(_LOOP.format(fn=loop_name(red), identity=red.identity, combine=combine))
+        comb = combine(exprs, red.op, red.dtype, "a", "b")
+        out.append(_LOOP.format(fn=loop_name(red), identity=red.identity, combine=comb))
         if key in prefix:
-            out.append(_SCAN.format(fn=loop_name(red, True), identity=red.identity, combine=combine))
+            out.append(_SCAN.format(fn=loop_name(red, True), identity=red.identity, combine=comb))
     return "".join(out)
 
 

@@ -19,7 +19,8 @@ from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Scope
 from ...wbin.program import Kernel
 from .cuda import LaneLoops
-from .prelude import CORE, HALF
+from .prelude import CORE, HALF, float_add
+from .render import EXPR
 
 HEADER = r"""
 #include <metal_stdlib>
@@ -118,7 +119,7 @@ WV_FN uint wv_cas_{s}({q} atomic_uint* p, uint cmp, uint v) {{
 }}
 WV_FN uint wv_atomic_addf_{s}({q} atomic_uint* p, uint v) {{
     uint old = atomic_load_explicit(p, memory_order_relaxed), prev;
-    do {{ prev = old; old = wv_cas_{s}(p, prev, wv_c32(F(prev) + F(v))); }} while (old != prev);
+    do {{ prev = old; old = wv_cas_{s}(p, prev, {float_add(EXPR, "prev", "v")}); }} while (old != prev);
     return old;
 }}"""
     for s, q in (("g", "device"), ("l", "threadgroup"))

@@ -9,6 +9,11 @@ reinterpretation), POPC, CLZ, optionally BREV (bit reversal), NEXT_F/NEXT_D (nex
 ATOMIC_CAS, GLOBAL_ATOMIC_PTR and LOCAL_ATOMIC_PTR, and the types uint, ulong, uchar, ushort.
 """
 
+from ...isa import semantics as sem
+from ...isa.types import DataType
+from ...isa.vocabulary import AtomOp
+from .render import EXPR, combine
+
 CORE = r"""
 #define CVT_F_S(x) ((float)(int)(x))
 #define CVT_F_U(x) ((float)(uint)(x))
@@ -202,17 +207,26 @@ WV_FN uint wv_b2(int op, uint a, uint b, uint c) {
 }
 """
 
-ATOMICS = r"""
+_ATOMICS = r"""
 WV_FN uint wv_atomic_addf_g(GLOBAL_ATOMIC_PTR p, uint v) {
     uint old = *p, prev;
-    do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    do { prev = old; old = ATOMIC_CAS(p, prev, COMBINE); } while (old != prev);
     return old;
 }
 WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
     uint old = *p, prev;
-    do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
+    do { prev = old; old = ATOMIC_CAS(p, prev, COMBINE); } while (old != prev);
     return old;
 }
 """
+
+
+def float_add(exprs: dict[str, str], old: str, value: str) -> str:
+    """What the f32 atomic add writes: isa.semantics.ATOMICS' operator as its ALU row renders it."""
+    atom = sem.ATOMICS[(AtomOp.ADD, DataType.F32)]
+    return combine(exprs, atom.op, atom.dtype, old, value)
+
+
+ATOMICS = _ATOMICS.replace("COMBINE", float_add(EXPR, "prev", "v"))
 
 HELPERS = CORE + WIDE + HALF + ATOMICS

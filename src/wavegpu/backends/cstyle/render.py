@@ -154,6 +154,22 @@ EXPR: dict[str, str] = {
     "slct.s32.f32": "(F({c}) >= 0.0f ? {a} : {b})",
     "slct.b32.s32": "((int){c} >= 0 ? {a} : {b})",
 }
+
+
+def alu_row(op: ReduceOp | AtomOp, dtype: DataType) -> str:
+    """The key of the ALU row computing a reduction's or an atomic's operator on dtype (add.u32,
+    min.f32, ...): the lane loops and the CAS-loop atomics combine as that row renders."""
+    vop = VOp[op.name]
+    rows = [r for r in ROWS if r.op is vop and r.dtype is dtype and r.variant is None]
+    assert len(rows) == 1, (op, dtype, [r.key for r in rows])
+    return rows[0].key
+
+
+def combine(exprs: dict[str, str], op: ReduceOp | AtomOp, dtype: DataType, a: str, b: str) -> str:
+    """C for `a op b` on raw bits, as the ALU row of that operator renders it (exprs: the dialect's)."""
+    return exprs[alu_row(op, dtype)].format(a=a, b=b)
+
+
 _CMP = {Cmp.EQ: "==", Cmp.NE: "!=", Cmp.LT: "<", Cmp.LE: "<=", Cmp.GT: ">", Cmp.GE: ">="}
 _FVIEW = {DataType.F32: "F", DataType.F64: "D"}
 for _r in ROWS:
