@@ -294,3 +294,38 @@ def test_the_division_sequence_respects_the_div_fmas_vcc_hazard(tmp_path: Path) 
         k = max(j for j in range(i) if code[j].startswith("v_div_scale_f32") and "vcc" in code[j])
         states = sum(int(c.split()[1]) + 1 if c.startswith("s_nop") else 1 for c in code[k + 1 : i])
         assert states >= 4, arch
+
+
+# ---- peepholes ------------------------------------------------------------------------------------
+def test_a_shift_feeding_an_add_or_an_or_fuses() -> None:
+    src = """
+.kernel f
+.param a, buffer, u32
+    mov.u32 r1, %tid.x
+    shl.b32 r2, r1, 2
+    add.u32 r2, r0, r2
+    shl.b32 r3, r1, 4
+    or.b32 r3, r3, r1
+    st.global.b32 [r2], r3
+    ret
+.end
+"""
+    code = _code(_text(src))
+    assert any(c.startswith("v_lshl_add_u32") for c in code)
+    assert any(c.startswith("v_lshl_or_b32") for c in code)
+    assert not any(c.startswith("v_lshlrev_b32") for c in code)
+
+
+def test_a_shift_read_twice_does_not_fuse() -> None:
+    src = """
+.kernel f
+.param a, buffer, u32
+    mov.u32 r1, %tid.x
+    shl.b32 r2, r1, 2
+    add.u32 r3, r0, r2
+    st.global.b32 [r3], r2
+    ret
+.end
+"""
+    code = _code(_text(src))
+    assert any(c.startswith("v_lshlrev_b32") for c in code) and not any(c.startswith("v_lshl_add") for c in code)

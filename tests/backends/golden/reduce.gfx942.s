@@ -19,8 +19,7 @@ reduce_sum:
   v_mov_b32 v0, s0
   v_mul_lo_u32 v0, s5, v0
   v_add_u32 v0, v0, v3
-  v_lshlrev_b32 v0, 2, v0
-  v_add_u32 v0, s3, v0
+  v_lshl_add_u32 v0, v0, 2, s3
   global_load_dword v0, v0, s[8:9]
   v_lshlrev_b32 v2, 2, v3
   s_waitcnt vmcnt(0)
@@ -36,8 +35,7 @@ reduce_sum:
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lreduce_sum_endif_4
   v_mov_b32 v0, s4
-  v_lshlrev_b32 v5, 2, v0
-  v_add_u32 v5, v2, v5
+  v_lshl_add_u32 v5, v0, 2, v2
   ds_read_b32 v1, v5
   ds_read_b32 v0, v2
   s_waitcnt lgkmcnt(0)
@@ -57,8 +55,7 @@ reduce_sum:
   v_mov_b32 v0, 0
   ds_read_b32 v1, v0
   v_mov_b32 v0, s5
-  v_lshlrev_b32 v4, 2, v0
-  v_add_u32 v4, s6, v4
+  v_lshl_add_u32 v4, v0, 2, s6
   s_waitcnt lgkmcnt(0)
   global_store_dword v4, v1, s[8:9]
 .Lreduce_sum_endif_6:

@@ -19,10 +19,8 @@ sgemm_tiled:
   v_mov_b32 v10, 0x7fffffff
   v_mov_b32 v9, s1
   v_mov_b32 v8, s0
-  v_lshlrev_b32 v9, 4, v9
-  v_add_u32 v9, v9, v2
-  v_lshlrev_b32 v8, 4, v8
-  v_add_u32 v8, v8, v1
+  v_lshl_add_u32 v9, v9, 4, v2
+  v_lshl_add_u32 v8, v8, 4, v1
   v_mov_b32 v7, 0
   v_lshlrev_b32 v6, 6, v1
   v_lshlrev_b32 v5, 2, v2
@@ -30,12 +28,10 @@ sgemm_tiled:
   s_waitcnt lgkmcnt(0)
   v_mul_lo_u32 v0, v8, s4
   v_add_u32 v3, v0, v2
-  v_lshlrev_b32 v3, 2, v3
-  v_add_u32 v3, s7, v3
+  v_lshl_add_u32 v3, v3, 2, s7
   v_mul_lo_u32 v0, v1, s4
   v_add_u32 v2, v0, v9
-  v_lshlrev_b32 v2, 2, v2
-  v_add_u32 v2, s6, v2
+  v_lshl_add_u32 v2, v2, 2, s6
   s_lshl_b32 s3, s4, 6
   s_lshr_b32 s2, s4, 4
 .Lsgemm_tiled_loop_1:
@@ -75,8 +71,7 @@ sgemm_tiled:
 .Lsgemm_tiled_endloop_2:
   v_mul_lo_u32 v0, v8, s4
   v_add_u32 v0, v0, v9
-  v_lshlrev_b32 v0, 2, v0
-  v_add_u32 v0, s5, v0
+  v_lshl_add_u32 v0, v0, 2, s5
   global_store_dword v0, v7, s[8:9]
   s_endpgm
 .Lfunc_end_sgemm_tiled:

@@ -125,8 +125,7 @@ wave_scan:
   v_cmp_eq_u32 vcc, 0, v9
   v_mov_b32 v0, -1
   v_cndmask_b32 v8, v3, v0, vcc
-  v_lshlrev_b32 v8, 2, v8
-  v_add_u32 v8, s5, v8
+  v_lshl_add_u32 v8, v8, 2, s5
   v_mov_b32 v0, s4
   global_store_dword v8, v0, s[6:7]
 .Lwave_scan_endif_2:

@@ -136,8 +136,7 @@ wave_scan:
   v_mov_b32 v0, -1
   s_nop 0  ; hazard
   v_cndmask_b32 v8, v3, v0, vcc
-  v_lshlrev_b32 v8, 2, v8
-  v_add_u32 v8, s5, v8
+  v_lshl_add_u32 v8, v8, 2, s5
   v_mov_b32 v0, s4
   global_store_dword v8, v0, s[6:7]
 .Lwave_scan_endif_2:

@@ -4,6 +4,8 @@ exact): a shift whose result is read once, by the next instruction, fuses into i
 * `v_lshlrev_b32 t, k, a` + `v_add_u32 d, t, b` -> `v_lshl_add_u32 d, a, k, b`
 * `v_lshlrev_b32 t, k, a` + `v_or_b32 d, t, b` -> `v_lshl_or_b32 d, a, k, b`
 
+("read once" also covers `shl r, r, k; add r, x, r`: the add overwrites the shifted value)
+
 both under the same EXEC (adjacent instructions) and only when the fused VOP3 form is legal (no
 literal, at most one SGPR). Address offsets are folded into the `ds_*`/`global_*` immediates by
 the selector (`rows._addr`), where the WAVE memory operand carries them.
@@ -96,10 +98,10 @@ def fuse(mis: list[MI]) -> list[MI]:
             and a.op == "v_lshlrev_b32"
             and b.op in FUSE
             and isinstance(a.ops[0], VR)
-            and reads[a.ops[0].id] == 1
             and a.partial == b.partial
-            and a.ops[0] in b.ops[1:]
-            and a.ops[0] is not b.ops[0]
+            and sum(1 for o in b.ops[1:] if o is a.ops[0]) == 1
+            # the shift's value dies at b: read nowhere else, or b writes the register again
+            and (reads[a.ops[0].id] == 1 or b.ops[0] is a.ops[0])
         ):
             t = a.ops[0]
             other = b.ops[2] if b.ops[1] is t else b.ops[1]
