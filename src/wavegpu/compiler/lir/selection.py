@@ -2,8 +2,9 @@
 
 Value operations take their row from `compiler/select.py` (`row_for`); the rest (moves, predicate
 logic, memory, atomics, wave operations, barriers, fences) from `lir/rows.py`, by vocabulary.
-MIR operations named "family.detail" (load.global.u8, atomic.add.global, wave.reduce.min, ...)
-go to their family's handler (`_FAMILIES`).
+Every other MIR operation goes to the handler of its family in MIR's op table (`mir/ops.py`:
+`Family`, `_FAMILIES` here), which reads the op's typed suffix (space, element, `AtomOp`,
+`ReduceOp`, `ShuffleMode`, `Scope`, special register) from its `OpSpec`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from collections.abc import Callable
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.registers import SREG_BY_NAME
 from ...isa.table import BY_KEY
-from ...isa.vocabulary import AtomOp, ReduceOp, Scope, ShuffleMode
 from ..mir.ir import Const, Function, Inst, Operand, Value
+from ..mir.ops import OPS, Family, OpSpec
 from ..select import row_for
-from ..types import BOOL, F16, F32, F64, U32, ScalarType
+from ..types import BOOL, F16, F32, F64, NARROW, U32, ScalarType
 from . import rows
 from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
 
@@ -92,19 +93,19 @@ class Selector:
         d = self.vreg(i.dst) if i.dst is not None else None
         t = i.dst.type if i.dst is not None else None
         a = i.args
-        if op == "getvar":
+        spec = OPS[op]  # the verifier let no other op through
+        if spec.family is Family.GETVAR:
             assert d is not None and i.var is not None
             self.move(d, self.vars[i.var])
             return
-        if op == "setvar":
+        if spec.family is Family.SETVAR:
             assert i.var is not None
             self.put(self.vars[i.var], a[0])
             return
-        # MIR operations "family.detail" without a single value row go to their family's handler
-        family, _, detail = op.partition(".")
-        handler = _FAMILIES.get(family)
+        # the operations without a single value row go to their family's handler
+        handler = _FAMILIES.get(spec.family)
         if handler is not None:
-            handler(self, detail, i)
+            handler(self, spec, i)
             return
         assert d is not None and t is not None
         argt = [x.type for x in a]
@@ -206,71 +207,73 @@ class Selector:
             return Address(None, v - (1 << 32) if v >> 31 else v)
         return Address(self.vreg(a), 0)
 
-    def sreg(self, name: str, i: Inst) -> None:
-        assert i.dst is not None
-        self.emit(rows.MOV_SREG, [self.vreg(i.dst), SpecialReg(SREG_BY_NAME["%" + name].id)])
+    def sreg(self, spec: OpSpec, i: Inst) -> None:
+        assert i.dst is not None and spec.sreg is not None
+        self.emit(rows.MOV_SREG, [self.vreg(i.dst), SpecialReg(SREG_BY_NAME[spec.sreg].id)])
 
-    def load(self, what: str, i: Inst) -> None:
+    def load(self, spec: OpSpec, i: Inst) -> None:
         # the width comes from the array's element type: 8- and 16-bit elements name it in the op
         # (load.global.u8), the other accesses move their value's bits
-        space, *elem = what.split(".")
-        assert i.dst is not None
+        assert i.dst is not None and spec.space is not None
         t = i.dst.type
-        if elem:
-            width, signed = _NARROW[elem[0]]
+        if spec.elem is not None:
+            width, signed = NARROW[spec.elem].size, NARROW[spec.elem].signed
         else:
             width, signed = (8 if t is F64 else 2 if t is F16 else 4), False
-        self.emit(rows.load(space, width, signed), [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
+        load = rows.load(spec.space, width, signed)
+        self.emit(load, [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
 
-    def store(self, what: str, i: Inst) -> None:
-        space, *elem = what.split(".")
+    def store(self, spec: OpSpec, i: Inst) -> None:
+        assert spec.space is not None
         vt = i.args[1].type
-        width = _NARROW[elem[0]][0] if elem else (8 if vt is F64 else 2 if vt is F16 else 4)
+        width = NARROW[spec.elem].size if spec.elem is not None else (8 if vt is F64 else 2 if vt is F16 else 4)
         addr = self.address(i.args[0])
-        self.emit(rows.store(space, width), [addr, self.operand(i.args[1])], buffer=i.buffer)
+        self.emit(rows.store(spec.space, width), [addr, self.operand(i.args[1])], buffer=i.buffer)
 
-    def atomic(self, what: str, i: Inst) -> None:
-        aop, space = what.split(".")
-        assert i.dst is not None
+    def atomic(self, spec: OpSpec, i: Inst) -> None:
+        assert i.dst is not None and spec.atom is not None and spec.space is not None
         d, a = self.vreg(i.dst), i.args
         ops: list[LOperand] = [d, self.address(a[0])] + [self.operand(x) for x in a[1:]]
-        self.emit(rows.atomic(AtomOp(aop), space, i.dst.type), ops, buffer=i.buffer)
+        self.emit(rows.atomic(spec.atom, spec.space, i.dst.type), ops, buffer=i.buffer)
 
-    def fence(self, scope: str, i: Inst) -> None:
-        self.emit(rows.fence(Scope(scope)), [])
+    def fence(self, spec: OpSpec, i: Inst) -> None:
+        assert spec.scope is not None
+        self.emit(rows.fence(spec.scope), [])
 
-    def barrier(self, _: str, i: Inst) -> None:
+    def barrier(self, spec: OpSpec, i: Inst) -> None:
         self.emit(rows.BARRIER, [])
 
-    def wave(self, what: str, i: Inst) -> None:
+    def wave(self, spec: OpSpec, i: Inst) -> None:
         """wave.reduce.OP, wave.prefix.OP, wave.shuffle.MODE, wave.broadcast, ballot, any, all."""
         assert i.dst is not None
         d, a = self.vreg(i.dst), i.args
-        kind, _, detail = what.partition(".")
-        if kind == "reduce":
-            self.emit(rows.reduce(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
-        elif kind == "prefix":
-            self.emit(rows.prefix(ReduceOp(detail), a[0].type), [d, self.operand(a[0])])
-        elif kind == "shuffle":
-            self.row(rows.shuffle(ShuffleMode(detail)), d, [a[0], a[1]])
-        elif kind == "broadcast":
+        family = spec.family
+        if family is Family.REDUCE:
+            assert spec.reduce is not None
+            self.emit(rows.reduce(spec.reduce, a[0].type), [d, self.operand(a[0])])
+        elif family is Family.PREFIX:
+            assert spec.reduce is not None
+            self.emit(rows.prefix(spec.reduce, a[0].type), [d, self.operand(a[0])])
+        elif family is Family.SHUFFLE:
+            assert spec.shuffle is not None
+            self.row(rows.shuffle(spec.shuffle), d, [a[0], a[1]])
+        elif family is Family.BROADCAST:
             self.row(rows.BROADCAST, d, [a[0], a[1]])
         else:
-            key = {"ballot": rows.BALLOT, "any": rows.ANY_LANE, "all": rows.ALL_LANES}[kind]
+            key = {Family.BALLOT: rows.BALLOT, Family.ANY: rows.ANY_LANE, Family.ALL: rows.ALL_LANES}[family]
             self.emit(key, [d, self.operand(a[0])])
 
 
-# a narrow array element in a MIR memory op (load.global.u8): (bytes, signed)
-_NARROW = {"u8": (1, False), "i8": (1, True), "u16": (2, False), "i16": (2, True)}
-# MIR operation family (the op's name up to its first dot) -> its handler, given the rest
-_FAMILIES: dict[str, Callable[[Selector, str, Inst], None]] = {
-    "sreg": Selector.sreg,
-    "load": Selector.load,
-    "store": Selector.store,
-    "atomic": Selector.atomic,
-    "wave": Selector.wave,
-    "fence": Selector.fence,
-    "barrier": Selector.barrier,
+# MIR operation family (mir/ops.py) -> its handler; VALUE ops take their row from select.row_for
+_FAMILIES: dict[Family, Callable[[Selector, OpSpec, Inst], None]] = {
+    Family.SREG: Selector.sreg,
+    Family.LOAD: Selector.load,
+    Family.STORE: Selector.store,
+    Family.ATOMIC: Selector.atomic,
+    Family.FENCE: Selector.fence,
+    Family.BARRIER: Selector.barrier,
+    **{f: Selector.wave for f in (Family.REDUCE, Family.PREFIX, Family.SHUFFLE, Family.BROADCAST)},
+    **{f: Selector.wave for f in (Family.BALLOT, Family.ANY, Family.ALL)},
 }
 
 

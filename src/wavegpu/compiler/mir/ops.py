@@ -39,6 +39,29 @@ class Sig(enum.Enum):
     NONE = "() -> none"
 
 
+class Family(enum.Enum):
+    """What kind of operation an op is, for the consumers that switch on it (selection): a value
+    computed by a row (`VALUE`), a variable slot, memory, a special register, synchronisation, or
+    a wave operation. The op's suffix is in the OpSpec's typed fields."""
+
+    VALUE = "value"
+    GETVAR = "getvar"
+    SETVAR = "setvar"
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
+    SREG = "sreg"
+    BARRIER = "barrier"
+    FENCE = "fence"
+    REDUCE = "reduce"
+    PREFIX = "prefix"
+    SHUFFLE = "shuffle"
+    BROADCAST = "broadcast"
+    BALLOT = "ballot"
+    ANY = "any"
+    ALL = "all"
+
+
 INT = frozenset({"i32", "u32"})
 FLOAT = frozenset({"f32", "f64", "f16"})
 NUMBER = INT | FLOAT
@@ -64,6 +87,16 @@ class OpSpec:
     effects: bool = False
     convergent: bool = False
     reads: bool = False
+    family: Family = Family.VALUE
+    # the typed suffix, by family: a narrow element type name (loads and stores of u8/i8/u16/i16),
+    # the atomic operator, the reduction (reduce, prefix), the shuffle mode, the fence scope, the
+    # special register's name ("%tid.x")
+    elem: str | None = None
+    atom: AtomOp | None = None
+    reduce: ReduceOp | None = None
+    shuffle: ShuffleMode | None = None
+    scope: Scope | None = None
+    sreg: str | None = None
 
     @property
     def has_result(self) -> bool:
@@ -102,35 +135,42 @@ def _table() -> dict[str, OpSpec]:
         ops.append(OpSpec(f"cmp.{cc}", (2,), Sig.COMPARE, SCALAR if cc in ("eq", "ne") else NUMBER))
     ops.append(OpSpec("select", (3,), Sig.SELECT, SCALAR))
     ops.append(OpSpec("cvt", (1,), Sig.CONVERT, NUMBER))  # between numbers (a bool is compared or selected)
-    ops.append(OpSpec("getvar", (0,), Sig.GETVAR, SCALAR, reads=True))
-    ops.append(OpSpec("setvar", (1,), Sig.SETVAR, SCALAR, effects=True))
+    ops.append(OpSpec("getvar", (0,), Sig.GETVAR, SCALAR, reads=True, family=Family.GETVAR))
+    ops.append(OpSpec("setvar", (1,), Sig.SETVAR, SCALAR, effects=True, family=Family.SETVAR))
     for space in SPACES:
-        ops.append(OpSpec(f"load.{space}", (1,), Sig.LOAD, NUMBER, space, reads=True))
-        ops.append(OpSpec(f"store.{space}", (2,), Sig.STORE, NUMBER, space, effects=True))
+        ops.append(OpSpec(f"load.{space}", (1,), Sig.LOAD, NUMBER, space, reads=True, family=Family.LOAD))
+        ops.append(OpSpec(f"store.{space}", (2,), Sig.STORE, NUMBER, space, effects=True, family=Family.STORE))
         for narrow, elem in NARROW.items():  # the value is widened to (or narrowed from) 32 bits
             value = frozenset({elem.value_type.name})
-            ops.append(OpSpec(f"load.{space}.{narrow}", (1,), Sig.LOAD, value, space, reads=True))
-            ops.append(OpSpec(f"store.{space}.{narrow}", (2,), Sig.STORE, value, space, effects=True))
+            load, store = f"load.{space}.{narrow}", f"store.{space}.{narrow}"
+            ops.append(OpSpec(load, (1,), Sig.LOAD, value, space, reads=True, family=Family.LOAD, elem=narrow))
+            ops.append(OpSpec(store, (2,), Sig.STORE, value, space, effects=True, family=Family.STORE, elem=narrow))
         for aop in AtomOp:
             arity = (3,) if aop is AtomOp.CAS else (2,)
-            ops.append(OpSpec(f"atomic.{aop.value}.{space}", arity, Sig.ATOMIC, WORD, space, effects=True))
-    ops.append(OpSpec("barrier", (0,), Sig.NONE, effects=True, convergent=True))
+            name = f"atomic.{aop.value}.{space}"
+            ops.append(OpSpec(name, arity, Sig.ATOMIC, WORD, space, effects=True, family=Family.ATOMIC, atom=aop))
+    ops.append(OpSpec("barrier", (0,), Sig.NONE, effects=True, convergent=True, family=Family.BARRIER))
     for scope in Scope:
-        ops.append(OpSpec(f"fence.{scope.value}", (0,), Sig.NONE, effects=True))
+        ops.append(OpSpec(f"fence.{scope.value}", (0,), Sig.NONE, effects=True, family=Family.FENCE, scope=scope))
     for s in SPECIAL_REGISTERS:
         name = s.name.removeprefix("%")
-        ops.append(OpSpec(f"sreg.{name}", (0,), Sig.SREG, frozenset({"u32"}), reads=name == "clock"))
+        u32 = frozenset({"u32"})
+        ops.append(OpSpec(f"sreg.{name}", (0,), Sig.SREG, u32, reads=name == "clock", family=Family.SREG, sreg=s.name))
     prefixes = {r.variant for r in ROWS if r.op is Op.PREFIX}  # the scans the ISA has
     for rop in ReduceOp:
-        ops.append(OpSpec(f"wave.reduce.{rop.value}", (1,), Sig.WAVE, WORD, convergent=True))
+        ops.append(
+            OpSpec(f"wave.reduce.{rop.value}", (1,), Sig.WAVE, WORD, family=Family.REDUCE, reduce=rop, convergent=True)
+        )
         if rop in prefixes:
-            ops.append(OpSpec(f"wave.prefix.{rop.value}", (1,), Sig.WAVE, WORD, convergent=True))
+            name = f"wave.prefix.{rop.value}"
+            ops.append(OpSpec(name, (1,), Sig.WAVE, WORD, family=Family.PREFIX, reduce=rop, convergent=True))
     for mode in ShuffleMode:
-        ops.append(OpSpec(f"wave.shuffle.{mode.value}", (2,), Sig.WAVE_LANE, WORD, convergent=True))
-    ops.append(OpSpec("wave.broadcast", (2,), Sig.WAVE_LANE, WORD, convergent=True))
-    ops.append(OpSpec("wave.ballot", (1,), Sig.VOTE, frozenset({"u32"}), convergent=True))
-    for vote in ("any", "all"):
-        ops.append(OpSpec(f"wave.{vote}", (1,), Sig.VOTE, frozenset({"bool"}), convergent=True))
+        name = f"wave.shuffle.{mode.value}"
+        ops.append(OpSpec(name, (2,), Sig.WAVE_LANE, WORD, family=Family.SHUFFLE, shuffle=mode, convergent=True))
+    ops.append(OpSpec("wave.broadcast", (2,), Sig.WAVE_LANE, WORD, family=Family.BROADCAST, convergent=True))
+    ops.append(OpSpec("wave.ballot", (1,), Sig.VOTE, frozenset({"u32"}), family=Family.BALLOT, convergent=True))
+    ops.append(OpSpec("wave.any", (1,), Sig.VOTE, frozenset({"bool"}), family=Family.ANY, convergent=True))
+    ops.append(OpSpec("wave.all", (1,), Sig.VOTE, frozenset({"bool"}), family=Family.ALL, convergent=True))
     table = {o.name: o for o in ops}
     assert len(table) == len(ops), "an op is listed twice"
     return table
