@@ -342,3 +342,28 @@ def test_loops_without_wave_operations_render_plain() -> None:
     src = translate(wg.assemble((EX / "sgemm_tiled.wave").read_text(), "s.wave"), "cuda", kernel=0)
     body = src[src.index('extern "C"') :]
     assert "wv_mask" not in body and "WV_BALLOT" not in body and "wv_brk" not in body
+
+
+def test_lane_loops_and_atomics_combine_as_the_semantics_table_says() -> None:
+    """The C dialects derive each reduction's combine (and the f32 atomic add's) from the ALU row
+    computing the same operator (render.alu_row): that row's semantics must be the table's
+    combine, on specials and random bits; and the identity must leave every value unchanged."""
+    from wavegpu.backends.cstyle.render import alu_row
+    from wavegpu.isa import semantics as sem
+    from wavegpu.isa.types import DataType
+    from wavegpu.isa.vocabulary import AtomOp
+
+    rng = np.random.default_rng(3)
+    vals = np.array([*FLOATS, 0x7FFFFFFF, 0xFFFFFFFF, 5, 0x80000001], np.uint32)
+    a = np.concatenate([np.repeat(vals, vals.size), rng.integers(0, 2**32, 200, dtype=np.uint64).astype(np.uint32)])
+    b = np.concatenate([np.tile(vals, vals.size), rng.integers(0, 2**32, 200, dtype=np.uint64).astype(np.uint32)])
+    ops = [(red.op, red.dtype, red.combine, red.identity) for red in sem.REDUCTIONS.values()]
+    add = sem.ATOMICS[(AtomOp.ADD, DataType.F32)]
+    ops.append((add.op, add.dtype, add.combine, None))
+    for op, dtype, comb, identity in ops:
+        row = sem.SEMANTICS[alu_row(op, dtype)]
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf and overflow are values here
+            assert np.array_equal(row(a, b), comb(a, b)), (op, dtype)
+        if identity is not None:
+            x = np.array([v for v in vals if not (dtype is DataType.F32 and math.isnan(_f(int(v))))], np.uint32)
+            assert np.array_equal(comb(np.full_like(x, identity), x), x), (op, dtype)

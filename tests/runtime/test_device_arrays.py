@@ -162,16 +162,24 @@ OK, WHY = cuda.available()
 needs_cuda = pytest.mark.skipif(not OK, reason=f"no CUDA device: {WHY}")
 
 
+@pytest.mark.skipif(OK, reason="a GPU is here")
+@pytest.mark.parametrize("device", ["cuda", "cuda-cpp"])
+def test_without_a_gpu_cuda_arrays_are_refused(device: str) -> None:
+    with pytest.raises(wg.WaveError, match=f"device '{device}' is not usable here"):
+        wg.device_array(4, np.float32, device=device)
+
+
 @needs_cuda
 @pytest.mark.gpu
-def test_cuda_device_arrays_copy_nothing_and_export_their_pointer() -> None:
+@pytest.mark.parametrize("path", ["cuda", "cuda-cpp"])
+def test_cuda_device_arrays_copy_nothing_and_export_their_pointer(path: str) -> None:
     n = 1 << 16
     rng = np.random.default_rng(2)
     x, y = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
     want = y.copy()
     saxpy(np.float32(1.5), x, want, n, grid=n // 256, workgroup=256)  # the emulator
     dx, dy = to_device(x, "cuda"), to_device(y, "cuda")
-    saxpy(np.float32(1.5), dx, dy, n, grid=n // 256, workgroup=256, device="cuda")
+    saxpy(np.float32(1.5), dx, dy, n, grid=n // 256, workgroup=256, device=path)  # one GPU heap for both
     assert np.array_equal(dy.copy_to_host(), want)
     cai = dy.__cuda_array_interface__
     assert cai["shape"] == (n,) and cai["typestr"] == "<f4" and cai["data"][0] == dy.pointer

@@ -31,7 +31,14 @@ from ..errors import WaveError
 from ..wbin.program import Kernel, Param
 from .buffers import ALIGN, GUARD, NUMPY_TYPES, _array, bind, scalar_bits, slot_bytes, type_name
 
-DEVICES = ("emulator", "opencl", "sycl", "cuda")
+DEVICES = ("emulator", "opencl", "sycl", "cuda", "cuda-cpp")
+
+
+def home(device: str) -> str:
+    """The heap a device's arrays live in: "cuda-cpp" (the CUDA C++ path) shares the GPU's with "cuda"."""
+    return "cuda" if device == "cuda-cpp" else device
+
+
 DEFAULT_HEAP = 1 << 30
 
 
@@ -138,14 +145,15 @@ _HEAPS: dict[str, Heap] = {}
 def heap(device: str) -> Heap:
     if device not in DEVICES:
         raise WaveError(f"unknown device {device!r}; device arrays live on: {', '.join(DEVICES)}")
-    if device not in _HEAPS:
+    key = home(device)
+    if key not in _HEAPS:
         if device != "emulator":
             from .launch import devices
 
             if device not in devices():
                 raise WaveError(f"device {device!r} is not usable here (devices here: {', '.join(devices())})")
-        _HEAPS[device] = Heap(device, heap_bytes())
-    return _HEAPS[device]
+        _HEAPS[key] = Heap(key, heap_bytes())
+    return _HEAPS[key]
 
 
 class DeviceArray:
@@ -165,7 +173,7 @@ class DeviceArray:
             raise WaveError(f"device arrays hold WAVE's element types ({', '.join(names)}), not {dt}")
         self.shape = tuple(int(n) for n in dims)
         self.dtype = dt
-        self.device = device
+        self.device = home(device) if device in DEVICES else device
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.ndim = len(self.shape)
         self.nbytes = self.size * dt.itemsize
@@ -334,7 +342,7 @@ def _foreign(v: object) -> dict[str, Any] | None:
 def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
     dt = NUMPY_TYPES[p.dtype]
     where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
-    if v.device != device:
+    if v.device != home(device):
         raise WaveError(f"{where}: the device array lives on {v.device!r}; call the kernel with device={v.device!r}")
     if v.dtype != dt:
         raise WaveError(
@@ -342,7 +350,7 @@ def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
         )
 
 
-_RENDERED: dict[tuple[int, str, int, int], Any] = {}
+_RENDERED: dict[tuple[int, str, int, int, str], Any] = {}  # kernel, device, W, nargs, mma path
 
 
 def run_resident(
@@ -395,7 +403,7 @@ def run_resident(
                 temps.append((p, a, d, False))
             args.append(d.address)
             regions.append(BufferRegion(i, p.name, d.address, d.nbytes, d.dtype.itemsize))
-        if device == "cuda":
+        if home(device) == "cuda":
             from ..backends import render
             from . import cuda
 
@@ -406,13 +414,17 @@ def run_resident(
             ):
                 if given:
                     raise WaveError(
-                        f"{flag} applies to the emulator only (device='emulator'); 'cuda' cannot enforce it"
+                        f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it"
                     )
-            key = (id(k), device, wave_width, len(args))
+            from ..backends.ptx import MMA_PATH
+
+            key = (id(k), device, wave_width, len(args), MMA_PATH.get())
             src = _RENDERED.get(key)
             if src is None or src[0] is not k:
-                src = _RENDERED[key] = (k, render(k, "ptx", wave_width=wave_width, nargs=len(args)))
-            res = cuda.run_resident(src[1].source, src[1].entry, g, wg, h.ptr, args)
+                r = render(k, "ptx" if device == "cuda" else "cuda", wave_width=wave_width, nargs=len(args))
+                text = r.source if device == "cuda" else cuda.nvrtc_ptx(r.source, cuda.arch())
+                src = _RENDERED[key] = (k, text, r.entry)
+            res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
         else:
             assert h.host is not None
             res = launch(
@@ -452,8 +464,10 @@ def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> Devi
     """A heap copy of a CuPy array or PyTorch CUDA tensor (device to device)."""
     dt = NUMPY_TYPES[p.dtype]
     where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
-    if device != "cuda":
-        raise WaveError(f"{where}: a CUDA array ({type(v).__name__}) can only be passed to a kernel on device='cuda'")
+    if home(device) != "cuda":
+        raise WaveError(
+            f"{where}: a CUDA array ({type(v).__name__}) can only be passed to a kernel on device='cuda' or 'cuda-cpp'"
+        )
     got = np.dtype(cai["typestr"])
     if got != dt:
         raise WaveError(f"{where} needs an array of {dt}, got a {type(v).__name__} of {got}; wavegpu never converts")
