@@ -63,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "kernel": (".runtime.kernel", "kernel"),
     "devices": (".runtime.launch", "devices"),
     "launch": (".runtime.launch", "launch"),
+    "load_kernels": (".runtime.sources", "load_kernels"),
     "DeviceArray": (".runtime.device_arrays", "DeviceArray"),
     "device_array": (".runtime.device_arrays", "device_array"),
     "to_device": (".runtime.device_arrays", "to_device"),
@@ -140,6 +141,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .runtime.launch import launch as launch
     from .runtime.pyexec import *  # noqa: F403
     from .runtime.pyexec import python_thread as python_thread
+    from .runtime.sources import load_kernels as load_kernels
     from .wbin import Kernel as Kernel
     from .wbin import Param as Param
     from .wbin import Program as Program
