@@ -195,6 +195,12 @@ def _emu_region(spec: str, what: str, width: int, size: int) -> tuple[int, int]:
 @click.option("--stats", "show_stats", is_flag=True, help="print execution statistics (the Rust summary, then ours)")
 @click.option("--check", is_flag=True, help="report undefined behaviour")
 @click.option(
+    "--engine",
+    type=click.Choice(["auto", "numpy", "compiled"]),
+    default=None,
+    help="emulator engine (default: $WAVEGPU_ENGINE, else auto; --stats uses numpy): docs/emulator.md",
+)
+@click.option(
     "--max-instructions",
     type=click.IntRange(0),
     default=10_000_000,
@@ -233,6 +239,7 @@ def _emu(
     show_stats: bool,
     check: bool,
     max_instructions: int,
+    engine: str | None,
     no_progress: bool,
 ) -> None:
     import dataclasses
@@ -377,6 +384,7 @@ def _emu(
             check=check,
             max_instructions=max_instructions or (1 << 62),
             progress=None if bar is None else bar.callback,
+            engine="numpy" if show_stats and engine in (None, "auto") else engine,
         )
     dt = time.perf_counter() - t0
     m = res.memory

@@ -198,6 +198,12 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
 @click.option("--print", "prints", multiple=True, metavar="PARAM[:COUNT]", help="print (part of) a buffer")
 @click.option("--force", is_flag=True, help="let --out overwrite a .npy file this run reads")
 @click.option("--max-instructions", type=click.IntRange(1), default=None, help="per-thread instruction budget")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "numpy", "compiled"]),
+    default=None,
+    help="emulator engine (default: $WAVEGPU_ENGINE, else auto; --stats uses numpy): docs/emulator.md",
+)
 @NO_PROGRESS
 @user_errors
 def run_cmd(
@@ -213,6 +219,7 @@ def run_cmd(
     prints: tuple[str, ...],
     force: bool,
     max_instructions: int | None,
+    engine: str | None,
     no_progress: bool,
 ) -> None:
     """Run a kernel on the emulator with named arguments.
@@ -340,6 +347,7 @@ def run_cmd(
         max_instructions=max_instructions,
         progress=not no_progress and err.is_terminal,
         buffers=layout.regions(),  # an access outside every array traps
+        engine="numpy" if show_stats and engine in (None, "auto") else engine,
     )
     dt = time.perf_counter() - t0
     out.print(

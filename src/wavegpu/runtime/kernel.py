@@ -142,6 +142,7 @@ def run_kernel(
     max_instructions: int | None = None,
     progress: bool = False,
     boundscheck: bool = False,
+    engine: str | None = None,
 ) -> Any:
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back."""
@@ -176,6 +177,7 @@ def run_kernel(
         buffers=layout.regions(),
         boundscheck=boundscheck,
         zero_division=check or boundscheck,
+        engine=engine,
     )
     layout.write_back(res.memory)
     return res
@@ -258,6 +260,7 @@ class KernelFunction:
         check: bool = False,
         max_instructions: int | None = None,
         progress: bool = False,
+        engine: str | None = None,
         **kwargs: Any,
     ) -> Any:
         """Run on `device` with NumPy arrays and scalars (docs/sdk.md: the calling convention).
@@ -275,6 +278,7 @@ class KernelFunction:
             max_instructions=max_instructions,
             progress=progress,
             boundscheck=self.boundscheck,
+            engine=engine,
         )
 
     def __repr__(self) -> str:

@@ -45,6 +45,7 @@ def launch(
     buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
     zero_division: bool = False,
+    engine: str | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -52,7 +53,8 @@ def launch(
     it); `progress=True` shows a progress bar for runs longer than a second; `buffers` says
     where the arrays in `memory` live (emulator.BufferRegion; Layout.regions()): an access
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
-    `zero_division=True` traps an integer division by zero."""
+    `zero_division=True` traps an integer division by zero; `engine` picks the emulator's engine
+    ("numpy", "compiled", "auto"; None: $WAVEGPU_ENGINE, else "auto"; docs/emulator.md)."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     g = dim3(grid, "grid")
     wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
@@ -75,6 +77,7 @@ def launch(
                 buffers=buffers,
                 boundscheck=boundscheck,
                 zero_division=zero_division,
+                engine=engine,
             )
     if device not in ("opencl", "sycl", "cuda", "cuda-cpp"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")

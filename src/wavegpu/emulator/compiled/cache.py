@@ -3,6 +3,7 @@ translation key, beside numba's own cache of their machine code (`cache=True`)."
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -45,14 +46,15 @@ def _private(path: Path) -> None:
         raise WaveError(f"{path}: writable by group or others; refusing to load code from it (chmod go-w {path})")
 
 
+@functools.lru_cache(maxsize=1)
 def engine_digest() -> str:
     """What a translation depends on besides the kernel: this package's code, wavegpu's and
     numba's versions."""
-    import numba
+    from importlib.metadata import version
 
     from ... import __version__
 
-    h = hashlib.sha256(f"{__version__}|{numba.__version__}|{sys.version_info[:2]}".encode())
+    h = hashlib.sha256(f"{__version__}|{version('numba')}|{sys.version_info[:2]}".encode())
     here = Path(__file__).resolve().parent
     for name in sorted(p.name for p in here.glob("*.py")):
         h.update(name.encode())
@@ -65,7 +67,19 @@ def is_cached(key: str) -> bool:
     return key in _LOADED or (cache_root() / "compiled" / key / "kernel.py").is_file()
 
 
-def load(key: str, source: str) -> ModuleType:
+def load_rows() -> ModuleType:
+    """The shared row module (opsgen), generated once per engine digest and registered under
+    codegen.OPS_MODULE, which every driver imports."""
+    from .codegen import OPS_MODULE
+    from .opsgen import module
+
+    mod = sys.modules.get(OPS_MODULE)
+    if mod is not None:
+        return mod
+    return load("rows-" + engine_digest()[:32], module(), OPS_MODULE)
+
+
+def load(key: str, source: str, name: str | None = None) -> ModuleType:
     """The generated module for `key` (written atomically on first use, then imported; numba
     caches its machine code in the folder's __pycache__)."""
     mod = _LOADED.get(key)
@@ -91,7 +105,7 @@ def load(key: str, source: str) -> ModuleType:
                 with _suppress():
                     os.unlink(tmp)
                 raise WaveError(f"{path}: cannot write the compiled kernel: {e.strerror}") from None
-        name = f"_wavegpu_compiled_{key[:24]}"
+        name = name or f"_wavegpu_compiled_{key[:24]}"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         mod = importlib.util.module_from_spec(spec)

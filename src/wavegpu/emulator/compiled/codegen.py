@@ -15,17 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg
+from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
 from ...isa.structure import Nesting, nesting
-from ...isa.types import SUBREGS, DataType, Kind, Role
-from ...isa.vocabulary import AtomOp, Nest, Op, ReduceOp, ShuffleMode
+from ...isa.types import SUBREGS, Role
+from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
-from .rows import EXPR, HELPERS
+from .opsgen import fname, kind_of
+from .rows import EXPR
 
 M32 = 0xFFFFFFFF
 
 TRAP, BUDGET = 1, 2
+OPS_MODULE = "_wavegpu_compiled_rows"  # the shared row module (cache.load_rows)
 """status[0] codes: an access outside memory or its buffer, or the instruction budget."""
 
 
@@ -46,7 +48,7 @@ def unsupported_reason(k: Kernel) -> str | None:
     for pc, inst in enumerate(k.instructions):
         why = _unsupported(inst)
         if why:
-            return f"instruction {pc} ({inst.spec.name}): {why}"
+            return f"instruction {pc} ({inst.spec.key}): {why}"
     return None
 
 
@@ -94,7 +96,7 @@ def has_global_atomics(k: Kernel) -> bool:
 
 
 class Gen:
-    """Emits the module for one kernel and shape."""
+    """Emits the driver of one kernel and shape: control flow and one call per instruction."""
 
     def __init__(self, k: Kernel, shape: Shape):
         reason = unsupported_reason(k)
@@ -111,6 +113,13 @@ class Gen:
         self.ind = 2
         self.depth_max = 0
         self.tmp = 0
+        self.nregs = max(k.registers, 1)
+        self.extra: list[tuple[str, str]] = []  # (when: "once"|"wg", statement) filling constant registers
+        self.consts: dict[tuple[str, int], int] = {}
+        self.used: set[str] = set()
+        self.scratch = self.reg_for(("scratch", 0), None)
+        self.reg_for(("scratch", 1), None)
+        self.pending = 0
 
     # ------------------------------------------------------------------ text
     def put(self, text: str) -> None:
@@ -118,39 +127,65 @@ class Gen:
 
     def fresh(self) -> str:
         self.tmp += 1
-        return f"t{self.tmp}"
+        return f"n{self.tmp}"
+
+    def count(self) -> None:
+        if self.pending:
+            self.put(f"issued += {self.pending}")
+            self.pending = 0
 
     # ------------------------------------------------------------------ operands
-    def read(self, op: object) -> str:
-        """A source operand of the lane `l`: int64 bits, or a bool for a predicate."""
+    def reg_for(self, key: tuple[str, int], fill: tuple[str, str] | None) -> int:
+        """A constant register beyond the kernel's (an immediate, a special register)."""
+        r = self.consts.get(key)
+        if r is None:
+            r = self.consts[key] = self.nregs + len(self.consts)
+            if fill is not None:
+                when, value = fill
+                self.extra.append((when, f"R[{r}, :] = {value}" if when != "lanes" else value.format(r=r)))
+        return r
+
+    def source(self, op: object) -> int:
+        """The register number holding source `op` for every lane (constants preloaded)."""
         if isinstance(op, Imm):
             bits = op.bits & ((1 << op.width) - 1)
-            if op.width == 64 and bits >= 1 << 63:
-                bits -= 1 << 64
-            return str(bits)
-        if isinstance(op, Reg):
-            if op.sel == 0:
-                return f"R[{op.n}, l]"
-            _, off, width = SUBREGS[op.sel]
-            return f"((R[{op.n}, l] >> {off}) & {(1 << width) - 1})"
-        if isinstance(op, Pair):
-            return f"(R[{op.n}, l] | (R[{op.n + 1}, l] << 32))"
-        if isinstance(op, Pred):
-            return f"P[{op.n}, l]"
+            if op.width == 64:  # a pair source: two adjacent constant registers
+                r = self.consts.get(("imm64", bits))
+                if r is None:
+                    r = self.consts[("imm64", bits)] = self.nregs + len(self.consts)
+                    self.consts[("imm64-high", bits)] = r + 1
+                    self.extra.append(("once", f"R[{r}, :] = {bits & M32}"))
+                    self.extra.append(("once", f"R[{r + 1}, :] = {bits >> 32}"))
+                return r
+            return self.reg_for(("imm", bits), ("once", str(bits)))
         if isinstance(op, SReg):
             return self.sreg(op.id)
+        if isinstance(op, Reg):
+            if op.sel == 0:
+                return op.n
+            _, off, width = SUBREGS[op.sel]
+            t = self.scratch
+            self.put(f"extract(R, {t}, {op.n}, {off}, {(1 << width) - 1}, L)")
+            return t
+        if isinstance(op, (Pair, Pred, Vec)):
+            return op.n
         raise TypeError(op)
 
-    def sreg(self, sid: int) -> str:
-        return {
-            SR.TID_X: "TX[l]",
-            SR.TID_Y: "TY[l]",
-            SR.TID_Z: "TZ[l]",
-            SR.WID: "(l // W)",
-            SR.LID: "(l % W)",
-            SR.CTAID_X: "cx",
-            SR.CTAID_Y: "cy",
-            SR.CTAID_Z: "cz",
+    def sreg(self, sid: int) -> int:
+        s = SR(sid)
+        lane = {
+            SR.TID_X: f"l % {self.wx}",
+            SR.TID_Y: f"(l // {self.wx}) % {self.wy}",
+            SR.TID_Z: f"l // {self.wx * self.wy}",
+            SR.WID: f"l // {self.W}",
+            SR.LID: f"l % {self.W}",
+        }
+        if s in lane:
+            return self.reg_for(("sreg", sid), ("lanes", "for l in range(L):\n            R[{r}, l] = " + lane[s]))
+        per_wg = {SR.CTAID_X: "cx", SR.CTAID_Y: "cy", SR.CTAID_Z: "cz"}
+        if s in per_wg:
+            return self.reg_for(("sreg", sid), ("wg", per_wg[s]))
+        once = {
             SR.NTID_X: str(self.wx),
             SR.NTID_Y: str(self.wy),
             SR.NTID_Z: str(self.wz),
@@ -159,63 +194,48 @@ class Gen:
             SR.NCTAID_Z: "gz",
             SR.NWAVES: str(self.NW),
             SR.WAVE_WIDTH: str(self.W),
-        }[SR(sid)]
-
-    def write(self, op: object, value: str) -> None:
-        """Statements writing `value` (already a local name or expression) to a destination."""
-        if isinstance(op, Reg):
-            if op.sel == 0:
-                self.put(f"R[{op.n}, l] = {value}")
-                return
-            _, off, width = SUBREGS[op.sel]
-            fmask = (1 << width) - 1
-            keep = ~(fmask << off) & M32
-            self.put(f"R[{op.n}, l] = (R[{op.n}, l] & {keep}) | (({value} & {fmask}) << {off})")
-            return
-        if isinstance(op, Pair):
-            v = self.fresh()
-            self.put(f"{v} = {value}")
-            self.put(f"R[{op.n}, l] = {v} & {M32}")
-            self.put(f"R[{op.n + 1}, l] = ({v} >> 32) & {M32}")
-            return
-        if isinstance(op, Pred):
-            self.put(f"P[{op.n}, l] = {value}")
-            return
-        raise TypeError(op)
+        }
+        return self.reg_for(("sreg", sid), ("once", once[s]))
 
     def guard(self, inst: Instruction) -> str:
         g = inst.guard
-        if g is None:
-            return "act[l]"
-        return f"act[l] and {'not ' if g.negated else ''}P[{g.pred}, l]"
+        return "-1, True" if g is None else f"{g.pred}, {not g.negated}"
+
+    def dest(self, op: object) -> tuple[int, tuple[int, int, int] | None]:
+        """(register the row writes, (register, offset, mask) to merge into after) ."""
+        if isinstance(op, Reg) and op.sel:
+            _, off, width = SUBREGS[op.sel]
+            return self.scratch + 1, (op.n, off, (1 << width) - 1)
+        return op.n, None  # type: ignore[union-attr]
+
+    def merge(self, inst: Instruction, t: int, sub: tuple[int, int, int] | None) -> None:
+        if sub is not None:
+            n, off, mask = sub
+            self.put(f"insert(R, P, act, {self.guard(inst)}, {n}, {t}, {off}, {mask}, L)")
 
     # ------------------------------------------------------------------ module
     def module(self) -> str:
         body_start = len(self.lines)
         self.block(0, len(self.k.instructions), None)
+        self.count()
         body = self.lines[body_start:]
         self.lines = self.lines[:body_start]
         k = self.k
-        nregs = max(k.registers, 1)
+        nr = self.nregs + len(self.consts)
         npreds = max(k.predicates, 1)
         loc = max(16, (k.local_memory + 15) & ~15)
         depth = self.depth_max + 1
+        once = [st for when, st in self.extra if when in ("once", "lanes")]
+        per_wg = [st for when, st in self.extra if when == "wg"]
+        names = sorted(self.used)
         out = [
             f'"""Generated by wavegpu.emulator.compiled for kernel {k.name!r} (W={self.W}, '
             f'workgroup {self.wx}x{self.wy}x{self.wz}). Do not edit."""',
             "import numpy as np",
             "from numba import njit",
-            f"from wavegpu.emulator.compiled.scalar import {', '.join(HELPERS)}",
-            "",
-            "",
-            "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
-            "def inside(a, w, rs, re, own_lo, own_hi, pc, nb):",
-            "    if own_lo[pc] >= 0:",
-            "        return own_lo[pc] <= a and a + w <= own_hi[pc]",
-            "    for i in range(nb):",
-            "        if rs[i] <= a and a + w <= re[i]:",
-            "            return True",
-            "    return False",
+            "from wavegpu.emulator.compiled.control import start, if_open, if_else, close, loop_open, "
+            "loop_next, jump, ret, extract, insert, trap",
+            *(f"from {OPS_MODULE} import {n}" for n in names),
             "",
             "",
             "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)",
@@ -223,7 +243,7 @@ class Gen:
             "              rs, re, own_lo, own_hi, nb, budget, status):",
             f"    W = {self.W}",
             f"    L = {self.L}",
-            f"    R = np.zeros(({nregs}, L), np.int64)",
+            f"    R = np.zeros(({nr}, L), np.int64)",
             f"    P = np.zeros(({npreds}, L), np.bool_)",
             "    act = np.zeros(L, np.bool_)",
             "    alive = np.zeros(L, np.bool_)",
@@ -235,30 +255,22 @@ class Gen:
             f"    lm8 = np.zeros({loc}, np.uint8)",
             "    lm16 = lm8.view(np.uint16)",
             "    lm32 = lm8.view(np.uint32)",
-            "    TX = np.empty(L, np.int64)",
-            "    TY = np.empty(L, np.int64)",
-            "    TZ = np.empty(L, np.int64)",
-            "    for l in range(L):",
-            f"        TX[l] = l % {self.wx}",
-            f"        TY[l] = (l // {self.wx}) % {self.wy}",
-            f"        TZ[l] = l // {self.wx * self.wy}",
+            *("    " + st for st in once),
             "    for wg in range(first, last):",
-            "        R[:] = 0",
+            f"        R[:{self.nregs}] = 0",
             "        P[:] = False",
-            f"        for i in range(min(args.size, {nregs})):",
+            f"        for i in range(min(args.size, {self.nregs})):",
             "            R[i, :] = args[i]",
             "        lm8[:] = 0",
             "        cx = wg % gx",
             "        cy = (wg // gx) % gy",
             "        cz = wg // (gx * gy)",
-            "        for l in range(L):",
-            f"            alive[l] = l < {self.T}",
-            "            act[l] = alive[l]",
+            *("        " + st for st in per_wg),
+            f"        start(act, alive, {self.T}, L)",
             "        issued = 0",
             *body,
             "        if issued > budget:",
-            f"            status[0] = {BUDGET}",
-            "            status[1] = wg",
+            f"            trap(status, {BUDGET}, wg, 0)",
             "            return",
             "    return",
             "",
@@ -271,362 +283,121 @@ class Gen:
         innermost loop around them (its break and continue masks), or None."""
         self.depth_max = max(self.depth_max, depth)
         insts = self.k.instructions
+        lp = -1 if loop is None else loop
         pc = start
-        run: list[int] = []
         while pc < end:
             inst = insts[pc]
             spec = inst.spec
-            if spec.key in EXPR or (spec.op is Op.MOV and not spec.control):
-                run.append(pc)
-                pc += 1
-                continue
-            self.flush(run)
-            run = []
             role = spec.nest
-            if role is Nest.OPEN_IF:
-                self.emit_if(pc, loop, depth)
+            kind = kind_of(spec)
+            self.pending += 1
+            if kind is not None:
+                self.emit_row(inst, pc, kind)
+                pc += 1
+            elif role is Nest.OPEN_IF:
+                self.emit_if(pc, lp, depth)
                 pc = self.nest.match[pc][1] + 1
             elif role is Nest.OPEN_LOOP:
-                self.emit_loop(pc, loop, depth)
+                self.emit_loop(pc, lp, depth)
                 pc = self.nest.match[pc][1] + 1
             elif role in (Nest.BREAK, Nest.CONTINUE):
                 assert loop is not None
                 arr = "B" if role is Nest.BREAK else "C"
-                self.put("issued += 1")
-                self.put("for l in range(L):")
-                self.ind += 1
-                self.put(f"if {self.guard(inst)} and P[{inst.operands[0].n}, l]:")  # type: ignore[union-attr]
-                self.put(f"    {arr}[{loop}, l] = True")
-                self.put("    act[l] = False")
-                self.ind -= 1
+                pn = inst.operands[0].n  # type: ignore[union-attr]
+                self.put(f"jump(act, P, {arr}, {loop}, {pn}, {self.guard(inst)}, L)")
                 pc += 1
             elif role is Nest.RET:
-                self.put("issued += 1")
-                self.put("for l in range(L):")
-                self.put(f"    if {self.guard(inst)}:")
-                self.put("        alive[l] = False")
-                self.put("        act[l] = False")
+                self.put(f"ret(act, alive, P, {self.guard(inst)}, L)")
                 pc += 1
-            elif spec.op in (Op.LD, Op.ST):
-                self.emit_memory(inst, pc)
+            else:  # barrier, fence, nop: lockstep makes them no-ops
                 pc += 1
-            elif spec.op in (Op.ATOM, Op.RED):
-                self.emit_atomic(inst, pc)
-                pc += 1
-            elif spec.op in (Op.BARRIER, Op.FENCE, Op.NOP):
-                self.put("issued += 1")  # lockstep: every lane of the workgroup is here
-                pc += 1
+
+    def emit_row(self, inst: Instruction, pc: int, kind: str) -> None:
+        spec = inst.spec
+        fn = fname(spec)
+        self.used.add(fn)
+        g = self.guard(inst)
+        if kind == "value":
+            srcs = [self.source(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
+            srcs += [0] * (4 - len(srcs))
+            d, sub = self.dest(inst.operands[spec.dests[0]])
+            self.put(f"{fn}(R, P, act, {g}, {d}, {', '.join(map(str, srcs))}, L)")
+            self.merge(inst, d, sub)
+            return
+        if kind == "wave":
+            srcs = [self.source(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
+            srcs += [0] * (2 - len(srcs))
+            d, sub = self.dest(inst.operands[0])
+            self.put(f"{fn}(R, P, act, {g}, {d}, {srcs[0]}, {srcs[1]}, W, L, TMP)")
+            self.merge(inst, d, sub)
+            return
+        space = spec.space
+        assert space is not None and spec.mem_index is not None
+        mem = inst.operands[spec.mem_index]
+        assert isinstance(mem, Mem)
+        base = -1 if mem.base is None else mem.base
+        off = mem.offset & M32
+        pre = {"global": "gm", "local": "lm", "const": "cm"}[space]
+        size = {"global": "dsize", "local": str(self.k.local_memory), "const": "csize"}[space]
+        margs = f"{pre}8, {pre}16, {pre}32, {size}, rs, re, own_lo, own_hi, {pc}, nb"
+        sub = None
+        if kind == "memory":
+            if spec.cls == "load":
+                d, sub = self.dest(inst.operands[0])
             else:
-                self.emit_wave(inst)
-                pc += 1
-        self.flush(run)
+                d = self.source(inst.operands[1])
+            call = f"{fn}(R, P, act, {g}, {d}, {base}, {off}, L, {margs})"
+        else:
+            mi = spec.mem_index
+            vals = [self.source(o) for o in inst.operands[mi + 1 :]] + [0]
+            d = inst.operands[0].n if spec.op is Op.ATOM else -1  # type: ignore[union-attr]
+            if spec.op is Op.ATOM:
+                d, sub = self.dest(inst.operands[0])
+            call = f"{fn}(R, P, act, {g}, {d}, {base}, {off}, {vals[0]}, {vals[1]}, L, {margs})"
+        self.put(f"if {call}:")
+        self.put(f"    trap(status, {TRAP}, wg, {pc})")
+        self.put("    return")
+        self.merge(inst, d, sub)
 
-    def left(self, loop: int | None) -> str:
-        return "" if loop is None else f" and not (B[{loop}, l] or C[{loop}, l])"
-
-    def emit_if(self, pc: int, loop: int | None, d: int) -> None:
+    def emit_if(self, pc: int, lp: int, d: int) -> None:
         inst = self.k.instructions[pc]
         els, end = self.nest.match[pc]
         pn = inst.operands[0].n  # type: ignore[union-attr]
-        n = self.fresh()
-        self.put("issued += 1")
-        self.put(f"{n} = 0")
-        self.put("for l in range(L):")
-        self.put(f"    E[{d}, l] = act[l]")
-        self.put(f"    Q[{d}, l] = P[{pn}, l]")
-        self.put(f"    act[l] = act[l] and P[{pn}, l]")
-        self.put(f"    {n} += act[l]")
-        self.put(f"if {n} > 0:")
+        self.count()
+        self.put(f"if if_open(act, E, Q, P, {d}, {pn}, L) > 0:")
         self.ind += 1
         self.put("pass")
-        self.block(pc + 1, els if els is not None else end, loop, d + 1)
+        self.block(pc + 1, els if els is not None else end, None if lp < 0 else lp, d + 1)
+        self.count()
         self.ind -= 1
         if els is not None:
-            self.put("issued += 1")
-            self.put(f"{n} = 0")
-            self.put("for l in range(L):")
-            self.put(f"    act[l] = E[{d}, l] and not Q[{d}, l] and alive[l]{self.left(loop)}")
-            self.put(f"    {n} += act[l]")
-            self.put(f"if {n} > 0:")
+            self.pending += 1
+            self.count()
+            self.put(f"if if_else(act, E, Q, alive, B, C, {d}, {lp}, L) > 0:")
             self.ind += 1
             self.put("pass")
-            self.block(els + 1, end, loop, d + 1)
+            self.block(els + 1, end, None if lp < 0 else lp, d + 1)
+            self.count()
             self.ind -= 1
-        self.put("issued += 1")
-        self.put("for l in range(L):")
-        self.put(f"    act[l] = E[{d}, l] and alive[l]{self.left(loop)}")
+        self.pending += 1
+        self.put(f"close(act, E, alive, B, C, {d}, {lp}, L)")
 
-    def emit_loop(self, pc: int, loop: int | None, d: int) -> None:
+    def emit_loop(self, pc: int, lp: int, d: int) -> None:
         end = self.nest.match[pc][1]
-        n = self.fresh()
-        self.put("issued += 1")
-        self.put("for l in range(L):")
-        self.put(f"    E[{d}, l] = act[l]")
-        self.put(f"    B[{d}, l] = False")
-        self.put(f"    C[{d}, l] = False")
+        self.count()
+        self.put(f"loop_open(act, E, B, C, {d}, L)")
         self.put("while True:")
         self.ind += 1
         self.block(pc + 1, end, d, d + 1)
-        self.put("issued += 1")
-        self.put(f"{n} = 0")
-        self.put("for l in range(L):")
-        self.put(f"    act[l] = E[{d}, l] and alive[l] and not B[{d}, l]")
-        self.put(f"    {n} += act[l]")
-        self.put(f"if {n} == 0:")
+        self.pending += 1
+        self.count()
+        self.put(f"if loop_next(act, E, alive, B, C, {d}, L) == 0:")
         self.put("    break")
-        self.put("for l in range(L):")
-        self.put(f"    C[{d}, l] = False")
         self.put("if issued > budget:")
-        self.put(f"    status[0] = {BUDGET}")
-        self.put("    status[1] = wg")
+        self.put(f"    trap(status, {BUDGET}, wg, {pc})")
         self.put("    return")
         self.ind -= 1
-        self.put("for l in range(L):")
-        self.put(f"    act[l] = E[{d}, l] and alive[l]{self.left(loop)}")
-
-    # ------------------------------------------------------------------ value rows
-    def flush(self, run: list[int]) -> None:
-        if not run:
-            return
-        insts = self.k.instructions
-        self.put(f"issued += {len(run)}")
-        self.put("for l in range(L):")
-        self.ind += 1
-        self.put("if act[l]:")
-        self.ind += 1
-        for pc in run:
-            inst = insts[pc]
-            spec = inst.spec
-            srcs = [self.read(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
-            template = EXPR.get(spec.key, "{0}")  # mov.b32.sreg: the special register
-            value = template.format(*srcs)
-            dst = inst.operands[spec.dests[0]]
-            if inst.guard is not None:
-                g = inst.guard
-                self.put(f"if {'not ' if g.negated else ''}P[{g.pred}, l]:")
-                self.ind += 1
-            if isinstance(dst, Reg) and dst.sel == 0:
-                self.put(f"R[{dst.n}, l] = {value}")
-            else:
-                v = self.fresh()
-                self.put(f"{v} = {value}")
-                self.write(dst, v)
-            if inst.guard is not None:
-                self.ind -= 1
-        self.ind -= 2
-
-    # ------------------------------------------------------------------ memory
-    def address(self, mem: Mem, width: int, space: str, pc: int) -> None:
-        """Statements: `a` = the lane's byte address, checked (a trap returns)."""
-        off = mem.offset & M32
-        if mem.base is None:
-            self.put(f"a = {off}")
-        elif off:
-            self.put(f"a = (R[{mem.base}, l] + {off}) & {M32}")
-        else:
-            self.put(f"a = R[{mem.base}, l]")
-        size = {"global": "dsize", "local": str(self.k.local_memory), "const": "csize"}[space]
-        cond = f"a + {width} > {size}"
-        if width > 1:
-            cond += f" or (a & {width - 1}) != 0"
-        if space == "global":
-            cond += f" or (nb >= 0 and not inside(a, {width}, rs, re, own_lo, own_hi, {pc}, nb))"
-        self.put(f"if {cond}:")
-        self.put(f"    status[0] = {TRAP}")
-        self.put("    status[1] = wg")
-        self.put(f"    status[2] = {pc}")
-        self.put("    return")
-
-    def emit_memory(self, inst: Instruction, pc: int) -> None:
-        spec = inst.spec
-        space = spec.space
-        assert space is not None and spec.mem_index is not None
-        width = spec.width
-        mem = inst.operands[spec.mem_index]
-        assert isinstance(mem, Mem)
-        pre = {"global": "gm", "local": "lm", "const": "cm"}[space]
-        self.put("issued += 1")
-        if spec.cls == "load":
-            dst = inst.operands[0]
-            kind = spec.operands[0].kind
-            ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(kind, 1)
-            self.put("for l in range(L):")
-            self.ind += 1
-            self.put(f"if {self.guard(inst)}:")
-            self.ind += 1
-            self.address(mem, width, space, pc)
-            if width == 1:
-                v = f"np.int64({pre}8[a])"
-                if spec.signed:
-                    v = f"(({v} ^ 0x80) - 0x80) & {M32}"
-            elif width == 2:
-                v = f"np.int64({pre}16[a >> 1])"
-                if spec.signed:
-                    v = f"(({v} ^ 0x8000) - 0x8000) & {M32}"
-            else:
-                v = f"{pre}32[a >> 2]"
-            if ncomp == 1:
-                if isinstance(dst, Reg):
-                    self.write(dst, v)
-                else:
-                    self.put(f"R[{dst.n}, l] = {v}")  # type: ignore[union-attr]
-            else:
-                base = dst.n  # type: ignore[union-attr]
-                for i in range(ncomp):
-                    self.put(f"R[{base + i}, l] = {pre}32[(a >> 2) + {i}]")
-            self.ind -= 2
-            return
-        val = inst.operands[1]
-        ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(spec.operands[1].kind, 1)
-        for i in range(ncomp):
-            if isinstance(val, Imm):
-                v = str((val.bits >> (32 * i)) & M32)
-            elif isinstance(val, Reg):
-                v = self.read(val)
-            else:
-                v = f"R[{val.n + i}, l]"  # type: ignore[union-attr]
-            self.put("for l in range(L):")
-            self.ind += 1
-            self.put(f"if {self.guard(inst)}:")
-            self.ind += 1
-            self.address(mem, width, space, pc)
-            if width == 1:
-                self.put(f"{pre}8[a] = {v} & 0xFF")
-            elif width == 2:
-                self.put(f"{pre}16[a >> 1] = {v} & 0xFFFF")
-            else:
-                self.put(f"{pre}32[(a >> 2) + {i}] = {v}")
-            self.ind -= 2
-
-    def emit_atomic(self, inst: Instruction, pc: int) -> None:
-        spec = inst.spec
-        space = spec.space
-        assert space is not None and spec.mem_index is not None
-        mi = spec.mem_index
-        mem = inst.operands[mi]
-        assert isinstance(mem, Mem)
-        pre = {"global": "gm", "local": "lm"}[space]
-        vals = [self.read(o) for o in inst.operands[mi + 1 :]]
-        op, t = spec.variant, spec.dtype
-        self.put("issued += 1")
-        self.put("for l in range(L):")
-        self.ind += 1
-        self.put(f"if {self.guard(inst)}:")
-        self.ind += 1
-        self.address(mem, 4, space, pc)
-        self.put(f"o = np.int64({pre}32[a >> 2])")
-        self.put(f"v = {vals[0]}")
-        if op is AtomOp.ADD:
-            new = "c32(f32(o) + f32(v))" if t is DataType.F32 else f"(o + v) & {M32}"
-        elif op is AtomOp.SUB:
-            new = f"(o - v) & {M32}"
-        elif op in (AtomOp.MIN, AtomOp.MAX):
-            fn = "min" if op is AtomOp.MIN else "max"
-            new = f"{fn}_s(o, v)" if t is DataType.S32 else f"{fn}(o, v)"
-        elif op is AtomOp.AND:
-            new = "o & v"
-        elif op is AtomOp.OR:
-            new = "o | v"
-        elif op is AtomOp.XOR:
-            new = "o ^ v"
-        elif op is AtomOp.EXCH:
-            new = "v"
-        else:
-            new = f"({vals[1]} if o == v else o)"
-        self.put(f"{pre}32[a >> 2] = {new}")
-        if spec.op is Op.ATOM:
-            self.write(inst.operands[0], "o")
-        self.ind -= 2
-
-    # ------------------------------------------------------------------ wave operations
-    def emit_wave(self, inst: Instruction) -> None:
-        spec = inst.spec
-        op = spec.op
-        srcs = [self.read(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
-        dst = inst.operands[0]
-        g = self.guard(inst)
-        self.put("issued += 1")
-        if op in (Op.SHUFFLE, Op.BROADCAST):
-            mode = spec.variant
-            self.put("for l in range(L):")
-            self.put(f"    TMP[l] = {srcs[0]}")
-            self.put("for l in range(L):")
-            self.ind += 1
-            self.put(f"if {g}:")
-            self.ind += 1
-            self.put(f"b = {srcs[1]}")
-            self.put("ln = l % W")
-            if mode is ShuffleMode.IDX:
-                self.put("s = b % W")
-            else:
-                expr = {ShuffleMode.XOR: "ln ^ b", ShuffleMode.UP: "ln - b", ShuffleMode.DOWN: "ln + b"}[mode]  # type: ignore[index]
-                self.put(f"s = {expr}")
-                self.put("if s < 0 or s >= W:")
-                self.put("    s = ln")
-            self.write(dst, "TMP[l - ln + s]")
-            self.ind -= 2
-            return
-        acc = self.fresh()
-        self.put("for w in range(L // W):")
-        self.ind += 1
-        if op in (Op.REDUCE, Op.PREFIX):
-            combine, identity = _reduction(spec.variant, spec.dtype)  # type: ignore[arg-type]
-            self.put(f"{acc} = {identity}")
-            self.put("for l in range(w * W, w * W + W):")
-            self.ind += 1
-            self.put(f"if {g}:")
-            self.ind += 1
-            self.put(f"v = {srcs[0]}")
-            if op is Op.PREFIX:
-                self.write(dst, acc)
-            self.put(f"{acc} = {combine.replace('acc', acc)}")
-            self.ind -= 2
-            if op is Op.PREFIX:
-                self.ind -= 1
-                return
-            value = acc
-        elif op is Op.BALLOT:
-            self.put(f"{acc} = 0")
-            self.put("for l in range(w * W, w * W + W):")
-            self.put(f"    if {g} and {srcs[0]} and l - w * W < 32:")
-            self.put(f"        {acc} |= 1 << (l - w * W)")
-            value = acc
-        elif op is Op.ANY:
-            self.put(f"{acc} = False")
-            self.put("for l in range(w * W, w * W + W):")
-            self.put(f"    if {g} and {srcs[0]}:")
-            self.put(f"        {acc} = True")
-            value = acc
-        else:  # ALL
-            self.put(f"{acc} = True")
-            self.put("for l in range(w * W, w * W + W):")
-            self.put(f"    if ({g}) and not {srcs[0]}:")
-            self.put(f"        {acc} = False")
-            value = acc
-        self.put("for l in range(w * W, w * W + W):")
-        self.ind += 1
-        self.put(f"if {g}:")
-        self.ind += 1
-        self.write(dst, value)
-        self.ind -= 3
-
-
-def _reduction(op: ReduceOp, t: DataType) -> tuple[str, int]:
-    """(combine expression over acc and v, identity bits) of a wave reduction or prefix."""
-    if op is ReduceOp.ADD:
-        return f"(acc + v) & {M32}", 0
-    if op in (ReduceOp.MIN, ReduceOp.MAX):
-        is_min = op is ReduceOp.MIN
-        if t is DataType.F32:
-            return f"fold_minmax_f32(acc, v, {is_min})", 0x7FFFFFFF
-        if t is DataType.S32:
-            return ("min_s(acc, v)", 0x7FFFFFFF) if is_min else ("max_s(acc, v)", 0x80000000)
-        return ("min(acc, v)", M32) if is_min else ("max(acc, v)", 0)
-    if op is ReduceOp.AND:
-        return "acc & v", M32
-    if op is ReduceOp.OR:
-        return "acc | v", 0
-    return "acc ^ v", 0
+        self.put(f"close(act, E, alive, B, C, {d}, {lp}, L)")
 
 
 def generate(k: Kernel, shape: Shape) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...wbin.program import Kernel
-from .cache import is_cached, key_of, load
+from .cache import is_cached, key_of, load, load_rows
 from .codegen import Shape, generate, has_global_atomics
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def cached(k: Kernel, shape: Shape) -> bool:
 def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
     """The compiled `run_range` of kernel k for this shape."""
     key, src = _source(k, shape)
+    load_rows()
     return load(key, src).run_range
 
 

@@ -19,7 +19,7 @@ CANON32 = 0x7FFFFFFF
 CANON64 = 0x7FFFFFFFFFFFFFFF
 CANON16 = 0x7FFF
 
-jit = njit(cache=True, nogil=True, error_model="numpy")
+jit = njit(cache=True, nogil=True, inline="always", error_model="numpy")
 
 
 @jit
@@ -481,3 +481,17 @@ def fold_minmax_f32(acc: int, v: int, is_min: bool) -> int:
     """One step of the NaN-ignoring f32 min/max reduction (acc starts as the canonical NaN)."""
     a, b = f32_of(acc), f32_of(v)
     return c32(fmin(a, b) if is_min else fmax(a, b))
+
+
+@jit
+def inside(
+    a: int, w: int, rs: np.ndarray, re: np.ndarray, own_lo: np.ndarray, own_hi: np.ndarray, pc: int, nb: int
+) -> bool:
+    """Whether bytes a..a+w-1 lie in the buffer of access pc (own_lo/own_hi, when the launch
+    checks accesses against their own buffers), else in some buffer (rs/re, nb of them)."""
+    if own_lo[pc] >= 0:
+        return own_lo[pc] <= a and a + w <= own_hi[pc]
+    for i in range(nb):  # noqa: SIM110 (numba compiles the loop, not a generator)
+        if rs[i] <= a and a + w <= re[i]:
+            return True
+    return False

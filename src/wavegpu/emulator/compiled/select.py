@@ -19,10 +19,13 @@ if TYPE_CHECKING:
 
 ENGINES = ("numpy", "compiled", "auto")
 
-AUTO_MIN_WORK = 1 << 22
-"""Under "auto", an uncached kernel is translated when threads x instructions reaches this: a
-first translation costs about a second (docs/emulator.md), the NumPy engine runs about 2**22
-lane-instructions in that time on small grids."""
+AUTO_MIN_WORK = 1 << 26
+"""Under "auto", a kernel not yet translated is translated when threads x instructions reaches
+this: a first translation costs seconds (docs/emulator.md), in which the NumPy engine runs
+about 2**26 lane-instructions."""
+AUTO_MIN_CACHED = 1 << 20
+"""Under "auto", a kernel already translated runs compiled from this much work on (loading it
+costs about a tenth of a second in a fresh process; smaller launches take less on NumPy)."""
 
 
 def default_engine() -> str:
@@ -31,12 +34,10 @@ def default_engine() -> str:
     return env if env in ENGINES else "auto"
 
 
-def why_not(k: Kernel, launch: Launch, progress: Callable[[int, int], None] | None) -> str | None:
+def why_not(k: Kernel, launch: Launch) -> str | None:
     """Why the compiled engine cannot run this launch, or None."""
     if launch.check:
         return "check=True runs the checker, which is part of the NumPy engine"
-    if progress is not None:
-        return "progress callbacks are reported by the NumPy engine's batches"
     if launch.zero_division:
         return "zero_division=True (trapping integer division by zero) is checked by the NumPy engine"
     if not available():
@@ -63,7 +64,7 @@ def try_compiled(
         raise WaveError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
     if engine == "numpy":
         return None
-    reason = why_not(k, launch, progress)
+    reason = why_not(k, launch)
     if reason is not None:
         if engine == "compiled":
             raise WaveError(f"engine='compiled' cannot run kernel {k.name!r}: {reason}")
@@ -75,6 +76,10 @@ def try_compiled(
     if engine == "auto":
         g, w = launch.grid, launch.workgroup
         work = g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * len(k.instructions)
-        if work < AUTO_MIN_WORK and not cached(k, shape):
+        if work < AUTO_MIN_CACHED or (work < AUTO_MIN_WORK and not cached(k, shape)):
             return None
-    return execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
+    ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
+    if ok and progress is not None:  # one report, at the end (the workgroups ran on all cores)
+        n_wg = launch.grid[0] * launch.grid[1] * launch.grid[2]
+        progress(n_wg, n_wg)
+    return ok

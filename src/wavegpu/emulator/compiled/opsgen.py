@@ -1,0 +1,259 @@
+"""The per-row machine code shared by every kernel: one numba function per row of the table.
+
+Each function runs its row over all lanes of one workgroup under the execution mask (active
+lanes, guard applied) with register numbers as arguments, so it is compiled once (on first
+use, then cached on disk with the module) and every kernel's driver only calls it. Sources
+are registers (immediates and special registers are preloaded into constant registers by the
+driver; sub-registers are extracted into a scratch register first).
+"""
+
+from __future__ import annotations
+
+from ...isa.table import ROWS, InstrSpec
+from ...isa.types import DataType, Kind, Role
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode
+from .rows import EXPR, HELPERS
+
+M32 = 0xFFFFFFFF
+DECO = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
+GUARD = "act[l] and (g < 0 or P[g, l] == gp)"
+MEM_ARGS = "m8, m16, m32, size, rs, re, own_lo, own_hi, pc, nb"
+
+VALUE_OPS = frozenset(Op) - {
+    Op.LD,
+    Op.ST,
+    Op.ATOM,
+    Op.RED,
+    Op.REDUCE,
+    Op.BROADCAST,
+    Op.SHUFFLE,
+    Op.PREFIX,
+    Op.BALLOT,
+    Op.ANY,
+    Op.ALL,
+}
+
+
+def fname(spec: InstrSpec) -> str:
+    return f"row_{ROWS.index(spec)}"
+
+
+def _src(kind: Kind, i: int) -> str:
+    if kind is Kind.PAIR:
+        return f"(R[s{i}, l] | (R[s{i} + 1, l] << 32))"
+    if kind is Kind.PRED:
+        return f"P[s{i}, l]"
+    return f"R[s{i}, l]"
+
+
+def _dst(kind: Kind, value: str) -> list[str]:
+    if kind is Kind.PAIR:
+        return [f"v = {value}", f"R[d, l] = v & {M32}", f"R[d + 1, l] = (v >> 32) & {M32}"]
+    if kind is Kind.PRED:
+        return [f"P[d, l] = {value}"]
+    return [f"R[d, l] = {value}"]
+
+
+def _value(spec: InstrSpec) -> list[str]:
+    srcs = [o for o in spec.operands if o.role is Role.SRC]
+    value = EXPR.get(spec.key, "{0}").format(*(_src(o.kind, i) for i, o in enumerate(srcs)))
+    dst = spec.operands[spec.dests[0]]
+    return [
+        f"def {fname(spec)}(R, P, act, g, gp, d, s0, s1, s2, s3, L):",
+        "    for l in range(L):",
+        f"        if {GUARD}:",
+        *("            " + x for x in _dst(dst.kind, value)),
+    ]
+
+
+def _check(width: int, space: str) -> list[str]:
+    cond = f"a + {width} > size"
+    if width > 1:
+        cond += f" or (a & {width - 1}) != 0"
+    if space == "global":
+        cond += f" or (nb >= 0 and not inside(a, {width}, rs, re, own_lo, own_hi, pc, nb))"
+    return ["a = off if base < 0 else (R[base, l] + off) & 0xFFFFFFFF", f"if {cond}:", "    return 1"]
+
+
+def _memory(spec: InstrSpec) -> list[str]:
+    width, space = spec.width, spec.space
+    assert space is not None
+    body: list[str] = []
+    if spec.cls == "load":
+        ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(spec.operands[0].kind, 1)
+        if width == 1:
+            v = "np.int64(m8[a])"
+            if spec.signed:
+                v = f"(({v} ^ 0x80) - 0x80) & {M32}"
+        elif width == 2:
+            v = "np.int64(m16[a >> 1])"
+            if spec.signed:
+                v = f"(({v} ^ 0x8000) - 0x8000) & {M32}"
+        else:
+            v = "m32[a >> 2]"
+        writes = [f"R[d, l] = {v}"] if ncomp == 1 else [f"R[d + {i}, l] = m32[(a >> 2) + {i}]" for i in range(ncomp)]
+        body = [
+            "    for l in range(L):",
+            f"        if {GUARD}:",
+            *("            " + x for x in _check(width, space)),
+            *("            " + x for x in writes),
+        ]
+    else:
+        ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(spec.operands[1].kind, 1)
+        for i in range(ncomp):  # component by component over all lanes, as the NumPy engine
+            if width == 1:
+                w = "m8[a] = R[d, l] & 0xFF"
+            elif width == 2:
+                w = "m16[a >> 1] = R[d, l] & 0xFFFF"
+            else:
+                w = f"m32[(a >> 2) + {i}] = R[d + {i}, l]"
+            body += [
+                "    for l in range(L):",
+                f"        if {GUARD}:",
+                *("            " + x for x in _check(width, space)),
+                "            " + w,
+            ]
+    return [f"def {fname(spec)}(R, P, act, g, gp, d, base, off, L, {MEM_ARGS}):", *body, "    return 0"]
+
+
+def _atomic(spec: InstrSpec) -> list[str]:
+    op, t = spec.variant, spec.dtype
+    if op is AtomOp.ADD:
+        new = "c32(f32(o) + f32(v))" if t is DataType.F32 else f"(o + v) & {M32}"
+    elif op is AtomOp.SUB:
+        new = f"(o - v) & {M32}"
+    elif op in (AtomOp.MIN, AtomOp.MAX):
+        fn = "min" if op is AtomOp.MIN else "max"
+        new = f"{fn}_s(o, v)" if t is DataType.S32 else f"{fn}(o, v)"
+    elif op is AtomOp.AND:
+        new = "o & v"
+    elif op is AtomOp.OR:
+        new = "o | v"
+    elif op is AtomOp.XOR:
+        new = "o ^ v"
+    elif op is AtomOp.EXCH:
+        new = "v"
+    else:
+        new = "(R[s1, l] if o == v else o)"
+    ret = ["            if d >= 0:", "                R[d, l] = o"]
+    return [
+        f"def {fname(spec)}(R, P, act, g, gp, d, base, off, s0, s1, L, {MEM_ARGS}):",
+        "    for l in range(L):",
+        f"        if {GUARD}:",
+        *("            " + x for x in _check(4, spec.space or "global")),
+        "            o = np.int64(m32[a >> 2])",
+        "            v = R[s0, l]",
+        f"            m32[a >> 2] = {new}",
+        *ret,
+        "    return 0",
+    ]
+
+
+def _reduction(op: ReduceOp, t: DataType) -> tuple[str, int]:
+    """(combine expression over acc and v, identity bits) of a wave reduction or prefix."""
+    if op is ReduceOp.ADD:
+        return f"(acc + v) & {M32}", 0
+    if op in (ReduceOp.MIN, ReduceOp.MAX):
+        is_min = op is ReduceOp.MIN
+        if t is DataType.F32:
+            return f"fold_minmax_f32(acc, v, {is_min})", 0x7FFFFFFF
+        if t is DataType.S32:
+            return ("min_s(acc, v)", 0x7FFFFFFF) if is_min else ("max_s(acc, v)", 0x80000000)
+        return ("min(acc, v)", M32) if is_min else ("max(acc, v)", 0)
+    if op is ReduceOp.AND:
+        return "acc & v", M32
+    if op is ReduceOp.OR:
+        return "acc | v", 0
+    return "acc ^ v", 0
+
+
+def _wave(spec: InstrSpec) -> list[str]:
+    op = spec.op
+    head = f"def {fname(spec)}(R, P, act, g, gp, d, s0, s1, W, L, TMP):"
+    if op in (Op.SHUFFLE, Op.BROADCAST):
+        mode = spec.variant
+        if mode is ShuffleMode.IDX:
+            pick = ["s = b % W"]
+        else:
+            expr = {ShuffleMode.XOR: "ln ^ b", ShuffleMode.UP: "ln - b", ShuffleMode.DOWN: "ln + b"}[mode]  # type: ignore[index]
+            pick = [f"s = {expr}", "if s < 0 or s >= W:", "    s = ln"]
+        return [
+            head,
+            "    for l in range(L):",
+            "        TMP[l] = R[s0, l]",
+            "    for l in range(L):",
+            f"        if {GUARD}:",
+            "            b = R[s1, l]",
+            "            ln = l % W",
+            *("            " + x for x in pick),
+            "            R[d, l] = TMP[l - ln + s]",
+        ]
+    lines = [head, "    for w in range(L // W):"]
+    if op in (Op.REDUCE, Op.PREFIX):
+        combine, identity = _reduction(spec.variant, spec.dtype)  # type: ignore[arg-type]
+        lines += [
+            f"        acc = {identity}",
+            "        for l in range(w * W, w * W + W):",
+            f"            if {GUARD}:",
+            "                v = R[s0, l]",
+        ]
+        if op is Op.PREFIX:
+            return [*lines, "                R[d, l] = acc", f"                acc = {combine}"]
+        lines.append(f"                acc = {combine}")
+        write = "R[d, l] = acc"
+    elif op is Op.BALLOT:
+        lines += [
+            "        acc = 0",
+            "        for l in range(w * W, w * W + W):",
+            f"            if {GUARD} and P[s0, l] and l - w * W < 32:",
+            "                acc |= 1 << (l - w * W)",
+        ]
+        write = "R[d, l] = acc"
+    elif op is Op.ANY:
+        lines += [
+            "        acc = False",
+            "        for l in range(w * W, w * W + W):",
+            f"            if {GUARD} and P[s0, l]:",
+            "                acc = True",
+        ]
+        write = "P[d, l] = acc"
+    else:  # ALL
+        lines += [
+            "        acc = True",
+            "        for l in range(w * W, w * W + W):",
+            f"            if ({GUARD}) and not P[s0, l]:",
+            "                acc = False",
+        ]
+        write = "P[d, l] = acc"
+    return [*lines, "        for l in range(w * W, w * W + W):", f"            if {GUARD}:", f"                {write}"]
+
+
+def kind_of(spec: InstrSpec) -> str | None:
+    """'value', 'memory', 'atomic', 'wave', or None (control flow and rows run by the driver)."""
+    if spec.op in (Op.LD, Op.ST):
+        return "memory"
+    if spec.op in (Op.ATOM, Op.RED):
+        return "atomic"
+    if spec.op in (Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL):
+        return "wave"
+    if spec.key in EXPR or (spec.op is Op.MOV and not spec.control):
+        return "value"
+    return None
+
+
+def module() -> str:
+    """The source of the shared row module."""
+    out = [
+        '"""Generated by wavegpu.emulator.compiled.opsgen: one function per row. Do not edit."""',
+        "import numpy as np",
+        "from numba import njit",
+        f"from wavegpu.emulator.compiled.scalar import inside, {', '.join(HELPERS)}",
+        "",
+    ]
+    for spec in ROWS:
+        kind = kind_of(spec)
+        if kind is None:
+            continue
+        body = {"value": _value, "memory": _memory, "atomic": _atomic, "wave": _wave}[kind](spec)
+        out += ["", DECO, *body, ""]
+    return "\n".join(out)

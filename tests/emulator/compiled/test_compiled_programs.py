@@ -1,0 +1,261 @@
+"""Whole programs give identical memory on the NumPy and compiled engines: the conformance
+corpus, the compiler corpus at -O0..-O3, generated structured programs, control flow (break
+inside if, continue, exited lanes), traps and the budget, and the engine selection."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import wavegpu as wg
+from corpus import corpus_files
+from wavegpu.emulator import BufferRegion
+from wavegpu.isa.vocabulary import Op
+
+pytest.importorskip("numba")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compiler"))
+import kernels as K
+import test_differential as D
+
+
+def both(p: wg.Program | wg.Kernel, **kw: object) -> tuple[wg.EmulationResult, wg.EmulationResult]:
+    ref = wg.emulate(p, engine="numpy", **kw)  # type: ignore[arg-type]
+    got = wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
+    assert got.engine == "compiled"
+    return ref, got
+
+
+def same(p: wg.Program | wg.Kernel, **kw: object) -> wg.EmulationResult:
+    ref, got = both(p, **kw)
+    if not np.array_equal(ref.memory, got.memory):
+        bad = np.flatnonzero(ref.memory != got.memory)
+        raise AssertionError(
+            f"first different byte {bad[0]}: numpy {ref.memory[bad[0]]}, compiled {got.memory[bad[0]]}"
+        )
+    return got
+
+
+# ---------------------------------------------------------------------------------- the corpus
+def test_conformance_corpus() -> None:
+    """Every kernel of the assembly corpus, on memory full of varied words, with varied args."""
+    rng = np.random.default_rng(5)
+    ran = 0
+    for path in corpus_files():
+        prog = wg.assemble(path.read_text(), path.name)
+        for k in prog.kernels:
+            size = 1 << 16
+            mem = rng.integers(0, 1 << 32, size // 4, dtype=np.uint32)
+            args = [64 * i for i in range(min(len(k.params) or 3, k.registers))]
+            wgs = k.workgroup_size or (64, 1, 1)
+            try:
+                ref = wg.emulate(k, grid=2, workgroup=wgs, memory=mem, args=args, engine="numpy")
+            except wg.WaveError as e:  # a corpus kernel that traps on these arguments: both must
+                with pytest.raises(type(e)) as got:
+                    wg.emulate(k, grid=2, workgroup=wgs, memory=mem, args=args, engine="auto")
+                assert str(got.value) == str(e)
+                continue
+            if any(i.spec.op is Op.MMA for i in k.instructions):
+                continue  # mma: not translated (docs/emulator.md)
+            got = wg.emulate(k, grid=2, workgroup=wgs, memory=mem, args=args, engine="compiled")
+            assert np.array_equal(ref.memory, got.memory), f"{path.name}: {k.name}"
+            ran += 1
+    assert ran >= len(corpus_files())
+
+
+# ------------------------------------------------------------------------ the compiler corpus
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+def test_compiler_corpus(opt: int) -> None:
+    rng = np.random.default_rng(opt)
+    n = 300
+
+    def run(fn, make, **kw):  # type: ignore[no-untyped-def]
+        fn.opt = opt
+        out = []
+        for engine in ("numpy", "compiled"):
+            arrays = make()
+            fn(*arrays, engine=engine, **kw)
+            out.append([a.copy() for a in arrays if isinstance(a, np.ndarray)])
+        for a, b in zip(*out):
+            assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), f"{fn.__name__} at -O{opt}"
+
+    x = np.linspace(-2, 2, n).astype(np.float32)
+    run(K.saxpy, lambda: (np.float32(1.5), x.copy(), np.ones(n, np.float32), n), grid=2, workgroup=256)
+    data = rng.random(n).astype(np.float32)
+    run(K.reduce_sum, lambda: (data.copy(), np.zeros(2, np.float32), n), grid=2)
+    h = rng.integers(0, 1 << 20, n).astype(np.uint32)
+    run(K.histogram, lambda: (h.copy(), np.zeros(16, np.uint32), np.zeros(16, np.float32), n), grid=2, workgroup=256)
+    m = 32
+    a = rng.standard_normal((m, m)).astype(np.float32)
+    b = rng.standard_normal((m, m)).astype(np.float32)
+    run(K.matmul, lambda: (a.copy(), b.copy(), np.zeros((m, m), np.float32), m), grid=(2, 2))
+    s = rng.integers(0, 100, 128).astype(np.uint32)
+    run(K.scan, lambda: (s.copy(), np.zeros(128, np.uint32), np.zeros(4, np.uint32)), grid=1, workgroup=128)
+    run(K.loops, lambda: (np.zeros(200, np.int32), 200), grid=1, workgroup=256)
+
+
+# ------------------------------------------------------------------ generated structured programs
+@settings(max_examples=12, deadline=None)
+@given(st.data())
+def test_generated_programs(data: st.DataObject) -> None:
+    W = data.draw(st.sampled_from([4, 8, 32]))
+    waves = data.draw(st.integers(1, 2))
+    groups = data.draw(st.integers(1, 3))
+    D.SHARED_BASE = groups * W * waves * D.SLOT_WORDS * 4
+    seed_vals = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=24, max_size=24))
+    body = data.draw(D.block())
+    k = wg.Kernel("rnd", tuple(D.prologue(seed_vals) + body + D.epilogue()), 19, 8)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    mem = rng.integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
+    kw = dict(grid=groups, workgroup=W * waves, memory=mem, wave_width=W)
+    try:
+        ref = wg.emulate(k, engine="numpy", **kw)  # type: ignore[arg-type]
+    except wg.WaveError as e:
+        with pytest.raises(type(e)) as got:
+            wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
+        assert str(got.value) == str(e)
+        return
+    got = wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
+    assert np.array_equal(ref.memory, got.memory), wg.disassemble(k)
+
+
+# ------------------------------------------------------------------------------- control flow
+CONTROL = """
+.kernel control
+.registers 12
+.predicates 4
+    mov.u32 r1, %tid.x
+    mov.u32 r2, %ctaid.x
+    mov.u32 r3, %ntid.x
+    mad.lo.s32 r4, r2, r3, r1
+    shl.b32 r5, r4, 2
+    add.u32 r5, r5, r0
+    mov.b32 r6, 0
+    mov.b32 r7, 0
+    and.b32 r8, r1, 7
+    setp.eq.u32 p3, r8, 5
+    @p3 ret
+    loop
+        add.u32 r7, r7, 1
+        setp.gt.u32 p0, r7, r8
+        if p0
+            setp.lt.u32 p1, r1, 13
+            break p1
+            add.u32 r6, r6, 100
+        else
+            rem.u32 r9, r7, 3
+            setp.eq.u32 p2, r9, 0
+            continue p2
+            add.u32 r6, r6, r7
+        endif
+        setp.gt.u32 p1, r7, 20
+        break p1
+        add.u32.lo r6.lo, r6.lo, 3
+    endloop
+    wave.reduce.add.u32 r10, r6
+    wave.prefix.add.u32 r11, r7
+    barrier
+    st.global.b32 [r5], r6
+    st.global.b16 [r5+2], r10
+    @!p3 st.global.b8 [r5+1], r11
+    ret
+.end
+"""
+
+
+@pytest.mark.parametrize("wave_width", [8, 32])
+def test_control_flow_and_exited_lanes(wave_width: int) -> None:
+    p = wg.assemble(CONTROL.replace("add.u32.lo r6.lo, r6.lo, 3", "add.u32 r6.lo, r6.lo, 3"))
+    same(p, grid=3, workgroup=40, memory=4 * 3 * 40, args=[0], wave_width=wave_width)
+
+
+# --------------------------------------------------------------------------- traps and budget
+OOB = """
+.kernel oob
+.registers 6
+    mov.u32 r1, %tid.x
+    mov.u32 r2, %ctaid.x
+    mov.u32 r3, %ntid.x
+    mad.lo.s32 r1, r2, r3, r1
+    shl.b32 r1, r1, 2
+    add.u32 r1, r1, r0
+    ld.global.b32 r4, [r1]
+    st.global.b32 [r1], r4
+    ret
+.end
+"""
+
+
+def test_traps_are_the_reference_traps() -> None:
+    p = wg.assemble(OOB)
+    errors = []
+    for engine in ("numpy", "compiled"):
+        with pytest.raises(wg.Trap) as e:
+            wg.emulate(p, grid=4, workgroup=64, memory=900, args=[0], engine=engine)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "out-of-bounds" in errors[0]
+    regions = [BufferRegion(0, "x", 0, 512, 4)]
+    errors = []
+    for engine in ("numpy", "compiled"):
+        with pytest.raises(wg.Trap) as e:
+            wg.emulate(p, grid=4, workgroup=64, memory=1024, args=[0], engine=engine, buffers=regions)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "x[128]" in errors[0]
+
+
+SPIN = """
+.kernel spin
+.registers 4
+    mov.b32 r1, 0
+    loop
+        add.u32 r1, r1, 1
+        setp.eq.u32 p0, r1, 0
+        break p0
+    endloop
+    ret
+.end
+"""
+
+
+def test_budget_is_the_reference_budget() -> None:
+    p = wg.assemble(SPIN)
+    errors = []
+    for engine in ("numpy", "compiled"):
+        with pytest.raises(wg.Trap) as e:
+            wg.emulate(p, grid=2, workgroup=32, memory=16, max_instructions=5000, engine=engine)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "budget" in errors[0]
+
+
+# ------------------------------------------------------------------------------ engine selection
+def test_compiled_names_what_it_cannot_run() -> None:
+    p = wg.assemble(".kernel c\n.registers 2\n mov.u32 r1, %clock\n st.global.b32 [r0], r1\n ret\n.end\n")
+    with pytest.raises(wg.WaveError, match=r"instruction 0 \(mov.b32.sreg\): %clock"):
+        wg.emulate(p, memory=16, engine="compiled")
+    assert wg.emulate(p, memory=16, engine="auto").engine == "numpy"
+    with pytest.raises(wg.WaveError, match="check=True"):
+        wg.emulate(p, memory=16, engine="compiled", check=True)
+    with pytest.raises(wg.WaveError, match="engine must be one of"):
+        wg.emulate(p, memory=16, engine="fast")
+
+
+def test_auto_stays_on_numpy_for_small_launches() -> None:
+    p = wg.assemble(OOB)
+    assert wg.emulate(p, grid=1, workgroup=32, memory=1024, args=[0], engine="auto").engine == "numpy"
+
+
+def test_kernel_calls_and_launch_pass_the_engine() -> None:
+    n = 300
+    x = np.linspace(-2, 2, n).astype(np.float32)
+    y = np.ones(n, np.float32)
+    res = K.saxpy(np.float32(2), x, y, n, grid=2, workgroup=256, engine="compiled")
+    assert res.engine == "compiled"
+    np.testing.assert_array_equal(y, np.float32(2) * x + np.float32(1))
+    prog = wg.assemble(OOB)
+    assert wg.launch(prog, grid=1, workgroup=32, memory=256, args=[0], engine="compiled").engine == "compiled"
