@@ -108,6 +108,9 @@ def test_bad_nodes_are_refused() -> None:
         g.add_node(0)
     with pytest.raises(ValueError, match="multiple"):
         g.add_node(2, 2, pinned=3)
+    g.add_node(2, 2, pinned=4)
+    with pytest.raises(ValueError, match="outside the 5 registers"):
+        color(g, 5)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -66,7 +66,14 @@ def blocked(size: int, align: int, other_size: int, other_align: int) -> int:
 
 
 def color(graph: InterferenceGraph, K: int) -> Coloring:
-    """Colour `graph` with registers 0..K-1 (see the module docstring); `graph` is not modified."""
+    """Colour `graph` with registers 0..K-1 (see the module docstring); `graph` is not modified.
+
+    Pinned nodes keep their register as given: the caller makes sure that pinned nodes which
+    interfere do not overlap (the compiler pins each parameter to its own register). A pinned
+    range outside 0..K-1 is a ValueError."""
+    for j, r in graph.pinned.items():
+        if r < 0 or r + graph.size[j] > K:
+            raise ValueError(f"node {j} is pinned to {r}, outside the {K} registers")
     nr = len(graph)
     adj = [set(s) for s in graph.adj]
     cost = list(graph.cost)
