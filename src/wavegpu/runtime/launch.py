@@ -1,5 +1,6 @@
 """`wg.launch`: run a program on a device ("emulator", "opencl", "sycl", "cuda" (the PTX backend) or
-"cuda-cpp" (the CUDA C++ backend through NVRTC)); `wg.devices()` lists them."""
+"cuda-cpp" (the CUDA C++ backend through NVRTC), "amdgcn-sim" (the AMDGCN backend's assembly run
+by runtime/amdgcn_sim)); `wg.devices()` lists them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .progress import RunProgress
 
 def devices() -> list[str]:
     """Devices that can run kernels here: always "emulator"; "opencl", "sycl" and "cuda" when usable."""
-    out = ["emulator"]
+    out = ["emulator", "amdgcn-sim"]
     from . import cuda, opencl, sycl
 
     if opencl.available()[0]:
@@ -37,7 +38,7 @@ def launch(
     workgroup: int | Sequence[int] | None = None,
     memory: int | bytes | np.ndarray | None = 0,
     args: Sequence[object] = (),
-    wave_width: int = 32,
+    wave_width: int | None = None,
     check: bool = False,
     constants: bytes | np.ndarray | None = None,
     max_instructions: int | None = None,
@@ -45,7 +46,7 @@ def launch(
     buffers: Sequence[BufferRegion] | None = None,
     boundscheck: bool = False,
     zero_division: bool = False,
-    engine: str | None = None,
+    arch: str | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -53,9 +54,12 @@ def launch(
     it); `progress=True` shows a progress bar for runs longer than a second; `buffers` says
     where the arrays in `memory` live (emulator.BufferRegion; Layout.regions()): an access
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
-    `zero_division=True` traps an integer division by zero; `engine` picks the emulator's engine
-    ("numpy", "compiled", "auto"; None: $WAVEGPU_ENGINE, else "auto"; docs/emulator.md)."""
+    `zero_division=True` traps an integer division by zero."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
+    if wave_width is None:  # amdgcn-sim runs wave64 code; the others default to 32
+        wave_width = 64 if device == "amdgcn-sim" else 32
+    if arch is not None and device != "amdgcn-sim":
+        raise WaveError(f"arch={arch!r} applies to device='amdgcn-sim' only, not {device!r}")
     g = dim3(grid, "grid")
     wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
     check_threads(g, wg)
@@ -77,9 +81,8 @@ def launch(
                 buffers=buffers,
                 boundscheck=boundscheck,
                 zero_division=zero_division,
-                engine=engine,
             )
-    if device not in ("opencl", "sycl", "cuda", "cuda-cpp"):
+    if device not in ("opencl", "sycl", "cuda", "cuda-cpp", "amdgcn-sim"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
     for flag, given in (
         ("check=True", check),
@@ -89,6 +92,10 @@ def launch(
     ):
         if given:
             raise WaveError(f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it")
+    if device == "amdgcn-sim":
+        from .amdgcn_sim import launch_sim
+
+        return launch_sim(k, g, wg, memory, constants, args, wave_width, arch)  # type: ignore[return-value]
     from ..backends import render
     from ..emulator.launch import new_memory
     from . import opencl
