@@ -9,9 +9,8 @@ reduce_sum:
   v_mov_b32 v4, 0  ; registers start at zero
   s_load_dwordx4 s[4:7], s[0:1], 0
   s_waitcnt lgkmcnt(0)
-  s_mov_b64 s[8:9], s[4:5]
-  s_load_dword s3, s[0:1], 16
-  s_load_dword s6, s[0:1], 20
+  s_mov_b64 s[6:7], s[4:5]
+  s_load_dwordx2 s[8:9], s[0:1], 16
   s_load_dword s0, s[0:1], 24
   s_mov_b32 s5, s2
   v_bfe_u32 v3, v0, 0, 10
@@ -19,8 +18,8 @@ reduce_sum:
   v_mov_b32 v0, s0
   v_mul_lo_u32 v0, s5, v0
   v_add_u32 v0, v0, v3
-  v_lshl_add_u32 v0, v0, 2, s3
-  global_load_dword v0, v0, s[8:9]
+  v_lshl_add_u32 v0, v0, 2, s8
+  global_load_dword v0, v0, s[6:7]
   v_lshlrev_b32 v2, 2, v3
   s_waitcnt vmcnt(0)
   ds_write_b32 v2, v0
@@ -55,9 +54,9 @@ reduce_sum:
   v_mov_b32 v0, 0
   ds_read_b32 v1, v0
   v_mov_b32 v0, s5
-  v_lshl_add_u32 v4, v0, 2, s6
+  v_lshl_add_u32 v4, v0, 2, s9
   s_waitcnt lgkmcnt(0)
-  global_store_dword v4, v1, s[8:9]
+  global_store_dword v4, v1, s[6:7]
 .Lreduce_sum_endif_6:
   s_mov_b64 exec, s[0:1]
   s_endpgm

@@ -8,10 +8,7 @@ sgemm_tiled:
   s_load_dwordx4 s[4:7], s[0:1], 0
   s_waitcnt lgkmcnt(0)
   s_mov_b64 s[8:9], s[4:5]
-  s_load_dword s7, s[0:1], 16
-  s_load_dword s6, s[0:1], 20
-  s_load_dword s5, s[0:1], 24
-  s_load_dword s4, s[0:1], 28
+  s_load_dwordx4 s[4:7], s[0:1], 16
   s_mov_b32 s1, s2
   s_mov_b32 s0, s3
   v_bfe_u32 v2, v0, 0, 10
@@ -26,14 +23,14 @@ sgemm_tiled:
   v_lshlrev_b32 v5, 2, v2
   v_add_u32 v4, v6, v5
   s_waitcnt lgkmcnt(0)
-  v_mul_lo_u32 v0, v8, s4
+  v_mul_lo_u32 v0, v8, s7
   v_add_u32 v3, v0, v2
-  v_lshl_add_u32 v3, v3, 2, s7
-  v_mul_lo_u32 v0, v1, s4
+  v_lshl_add_u32 v3, v3, 2, s4
+  v_mul_lo_u32 v0, v1, s7
   v_add_u32 v2, v0, v9
-  v_lshl_add_u32 v2, v2, 2, s6
-  s_lshl_b32 s3, s4, 6
-  s_lshr_b32 s2, s4, 4
+  v_lshl_add_u32 v2, v2, 2, s5
+  s_lshl_b32 s3, s7, 6
+  s_lshr_b32 s2, s7, 4
 .Lsgemm_tiled_loop_1:
   s_cmp_eq_u32 s2, 0
   s_cbranch_scc1 .Lsgemm_tiled_endloop_2
@@ -69,9 +66,9 @@ sgemm_tiled:
   s_sub_u32 s2, s2, 1
   s_branch .Lsgemm_tiled_loop_1
 .Lsgemm_tiled_endloop_2:
-  v_mul_lo_u32 v0, v8, s4
+  v_mul_lo_u32 v0, v8, s7
   v_add_u32 v0, v0, v9
-  v_lshl_add_u32 v0, v0, 2, s5
+  v_lshl_add_u32 v0, v0, 2, s6
   global_store_dword v0, v7, s[8:9]
   s_endpgm
 .Lfunc_end_sgemm_tiled:

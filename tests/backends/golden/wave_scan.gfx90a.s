@@ -5,14 +5,16 @@
   .p2align 8
   .type wave_scan,@function
 wave_scan:
+  s_mov_b32 s8, 0  ; registers start at zero
+  s_mov_b32 s9, 0  ; registers start at zero
+  s_mov_b32 s10, 0  ; registers start at zero
   v_mov_b32 v9, 0  ; registers start at zero
   v_mov_b32 v8, 0  ; registers start at zero
   s_load_dwordx4 s[4:7], s[0:1], 0
   s_waitcnt lgkmcnt(0)
   s_mov_b64 s[6:7], s[4:5]
-  s_load_dword s4, s[0:1], 16
-  s_load_dword s3, s[0:1], 20
-  s_load_dword s5, s[0:1], 24
+  s_load_dwordx2 s[8:9], s[0:1], 16
+  s_load_dword s10, s[0:1], 24
   s_load_dword s0, s[0:1], 28
   s_mov_b32 s1, s2
   v_bfe_u32 v2, v0, 0, 10
@@ -23,7 +25,7 @@ wave_scan:
   v_mul_lo_u32 v1, s1, v1
   v_add_u32 v7, v1, v2
   v_lshlrev_b32 v6, 2, v7
-  v_add_u32 v2, s4, v6
+  v_add_u32 v2, s8, v6
   global_load_dword v5, v2, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
@@ -77,7 +79,7 @@ wave_scan:
   s_mov_b64 exec, s[0:1]
   v_sub_u32 v1, v2, v4
   v_add_u32 v1, v1, v5
-  v_add_u32 v2, s3, v6
+  v_add_u32 v2, s9, v6
   global_store_dword v2, v1, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
@@ -125,7 +127,7 @@ wave_scan:
   v_cmp_eq_u32 vcc, 0, v9
   v_mov_b32 v0, -1
   v_cndmask_b32 v8, v3, v0, vcc
-  v_lshl_add_u32 v8, v8, 2, s5
+  v_lshl_add_u32 v8, v8, 2, s10
   v_mov_b32 v0, s4
   global_store_dword v8, v0, s[6:7]
 .Lwave_scan_endif_2:
@@ -147,7 +149,7 @@ wave_scan:
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 1
     .amdhsa_next_free_vgpr 10
-    .amdhsa_next_free_sgpr 8
+    .amdhsa_next_free_sgpr 11
     .amdhsa_accum_offset 12
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
@@ -164,7 +166,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 0
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 8
+    .sgpr_count: 11
     .vgpr_count: 10
     .agpr_count: 0
     .max_flat_workgroup_size: 1024

@@ -245,81 +245,83 @@ def _colour(mis: list[MI], rc: str, K: int) -> tuple[dict[VR, int], list[VR]]:
     return colours, spilled
 
 
-def _replace(o: Operand, vr: VR, t: VR) -> Operand:
+def _slice(o: object, vr: VR) -> tuple[int, int] | None:
     if isinstance(o, Neg):
-        return Neg(_replace(o.o, vr, t))  # type: ignore[arg-type]
+        o = o.o
     if o is vr:
-        return t
+        return (0, vr.size)
     if isinstance(o, Sub) and o.vr is vr:
-        return Sub(t, o.i, o.n)
-    return o
+        return (o.i, o.n)
+    return None
 
 
-def _mentions(mi: MI, vr: VR) -> tuple[bool, bool]:
-    d, u = def_use(mi)
-    return any(r is vr for r in d), any(r is vr for r in u)
+def _spill(mis: list[MI], vr: VR, reload, store) -> list[MI]:
+    """Around each instruction that names `vr`: reload the dwords it reads into short
+    temporaries (only the slice the operand names), and store the ones it writes."""
+    out: list[MI] = []
+    for mi in mis:
+        if is_pseudo(mi):
+            out.append(mi)
+            continue
+        temps: dict[tuple[int, int], VR] = {}
+        read: set[tuple[int, int]] = set()
+        written: set[tuple[int, int]] = set()
+        defs = set(range(mi.ndefs)) | set(mi.defs_extra)
+        for k, o in enumerate(mi.ops):
+            sl = _slice(o, vr)
+            if sl is None:
+                continue
+            if sl not in temps:
+                n = sl[1]
+                align = 4 if vr.rc == "s" and n >= 4 else (2 if n >= 2 else 1)
+                temps[sl] = VR(vr.rc, n, align, name=f"reload-{vr.name}", temp=True)
+                _temps.append(temps[sl])
+            if k in defs:
+                written.add(sl)
+                if mi.partial or mi.op == "v_writelane_b32":
+                    read.add(sl)
+            if k not in defs or k in mi.defs_extra:
+                read.add(sl)
+        if not temps:
+            out.append(mi)
+            continue
+        for sl in sorted(read):
+            t = temps[sl]
+            for j in range(sl[1]):
+                out.append(reload(t if sl[1] == 1 else Sub(t, j), sl[0] + j, mi))
+        new_ops = []
+        for o in mi.ops:
+            sl = _slice(o, vr)
+            if sl is None:
+                new_ops.append(o)
+            else:
+                t = temps[sl]
+                new_ops.append(Neg(t) if isinstance(o, Neg) else t)
+        mi.ops = new_ops
+        out.append(mi)
+        for sl in sorted(written):
+            t = temps[sl]
+            for j in range(sl[1]):
+                out.append(store(t if sl[1] == 1 else Sub(t, j), sl[0] + j, mi))
+    return out
 
 
 def _spill_v(mis: list[MI], vr: VR, slot: int) -> list[MI]:
-    out: list[MI] = []
-    for mi in mis:
-        if is_pseudo(mi):
-            out.append(mi)
-            continue
-        de, us = _mentions(mi, vr)
-        if not (de or us):
-            out.append(mi)
-            continue
-        t = VR("v", vr.size, vr.align, name=f"reload-{vr.name}", temp=True)
-        _temps.append(t)
-        if us:
-            for i in range(vr.size):
-                out.append(
-                    MI(
-                        "v_accvgpr_read_b32",
-                        [t if vr.size == 1 else Sub(t, i), Phys("a", slot + i)],
-                        1,
-                        partial=mi.partial,
-                    )
-                )
-        mi.ops = [_replace(o, vr, t) for o in mi.ops]
-        out.append(mi)
-        if de:
-            for i in range(vr.size):
-                out.append(
-                    MI(
-                        "v_accvgpr_write_b32",
-                        [Phys("a", slot + i), t if vr.size == 1 else Sub(t, i)],
-                        1,
-                        partial=mi.partial,
-                    )
-                )
-    return out
+    return _spill(
+        mis,
+        vr,
+        lambda t, i, mi: MI("v_accvgpr_read_b32", [t, Phys("a", slot + i)], 1, partial=mi.partial),
+        lambda t, i, mi: MI("v_accvgpr_write_b32", [Phys("a", slot + i), t], 1, partial=mi.partial),
+    )
 
 
 def _spill_s(mis: list[MI], vr: VR, holder: VR, lane: int) -> list[MI]:
-    out: list[MI] = []
-    for mi in mis:
-        if is_pseudo(mi):
-            out.append(mi)
-            continue
-        de, us = _mentions(mi, vr)
-        if not (de or us):
-            out.append(mi)
-            continue
-        t = VR("s", vr.size, vr.align, name=f"reload-{vr.name}", temp=True)
-        _temps.append(t)
-        if us:
-            for i in range(vr.size):
-                out.append(MI("v_readlane_b32", [t if vr.size == 1 else Sub(t, i), holder, Imm(lane + i)], 1))
-        mi.ops = [_replace(o, vr, t) for o in mi.ops]
-        out.append(mi)
-        if de:
-            for i in range(vr.size):
-                out.append(
-                    MI("v_writelane_b32", [holder, t if vr.size == 1 else Sub(t, i), Imm(lane + i)], 1, partial=True)
-                )
-    return out
+    return _spill(
+        mis,
+        vr,
+        lambda t, i, mi: MI("v_readlane_b32", [t, holder, Imm(lane + i)], 1),
+        lambda t, i, mi: MI("v_writelane_b32", [holder, t, Imm(lane + i)], 1, partial=True),
+    )
 
 
 _unused = Label

@@ -178,6 +178,20 @@ class Selector:
             vr = VR(rc, hi - base, 2, name=f"r{base}..r{hi - 1}")
             for r in regs:
                 self.group_of[r] = (vr, r - base)
+        # uniform register presets next to each other share SGPR ranges of up to 4 (one
+        # s_load_dwordx4, or x2 + x1 pieces, from the kernarg segment; 4-aligned)
+        self.param_runs: list[tuple[int, VR]] = []
+        run: list[int] = []
+        for i in [*range(min(self.nargs, 256)), -1]:
+            if i >= 0 and i not in self.group_of and self.u.reg_uniform(i) and len(run) < 4:
+                run.append(i)
+                continue
+            if len(run) >= 2:
+                vr = VR("s", len(run), 4, name=f"presets r{run[0]}..r{run[-1]}")
+                for j, r in enumerate(run):
+                    self.group_of[r] = (vr, j)
+                self.param_runs.append((run[0], vr))
+            run = [i] if i >= 0 and i not in self.group_of and self.u.reg_uniform(i) else []
         self.single: dict[int, VR] = {}
         self.preds: dict[int, VR] = {}
 
@@ -422,7 +436,19 @@ class Selector:
             self.live0 = VR("s", 2, 2, name="live0")
             self.emit("s_mov_b64", self.dead, Imm(0))
             self.emit("s_mov_b64", self.live0, EXEC)
+        in_runs: set[int] = set()
+        for first, vr in self.param_runs:
+            j = 0
+            while j < vr.size:
+                n = 4 if vr.size - j >= 4 and j % 4 == 0 else (2 if vr.size - j >= 2 and j % 2 == 0 else 1)
+                dst = vr if n == vr.size else Sub(vr, j, n)
+                op = {4: "s_load_dwordx4", 2: "s_load_dwordx2", 1: "s_load_dword"}[n]
+                self.emit(op, dst, kp, Imm(abi.preset_offset(first + j)))
+                j += n
+            in_runs.update(range(first, first + vr.size))
         for i in range(min(self.nargs, 256)):
+            if i in in_runs:
+                continue
             r = self.reg(i)
             if is_s(r):
                 self.emit("s_load_dword", r, kp, Imm(abi.preset_offset(i)))
