@@ -362,6 +362,38 @@ class State:
             v = v.astype(U32)
         self.regs[n] = v if m is None else np.where(m, v, self.regs[n])
 
+    def scatterer(self, op: object) -> Callable[[np.ndarray, np.ndarray], None] | None:
+        """For a whole register or a predicate (and no checker): a writer of values computed on
+        the executing lanes idx only (a copy and a scatter instead of np.where over every lane);
+        None for other destinations."""
+        if self.checker is not None:
+            return None
+        regs, preds, lanes = self.regs, self.preds, self.lanes
+        if isinstance(op, Reg) and op.sel == 0:
+            n = op.n
+
+            def scatter_reg(idx: np.ndarray, v: np.ndarray) -> None:
+                new = np.array(lanes(regs[n]))
+                new[idx] = v if v.dtype == U32 else v.astype(U32)
+                regs[n] = new
+
+            return scatter_reg
+        if isinstance(op, Pred):
+            n = op.n
+
+            def scatter_pred(idx: np.ndarray, v: np.ndarray) -> None:
+                new = np.array(lanes(preds[n]))
+                new[idx] = np.asarray(v, dtype=bool)
+                preds[n] = new
+
+            return scatter_pred
+        return None
+
+    def sparse(self, m: np.ndarray | None) -> bool:
+        """Whether the executing lanes m are few enough (a quarter of the batch at most) that
+        computing on them alone beats computing on every lane and merging."""
+        return m is not None and self.n_active * 4 <= self.N
+
     def writer(self, op: object) -> Writer:
         w = self._writer(op)
         chk = self.checker

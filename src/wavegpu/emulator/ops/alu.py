@@ -84,6 +84,8 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
     srcs = [st.reader(o) for o, _ in pairs]
     reads = [o for o, _ in pairs]
     dst = st.writer(inst.operands[spec.dests[0]])
+    scatter = st.scatterer(inst.operands[spec.dests[0]])
+    sparse = st.sparse
     guard = st.guard_reader(inst)
     chk = st.checker
     exec_mask, count = st.exec_mask, st.count
@@ -95,7 +97,12 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
 
         def run2() -> None:
             m = exec_mask(guard)
-            dst(f(s0(), s1()), m)
+            if scatter is not None and sparse(m):  # a divergent region: compute on its lanes only
+                idx = np.flatnonzero(m)
+                a, b = s0(), s1()
+                scatter(idx, np.asarray(f(a[idx] if a.ndim else a, b[idx] if b.ndim else b)))
+            else:
+                dst(f(s0(), s1()), m)
             count(pc, m)
 
         return run2
@@ -107,7 +114,11 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
         vals = [s() for s in srcs]
         if divides:
             check_divisor(st, pc, vals[-1], m)
-        dst(f(*vals), m)
+        if scatter is not None and sparse(m):
+            idx = np.flatnonzero(m)
+            scatter(idx, np.asarray(f(*[v[idx] if v.ndim else v for v in vals])))
+        else:
+            dst(f(*vals), m)
         count(pc, m)
 
     return run

@@ -50,6 +50,7 @@ def compile_load(st: State, inst: Instruction, pc: int) -> Op:
     ncomp = _NCOMP.get(spec.operands[0].kind, 1)
     reg0 = dst_op.n  # type: ignore[union-attr]
     sub_writer = st.writer(dst_op) if isinstance(dst_op, Reg) and dst_op.sel else None
+    scatter = st.scatterer(dst_op) if ncomp == 1 else None
     read_attr = f"{STAT[space]}_bytes_read"
     stats = st.stats
 
@@ -64,6 +65,12 @@ def compile_load(st: State, inst: Instruction, pc: int) -> Op:
         if chk and space == "local":
             chk.local_access(pc, idx, addr, width, write=False)  # type: ignore[attr-defined]
         vals = load_words(buf, addr, width, signed, ncomp)
+        n = st.n_real if idx is None else idx.size
+        setattr(stats, read_attr, getattr(stats, read_attr) + width * n)
+        if scatter is not None and idx is not None:  # partial: write the loaded lanes only
+            scatter(idx, np.asarray(vals[0]))
+            st.count(pc, m)
+            return
         emask = None if idx is None else mask_from(idx, st.N)
         for i, v in enumerate(vals):
             v = widen(st, idx, np.asarray(v))
@@ -73,8 +80,6 @@ def compile_load(st: State, inst: Instruction, pc: int) -> Op:
                 st.set_reg(reg0 + i, v, emask)
         if chk and sub_writer is None:
             chk.mark(reg0, len(vals), emask)  # type: ignore[attr-defined]
-        n = st.n_real if idx is None else idx.size
-        setattr(stats, read_attr, getattr(stats, read_attr) + width * n)
         st.count(pc, m)
 
     return load
