@@ -1,7 +1,7 @@
 """MIR's view of the CFG analyses in `codegen/`: the generic functions applied to a Function's
 blocks (successors from each block's terminator, predecessors from `Function.preds`).
 
-`rpo`, `idoms` and `dominates` are codegen's own (they take an entry and a successor function);
+`rpo`, `idoms`, `dominates` and `dominator_tree` are codegen's own (they take an entry and a successor function);
 `frontiers`, `loops` and `loop_depths` take a MIR Function.
 """
 
@@ -14,6 +14,7 @@ from .ir import Block, Function
 rpo = cfg.rpo
 idoms = dominance.idoms
 dominates = dominance.dominates
+dominator_tree = dominance.dominator_tree
 
 Loop = codegen_loops.Loop  # a MIR loop is a Loop[Block]
 

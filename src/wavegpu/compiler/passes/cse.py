@@ -5,7 +5,7 @@ Only pure instructions take part; lane-dependent (wave) operations and memory re
 
 from __future__ import annotations
 
-from ..mir.analysis import idoms
+from ..mir.analysis import dominator_tree, idoms
 from ..mir.edit import replace_uses
 from ..mir.ir import Block, Const, Function, Operand, Value
 
@@ -19,10 +19,7 @@ def _key(op: str, args: list[Operand], t: object) -> tuple[object, ...]:
 
 def run(fn: Function, global_: bool = True) -> bool:
     idom = idoms(fn.entry, lambda b: b.succs)
-    children: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
-    for b, d in idom.items():
-        if d is not None:
-            children[d].append(b)
+    children = dominator_tree(idom)  # the walk from the entry meets only reachable blocks
     mapping: dict[Value, Operand] = {}
     changed = False
 

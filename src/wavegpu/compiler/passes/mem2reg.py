@@ -4,7 +4,7 @@ registers start at zero."""
 
 from __future__ import annotations
 
-from ..mir.analysis import frontiers, idoms
+from ..mir.analysis import dominator_tree, frontiers, idoms
 from ..mir.edit import replace_uses
 from ..mir.ir import Block, Const, Function, Operand, Phi, Value
 
@@ -15,10 +15,7 @@ def run(fn: Function) -> bool:
     idom = idoms(fn.entry, lambda b: b.succs)
     df = frontiers(fn, idom)
     preds = fn.preds()
-    children: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
-    for b, d in idom.items():
-        if d is not None:
-            children[d].append(b)
+    children = dominator_tree(idom)  # the walk from the entry meets only reachable blocks
     phi_var: dict[int, str] = {}
     order = {b: k for k, b in enumerate(fn.blocks)}
     for var, t in fn.vars.items():
