@@ -1513,6 +1513,18 @@ class Lowerer:
                 return V(hir.Call(x.type, sp, name, (x.e,)), node=n)
             e = hir.Call(F64, sp, name, (self.f64(x, args[0]),))
             return V(e, op=(name, x) if name == "sqrt" else None, node=n)
+        if name == "trunc":
+            if len(args) != 1:
+                raise self.error(n, "Math.trunc(x) takes one argument")
+            x = self.expr(args[0])
+            self.number_of(x, args[0])
+            if x.is_int:
+                return x
+            t = x.type if x.type in (F32, F16) else F64
+            e = self.share(x.e if t is x.type else self.f64(x, args[0]))  # type: ignore[arg-type]
+            pos = hir.Compare(BOOL, sp, Cmp.GE, e, hir.Const(t, sp, 0.0))
+            r = hir.IfExpr(t, sp, pos, hir.Call(t, sp, "floor", (e,)), hir.Call(t, sp, "ceil", (e,)))
+            return V(r, node=n)
         if name in MATH_F32:
             if len(args) != 1:
                 raise self.error(n, f"Math.{name}(x) takes one argument")
@@ -1529,7 +1541,7 @@ class Lowerer:
             x = self.expr(args[0])
             self.number_of(x, args[0])
             assert x.e is not None
-            if x.is_int and x.exact:
+            if x.is_int and x.exact and (x.lo >= 0 or _fits(x.lo, x.hi, I32_RANGE)):
                 lo = 0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
                 hi = max(abs(x.lo), abs(x.hi))
                 bits = hir.Call(I32, sp, "abs", (x.bits,))  # type: ignore[arg-type]
@@ -1554,7 +1566,7 @@ class Lowerer:
             raise self.error(f, f"Math.{name} is a constant, not a function")
         raise self.error(
             f,
-            f"Math.{name} is not supported in kernels (Math: sqrt floor ceil abs min max fround f16round imul; "
+            f"Math.{name} is not supported in kernels (Math: sqrt floor ceil trunc abs min max fround f16round imul; "
             "exp log log2 sin cos rounded to f32)",
         )
 
