@@ -127,7 +127,7 @@ def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (x.view(np.uint64) == y.view(np.uint64)) | (np.isnan(x) & np.isnan(y))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_random_expressions_match_node(seed: int) -> None:
     r = random.Random(seed)
     candidates = [_expr(r, r.randrange(1, 4)) for _ in range(70)]
