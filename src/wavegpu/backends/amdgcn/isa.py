@@ -117,6 +117,7 @@ EMITTED: dict[str, tuple[str, str]] = {
             "v_bfi_b32",
             "v_bcnt_u32_b32",
             "v_add3_u32",
+            "v_or3_b32",
             "v_lshl_add_u32",
             "v_lshl_or_b32",
             "v_fma_f32",

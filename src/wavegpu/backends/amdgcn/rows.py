@@ -706,12 +706,36 @@ def _approx(s: Selector, op: VOp, t: Operand, x: Operand) -> None:
         _cndmask(s, t, r, y, c)
 
 
+def f32_key(s: Selector, x: Operand, is_min: bool) -> VR:
+    """An unsigned integer ordered like the f32 x (-0 below +0); a NaN gets the key that loses
+    (the largest for min, 0 for max), so integer min/max give minNum/maxNum exactly."""
+    x = s.to_v(x)
+    sgn, k = s.vtmp(), s.vtmp()
+    s._valu("v_ashrrev_i32", sgn, [Imm(31), x])
+    s._valu("v_or_b32", sgn, [Imm(0x80000000), sgn])
+    s._valu("v_xor_b32", k, [x, sgn])  # x ^ 0x80000000 when positive, ~x when negative
+    nan = s.stmp(2)
+    _vcmp(s, "v_cmp_u_f32", nan, x, x)
+    _cndmask(s, k, k, Imm(-1) if is_min else Imm(0), nan)
+    return k
+
+
+def f32_unkey(s: Selector, t: Operand, k: Operand) -> None:
+    """The inverse of f32_key (a lost NaN key comes back as a NaN; canon32 makes it canonical)."""
+    m = s.vtmp()
+    s._valu("v_ashrrev_i32", m, [Imm(31), s.to_v(k)])
+    s._valu("v_not_b32", m, [m])
+    s._valu("v_or_b32", m, [Imm(0x80000000), m])
+    s._valu("v_xor_b32", t, [k, m])
+
+
 def _fminmax(s: Selector, t: Operand, a: Operand, b: Operand, is_min: bool) -> None:
-    """IEEE minNum/maxNum: quiet both (an sNaN would win otherwise), then v_min/v_max."""
-    qa, qb = s.vtmp(), s.vtmp()
-    s._valu("v_max_f32", qa, [a, a])
-    s._valu("v_max_f32", qb, [b, b])
-    s._valu("v_min_f32" if is_min else "v_max_f32", t, [qa, qb])
+    """minNum/maxNum with -0 below +0 (DESIGN section 3) through order-preserving integer keys:
+    exact whatever the hardware's v_min_f32 does with signed zeros and signalling NaNs."""
+    ka, kb = f32_key(s, a, is_min), f32_key(s, b, is_min)
+    k = s.vtmp()
+    s._valu("v_min_u32" if is_min else "v_max_u32", k, [ka, kb])
+    f32_unkey(s, t, k)
 
 
 def _fdiv32(s: Selector, d: Operand, a: Operand, b: Operand) -> None:
@@ -801,10 +825,18 @@ def _f64(s: Selector, inst: Instruction) -> None:
     elif op is VOp.SQRT:
         _fsqrt64(s, t, srcs[0])
     elif op in (VOp.MIN, VOp.MAX):
+        # quiet both (an sNaN would win), v_min/v_max, then two zeros: -0 below +0 exactly
         qa, qb = s.vtmp(2), s.vtmp(2)
         s.emit("v_max_f64", qa, srcs[0], srcs[0])
         s.emit("v_max_f64", qb, srcs[1], srcs[1])
         s.emit("v_min_f64" if op is VOp.MIN else "v_max_f64", t, qa, qb)
+        mag, hi, zero = s.vtmp(), s.vtmp(), s.stmp(2)
+        s._valu("v_or_b32", mag, [Sub(qa, 1), Sub(qb, 1)])
+        s._valu("v_and_b32", mag, [Imm(NAN32), mag])
+        s._valu("v_or3_b32", mag, [mag, Sub(qa, 0), Sub(qb, 0)])
+        _vcmp(s, "v_cmp_eq_u32", zero, Imm(0), mag)  # both +-0
+        s._valu("v_or_b32" if op is VOp.MIN else "v_and_b32", hi, [Sub(qa, 1), Sub(qb, 1)])
+        _cndmask(s, _half(t, 1), _half(t, 1), hi, zero)
     else:
         raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
     canon64(s, t)
@@ -1211,8 +1243,8 @@ IDENT = {
     (ReduceOp.AND, T.B32): 0xFFFFFFFF,
     (ReduceOp.OR, T.B32): 0,
     (ReduceOp.XOR, T.B32): 0,
-    (ReduceOp.MIN, T.F32): NAN32,
-    (ReduceOp.MAX, T.F32): NAN32,
+    (ReduceOp.MIN, T.F32): 0xFFFFFFFF,  # keys (f32_key): the losing NaN key
+    (ReduceOp.MAX, T.F32): 0,
 }
 DPP_REDUCE = (
     ("quad_perm:[1,0,3,2]", "0xf"),
@@ -1231,8 +1263,8 @@ RED_V = {
     (ReduceOp.AND, T.B32): "v_and_b32",
     (ReduceOp.OR, T.B32): "v_or_b32",
     (ReduceOp.XOR, T.B32): "v_xor_b32",
-    (ReduceOp.MIN, T.F32): "v_min_f32",
-    (ReduceOp.MAX, T.F32): "v_max_f32",
+    (ReduceOp.MIN, T.F32): "v_min_u32",  # on f32_key keys
+    (ReduceOp.MAX, T.F32): "v_max_u32",
 }
 
 
@@ -1331,10 +1363,8 @@ def _wave(s: Selector, inst: Instruction) -> None:
     ident = s.vtmp()
     s.emit("v_mov_b32", ident, Imm(IDENT[key]))
     av = s.to_v(a)
-    if ty is T.F32:
-        q = s.vtmp()
-        s._valu("v_max_f32", q, [av, av])  # quiet signalling NaNs
-        av = q
+    if ty is T.F32:  # reduce order-preserving integer keys (exact minNum/maxNum, -0 below +0)
+        av = f32_key(s, av, rop is ReduceOp.MIN)
     s.emit("v_cndmask_b32_e64", x, ident, av, save)
     if op is VOp.REDUCE:
         # DPP: lanes combine with lane^1, lane^2 (quad_perm), the mirrored quad and half-row
@@ -1348,7 +1378,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
         s.div = outer
         if ty is T.F32:
             r = s.vtmp()
-            s._valu("v_mov_b32", r, [res])
+            f32_unkey(s, r, res)
             canon32(s, r)
             vector_into(s, d, lambda t: s._valu("v_mov_b32", t, [r]))
             return
