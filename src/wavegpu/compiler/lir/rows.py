@@ -31,6 +31,10 @@ SELP_B64 = find(Op.SELP, dtype=T.B64).key
 CVT_F16_TO_F32 = find(Op.CVT, None, dtype=T.F16, dst=T.F32).key
 CVT_F32_TO_F16 = find(Op.CVT, None, dtype=T.F32, dst=T.F16).key
 BARRIER = find(Op.BARRIER).key
+# the unsigned arithmetic of the register allocator's spill addressing
+ADD_U32 = find(Op.ADD, dtype=T.U32).key
+MUL_LO_U32 = find(Op.MUL_LO, dtype=T.U32).key
+MAD_LO_U32 = find(Op.MAD_LO, dtype=T.U32).key
 
 # structured control flow, by nesting role (the closers by the construct they close)
 IF = find(nest=Nest.OPEN_IF, uniform=False).key

@@ -19,6 +19,7 @@ from ...errors import CompileError, Diagnostic
 from ...isa.capabilities import EMULATOR
 from ...isa.registers import SReg
 from ...isa.structure import nesting, successors
+from ..lir import rows
 from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
 
 NUM_PREDS = 8
@@ -107,15 +108,14 @@ class ClassAllocator:
         undefined = [regs[j] for j in range(len(regs)) if self.live_in0 >> j & 1 and regs[j].id not in params]
         if undefined:
             for v in undefined:
-                key = {"r": "mov.b32", "p": "mov.b64", "q": None}[v.cls]
-                if key is None:
+                if v.cls == "q":
                     z = self.lf.new("r")
                     insts[0:0] = [
-                        LInst("mov.b32", [z, Imm(0)]),
-                        LInst("setp.ne.u32", [v, z, Imm(0)]),
+                        LInst(rows.MOVE["r"], [z, Imm(0)]),
+                        LInst(rows.SETP_NE_U32, [v, z, Imm(0)]),
                     ]
                 else:
-                    insts.insert(0, LInst(key, [v, Imm(0, 64 if v.cls == "p" else 32)]))
+                    insts.insert(0, LInst(rows.MOVE[v.cls], [v, Imm(0, 64 if v.cls == "p" else 32)]))
             return self.attempt(unspillable)
         graph = InterferenceGraph()
         for v in regs:
@@ -175,13 +175,13 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 if uses:
                     t = lf.new("q")
                     unspillable.add(t.id)
-                    out.append(LInst("setp.ne.u32", [t, g, Imm(0)], None, ins.span))
+                    out.append(LInst(rows.SETP_NE_U32, [t, g, Imm(0)], None, ins.span))
                     _replace(ins, v, t)
                     if defs:
                         out.append(ins)
                         out += [
-                            LInst("mov.b32", [g, Imm(0)], None, ins.span),
-                            LInst("mov.b32", [g, Imm(1)], (t, False), ins.span),
+                            LInst(rows.MOVE["r"], [g, Imm(0)], None, ins.span),
+                            LInst(rows.MOVE["r"], [g, Imm(1)], (t, False), ins.span),
                         ]
                         continue
                 if defs and not uses:
@@ -190,8 +190,8 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                     _replace(ins, v, t)
                     out.append(ins)
                     out += [
-                        LInst("mov.b32", [g, Imm(0)], None, ins.span),
-                        LInst("mov.b32", [g, Imm(1)], (t, False), ins.span),
+                        LInst(rows.MOVE["r"], [g, Imm(0)], None, ins.span),
+                        LInst(rows.MOVE["r"], [g, Imm(1)], (t, False), ins.span),
                     ]
                     continue
                 out.append(ins)
@@ -213,16 +213,16 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
             tx, ty, tz, nx, ny = (lf.new("r") for _ in range(5))
             for t in (tx, ty, tz, nx, ny):
                 unspillable.add(t.id)
-            mul = LInst("mul.lo.u32", [a, tx, Imm(0)])
-            add = LInst("add.u32", [a, a, Imm(0)])
+            mul = LInst(rows.MUL_LO_U32, [a, tx, Imm(0)])
+            add = LInst(rows.ADD_U32, [a, a, Imm(0)])
             entry = [
-                LInst("mov.b32.sreg", [tx, SpecialReg(SReg.TID_X)]),
-                LInst("mov.b32.sreg", [ty, SpecialReg(SReg.TID_Y)]),
-                LInst("mov.b32.sreg", [tz, SpecialReg(SReg.TID_Z)]),
-                LInst("mov.b32.sreg", [nx, SpecialReg(SReg.NTID_X)]),
-                LInst("mov.b32.sreg", [ny, SpecialReg(SReg.NTID_Y)]),
-                LInst("mad.lo.u32", [ty, tz, ny, ty]),
-                LInst("mad.lo.u32", [tx, ty, nx, tx]),
+                LInst(rows.MOV_SREG, [tx, SpecialReg(SReg.TID_X)]),
+                LInst(rows.MOV_SREG, [ty, SpecialReg(SReg.TID_Y)]),
+                LInst(rows.MOV_SREG, [tz, SpecialReg(SReg.TID_Z)]),
+                LInst(rows.MOV_SREG, [nx, SpecialReg(SReg.NTID_X)]),
+                LInst(rows.MOV_SREG, [ny, SpecialReg(SReg.NTID_Y)]),
+                LInst(rows.MAD_LO_U32, [ty, tz, ny, ty]),
+                LInst(rows.MAD_LO_U32, [tx, ty, nx, tx]),
                 mul,
                 add,
             ]
@@ -241,7 +241,8 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                 slots[v.id] = n
                 state.next = n + v.width
             off = 4 * slots[v.id]
-            ld, st = ("ld.local.b64", "st.local.b64") if v.cls == "p" else ("ld.local.b32", "st.local.b32")
+            width = 8 if v.cls == "p" else 4
+            ld, st = rows.load("local", width, False), rows.store("local", width)
             out: list[LInst] = []
             for ins in lf.insts:
                 uses = any(u is v for u in ins.uses())
