@@ -137,3 +137,22 @@ def test_natural_loops_match_the_definition(succ: list[list[int]]) -> None:
     depth = loop_depths(range(len(succ)), ls)
     for b in range(len(succ)):
         assert depth[b] == sum(1 for lp in ls if b in lp.blocks)
+
+
+@given(graphs())
+def test_postdominators_match_the_definition(succ: list[list[int]]) -> None:
+    """a postdominates b exactly when every path from b to the exit passes a (the exit is the
+    last node; nodes that cannot reach it have no postdominators)."""
+    exit_ = len(succ) - 1
+    n = len(succ)
+    ipdom = postdominators(range(n), succ.__getitem__, exit_)
+
+    def reaches_exit(b: int, removed: int | None) -> bool:
+        return exit_ in reach_without(succ, b, removed) if b != removed else False
+
+    can = {b for b in range(n) if reaches_exit(b, None)}
+    assert set(ipdom) == can
+    for a in can:
+        for b in can:
+            want = a == b or not reaches_exit(b, a)
+            assert dominates(ipdom, a, b) == want, (a, b)
