@@ -653,8 +653,13 @@ def _f32(s: Selector, inst: Instruction) -> None:
             _fminmax(s, t, t, srcs[2], True)
         elif op is VOp.FRACT:
             s._valu("v_fract_f32", t, srcs)
-        elif op is VOp.SAT:
-            s.emit("v_max_f32_e64", t, s.to_v(srcs[0]), s.to_v(srcs[0]), mods="clamp")
+        elif op is VOp.SAT:  # NaN and x < 0 give +0, x > 1 gives 1, -0 stays (DESIGN section 3)
+            x = s.to_v(srcs[0])
+            lo, hi = s.stmp(2), s.stmp(2)
+            _vcmp(s, "v_cmp_nge_f32", lo, x, Imm(0))
+            _vcmp(s, "v_cmp_gt_f32", hi, x, Imm(0x3F800000))
+            _cndmask(s, t, x, Imm(0), lo)
+            _cndmask(s, t, t, Imm(0x3F800000), hi)
             return
         else:
             raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
