@@ -224,10 +224,16 @@ def test_the_whole_corpus_assembles_links_and_disassembles_back(arch: str, versi
 
 
 def test_every_emitted_mnemonic_is_in_the_documented_subset() -> None:
+    from test_amdgcn_passes import _many_sgprs, _many_vgprs
+
     text, _ = module(corpus(), "gfx942", 22)
-    seen = {ins[0] for k in emitted_instructions(text).values() for ins in k}
+    texts = [text]
+    for src, kw in ((_many_vgprs(), {"max_vgprs": 8}), (_many_sgprs(), {"max_sgprs": 16})):
+        texts.append(AMDGCNRenderer("gfx942", **kw).render(wg.assemble(src, "m.wave").kernels[0]).source)
+    seen = {ins[0] for t in texts for k in emitted_instructions(t).values() for ins in k}
     undocumented = {m for m in seen if m not in EMITTED}
     assert not undocumented, undocumented
+    assert {"v_accvgpr_write_b32", "v_writelane_b32", "v_add_u32_dpp", "ds_bpermute_b32"} <= seen
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
