@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
@@ -78,6 +79,9 @@ U32_RANGE = (0, 2**32 - 1)
 HIDDEN = "__len"
 
 
+_T = TypeVar("_T")
+
+
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
 
@@ -90,9 +94,9 @@ class V:
     [lo, hi], `bits` (an i32 expression equal to the value modulo 2**32 whenever |value| < 2**53)
     and `f64()` (the value as JavaScript computes it, in f64, including -0). `mz`: it may be -0."""
 
-    e: hir.Expr | None
-    lo: int | None = None
-    hi: int | None = None
+    e: hir.Expr
+    lo: int = 0  # integer-valued numbers (bits is set): the range
+    hi: int = 0
     bits: hir.Expr | None = None
     mz: bool = False
     f64_of: Callable[[], hir.Expr] | None = None
@@ -103,15 +107,20 @@ class V:
 
     @property
     def is_int(self) -> bool:
-        return self.lo is not None
+        return self.bits is not None
+
+    @property
+    def ibits(self) -> hir.Expr:
+        """The i32 bits of an integer-valued number."""
+        assert self.bits is not None
+        return self.bits
 
     @property
     def exact(self) -> bool:
-        return self.lo is not None and self.hi is not None and self.lo >= -EXACT and self.hi <= EXACT
+        return self.bits is not None and self.lo >= -EXACT and self.hi <= EXACT
 
     @property
     def type(self) -> ScalarType:
-        assert self.e is not None
         return self.e.type
 
 
@@ -329,7 +338,7 @@ class Lowerer:
         self.pending.append(hir.Assign(e.span, name, e))
         return hir.Var(e.type, e.span, name)
 
-    def conditional(self, fn: Callable[[], object]) -> object:
+    def conditional(self, fn: Callable[[], _T]) -> _T:
         self.cond_depth += 1
         try:
             return fn()
@@ -475,7 +484,7 @@ class Lowerer:
                 b = self.declare(name, I32, name_node, const, False)
                 b.lo, b.hi = v.lo, v.hi
                 b.f64name = self.fresh(name + "_f64", F64)
-                return [hir.Assign(sp, b.hname, v.bits), hir.Assign(sp, b.f64name, self.f64(v, value))]
+                return [hir.Assign(sp, b.hname, v.ibits), hir.Assign(sp, b.f64name, self.f64(v, value))]
             e = self.f64(v, value)
             b = self.declare(name, F64, name_node, const, False)
             return [hir.Assign(sp, b.hname, e)]
@@ -566,7 +575,6 @@ class Lowerer:
         if t == "call_expression":
             self.allow_atomic(n)
             v = self.expr(n)
-            assert v.e is not None
             if not isinstance(v.e, hir.Call):
                 raise self.error(n, "an expression statement must call wave.barrier(), wave.fence() or an atomic")
             return [hir.ExprStmt(sp, v.e)]
@@ -627,7 +635,7 @@ class Lowerer:
         if t is F64:
             return self.f64(v, n)
         if t.is_int and v.is_int and not v.mz and _fits(v.lo, v.hi, I32_RANGE if t is I32 else U32_RANGE):
-            return v.bits if t is I32 else self.as_u32(v.bits)
+            return v.ibits if t is I32 else self.as_u32(v.ibits)
         if t is F32 and self.exact_in(v, F32):
             return self.narrow_exact(v, F32)
         if t is F16 and self.exact_in(v, F16):
@@ -740,12 +748,12 @@ class Lowerer:
         b = self.declare(name, t, name_node, False, False)
         b.lo, b.hi = lo, hi
         b.const = True  # not assigned in the body
-        start_e = start.bits if t is I32 else self.as_u32(start.bits)
+        start_e = start.ibits if t is I32 else self.as_u32(start.ibits)
         step_c = hir.Const(t, sp, step if t is I32 or step > 0 else step & 0xFFFFFFFF)
         if t is U32 and step < 0:
             step_c = hir.Const(I32, sp, step)
         if step_v is not None:
-            step_c = step_v.bits if t is I32 else self.as_u32(step_v.bits)  # type: ignore[assignment,arg-type]
+            step_c = step_v.ibits if t is I32 else self.as_u32(step_v.ibits)  # type: ignore[assignment,arg-type]
         self.loops.append("for")
         body_h = self.block(body)
         self.loops.pop()
@@ -781,7 +789,6 @@ class Lowerer:
 
     def truth(self, v: V, n: Node) -> hir.Expr:
         self.materialize(v, n)
-        assert v.e is not None
         if v.type is BOOL:
             return v.e
         if v.type is VOID:
@@ -933,11 +940,13 @@ class Lowerer:
     def var_value(self, b: Binding, n: Node) -> V:
         sp = self.src.span(n)
         var = hir.Var(b.type, sp, b.hname)
+        full = I32_RANGE if b.type is I32 else U32_RANGE
+        lo = b.lo if b.lo is not None else full[0]
+        hi = b.hi if b.hi is not None else full[1]
         if b.f64name is not None:
             f = hir.Var(F64, sp, b.f64name)
-            return V(f, b.lo, b.hi, var, False, lambda: f, node=n)
+            return V(f, lo, hi, var, False, lambda: f, node=n)
         if b.type.is_int:
-            lo, hi = b.lo if b.lo is not None else I32_RANGE[0], b.hi if b.hi is not None else I32_RANGE[1]
             return V(var, lo, hi, var if b.type is I32 else hir.Cast(I32, sp, var), node=n)
         return V(var, node=n)
 
@@ -974,7 +983,6 @@ class Lowerer:
     def f64(self, v: V, n: Node) -> hir.Expr:
         """The exact JavaScript value as an f64 expression."""
         self.number_of(v, n)
-        assert v.e is not None
         if v.is_int and v.mz and v.f64_of is not None:
             return v.f64_of()
         if v.type is F64:
@@ -1000,7 +1008,6 @@ class Lowerer:
         return False
 
     def narrow_exact(self, v: V, t: ScalarType) -> hir.Expr:
-        assert v.e is not None
         if v.type is t:
             return v.e
         if isinstance(v.e, hir.Const):
@@ -1028,7 +1035,6 @@ class Lowerer:
         if v.only_f32 is not None:
             raise self.error(n, v.only_f32)
         self.number_of(v, n)
-        assert v.e is not None
         if t is F32:
             if v.type is F16:
                 return hir.Cast(F32, sp, v.e)
@@ -1049,12 +1055,11 @@ class Lowerer:
     def to_int32(self, v: V, n: Node, unsigned: bool = False) -> hir.Expr:
         """ToInt32 (ToUint32) of v: its value modulo 2**32 as an i32 (u32) expression."""
         self.number_of(v, n)
-        assert v.e is not None
         sp = self.src.span(n)
         if v.nan_bits is not None:
             return self.as_u32(v.nan_bits) if unsigned else v.nan_bits
         if v.is_int and v.exact:
-            bits = v.bits
+            bits = v.ibits
             assert bits is not None
             return self.as_u32(bits) if unsigned else bits
         x = self.share(self.f64(v, n))
@@ -1092,14 +1097,13 @@ class Lowerer:
         if c is not None:
             return self.number(-0.0 if isinstance(c, int) and c == 0 else -c, n)
         if a.is_int and a.exact:
-            assert a.bits is not None
-            bits = hir.Unary(I32, sp, hir.UnaryOp.NEG, a.bits)
+            assert a.ibits is not None
+            bits = hir.Unary(I32, sp, hir.UnaryOp.NEG, a.ibits)
 
             def f() -> hir.Expr:
                 return hir.Unary(F64, sp, hir.UnaryOp.NEG, self.f64(a, n))
 
             return self.make_int(bits, -a.hi, -a.lo, a.lo <= 0 <= a.hi or a.mz, f, n)
-        assert a.e is not None
         t = a.type if a.type in (F32, F16) else F64
         e = a.e if t is not F64 else self.f64(a, n)
         return V(hir.Unary(t, sp, hir.UnaryOp.NEG, e), node=n)
@@ -1125,7 +1129,7 @@ class Lowerer:
         if op in ARITH:
             bop = ARITH[op]
             if a.is_int and b.is_int:
-                assert a.bits is not None and b.bits is not None
+                assert a.ibits is not None and b.ibits is not None
                 if op == "*":
                     cands = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
                     lo, hi = min(cands), max(cands)
@@ -1135,7 +1139,7 @@ class Lowerer:
                 else:
                     lo, hi, mz = a.lo - b.hi, a.hi - b.lo, a.mz
                 exact = a.exact and b.exact and lo >= -EXACT and hi <= EXACT
-                bits = hir.Binary(I32, sp, bop, a.bits, b.bits)
+                bits = hir.Binary(I32, sp, bop, a.ibits, b.ibits)
 
                 def f() -> hir.Expr:
                     return hir.Binary(F64, sp, bop, self.f64(a, n), self.f64(b, n))
@@ -1192,9 +1196,8 @@ class Lowerer:
         t = _common_int(a, b)
         if t is None:
             raise self.error(n, "% of an i32 and a u32 value: convert one, (x | 0) or (x >>> 0), so both have one type")
-        assert a.e is not None and b.e is not None
-        x = a.e if a.type is t else self.as_u32(a.bits) if t is U32 else a.bits
-        y = b.e if b.type is t else self.as_u32(b.bits) if t is U32 else b.bits
+        x = a.e if a.type is t else self.as_u32(a.ibits) if t is U32 else a.ibits
+        y = b.e if b.type is t else self.as_u32(b.ibits) if t is U32 else b.ibits
         m = max(abs(b.lo), abs(b.hi))
         lo = 0 if a.lo >= 0 else -max(0, min(m - 1, -a.lo))
         hi = 0 if a.hi <= 0 else max(0, min(m - 1, a.hi))
@@ -1228,9 +1231,9 @@ class Lowerer:
 
         if may_nan:
             # NaN is no integer: the value is an f64; ToInt32 of it is the remainder or 0
-            bits = hir.IfExpr(I32, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(I32, sp, 0), v.bits)
+            bits = hir.IfExpr(I32, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(I32, sp, 0), v.ibits)
             return V(f(), node=n, nan_bits=bits)
-        return V(v.e, v.lo, v.hi, v.bits, True, f, node=n)
+        return V(v.e, v.lo, v.hi, v.ibits, True, f, node=n)
 
     def is_negative(self, a: V, n: Node) -> hir.Expr:
         sp = self.src.span(n)
@@ -1249,7 +1252,6 @@ class Lowerer:
         sp = self.src.span(n)
         self.materialize(a, n)
         self.materialize(b, n)
-        assert a.e is not None and b.e is not None
         if a.type is BOOL or b.type is BOOL:
             if a.type is BOOL and b.type is BOOL and op in (Cmp.EQ, Cmp.NE):
                 return V(hir.Compare(BOOL, sp, op, a.e, b.e), node=n)
@@ -1272,15 +1274,14 @@ class Lowerer:
         sp = self.src.span(n)
         self.materialize(a, n)
         self.materialize(b, n)
-        assert a.e is not None and b.e is not None
         if a.type is BOOL and b.type is BOOL:
             return V(hir.IfExpr(BOOL, sp, c, a.e, b.e), node=n)
         self.number_of(a, n)
         self.number_of(b, n)
         if a.is_int and b.is_int and a.exact and b.exact:
             lo, hi = min(a.lo, b.lo), max(a.hi, b.hi)
-            assert a.bits is not None and b.bits is not None
-            bits = hir.IfExpr(I32, sp, c, a.bits, b.bits)
+            assert a.ibits is not None and b.ibits is not None
+            bits = hir.IfExpr(I32, sp, c, a.ibits, b.ibits)
             mz = a.mz or b.mz
 
             def f() -> hir.Expr:
@@ -1304,11 +1305,11 @@ class Lowerer:
         self.number_of(v, idx_node)
         if not v.is_int:
             raise self.error(idx_node, "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
-        assert v.bits is not None
+        assert v.ibits is not None
         if v.type in (I32, U32):
             return name, v.e  # type: ignore[return-value]
         # an index beyond 32 bits is outside the array in JavaScript too: its low 32 bits address
-        return name, self.as_u32(v.bits) if v.lo >= 0 else v.bits
+        return name, self.as_u32(v.ibits) if v.lo >= 0 else v.ibits
 
     def load(self, arr: str, idx: hir.Expr, n: Node) -> V:
         elem = self.arrays[arr].elem
@@ -1448,7 +1449,6 @@ class Lowerer:
 
     def wave_value(self, x: V, n: Node, name: str) -> hir.Expr:
         self.number_of(x, n)
-        assert x.e is not None
         if x.is_int and x.type in (I32, U32) and not x.mz:
             return x.e
         if x.type is F32:
@@ -1482,7 +1482,7 @@ class Lowerer:
         idx = self.expr(args[1])
         if not idx.is_int:
             raise self.error(args[1], "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
-        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.bits)  # type: ignore[arg-type]
+        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)  # type: ignore[arg-type]
         vals = tuple(self.convert_to(self.expr(a), elem, a) for a in args[2:])
         r = hir.Call(elem, sp, name, (ie, *vals), an)  # type: ignore[arg-type]
         if elem.is_int:
@@ -1509,7 +1509,6 @@ class Lowerer:
             if name != "sqrt" and x.is_int:
                 return x  # an integer is its own floor and ceiling
             if name != "sqrt" and x.type in (F32, F16):  # exact: the result is a value of x's type
-                assert x.e is not None
                 return V(hir.Call(x.type, sp, name, (x.e,)), node=n)
             e = hir.Call(F64, sp, name, (self.f64(x, args[0]),))
             return V(e, op=(name, x) if name == "sqrt" else None, node=n)
@@ -1534,23 +1533,22 @@ class Lowerer:
                 f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
                 f"to f32, Math.fround(Math.{name}(x)) of an f32 x, or call wave.{name}(x)"
             )
-            return V(None, op=(name, x), only_f32=msg, node=n)
+            return V(hir.Const(F32, sp, math.nan), op=(name, x), only_f32=msg, node=n)  # e: never read
         if name == "abs":
             if len(args) != 1:
                 raise self.error(n, "Math.abs(x) takes one argument")
             x = self.expr(args[0])
             self.number_of(x, args[0])
-            assert x.e is not None
             if x.is_int and x.exact and (x.lo >= 0 or _fits(x.lo, x.hi, I32_RANGE)):
                 lo = 0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
                 hi = max(abs(x.lo), abs(x.hi))
-                bits = hir.Call(I32, sp, "abs", (x.bits,))  # type: ignore[arg-type]
+                bits = hir.Call(I32, sp, "abs", (x.ibits,))  # type: ignore[arg-type]
 
                 def fa() -> hir.Expr:
                     return hir.Call(F64, sp, "abs", (self.f64(x, args[0]),))
 
                 if x.lo >= 0:  # itself, but never -0
-                    return x if not x.mz else self.make_int(x.bits, x.lo, x.hi, False, fa, n)  # type: ignore[arg-type]
+                    return x if not x.mz else self.make_int(x.ibits, x.lo, x.hi, False, fa, n)  # type: ignore[arg-type]
                 return self.make_int(bits, lo, hi, False, fa, n)
             t = x.type if x.type in (F32, F16) else F64
             e = x.e if t is x.type else self.f64(x, args[0])
@@ -1574,12 +1572,11 @@ class Lowerer:
         sp = self.src.span(n)
         self.number_of(a, n)
         self.number_of(b, n)
-        assert a.e is not None and b.e is not None
         if a.is_int and b.is_int and a.exact and b.exact and not a.mz and not b.mz:
             for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
                 if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):
-                    x = a.bits if t is I32 else self.as_u32(a.bits)  # type: ignore[arg-type]
-                    y = b.bits if t is I32 else self.as_u32(b.bits)  # type: ignore[arg-type]
+                    x = a.ibits if t is I32 else self.as_u32(a.ibits)  # type: ignore[arg-type]
+                    y = b.ibits if t is I32 else self.as_u32(b.ibits)  # type: ignore[arg-type]
                     fn = max if name == "max" else min
                     lo, hi = fn(a.lo, b.lo), fn(a.hi, b.hi)
                     return self.int_v(hir.Call(t, sp, name, (x, y)), lo, hi, n)
@@ -1601,7 +1598,7 @@ class Lowerer:
 def _common_int(a: V, b: V) -> ScalarType | None:
     """i32 or u32 when both integer ranges fit it (i32 first)."""
     for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
-        if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):  # type: ignore[arg-type]
+        if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):
             return t
     return None
 
