@@ -295,3 +295,22 @@ def test_stores_convert_as_typed_arrays_do() -> None:
     assert r["u8"].tolist() == [to_int(x, 8, False) for x in d]
     assert r["i16"].tolist() == [to_int(x * 200, 16, True) for x in d]
     assert r["h"].tolist() == d.astype(np.float32).astype(np.float16).tolist()
+
+
+def test_function_forms_outside_the_language() -> None:
+    with pytest.raises(CompileError) as e:
+        TYPESCRIPT.parse(
+            "/** @kernel */\nasync function k(a: Float32Array, n: u32 = 3, m?: u32, ...r: number[]): void {}\n", "f.ts"
+        )
+    text = "\n".join(d.render() for d in e.value.diagnostics)
+    assert "f.ts:2:1: error: kernels are not async functions" in text
+    assert "f.ts:2:35: error: kernel parameters are plain" in text  # n: u32 = 3
+    assert "f.ts:2:47: error: kernel parameters are plain" in text  # m?: u32
+    assert "f.ts:2:56: error: a kernel parameter is a plain name" in text  # ...r
+
+
+def test_the_marker_may_sit_among_other_comments() -> None:
+    fns = TYPESCRIPT.parse(
+        "/** @kernel */\n// the first kernel\nfunction k(a: Float32Array): void { a[0] = 1; }\n", "c.ts"
+    )
+    assert [f.name for f in fns] == ["k"] and fns[0].options == {}

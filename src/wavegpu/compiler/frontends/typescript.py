@@ -231,8 +231,11 @@ class Lowerer:
         for p in fn.child_by_field_name("parameters").named_children:
             if p.type == "comment":
                 continue
-            if p.type != "required_parameter":
-                raise self.error(p, "kernel parameters are plain `name: Type` parameters (no defaults, no rest)")
+            if p.type != "required_parameter" or p.child_by_field_name("value") is not None:
+                self.error(
+                    p, "kernel parameters are plain `name: Type` parameters (no defaults, no rest, not optional)"
+                )
+                continue
             pat = p.child_by_field_name("pattern")
             if pat is None or pat.type != "identifier":
                 self.error(p, "a kernel parameter is a plain name")
@@ -265,6 +268,8 @@ class Lowerer:
             self.error(ret, "kernels return nothing (`: void`): write results to an array")
         if fn.child_by_field_name("type_parameters") is not None:
             self.error(fn.child_by_field_name("type_parameters"), "kernels are not generic")
+        if any(c.type == "async" for c in fn.children):
+            self.error(fn, "kernels are not async functions")
         self.scopes.append({})
         body = self.block(fn.child_by_field_name("body"))
         if self.diags:
@@ -1689,17 +1694,17 @@ def _kernels(src: Source, root: Node) -> tuple[list[tuple[Node, dict[str, object
     consts: dict[str, float | int] = {}
     marked: list[tuple[Node, dict[str, object]]] = []
     plain: list[Node] = []
-    prev_comment: Node | None = None
+    comments: list[Node] = []  # the comments right before the current statement
     for top in root.named_children:
         node = top
         if top.type == "export_statement":
             d = top.child_by_field_name("declaration")
             node = d if d is not None else top
         if node.type == "function_declaration":
-            comment = prev_comment
-            if comment is not None and KERNEL_TAG.search(src.node_text(comment)):
+            doc = "\n".join(src.node_text(c) for c in comments)
+            if KERNEL_TAG.search(doc):
                 opts: dict[str, object] = {}
-                m = WORKGROUP_TAG.search(src.node_text(comment))
+                m = WORKGROUP_TAG.search(doc)
                 if m:
                     opts["workgroup"] = tuple(int(g) for g in m.groups() if g)
                 marked.append((node, opts))
@@ -1717,7 +1722,7 @@ def _kernels(src: Source, root: Node) -> tuple[list[tuple[Node, dict[str, object
                         val = None
                     if val is not None:
                         consts[src.node_text(d.child_by_field_name("name"))] = val
-        prev_comment = top if top.type == "comment" else None
+        comments = [*comments, top] if top.type == "comment" else []
     if marked:
         return marked, consts, False
     return [(p, {"workgroup": (256,)}) for p in plain], consts, True
