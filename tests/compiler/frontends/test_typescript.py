@@ -89,6 +89,8 @@ def test_parameter_types_are_checked() -> None:
         ("string", "strings are not supported"),
         ("Uint8ClampedArray", "Uint8ClampedArray clamps"),
         ("Map<number, number>", "unknown parameter type"),
+        ("number", "scalar parameters are 32-bit values"),
+        ("f64", "pass it in a Float64Array"),
     ):
         with pytest.raises(CompileError, match=fragment) as e:
             TYPESCRIPT.parse(f"/** @kernel */\nfunction k(x: {ann}): void {{}}\n", "p.ts")

@@ -33,7 +33,7 @@ def _tsc() -> str | None:
     return shutil.which("tsc")
 
 
-# every builtin under its TypeScript spelling (f64 scalar parameters are left out: see the report)
+# every builtin under its TypeScript spelling
 EVERY_BUILTIN = """// Every builtin of the kernel language under its TypeScript spelling.
 const N = 64;
 

@@ -257,6 +257,13 @@ class Lowerer:
                 continue
             if isinstance(t, ArrayType):
                 self.arrays[name] = t
+            elif t is F64:
+                self.error(
+                    ann,
+                    f"scalar parameters are 32-bit values (f32, i32, u32, f16); {self.text(ann.named_children[0])} "
+                    f"is an f64: pass it in a Float64Array ({name}: Float64Array, read {name}[0]) or declare it f32",
+                )
+                continue
             else:
                 self.vars[name] = t
                 lo, hi = (I32_RANGE if t is I32 else U32_RANGE) if t.is_int else (None, None)
