@@ -15,6 +15,7 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 mkdir -p "$DIR"
 echo "node-tools: installing typescript@$TYPESCRIPT_VERSION into $DIR"
-npm install --prefix "$DIR" --no-audit --no-fund --silent "typescript@$TYPESCRIPT_VERSION" >/dev/null 2>&1 \
+timeout 300 npm install --prefix "$DIR" --no-audit --no-fund --silent --fetch-retries=1 \
+    --fetch-timeout=60000 "typescript@$TYPESCRIPT_VERSION" >/dev/null 2>&1 \
     || echo "node-tools: could not install typescript (the tsc test will skip)"
 exit 0
