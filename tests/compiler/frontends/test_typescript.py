@@ -316,3 +316,14 @@ def test_the_marker_may_sit_among_other_comments() -> None:
         "/** @kernel */\n// the first kernel\nfunction k(a: Float32Array): void { a[0] = 1; }\n", "c.ts"
     )
     assert [f.name for f in fns] == ["k"] and fns[0].options == {}
+
+
+def test_names_with_dollars_and_hidden_suffixes_are_kept_apart() -> None:
+    """TypeScript names may contain $ (HIR's temporaries) or end in __len (hidden arguments)."""
+    a = np.array([1.5, 2.5], np.float32)
+    o = np.zeros(1, np.int32)
+    body = (
+        "  let a__len = 5;\n  let $t1 = 2;\n  let $ts1 = 3;\n  const x = Math.max(a[0], a[1]);\n"
+        "  o[0] = a__len + $t1 + $ts1 + a.length + (x | 0);"
+    )
+    assert _run(body, "a: Float32Array, o: Int32Array", a=a, o=o)["o"][0] == 5 + 2 + 3 + 2 + 2

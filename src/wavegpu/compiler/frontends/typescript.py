@@ -205,7 +205,10 @@ class Lowerer:
 
     def fresh(self, hint: str, t: ScalarType) -> str:
         self.tmp += 1
-        name = f"${hint}{self.tmp}"
+        name = f"${hint}{self.tmp}"  # user names never start with $ in HIR (declare renames them)
+        while name in self.vars:
+            self.tmp += 1
+            name = f"${hint}{self.tmp}"
         self.vars[name] = t
         return name
 
@@ -214,11 +217,14 @@ class Lowerer:
             raise self.error(n, f"{name!r} is already declared in this block")
         if name in NAMESPACES or name in ("Math", "Atomics"):
             raise self.error(n, f"{name!r} is a builtin namespace")
-        hname = name
+        # HIR names: a TypeScript name may contain $, which HIR keeps for temporaries, and may end
+        # in __len, which hidden arguments use
+        base = name.replace("$", "_S_")
+        hname = base
         k = 1
-        while hname in self.vars or hname in self.arrays:
+        while hname in self.vars or hname in self.arrays or hname.endswith(HIDDEN) or hname in self.params:
             k += 1
-            hname = f"{name}${k}"
+            hname = f"{base}${k}"
         self.vars[hname] = t
         b = Binding(hname, t, const, declared)
         self.scopes[-1][name] = b
