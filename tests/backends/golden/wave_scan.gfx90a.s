@@ -8,8 +8,8 @@ wave_scan:
   s_mov_b32 s8, 0  ; registers start at zero
   s_mov_b32 s9, 0  ; registers start at zero
   s_mov_b32 s10, 0  ; registers start at zero
-  v_mov_b32 v9, 0  ; registers start at zero
-  v_mov_b32 v8, 0  ; registers start at zero
+  v_mov_b32 v7, 0  ; registers start at zero
+  v_mov_b32 v6, 0  ; registers start at zero
   s_load_dwordx4 s[4:7], s[0:1], 0
   s_waitcnt lgkmcnt(0)
   s_mov_b64 s[6:7], s[4:5]
@@ -23,67 +23,35 @@ wave_scan:
   s_waitcnt lgkmcnt(0)
   v_mov_b32 v1, s0
   v_mul_lo_u32 v1, s1, v1
-  v_add_u32 v7, v1, v2
-  v_lshlrev_b32 v6, 2, v7
-  v_add_u32 v2, s8, v6
-  global_load_dword v5, v2, s[6:7]
+  v_add_u32 v5, v1, v2
+  v_lshlrev_b32 v4, 2, v5
+  v_add_u32 v2, s8, v4
+  global_load_dword v3, v2, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
   s_waitcnt vmcnt(0)
-  v_cndmask_b32_e64 v4, v1, v5, s[0:1]
-  v_mbcnt_lo_u32_b32 v3, -1, 0
-  v_mbcnt_hi_u32_b32 v3, -1, v3
-  v_mov_b32 v2, v4
-  v_add_u32 v1, -1, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 1, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
-  v_add_u32 v1, -2, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 2, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
-  v_add_u32 v1, -4, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 4, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
-  v_add_u32 v1, -8, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 8, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
-  v_add_u32 v1, -16, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 16, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
-  v_add_u32 v1, -32, v3
-  v_lshlrev_b32 v1, 2, v1
-  ds_bpermute_b32 v1, v1, v2
-  v_cmp_le_u32 vcc, 32, v3
-  s_waitcnt lgkmcnt(0)
-  v_cndmask_b32 v1, 0, v1, vcc
-  v_add_u32 v2, v2, v1
+  v_cndmask_b32_e64 v2, v1, v3, s[0:1]
+  v_mov_b32 v1, v2
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_shr:4 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_shr:8 row_mask:0xf bank_mask:0xf bound_ctrl:1
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_bcast:15 row_mask:0xa bank_mask:0xf
+  s_nop 1  ; hazard
+  v_add_u32_dpp v1, v1, v1 row_bcast:31 row_mask:0xc bank_mask:0xf
   s_mov_b64 exec, s[0:1]
-  v_sub_u32 v1, v2, v4
-  v_add_u32 v1, v1, v5
-  v_add_u32 v2, s9, v6
+  v_sub_u32 v1, v1, v2
+  v_add_u32 v1, v1, v3
+  v_add_u32 v2, s9, v4
   global_store_dword v2, v1, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
-  v_cndmask_b32_e64 v1, v1, v5, s[0:1]
+  v_cndmask_b32_e64 v1, v1, v3, s[0:1]
   s_nop 1  ; hazard
   v_add_u32_dpp v1, v1, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
   s_nop 1  ; hazard
@@ -102,34 +70,34 @@ wave_scan:
   s_mov_b64 s[0:1], exec
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lwave_scan_endif_2
-  v_mov_b32 v9, 64
-  v_cvt_f32_u32 v0, v9
+  v_mov_b32 v7, 64
+  v_cvt_f32_u32 v0, v7
   v_rcp_iflag_f32 v0, v0
   v_mul_f32 v0, 0x4f7ffffe, v0
   v_cvt_u32_f32 v1, v0
-  v_sub_u32 v0, 0, v9
+  v_sub_u32 v0, 0, v7
   v_mul_lo_u32 v0, v0, v1
   v_mul_hi_u32 v0, v1, v0
   v_add_u32 v1, v1, v0
-  v_mul_hi_u32 v3, v7, v1
-  v_mul_lo_u32 v0, v3, v9
-  v_sub_u32 v2, v7, v0
+  v_mul_hi_u32 v3, v5, v1
+  v_mul_lo_u32 v0, v3, v7
+  v_sub_u32 v2, v5, v0
   v_add_u32 v1, 1, v3
-  v_sub_u32 v0, v2, v9
-  v_cmp_ge_u32 vcc, v2, v9
+  v_sub_u32 v0, v2, v7
+  v_cmp_ge_u32 vcc, v2, v7
   v_cndmask_b32 v3, v3, v1, vcc
   v_cndmask_b32 v2, v2, v0, vcc
   v_add_u32 v1, 1, v3
-  v_sub_u32 v0, v2, v9
-  v_cmp_ge_u32 vcc, v2, v9
+  v_sub_u32 v0, v2, v7
+  v_cmp_ge_u32 vcc, v2, v7
   v_cndmask_b32 v3, v3, v1, vcc
   v_cndmask_b32 v2, v2, v0, vcc
-  v_cmp_eq_u32 vcc, 0, v9
+  v_cmp_eq_u32 vcc, 0, v7
   v_mov_b32 v0, -1
-  v_cndmask_b32 v8, v3, v0, vcc
-  v_lshl_add_u32 v8, v8, 2, s10
+  v_cndmask_b32 v6, v3, v0, vcc
+  v_lshl_add_u32 v6, v6, 2, s10
   v_mov_b32 v0, s4
-  global_store_dword v8, v0, s[6:7]
+  global_store_dword v6, v0, s[6:7]
 .Lwave_scan_endif_2:
   s_mov_b64 exec, s[0:1]
   s_endpgm
@@ -148,9 +116,9 @@ wave_scan:
     .amdhsa_system_sgpr_workgroup_id_y 0
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 1
-    .amdhsa_next_free_vgpr 10
+    .amdhsa_next_free_vgpr 8
     .amdhsa_next_free_sgpr 11
-    .amdhsa_accum_offset 12
+    .amdhsa_accum_offset 8
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -167,7 +135,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 11
-    .vgpr_count: 10
+    .vgpr_count: 8
     .agpr_count: 0
     .max_flat_workgroup_size: 1024
     .args:

@@ -119,7 +119,7 @@ HOW = {
     VOp.ATOM: "global_atomic/ds atomics (returning)",
     VOp.RED: "global_atomic/ds atomics",
     VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
-    VOp.PREFIX: "ds_bpermute scan, identity in inactive lanes",
+    VOp.PREFIX: "DPP scan (row_shr, row_bcast), identity in inactive lanes",
     VOp.SHUFFLE: "ds_bpermute_b32",
     VOp.SQRT: "correctly rounded: f32 estimate with one-ulp fma corrections; f64 LLVM's rsq/fma sequence",
     VOp.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
@@ -1259,6 +1259,14 @@ DPP_REDUCE = (
     ("row_bcast:15", "0xa"),
     ("row_bcast:31", "0xc"),
 )
+DPP_SCAN = (
+    "row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "row_shr:2 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "row_shr:4 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "row_shr:8 row_mask:0xf bank_mask:0xf bound_ctrl:1",
+    "row_bcast:15 row_mask:0xa bank_mask:0xf",
+    "row_bcast:31 row_mask:0xc bank_mask:0xf",
+)
 RED_V = {
     (ReduceOp.ADD, T.U32): "v_add_u32",
     (ReduceOp.MIN, T.S32): "v_min_i32",
@@ -1389,17 +1397,14 @@ def _wave(s: Selector, inst: Instruction) -> None:
             return
         scalar_or_vector(s, d, lambda t: s.emit("s_mov_b32", t, res), lambda t: s._valu("v_mov_b32", t, [res]))
         return
-    lane = _lane(s)
+    # inclusive scan by DPP (Kogge-Stone inside each row of 16 lanes: row_shr 1, 2, 4, 8 with
+    # bound_ctrl, so lanes shifted in from outside the row read 0, the identity; then row 0's
+    # total into row 1 and row 2's into row 3 (row_bcast:15), lanes 0-31's into rows 2-3
+    # (row_bcast:31)); the exclusive prefix is the inclusive one minus the lane's own value
     inc = s.vtmp()
     s.emit("v_mov_b32", inc, x)
-    for k in (1, 2, 4, 8, 16, 32):
-        addr, y = s.vtmp(), s.vtmp()
-        s._valu("v_add_u32", addr, [Imm(-k), lane])
-        s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
-        s.emit("ds_bpermute_b32", y, addr, inc)
-        s._valu("v_cmp_le_u32", None, [Imm(k), lane])
-        s._valu("v_cndmask_b32", y, [Imm(0), y])
-        s._valu("v_add_u32", inc, [inc, y])
+    for ctrl in DPP_SCAN:
+        s.emit("v_add_u32_dpp", inc, inc, inc, mods=ctrl)
     s.emit("s_mov_b64", EXEC, save)
     s.div = outer
     vector_into(s, d, lambda t: s._valu("v_sub_u32", t, [inc, x]))
