@@ -114,6 +114,15 @@ export function statements(x: Float32Array, y: Int32Array, n: u32): void {
     }
     acc ^= j << 2;
   }
+  switch (acc & 3) {
+    case 0:
+      acc = (acc + 1) | 0;
+      break;
+    default:
+      acc ^= 5;
+    case 2:
+      acc = (acc - 2) | 0;
+  }
   let s: f32 = x[i];
   s = s * 0.5 + 1;
   x[i] = i % 2 === 0 ? s : -s;

@@ -423,8 +423,10 @@ class Lowerer:
             word = t.split("_")[0]
             if s.named_children:
                 raise self.error(s, f"labelled {word} is not supported in kernels")
-            if not self.loops:
+            if not self.loops or (word == "continue" and all(k == "switch" for k in self.loops)):
                 raise self.error(s, f"'{word}' outside a loop")
+            if word == "continue" and self.loops[-1] == "switch":
+                raise self.error(s, "'continue' inside a switch is not supported in kernels: use if / else if")
             if word == "continue" and self.loops[-1] in ("do", "for-general"):
                 kind = (
                     "do ... while"
@@ -444,10 +446,71 @@ class Lowerer:
         if t in ("for_in_statement",):
             raise self.error(s, "for ... of / for ... in iterate objects: write for (let i = 0; i < n; i++)")
         if t == "switch_statement":
-            raise self.error(s, "switch is not supported in kernels: use if / else if")
+            return self.switch(s)
         if t in ("try_statement", "throw_statement"):
             raise self.error(s, "exceptions are not supported in kernels")
         raise self.error(s, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def switch(self, s: Node) -> list[hir.Stmt]:
+        """switch (x) with constant case labels: a loop run once (break leaves it), a flag that turns
+        on at the clause where execution starts (the first case === x, else default) and stays on,
+        so the clauses after it run too (fall-through), as in JavaScript."""
+        sp = self.src.span(s)
+        vn = s.child_by_field_name("value")
+        v = self.expr(vn)
+        self.number_of(v, vn)
+        tmp = self.fresh("sw", v.type)
+        var = hir.Var(v.type, sp, tmp)
+        if v.is_int and v.type in (I32, U32):
+            x = self.int_v(var, v.lo, v.hi, vn)
+        else:
+            x = V(var, node=vn)
+        flag = self.fresh("swon", BOOL)
+        on = hir.Var(BOOL, sp, flag)
+        clauses = [
+            c for c in s.child_by_field_name("body").named_children if c.type in ("switch_case", "switch_default")
+        ]
+        tests: list[hir.Expr] = []
+        for c in clauses:
+            if c.type == "switch_case":
+                label = c.child_by_field_name("value")
+                if self.fold(label) is None:
+                    raise self.error(label, "case labels are constant expressions in kernels")
+                tests.append(self.compare(Cmp.EQ, x, self.expr(label), label).e)
+        some: hir.Expr = hir.Const(BOOL, sp, False)
+        for t in tests:
+            some = hir.Logical(BOOL, sp, hir.LogicalOp.OR, some, t)
+        body: list[hir.Stmt] = []
+        self.loops.append("switch")
+        self.scopes.append({})  # the clauses share one block scope
+        k = 0
+        try:
+            for c in clauses:
+                if c.type == "switch_case":
+                    start: hir.Expr = tests[k]
+                    k += 1
+                else:
+                    start = hir.Unary(BOOL, sp, hir.UnaryOp.NOT, some)
+                off = hir.Unary(BOOL, sp, hir.UnaryOp.NOT, on)
+                turn_on = hir.Assign(sp, flag, hir.Const(BOOL, sp, True))
+                body.append(hir.If(sp, hir.Logical(BOOL, sp, hir.LogicalOp.AND, off, start), (turn_on,), ()))
+                inner: list[hir.Stmt] = []
+                for st in c.children_by_field_name("body"):
+                    try:
+                        inner.extend(self.stmt(st))
+                    except _Bail:
+                        continue
+                if inner:
+                    body.append(hir.If(sp, on, tuple(inner), ()))
+        finally:
+            self.scopes.pop()
+            self.loops.pop()
+        body.append(hir.Break(sp))
+        return [
+            hir.Assign(sp, tmp, v.e),
+            hir.Assign(sp, flag, hir.Const(BOOL, sp, False)),
+            hir.While(sp, hir.Const(BOOL, sp, True), tuple(body)),
+        ]
 
     def declaration(self, d: Node, const: bool) -> list[hir.Stmt]:
         name_node = d.child_by_field_name("name")
