@@ -329,3 +329,25 @@ def test_a_shift_read_twice_does_not_fuse() -> None:
 """
     code = _code(_text(src))
     assert any(c.startswith("v_lshlrev_b32") for c in code) and not any(c.startswith("v_lshl_add") for c in code)
+
+
+def test_constant_address_offsets_fold_into_the_memory_instruction() -> None:
+    src = """
+.kernel k
+.param a, buffer, u32
+    mov.u32 r1, %tid.x
+    shl.b32 r1, r1, 2
+    add.u32 r2, r1, 64
+    ld.global.u32 r3, [r2]
+    add.u32 r4, r1, 128
+    st.local.b32 [r4+4], r3
+    add.u32 r5, r1, 8
+    ld.global.u32 r6, [r5]
+    st.global.b32 [r5], r6
+    ret
+.end
+"""
+    code = _code(_text(src))
+    assert any(re.match(r"global_load_dword v\d+, v\d+, s\[\d+:\d+\] offset:64$", c) for c in code)
+    assert any(re.match(r"ds_write_b32 v\d+, v\d+ offset:132$", c) for c in code)
+    assert any(c.startswith("v_add_u32") and ", 8," in c for c in code)  # r5 is read twice: kept

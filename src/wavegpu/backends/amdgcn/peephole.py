@@ -10,9 +10,14 @@ both under the same EXEC (adjacent instructions) and only when the fused VOP3 fo
 literal, at most one SGPR). Address offsets are folded into the `ds_*`/`global_*` immediates by
 the selector (`rows._addr`), where the WAVE memory operand carries them.
 
+`fold_offsets` then folds an address computation into the memory instruction's immediate:
+`v_add_u32 t, K, base` right before a `ds_*`/`global_*` instruction whose address is t, when t
+dies there (liveness) and the sum of offsets fits (DS 0..65535, global -4096..4095).
+
 Two clean-ups run first: `s_cmp_lg_u64 P, 0` right after `s_cselect_b64 P, -1, 0` only recomputes
 SCC and goes; an ALU instruction whose results (virtual registers) nobody reads goes too
-(repeatedly: removing one reader can leave its sources unread).
+(repeatedly: removing one reader can leave its sources unread), and so does a scalar load of
+an argument nobody reads.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ IMPURE = frozenset({"s_waitcnt", "s_barrier", "s_endpgm", "s_nop", "s_branch", "
 
 
 def _removable(mi: MI, reads: Counter[int]) -> bool:
-    if mi.op in IMPURE or not mi.op.startswith(PURE) or mi.op.startswith(("s_load", "s_cbranch", "s_cmp")):
+    if mi.op in IMPURE or not mi.op.startswith(PURE) or mi.op.startswith(("s_cbranch", "s_cmp")):
         return False
     if mi.ndefs == 0 or mi.defs_extra or mi.partial:
         return False
@@ -85,6 +90,57 @@ def clean(mis: list[MI]) -> list[MI]:
         out = kept
 
 
+OFFSET_RANGE = {"ds_": (0, 65535), "global_": (-4096, 4095)}
+
+
+def _offset(mods: str) -> tuple[int, str]:
+    rest = []
+    off = 0
+    for part in mods.split():
+        if part.startswith("offset:"):
+            off = int(part.split(":", 1)[1], 0)
+        else:
+            rest.append(part)
+    return off, " ".join(rest)
+
+
+def fold_offsets(mis: list[MI]) -> list[MI]:
+    from ...codegen import instruction_liveness
+    from .regalloc import def_use, successors
+
+    nodes: dict[int, int] = {}
+    dl, ul = [], []
+    for mi in mis:
+        d, u = def_use(mi)
+        dl.append(sum(1 << nodes.setdefault(id(r), len(nodes)) for r in d))
+        ul.append(sum(1 << nodes.setdefault(id(r), len(nodes)) for r in u))
+    _, live_out = instruction_liveness(successors(mis), dl, ul)
+    drop: set[int] = set()
+    for i in range(len(mis) - 1):
+        a, b = mis[i], mis[i + 1]
+        prefix = next((p for p in OFFSET_RANGE if b.op.startswith(p)), None)
+        if a.op != "v_add_u32" or a.partial or prefix is None or b.op == "ds_bpermute_b32":
+            continue
+        t = a.ops[0]
+        k_op, base = a.ops[1], a.ops[2]
+        if not isinstance(t, VR) or not isinstance(k_op, Imm) or not (isinstance(base, VR | Sub) and not is_s(base)):
+            continue
+        at = 1 if b.ndefs else 0
+        if len(b.ops) <= at or b.ops[at] is not t or sum(1 for o in b.ops if o is t) != 1:
+            continue
+        if (live_out[i + 1] >> nodes[id(t)]) & 1:
+            continue
+        k = k_op.value - (1 << 32) if k_op.value >= 1 << 31 else k_op.value
+        off, rest = _offset(b.mods)
+        lo, hi = OFFSET_RANGE[prefix]
+        if not lo <= off + k <= hi:
+            continue
+        b.ops[at] = base
+        b.mods = (f"offset:{off + k} " + rest).strip() if off + k else rest
+        drop.add(i)
+    return [mi for j, mi in enumerate(mis) if j not in drop]
+
+
 def fuse(mis: list[MI]) -> list[MI]:
     mis = clean(mis)
     reads = _reads(mis)
@@ -112,4 +168,4 @@ def fuse(mis: list[MI]) -> list[MI]:
                 continue
         out.append(a)
         i += 1
-    return out
+    return fold_offsets(out)
