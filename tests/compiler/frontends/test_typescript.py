@@ -285,7 +285,9 @@ def test_stores_convert_as_typed_arrays_do() -> None:
         i16=i16,
         h=h,
     )
-    assert r["f"].tolist() == d.astype(np.float32).tolist()
+    with np.errstate(over="ignore"):  # 1e300 rounds to inf in f32, as in JavaScript
+        d32 = d.astype(np.float32)
+    assert r["f"].tolist() == d32.tolist()
 
     def to_int(x: float, bits: int, signed: bool) -> int:  # ECMAScript ToInt8/ToUint8/ToInt16...
         if not np.isfinite(x):
@@ -295,7 +297,8 @@ def test_stores_convert_as_typed_arrays_do() -> None:
 
     assert r["u8"].tolist() == [to_int(x, 8, False) for x in d]
     assert r["i16"].tolist() == [to_int(x * 200, 16, True) for x in d]
-    assert r["h"].tolist() == d.astype(np.float32).astype(np.float16).tolist()
+    with np.errstate(over="ignore"):
+        assert r["h"].tolist() == d32.astype(np.float16).tolist()
 
 
 def test_function_forms_outside_the_language() -> None:
