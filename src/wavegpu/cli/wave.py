@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -381,6 +382,12 @@ def run_cmd(
     help="print the IR after a stage: hir, mir, a pass name, lir, regalloc, or all",
 )
 @click.option("--passes", default=None, metavar="P1,P2,...", help="run exactly these passes instead of -O's")
+@click.option(
+    "--lang",
+    default=None,
+    type=click.Choice(["python", "rust", "cpp", "typescript"]),
+    help="source language (default: from the file suffix: .py .rs .cpp/.cc/.cu/.hpp .ts)",
+)
 @user_errors
 def compile_cmd(
     source: str,
@@ -389,8 +396,9 @@ def compile_cmd(
     max_registers: int | None,
     dump_after: tuple[str, ...],
     passes: str | None,
+    lang: str | None,
 ) -> None:
-    """Compile a Python kernel file to .wbin."""
+    """Compile a kernel source file (Python, Rust, C++ or TypeScript) to .wbin."""
     from ..compiler import STAGES
     from ..runtime.kernel import compile as compile_source
 
@@ -398,7 +406,7 @@ def compile_cmd(
     if bad:
         raise click.UsageError(f"--dump-after {bad[0]}: stages are {', '.join(STAGES)}, all")
     langs = source_languages()
-    if os.path.splitext(source)[1] not in langs:
+    if lang is None and os.path.splitext(source)[1] not in langs:
         raise WaveError(
             f"{source}: wave compile reads kernel source files ({', '.join(langs)}); "
             "assemble .wave files with `wave asm`"
@@ -409,7 +417,7 @@ def compile_cmd(
     dumps: list[tuple[str, str]] = []
     plist = [p for p in passes.split(",") if p] if passes is not None else None
     prog = compile_source(
-        source, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps, passes=plist
+        Path(source), lang=lang, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps, passes=plist
     )
     for stage, text in dumps:
         click.echo(f";; ---- after {stage}")

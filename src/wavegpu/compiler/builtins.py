@@ -103,6 +103,11 @@ F64_MATH = frozenset({"sqrt", "floor", "ceil"})  # the math that also takes f64
 FENCE_SCOPES = ("wave", "workgroup", "device")
 DEFAULT_SCOPE = "device"
 AXES = (0, 1, 2)
+# The Rust toolchain records a 256-thread workgroup in every binary, and its kernels call an
+# axis-less thread_id() for the id within it (COMPAT.md): a kernel in that dialect (an axis-less
+# thread_id() and no workgroup of its own) records this workgroup too, so `wave-emu` runs it as
+# that toolchain's CI does.
+TOOLCHAIN_WORKGROUP = (256, 1, 1)
 ATOMIC_TYPES = (I32, U32, F32)  # the element types atomics work on
 F32_ATOMICS = frozenset({"atomic_add", "atomic_exchange", "atomic_cas"})
 WAVE_TYPES = (I32, U32, F32)

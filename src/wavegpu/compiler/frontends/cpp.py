@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
-from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, parse
 
@@ -491,6 +491,8 @@ class Lowering:
                     options["workgroup"] = tuple(
                         self.const_int(x, "a workgroup size", lo=1) for x in args.named_children
                     )
+        if getattr(self, "toolchain_dialect", False) and "workgroup" not in options:
+            options["workgroup"] = TOOLCHAIN_WORKGROUP
         return hir.Function(
             name, tuple(params), tuple(body), variables, tuple(self.locals), self.src.file, options=options
         )
@@ -1654,6 +1656,8 @@ class Lowering:
         sp = self.span(n)
         std = scope == "std"
         if name in IDS:
+            if name == "thread_id" and not args:
+                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
             if name in builtins.NO_AXIS:
                 if args:
                     raise self.error(n, f"{name}() takes no arguments")

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
-from ..builtins import ATOMICS, IDS, MATH1, VOID, WAVE1, WAVE2
+from ..builtins import ATOMICS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
 from .treesitter import Node
@@ -299,6 +299,7 @@ class Lowering:
         self.loop_depth = 0
         self.tmp = 0
         self.fn_name = self.text(fn.child_by_field_name("name"))
+        self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
 
     # -- helpers
     def text(self, n: Node) -> str:
@@ -1595,6 +1596,8 @@ class Lowering:
         sp = self.span(n)
         if name in IDS:
             axis = 0
+            if name == "thread_id" and not args:
+                self.toolchain_dialect = True
             if name in builtins.NO_AXIS:
                 self.nargs(n, args, 0, name)
             elif args:
@@ -1909,6 +1912,8 @@ class RustKernels:
                 break
             else:  # pragma: no cover - inference settles in one step per variable
                 raise CompileError([Diagnostic("type inference did not settle", self.src.span(fn))])
+            if low.toolchain_dialect and "workgroup" not in opts:
+                opts = {**opts, "workgroup": TOOLCHAIN_WORKGROUP}
             out.append(
                 hir.Function(f.name, f.params, f.body, f.variables, f.locals, f.source_file, f.workgroup_size, opts)
             )
