@@ -144,6 +144,19 @@ def test_an_overrun_traps_on_the_emulator_and_leaves_the_host_alone() -> None:
         overrun(d, 64, grid=1, workgroup=32, check=True)
 
 
+@pytest.mark.skipif(not opencl.available()[0], reason="no OpenCL")
+def test_an_overrun_on_opencl_is_refused_and_changes_nothing() -> None:
+    """OpenCL cannot trap a write past an array: the heap is taken back only when every changed
+    byte lies in an array the kernel may write (the copy-back rule), else the call raises."""
+    d = to_device(np.arange(64, dtype=np.uint32), "opencl")
+    other = to_device(np.full(64, 5, np.uint32), "opencl")
+    with pytest.raises(wg.WaveError, match=r"wrote device address .* the device arrays keep their contents"):
+        overrun(d, 64, grid=1, workgroup=32, device="opencl")
+    assert np.array_equal(d.copy_to_host(), np.arange(64)) and (other.copy_to_host() == 5).all()
+    overrun(d, 0, grid=1, workgroup=32, device="opencl")  # in bounds: taken
+    assert (d.copy_to_host()[:32] == 7).all() and np.array_equal(d.copy_to_host()[32:], np.arange(32, 64))
+
+
 def test_dlpack_views_the_heap_in_place() -> None:
     d = to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
     v = np.from_dlpack(d)

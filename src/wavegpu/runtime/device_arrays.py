@@ -442,7 +442,7 @@ def run_resident(
                 boundscheck=boundscheck,
                 zero_division=check or boundscheck,
             )
-            h.host[: h.top] = res.memory[: h.top]
+            _adopt(h, res.memory, [(p, r) for p, r in zip((q for q in k.params if q.kind != "scalar"), regions)])
         for p, a, d, foreign in temps:
             if not p.writable:
                 continue
@@ -458,6 +458,34 @@ def run_resident(
         return res
     finally:
         temps.clear()
+
+
+def _adopt(h: Heap, memory: np.ndarray, arrays: list[tuple[Param, BufferRegion]]) -> None:
+    """Take a host device's memory after a run as the heap's contents, under the copy-back rule
+    (docs/sdk.md): every changed byte must lie in an array of a parameter the kernel may write;
+    otherwise (a write out of bounds, which OpenCL and SYCL cannot trap) the heap keeps what it
+    had and the call raises."""
+    assert h.host is not None
+    before, after = h.host[: h.top], memory[: h.top]
+    changed = before != after
+    if not changed.any():
+        return
+    allowed = np.zeros(h.top, dtype=bool)
+    for p, r in arrays:
+        if p.writable:
+            allowed[r.offset : r.offset + r.nbytes] = True
+    stray = changed & ~allowed
+    if stray.any():
+        at = int(np.argmax(stray))
+        owners = [p.name for p, r in arrays if r.offset <= at < r.offset + r.nbytes]
+        what = (
+            f"array {owners[0]!r}, which it may not write" if owners else "memory that belongs to no array it was given"
+        )
+        raise WaveError(
+            f"the kernel wrote device address {at}, in {what} (a write out of bounds?): the device arrays "
+            "keep their contents from before the call; run on the emulator with check=True to find the access"
+        )
+    np.copyto(before, after)
 
 
 def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> DeviceArray:
