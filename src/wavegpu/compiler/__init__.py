@@ -38,6 +38,19 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
             options.dumps.append((stage, text()))
 
     dump("hir", lambda: hir.dump(fn))
+    wide = [p for p in fn.params if not isinstance(p.type, ArrayType) and p.type.size > 4]
+    if wide:
+        raise CompileError(
+            [
+                Diagnostic(
+                    f"kernel {fn.name!r}: scalar parameter {p.name!r} is {p.type}, which does not fit the 32-bit "
+                    f"parameter register (DESIGN section 4: parameter i arrives in r(i)); pass it in a "
+                    f"one-element {p.type} array",
+                    p.span,
+                )
+                for p in wide
+            ]
+        )
     mir = lower_mir(fn)
     verify(mir, "lowering")
     dump("mir", lambda: dump_mir(mir))
