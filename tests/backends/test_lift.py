@@ -65,6 +65,10 @@ def test_every_renderer_translates_any_depth(deep: wg.Program, target: str) -> N
         assert text.count("vote.sync.ballot.b32 %m") >= DEPTH // 2  # one mask per if
         assert sum(line.startswith("$L_endloop") for line in text.splitlines()) == DEPTH // 2
         assert sum(line.startswith("$L_endif") for line in text.splitlines()) == (DEPTH + 1) // 2
+    elif target == "amdgcn":  # one join label per if and per loop
+        labels = [line for line in text.splitlines() if line.startswith(".L") and line.endswith(":")]
+        assert sum("_endloop_" in line for line in labels) == DEPTH // 2
+        assert sum("_endif_" in line for line in labels) == (DEPTH + 1) // 2
     else:
         body = text[text.index("r0 = a0;") :]
         assert body.count("if (p0) {") == (DEPTH + 1) // 2
