@@ -56,8 +56,19 @@ def corpus() -> tuple[Kernel, ...]:
     ]
     names = [k.name for k in ks]
     ks = [dataclasses.replace(k, name=f"{k.name}_{i}") if names.count(k.name) > 1 else k for i, k in enumerate(ks)]
-    # the one corpus kernel with an mma (W = 32 fragment layout) is refused; see test_refusals
-    return tuple(k for k in ks if not any(i.spec.key in rows.UNSUPPORTED for i in k.instructions))
+    # kernels with a refused row (the mma of the W = 32 fragment layout) or reading %clock are
+    # refused with a message (test_refusals_name_the_kernel_and_the_reason)
+    return tuple(k for k in ks if not any(_refused(i) for i in k.instructions))
+
+
+def _refused(inst: object) -> bool:
+    from wavegpu.isa.instruction import SReg
+    from wavegpu.isa.registers import SReg as SR
+
+    return inst.spec.key in rows.UNSUPPORTED or any(  # type: ignore[attr-defined]
+        isinstance(o, SReg) and o.id == SR.CLOCK
+        for o in inst.operands  # type: ignore[attr-defined]
+    )
 
 
 def _need(version: int) -> dict[str, str]:
@@ -270,3 +281,8 @@ def test_refusals_name_the_kernel_and_the_reason() -> None:
     ).kernels[0]
     with pytest.raises(wg.WaveError, match=r"kernel s, pc 1: sin\.f32: .*range reduction"):
         compile_kernel(k, target("gfx942"))
+    k = wg.assemble(".kernel c\n    mov.u32 r0, %clock\n    st.global.b32 [r0], r0\n    ret\n.end\n", "c.wave").kernels[
+        0
+    ]
+    with pytest.raises(wg.WaveError, match=r"kernel c: %clock"):
+        compile_kernel(k, target("gfx90a"))
