@@ -1,6 +1,7 @@
 """Emulator speed and memory: prints one table row per case (wall time, lane-instructions/s, peak MB).
 
     python benchmarks/emulator.py [--quick] [--repeat N]
+    python benchmarks/emulator.py --compiled [--quick] [--repeat N] [--big]   (both engines, issue 16)
 
 Each case runs once to warm up, then `--repeat` times; the best time is reported, measured around
 `wg.emulate` only (inputs are built beforehand; the copy of the memory image is included). Peak
@@ -107,7 +108,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="skip the largest sizes")
     ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--compiled", action="store_true", help="the two engines side by side (benchmarks/compiled_engine.py)"
+    )
+    args, rest = ap.parse_known_args()
+    if args.compiled:  # issue 16's table: NumPy engine, compiled engine, NumPy, OpenCL, the Rust emulator
+        import compiled_engine
+
+        compiled_engine.main([*(["--quick"] if args.quick else []), "--repeat", str(args.repeat), *rest])
+        return
+    if rest:
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
     makers: list[Callable[[], Case]] = [lambda: vector_add(1 << 16), lambda: vector_add(1 << 20)]
     if not args.quick:
         makers.append(lambda: vector_add(1 << 24))
