@@ -4,8 +4,11 @@ MIR op names are MIR's own vocabulary (dotted: `add`, `cmp.lt`, `load.global.u8`
 `atomic.cas.local`, `sreg.tid.x`, `wave.shuffle.xor`), not ISA mnemonics; selection maps them to
 rows by the rows' vocabulary (`compiler/select.py`, `lir/selection.py`). The families with a
 suffix take it from one list each: memory spaces, narrow element types, the ISA's `AtomOp`,
-`ReduceOp`, `ShuffleMode` and `Scope` (so selection can read every suffix back), compare
-conditions and special registers. `mir/verify.py` checks every instruction against `OPS`.
+`ReduceOp`, `ShuffleMode` and `Scope`, compare conditions and special registers, and each OpSpec
+carries its suffix typed (`family`, `space`, `elem`, `atom`, `reduce`, `shuffle`, `scope`,
+`sreg`), which selection reads instead of parsing the name. `mir/verify.py` checks every
+instruction against `OPS`; the types listed are those selection implements (a test selects every
+(op, type) pair of the table).
 """
 
 from __future__ import annotations
