@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ...codegen import InterferenceGraph, build_interference, color, instruction_liveness
 from ...codegen.interference import INF
 from ...errors import WaveError
-from .ir import MI, VR, Imm, Label, Neg, Operand, Phys, Sub, is_pseudo
+from .ir import MI, VR, Imm, Neg, Operand, Phys, Sub, is_pseudo
 
 BRANCHES = frozenset({"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_execz", "s_cbranch_execnz"})
 
@@ -322,6 +322,3 @@ def _spill_s(mis: list[MI], vr: VR, holder: VR, lane: int) -> list[MI]:
         lambda t, i, mi: MI("v_readlane_b32", [t, holder, Imm(lane + i)], 1),
         lambda t, i, mi: MI("v_writelane_b32", [holder, t, Imm(lane + i)], 1, partial=True),
     )
-
-
-_unused = Label

@@ -18,7 +18,7 @@ from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
 from ...isa.table import ROWS
-from ...isa.types import DataType, Kind
+from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode
 from ...isa.vocabulary import Op as VOp
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
@@ -547,7 +547,7 @@ def _setp(s: Selector, inst: Instruction) -> None:
         mn = f"v_cmp_{CMP_INT[cmp]}_{ty}"
 
     def vc(t: Operand) -> None:
-        s._valu(mn + "_e64", t, [a, b]) if False else _vcmp(s, mn, t, a, b)
+        _vcmp(s, mn, t, a, b)
         if uniform_dst:  # all ones or zero: the lanes agree (uniform operands)
             s.emit("s_and_b64", t, t, EXEC)
             s.emit("s_cmp_lg_u64", t, Imm(0), ndefs=0)
@@ -787,10 +787,6 @@ def _fsqrt32(s: Selector, d: Operand, a: Operand) -> None:
     # v_cmp_class: +-0 (bits 5, 6) and +inf (bit 9) give the input back
     _vcmp(s, "v_cmp_class_f32", m, x, s.to_v(Imm(0x260)))
     _cndmask(s, d, r, x, m)
-
-
-class _Neg:
-    pass
 
 
 def _neg(o: Operand) -> Operand:
@@ -1354,7 +1350,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
                 bb = s.vtmp()  # lane + min(b, 64): past the wave when b is (no 32-bit wrap)
                 s._valu("v_min_u32", bb, [Imm(64), s.to_v(b)])
                 s._valu("v_add_u32", src, [bb, lane])
-            _vcmp(s, "v_cmp_gt_u32", ok, s.to_v(Imm(64)) if False else Imm(64), s.to_v(src))
+            _vcmp(s, "v_cmp_gt_u32", ok, Imm(64), s.to_v(src))
             addr = s.vtmp()
             s._valu("v_lshlrev_b32", addr, [Imm(2), src])
             got = s.vtmp()
@@ -1408,6 +1404,3 @@ def _wave(s: Selector, inst: Instruction) -> None:
     s.emit("s_mov_b64", EXEC, save)
     s.div = outer
     vector_into(s, d, lambda t: s._valu("v_sub_u32", t, [inc, x]))
-
-
-_unused = (Kind, Rounding)

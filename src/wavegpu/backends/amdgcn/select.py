@@ -24,16 +24,16 @@ from collections.abc import Callable
 
 from ...errors import WaveError
 from ...isa.instruction import Imm as WImm
-from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
-from ...isa.types import SUBREGS, DataType, Kind, Role
-from ...isa.vocabulary import AtomOp, Cmp, Nest, ReduceOp, Rounding, Scope, ShuffleMode
+from ...isa.types import SUBREGS, DataType, Role
+from ...isa.vocabulary import AtomOp, Cmp, Nest
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..lift import If, Loop, Node, Op, lift
 from . import abi
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
-from .isa import COMMUTATIVE, FAMILY, TRANS
+from .isa import COMMUTATIVE, FAMILY
 from .target import WAVE, Target
 from .uniform import analyse
 
@@ -767,4 +767,3 @@ def _last_op(tree: list[Node]) -> Op | None:
 
 
 __all__ = ["ATOM_DS", "ATOM_GLOBAL", "CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]
-_unused = (Kind, Scope, ShuffleMode, ReduceOp, Rounding, Mem, Vec, TRANS, T)
