@@ -24,6 +24,7 @@ from .semantics import (
     cmp_class,
     cvt_int,
     div_fixup,
+    div_fmas,
     div_scale,
     err,
     f16_round,
@@ -128,6 +129,7 @@ INT3: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
     "v_bfe_u32": _bfe,
     "v_bfi_b32": lambda m, a, b: (m & a) | (~m & b),
     "v_add3_u32": lambda a, b, c: a + b + c,
+    "v_or3_b32": lambda a, b, c: a | b | c,
     "v_lshl_add_u32": lambda a, b, c: (a << _sh(b)) + c,
     "v_lshl_or_b32": lambda a, b, c: (a << _sh(b)) | c,
     "v_mad_u32_u24": lambda a, b, c: (
@@ -371,15 +373,12 @@ def _div_fmas(w: Wave, inst: Inst, ctx: Ctx) -> None:
     _need(w, inst, 4)
     wide = inst.base.endswith("f64")
     vcc = lane_bits(w.vcc)
-    with np.errstate(all="ignore"):
-        if wide:
-            r = fma_f64(*(as_f64(v64(w, inst, o)) for o in inst.ops[1:]))
-            r = np.where(vcc, np.ldexp(r, 64), r)
-            set_v64(w, inst, inst.ops[0], bits64(r))
-        else:
-            r = fma_f32(*(as_f32(v32(w, inst, o)) for o in inst.ops[1:]))
-            r = np.where(vcc, np.ldexp(r, 32).astype(F32), r).astype(F32)
-            set_v32(w, inst, inst.ops[0], bits32(r))
+    if wide:
+        a, b, c = (as_f64(v64(w, inst, o)) for o in inst.ops[1:])
+        set_v64(w, inst, inst.ops[0], bits64(div_fmas(a, b, c, vcc, True)))
+    else:
+        a, b, c = (as_f32(v32(w, inst, o)) for o in inst.ops[1:])
+        set_v32(w, inst, inst.ops[0], bits32(div_fmas(a, b, c, vcc, False)))
 
 
 def _div_fixup(w: Wave, inst: Inst, ctx: Ctx) -> None:

@@ -196,7 +196,9 @@ def parse_inst(line: str, lineno: int) -> Inst:
         ndefs = 0
     elif base.startswith("global_atomic_"):
         ndefs = 1 if ("glc" in mods or "sc0" in mods) else 0
-    elif (base.startswith("ds_") and base not in LDS) or (base.startswith("ds_") and "_rtn_" not in base and not base.startswith(("ds_read", "ds_bpermute"))):
+    elif (base.startswith("ds_") and base not in LDS) or (
+        base.startswith("ds_") and "_rtn_" not in base and not base.startswith(("ds_read", "ds_bpermute"))
+    ):
         ndefs = 0
     elif base.startswith("v_div_scale"):
         ndefs = 2

@@ -342,11 +342,38 @@ def div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, wide: bool) -> tup
     case(np.isnan(s1) | np.isnan(s2) | np.isinf(s1) | np.isinf(s2), None, False)
     case(e2 - e1 >= bias_gap, up, True, s0 == s1)
     case(s1_den, up, False)
-    case(rec_den & quo_den, up, True, s0 == s1)
+    case(rec_den & quo_den, down, True, s0 == s1)
     case(rec_den, down, False)
     case(quo_den, up, True, s0 == s2)
     case(e2 <= mant, up, False)
     return d, vcc
+
+
+def div_fmas(a: np.ndarray, b: np.ndarray, c: np.ndarray, vcc: np.ndarray, wide: bool) -> np.ndarray:
+    """V_DIV_FMAS_F32/F64: fma(a, b, c), in lanes with VCC scaled by 2^64 (f64: 2^128) when |c| >= 2,
+    else by 2^-64 (2^-128), rounded once."""
+    big, ebias = (128, 1024) if wide else (64, 128)
+    expo = _exponent64(c) if wide else _exponent32(c)
+    k = np.where(expo >= ebias, big, -big)
+    with np.errstate(all="ignore"):
+        if not wide:
+            from ...isa.semantics import _fma64_round_odd
+
+            r64 = _fma64_round_odd(a.astype(F64) * b.astype(F64), c.astype(F64))
+            scaled = np.ldexp(r64, k).astype(F32)
+            return np.where(vcc, scaled, fma_f32(a, b, c)).astype(F32)
+        r = fma_f64(a, b, c)
+        out = np.where(vcc, np.ldexp(r, k), r)
+        for i in np.flatnonzero(vcc & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)):
+            from fractions import Fraction
+
+            exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+            exact *= Fraction(2) ** int(k[i])
+            try:
+                out[i] = float(exact) if exact != 0 else out[i]
+            except OverflowError:
+                out[i] = math.inf if exact > 0 else -math.inf
+        return out
 
 
 def div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray, wide: bool) -> np.ndarray:
@@ -357,7 +384,9 @@ def div_fixup(q: np.ndarray, den: np.ndarray, num: np.ndarray, wide: bool) -> np
     zero = np.where(sign, -0.0, 0.0).astype(ft)
     mag = np.where(sign, -np.abs(q), np.abs(q)).astype(ft)
     qnan = np.full(W, np.nan, ft)
-    r = mag
+    expo = _exponent64 if wide else _exponent32
+    r = np.where(np.isnan(q), inf, mag)  # a NaN estimate: the intermediate overflowed
+    r = np.where(expo(num) - expo(den) < (-1075 if wide else -150), zero, r)
     # later cases have lower priority: apply in reverse order of the definition
     r = np.where(np.isinf(den) | (num == 0), zero, r)
     r = np.where((den == 0) | np.isinf(num), inf, r)
