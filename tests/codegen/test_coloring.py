@@ -17,20 +17,22 @@ SHAPES = [(1, 1), (2, 2), (2, 1), (3, 1), (4, 4), (4, 2)]  # (size, align): scal
 
 
 @st.composite
-def problems(draw: st.DrawFn) -> tuple[InterferenceGraph, int]:
+def problems(draw: st.DrawFn, limits: bool = True) -> tuple[InterferenceGraph, int]:
     K = draw(st.integers(4, 12))
     g = InterferenceGraph()
     n = draw(st.integers(1, 14))
     used_pins: list[tuple[int, int]] = []
     for _ in range(n):
         size, align = draw(st.sampled_from(SHAPES))
+        limit = draw(st.integers(size, K)) if limits and draw(st.integers(0, 3)) == 0 else None
+        top = K if limit is None else limit
         pin = None
         if draw(st.integers(0, 5)) == 0:
-            r = draw(st.integers(0, (K - size) // align)) * align
+            r = draw(st.integers(0, (top - size) // align)) * align
             if all(r + size <= a or b <= r for a, b in used_pins):  # pinned nodes never overlap
                 pin = r
                 used_pins.append((r, r + size))
-        g.add_node(size, align, draw(st.sampled_from([0.0, 1.0, 10.0, 100.0, INF])), pin)
+        g.add_node(size, align, draw(st.sampled_from([0.0, 1.0, 10.0, 100.0, INF])), pin, limit)
     pinned = list(g.pinned)
     for a, b in itertools.combinations(pinned, 2):
         g.add_edge(a, b)
@@ -50,7 +52,7 @@ def test_colouring_is_legal(problem: tuple[InterferenceGraph, int]) -> None:
     spilled = {m for group in res.spilled for m in group}
     assert spilled.isdisjoint(res.colors) and spilled | set(res.colors) == set(range(len(g)))
     for j, r in res.colors.items():
-        assert r >= 0 and r + g.size[j] <= K and r % g.align[j] == 0
+        assert r >= 0 and r + g.size[j] <= min(K, g.limit.get(j, K)) and r % g.align[j] == 0
         if j in g.pinned:
             assert r == g.pinned[j]
     for a in res.colors:
@@ -64,7 +66,7 @@ def test_colouring_is_legal(problem: tuple[InterferenceGraph, int]) -> None:
             assert res.colors[j] == res.colors[res.rep[j]]
 
 
-@given(problems())
+@given(problems(limits=False))
 def test_enough_registers_means_no_spill(problem: tuple[InterferenceGraph, int]) -> None:
     g, _ = problem
     roomy = sum(s + a for s, a in zip(g.size, g.align)) + 8
@@ -90,6 +92,22 @@ def test_copies_coalesce_and_tuples_align() -> None:
     res = color(g, 4)
     assert res.complete and res.colors[a] == res.colors[b] and res.rep[b] == res.rep[a]
     assert res.colors[c] % 2 == 0 and res.colors[c] != res.colors[a] // 2 * 2
+
+
+def test_a_limit_keeps_a_node_low() -> None:
+    g = InterferenceGraph()
+    a, b = g.add_node(), g.add_node(limit=2)
+    c = g.add_node(pinned=0)
+    for x, y in ((a, b), (a, c), (b, c)):
+        g.add_edge(x, y)
+    res = color(g, 8)
+    assert res.colors[c] == 0 and res.colors[b] == 1 and res.colors[a] == 2
+    g2 = InterferenceGraph()
+    p, q = g2.add_node(limit=1), g2.add_node(limit=1)
+    g2.add_edge(p, q)
+    assert len(color(g2, 8).spilled) == 1  # two values below register 1: one must spill
+    with pytest.raises(ValueError, match="cannot lie below"):
+        g2.add_node(2, limit=1)
 
 
 def test_pinned_nodes_keep_their_register() -> None:

@@ -2,11 +2,12 @@
 
 `color(graph, K)` assigns each node of an `InterferenceGraph` a first register in 0..K-1 such
 that interfering nodes' register ranges [r, r + size) never overlap, every range lies inside
-0..K-1, starts at a multiple of the node's `align`, and pinned nodes get their pinned register.
+0..K-1 (and below the node's `limit`, if it has one), starts at a multiple of the node's
+`align`, and pinned nodes get their pinned register.
 Steps:
 
-1. coalesce copies (`graph.moves`, in order) whose ends do not interfere and have the same size
-   and alignment: George's test when one end is pinned (every neighbour of the other end already
+1. coalesce copies (`graph.moves`, in order) whose ends do not interfere and have the same size,
+   alignment and limit: George's test when one end is pinned (every neighbour of the other end already
    interferes with it or has fewer than K neighbours, and none is pinned to the same register),
    Briggs's test otherwise (the merged node has fewer than K neighbours of degree >= K);
 2. simplify optimistically: repeatedly remove a node that is surely colourable (its neighbours
@@ -72,13 +73,14 @@ def color(graph: InterferenceGraph, K: int) -> Coloring:
     interfere do not overlap (the compiler pins each parameter to its own register). A pinned
     range outside 0..K-1 is a ValueError."""
     for j, r in graph.pinned.items():
-        if r < 0 or r + graph.size[j] > K:
-            raise ValueError(f"node {j} is pinned to {r}, outside the {K} registers")
+        if r < 0 or r + graph.size[j] > min(K, graph.limit.get(j, K)):
+            raise ValueError(f"node {j} is pinned to {r}, outside the {K} registers or its limit")
     nr = len(graph)
     adj = [set(s) for s in graph.adj]
     cost = list(graph.cost)
     size, align = graph.size, graph.align
     pinned = graph.pinned
+    top = [min(K, graph.limit.get(j, K)) for j in range(len(graph))]  # registers lie below top
     # ---- coalescing (conservative)
     parent = list(range(nr))
 
@@ -90,7 +92,7 @@ def color(graph: InterferenceGraph, K: int) -> Coloring:
 
     for a, b in graph.moves:
         ra, rb = find(a), find(b)
-        if ra == rb or rb in adj[ra] or size[ra] != size[rb] or align[ra] != align[rb]:
+        if ra == rb or rb in adj[ra] or size[ra] != size[rb] or align[ra] != align[rb] or top[ra] != top[rb]:
             continue
         if ra in pinned and rb in pinned:
             continue
@@ -120,8 +122,8 @@ def color(graph: InterferenceGraph, K: int) -> Coloring:
     def colorable(j: int) -> bool:
         nb = [t for t in neighbours[j] if t in active or t in pinned]
         if size[j] == 1 and align[j] == 1:
-            return sum(size[t] for t in nb) < K
-        need = positions(K, size[j], align[j])
+            return sum(size[t] for t in nb) < top[j]
+        need = positions(top[j], size[j], align[j])
         return sum(blocked(size[j], align[j], size[t], align[t]) for t in nb) < need
 
     while active:
@@ -141,7 +143,7 @@ def color(graph: InterferenceGraph, K: int) -> Coloring:
             if c is not None:
                 taken.update(range(c, c + size[t]))
         choice = None
-        for r in range(0, K - size[j] + 1, align[j]):
+        for r in range(0, top[j] - size[j] + 1, align[j]):
             if all(r + k not in taken for k in range(size[j])):
                 choice = r
                 break

@@ -4,7 +4,9 @@ Nodes are the integers 0..n-1 (number the allocator's virtual registers with
 `liveness.Numbering`). Each node has a `size` (how many consecutive registers it occupies: 1 for a
 32-bit value, 2 for a 64-bit pair, 3 or 4 for a VGPR tuple), an `align` (its first register must
 be a multiple of it), a spill `cost` (`INF` for a node that must not spill, such as a reload
-temporary) and optionally a `pinned` register it must take (a parameter's fixed register).
+temporary), optionally a `pinned` register it must take (a parameter's fixed register) and
+optionally a `limit`: its registers must all lie below it (a register class narrower than the
+file, such as operands an encoding can only name below some number).
 Interference edges are symmetric; `moves` are copy pairs the colourer tries to coalesce.
 """
 
@@ -24,17 +26,22 @@ class InterferenceGraph:
         self.align: list[int] = []
         self.cost: list[float] = []
         self.pinned: dict[int, int] = {}
+        self.limit: dict[int, int] = {}
         self.moves: list[tuple[int, int]] = []
 
     def __len__(self) -> int:
         return len(self.adj)
 
-    def add_node(self, size: int = 1, align: int = 1, cost: float = 0.0, pinned: int | None = None) -> int:
+    def add_node(
+        self, size: int = 1, align: int = 1, cost: float = 0.0, pinned: int | None = None, limit: int | None = None
+    ) -> int:
         """A new node; returns its number (nodes are numbered from 0 in order of addition)."""
         if size < 1 or align < 1:
             raise ValueError(f"a node needs size >= 1 and align >= 1, not size={size} align={align}")
         if pinned is not None and pinned % align:
             raise ValueError(f"pinned register {pinned} is not a multiple of the alignment {align}")
+        if limit is not None and limit < size:
+            raise ValueError(f"a node of {size} registers cannot lie below {limit}")
         self.adj.append(set())
         self.size.append(size)
         self.align.append(align)
@@ -42,6 +49,8 @@ class InterferenceGraph:
         j = len(self.adj) - 1
         if pinned is not None:
             self.pinned[j] = pinned
+        if limit is not None:
+            self.limit[j] = limit
         return j
 
     def add_edge(self, a: int, b: int) -> None:
