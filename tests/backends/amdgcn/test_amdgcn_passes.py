@@ -351,3 +351,13 @@ def test_constant_address_offsets_fold_into_the_memory_instruction() -> None:
     assert any(re.match(r"global_load_dword v\d+, v\d+, s\[\d+:\d+\] offset:64$", c) for c in code)
     assert any(re.match(r"ds_write_b32 v\d+, v\d+ offset:132$", c) for c in code)
     assert any(c.startswith("v_add_u32") and ", 8," in c for c in code)  # r5 is read twice: kept
+
+
+def test_a_kernel_without_params_takes_the_registers_it_reads_first() -> None:
+    """As every backend (lift.preset_count): flat_saxpy reads r0..r3 before writing them."""
+    prog = wg.assemble((Path(__file__).resolve().parents[3] / "examples" / "flat_saxpy.wave").read_text(), "f.wave")
+    c = AMDGCNRenderer("gfx942").compile(prog.kernels[0])
+    assert c.info.nargs == 4
+    text = AMDGCNRenderer("gfx942").render(prog.kernels[0]).source
+    assert "s_load_dwordx4 s[" in text.split("s_waitcnt")[1]  # r0..r3 from kernarg offset 16
+    assert ".name: !str a3" in text and ".name: !str a4" not in text

@@ -30,7 +30,7 @@ from ...isa.types import SUBREGS, DataType, Role
 from ...isa.vocabulary import AtomOp, Cmp, Nest
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
-from ..lift import If, Loop, Node, Op, lift
+from ..lift import If, Loop, Node, Op, lift, preset_count
 from . import abi
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
 from .isa import COMMUTATIVE, FAMILY
@@ -125,8 +125,10 @@ class Selector:
     def __init__(self, k: Kernel, tgt: Target, nargs: int | None = None) -> None:
         self.k = k
         self.t = tgt
-        self.nargs = len(k.params) if nargs is None else nargs
         self.tree = lift(k)
+        # register presets: the parameters, or for a kernel without any the registers it reads
+        # before writing them (lift.preset_count, as every backend)
+        self.nargs = preset_count(k, self.tree) if nargs is None else nargs
         self.u = analyse(self.tree)
         self.mis: list[MI] = []
         self.nlabel = 0
