@@ -10,7 +10,9 @@ Kernel arguments (the kernarg segment, 8-byte aligned, pointed to by `s[0:1]`), 
     offset 16  a0..    u32  one per register preset (r0, r1, ...: buffer addresses, scalar bits)
     then       ntid.x, ntid.y, ntid.z, nctaid.x, nctaid.y, nctaid.z   u32 each (`GRID_ARGS`)
 
-The workgroup and grid sizes are explicit arguments (not read from the HSA dispatch packet),
+The presets are the kernel's parameters, or, for a kernel that declares none, the registers it
+reads before writing them (`lift.preset_count`, as in every backend; `render(..., nargs=)`
+overrides). The workgroup and grid sizes are explicit arguments (not read from the HSA dispatch packet),
 so a launcher fills them like any other argument; a new argument value never needs a new
 translation.
 
