@@ -47,6 +47,7 @@ def launch(
     boundscheck: bool = False,
     zero_division: bool = False,
     arch: str | None = None,
+    engine: str | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -54,7 +55,8 @@ def launch(
     it); `progress=True` shows a progress bar for runs longer than a second; `buffers` says
     where the arrays in `memory` live (emulator.BufferRegion; Layout.regions()): an access
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
-    `zero_division=True` traps an integer division by zero."""
+    `zero_division=True` traps an integer division by zero; `engine` picks the emulator's engine
+    ("numpy", "compiled", "auto"; None: $WAVEGPU_ENGINE, else "auto"; docs/emulator.md)."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width is None:  # amdgcn-sim runs wave64 code; the others default to 32
         wave_width = 64 if device == "amdgcn-sim" else 32
@@ -81,6 +83,7 @@ def launch(
                 buffers=buffers,
                 boundscheck=boundscheck,
                 zero_division=zero_division,
+                engine=engine,
             )
     if device not in ("opencl", "sycl", "cuda", "cuda-cpp", "amdgcn-sim"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
