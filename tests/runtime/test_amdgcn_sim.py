@@ -14,6 +14,13 @@ EX = Path(__file__).resolve().parents[2] / "examples"
 ARCHES = ["gfx942", "gfx90a"]
 
 
+@wg.kernel
+def saxpy(a: wg.f32, x: wg.f32[:], y: wg.f32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
 def _example(name: str) -> wg.Program:
     return wg.assemble((EX / name).read_text(), name)
 
@@ -30,3 +37,14 @@ def test_vector_add_matches_the_emulator(arch: str) -> None:
     assert np.array_equal(a.memory, b.memory)
     assert np.array_equal(b.view(np.float32, 8 * n, n), f + f * 3)
     assert b.stats.wave_width == 64 and b.stats.threads == 1024
+
+
+def test_kernel_calls_take_the_device_and_an_arch() -> None:
+    x = np.arange(300, dtype=np.float32)
+
+    want = np.ones(300, np.float32)
+    saxpy(2.5, x, want, 300, grid=3, workgroup=128)
+    for arch in (None, "gfx90a", "gfx950"):
+        y = np.ones(300, np.float32)
+        saxpy(2.5, x, y, 300, grid=3, workgroup=128, device="amdgcn-sim", arch=arch)
+        assert np.array_equal(y, want), arch

@@ -137,17 +137,21 @@ def run_kernel(
     grid: int | Sequence[int],
     workgroup: int | Sequence[int] | None = None,
     device: str = "emulator",
-    wave_width: int = 32,
+    wave_width: int | None = None,
     check: bool = False,
     max_instructions: int | None = None,
     progress: bool = False,
     boundscheck: bool = False,
+    arch: str | None = None,
     engine: str | None = None,
 ) -> Any:
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back."""
     from .device_arrays import has_device_arrays, run_resident
     from .launch import launch
+
+    if wave_width is None:  # device="amdgcn-sim" runs wave64 code; the others default to 32
+        wave_width = 64 if device == "amdgcn-sim" else 32
 
     if has_device_arrays(values):  # arrays in a device's heap: launch there (docs/sdk.md, device arrays)
         return run_resident(
@@ -177,6 +181,7 @@ def run_kernel(
         buffers=layout.regions(),
         boundscheck=boundscheck,
         zero_division=check or boundscheck,
+        arch=arch,
         engine=engine,
     )
     layout.write_back(res.memory)
@@ -256,10 +261,11 @@ class KernelFunction:
         grid: int | Sequence[int],
         workgroup: int | Sequence[int] | None = None,
         device: str = "emulator",
-        wave_width: int = 32,
+        wave_width: int | None = None,
         check: bool = False,
         max_instructions: int | None = None,
         progress: bool = False,
+        arch: str | None = None,
         engine: str | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -278,6 +284,7 @@ class KernelFunction:
             max_instructions=max_instructions,
             progress=progress,
             boundscheck=self.boundscheck,
+            arch=arch,
             engine=engine,
         )
 
