@@ -3,10 +3,10 @@
     python benchmarks/emulator_memory.py [--quick] [--engine ENGINE]
 
 Each case runs in a fresh subprocess (so the peaks do not mix): the inputs are built first, then
-one `wg.emulate` call is measured twice, by tracemalloc (NumPy reports its buffers there; peak
-of the call alone) and by the resident set size (peak RSS of the process minus the RSS before
-the call, from /proc/self/status VmHWM after resetting it where the kernel allows, else
-ru_maxrss). Target (issue 16, point 4): peak at most 3x the device memory plus a constant (one
+one `wg.emulate` call is measured by the resident set size (peak RSS of the process during
+the call minus the RSS before it, from /proc/self/status VmHWM after resetting it where the
+kernel allows), then a second by tracemalloc (NumPy reports its buffers there; peak of the call
+alone). Target (issue 16, point 4): peak at most 3x the device memory plus a constant (one
 batch's working set).
 """
 
@@ -68,17 +68,17 @@ def measure(case: str, log2: int, engine: str | None) -> dict[str, object]:
     else:
         raise SystemExit(f"unknown case {case!r}")
     device = mem.nbytes
-    wg.emulate(prog, **call, **kw)  # warm-up (imports, lazy tables)
-    tracemalloc.start()
-    wg.emulate(prog, **call, **kw)
-    traced = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    # resident set first, in this fresh process (a heap that earlier runs grew would hide it)
     exact = _reset_hwm()
     before = _rss_kb("VmRSS")
     base_peak = _rss_kb("VmHWM")
     wg.emulate(prog, **call, **kw)
     peak = _rss_kb("VmHWM")
     rss = (peak - before) * 1024 if exact or peak > base_peak else None
+    tracemalloc.start()
+    wg.emulate(prog, **call, **kw)
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     return {"name": name, "device": device, "traced": traced, "rss": rss}
 
 
