@@ -48,3 +48,169 @@ def test_kernel_calls_take_the_device_and_an_arch() -> None:
         y = np.ones(300, np.float32)
         saxpy(2.5, x, y, 300, grid=3, workgroup=128, device="amdgcn-sim", arch=arch)
         assert np.array_equal(y, want), arch
+
+
+# ---- the interpreter's own rules, on small hand-written kernels --------------------------------
+HEAD = """  .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+  .text
+  .globl k
+  .p2align 8
+  .type k,@function
+k:
+"""
+TAIL = """  s_endpgm
+.Lfunc_end_k:
+  .size k, .Lfunc_end_k-k
+  .rodata
+  .p2align 6
+  .amdhsa_kernel k
+    .amdhsa_user_sgpr_count 2
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_kernarg_size 48
+    .amdhsa_group_segment_fixed_size 256
+    .amdhsa_private_segment_fixed_size 0
+    .amdhsa_system_sgpr_workgroup_id_x 1
+    .amdhsa_system_sgpr_workgroup_id_y 0
+    .amdhsa_system_sgpr_workgroup_id_z 0
+    .amdhsa_system_vgpr_workitem_id 0
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 16
+    .amdhsa_accum_offset 8
+  .end_amdhsa_kernel
+  .text
+  .amdgpu_metadata
+---
+amdhsa.kernels:
+  - .name: k
+    .args:
+      - { .name: !str mem, .size: 8, .offset: 0, .value_kind: global_buffer, .address_space: global }
+      - { .name: !str cmem, .size: 8, .offset: 8, .value_kind: global_buffer, .address_space: constant }
+      - { .name: !str a0, .size: 4, .offset: 16, .value_kind: by_value }
+...
+  .end_amdgpu_metadata
+"""
+
+
+def _sim(body: str, mem: np.ndarray, threads: int = 64, arch: str = "gfx942", a0: int = 0) -> np.ndarray:
+    from wavegpu.runtime.amdgcn_sim import run
+
+    text = HEAD + "\n".join("  " + ln.strip() for ln in body.strip().splitlines()) + "\n" + TAIL
+    m8 = np.ascontiguousarray(mem).view(np.uint8).copy()
+    return run(text, "k", (1, 1, 1), (threads, 1, 1), m8, np.zeros(16, np.uint8), [a0], arch).view(mem.dtype)
+
+
+PRO = """
+s_load_dwordx2 s[4:5], s[0:1], 0
+s_waitcnt lgkmcnt(0)
+v_lshlrev_b32 v1, 2, v0
+"""
+
+
+def test_a_load_read_before_its_wait_is_reported_with_pc_instruction_and_register() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    body = PRO + "global_load_dword v2, v1, s[4:5]\nv_add_u32 v3, 1, v2\nglobal_store_dword v1, v3, s[4:5] offset:256"
+    with pytest.raises(AmdgcnSimError, match=r"kernel k, pc 4 \(line \d+: `v_add_u32 v3, 1, v2`\) reads v2 before"):
+        _sim(body, np.zeros(128, np.uint32))
+    ok = body.replace("v_add_u32", "s_waitcnt vmcnt(0)\nv_add_u32")
+    out = _sim(ok, np.arange(128, dtype=np.uint32))
+    assert np.array_equal(out[64:], np.arange(64) + 1)
+
+
+def test_a_load_overwritten_before_its_wait_is_reported() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    body = PRO + "global_load_dword v2, v1, s[4:5]\nv_mov_b32 v2, 0"
+    with pytest.raises(AmdgcnSimError, match="overwrites v2 before the s_waitcnt"):
+        _sim(body, np.zeros(64, np.uint32))
+
+
+def test_vmcnt_drains_in_order_and_scalar_loads_only_at_lgkmcnt_0() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    two = PRO + "global_load_dword v2, v1, s[4:5]\nglobal_load_dword v3, v1, s[4:5] offset:4\ns_waitcnt vmcnt(1)\n"
+    _sim(two + "v_mov_b32 v4, v2", np.zeros(80, np.uint32))  # the older load is done
+    with pytest.raises(AmdgcnSimError, match="reads v3"):
+        _sim(two + "v_mov_b32 v4, v3", np.zeros(80, np.uint32))
+    # two scalar loads: lgkmcnt(1) guarantees neither (SMEM returns out of order)
+    smem = "s_load_dword s6, s[0:1], 16\ns_load_dword s7, s[0:1], 20\ns_waitcnt lgkmcnt(1)\ns_mov_b32 s8, s6"
+    with pytest.raises(AmdgcnSimError, match="reads s6 before"):
+        _sim(smem, np.zeros(4, np.uint32))
+    _sim(smem.replace("lgkmcnt(1)", "lgkmcnt(0)"), np.zeros(4, np.uint32))
+
+
+def test_a_barrier_with_a_store_in_flight_is_reported() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    body = PRO + "ds_write_b32 v1, v0\ns_barrier\nds_read_b32 v2, v1\ns_waitcnt lgkmcnt(0)"
+    with pytest.raises(AmdgcnSimError, match="s_barrier while `ds_write_b32 v1, v0`"):
+        _sim(body, np.zeros(4, np.uint32))
+    _sim(body.replace("s_barrier", "s_waitcnt lgkmcnt(0)\ns_barrier"), np.zeros(4, np.uint32))
+
+
+def test_hazards_follow_the_target_table() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    body = "v_cmp_eq_u32 vcc, 0, v0\nv_cndmask_b32 v1, 0, v0, vcc"
+    with pytest.raises(AmdgcnSimError, match=r"hazard: `v_cmp_eq_u32 vcc, 0, v0` .* needs 2 wait state\(s\)"):
+        _sim(body, np.zeros(4, np.uint32), arch="gfx942")
+    _sim(body, np.zeros(4, np.uint32), arch="gfx90a")  # not a gfx90a hazard
+    _sim(body.replace("\n", "\ns_nop 1\n"), np.zeros(4, np.uint32), arch="gfx942")
+
+
+def test_dpp_bpermute_and_readlane_lane_rules() -> None:
+    # lanes 0..47 active; v2 = lane id
+    body = (
+        PRO
+        + """v_mov_b32 v2, v0
+v_mov_b32 v3, 1000
+v_mov_b32 v4, 1000
+s_nop 1
+v_add_u32_dpp v3, v2, v2 row_shr:1 row_mask:0xf bank_mask:0xf
+v_add_u32_dpp v4, v2, v2 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:0
+v_add_u32 v5, 4, v1
+ds_bpermute_b32 v6, v5, v2
+v_readlane_b32 s8, v2, 47
+s_waitcnt lgkmcnt(0)
+global_store_dword v1, v3, s[4:5]
+global_store_dword v1, v4, s[4:5] offset:256
+global_store_dword v1, v6, s[4:5] offset:512
+v_mov_b32 v7, s8
+global_store_dword v1, v7, s[4:5] offset:768"""
+    )
+    out = _sim(body, np.zeros(256, np.uint32), threads=48)
+    lane = np.arange(48)
+    # row_shr:1: lane i reads lane i-1 within its row of 16; the first lane of a row keeps its
+    # old value without bound_ctrl and reads 0 with it
+    src = np.where(lane % 16 == 0, -1, lane - 1)
+    assert np.array_equal(out[:48], np.where(src < 0, 1000, src + lane))
+    assert np.array_equal(out[64:112], np.where(src < 0, 0, src) + lane)
+    # bpermute from lane i+1: lane 47 reads lane 48, which is inactive: 0
+    assert np.array_equal(out[128:176], np.where(lane + 1 < 48, lane + 1, 0))
+    assert (out[192:240] == 47).all()
+
+
+def test_the_parser_refuses_what_the_backend_does_not_emit() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    with pytest.raises(AmdgcnSimError, match=r"line 7: `v_sad_u32 v1, v0, v0, v0`: v_sad_u32 is not an instruction"):
+        _sim("v_sad_u32 v1, v0, v0, v0", np.zeros(4, np.uint32))
+    with pytest.raises(AmdgcnSimError, match="operand 'v0x' is not one the backend emits"):
+        _sim("v_mov_b32 v1, v0x", np.zeros(4, np.uint32))
+    with pytest.raises(AmdgcnSimError, match=r"label \.Lnowhere is not defined"):
+        _sim("s_branch .Lnowhere", np.zeros(4, np.uint32))
+    with pytest.raises(AmdgcnSimError, match="beyond the kernel's 8 VGPRs"):
+        _sim("v_mov_b32 v9, 0", np.zeros(4, np.uint32))
+
+
+def test_launch_errors_are_wave_errors() -> None:
+    prog = _example("vector_add.wave")
+    with pytest.raises(wg.WaveError, match="unknown AMDGCN architecture 'gfx1100'"):
+        wg.launch(prog, device="amdgcn-sim", arch="gfx1100", memory=64, args=[0, 0, 0, 0])
+    with pytest.raises(wg.WaveError, match="wave width 32 is not supported"):
+        wg.launch(prog, device="amdgcn-sim", wave_width=32, memory=64, args=[0, 0, 0, 0])
+    with pytest.raises(wg.WaveError, match="applies to device='amdgcn-sim' only"):
+        wg.launch(prog, arch="gfx942", memory=64, args=[0, 0, 0, 0])
+    with pytest.raises(wg.WaveError, match="outside every buffer"):
+        wg.launch(prog, device="amdgcn-sim", memory=64, args=[0, 4096, 0, 64], grid=1)
+    assert "amdgcn-sim" in wg.devices()

@@ -57,7 +57,7 @@ class SourceKernel:
         return f"<wavegpu kernel {self.__name__} ({', '.join(self.params)})>"
 
 
-_RUN_OPTIONS = ("workgroup", "device", "wave_width", "check", "max_instructions", "progress")
+_RUN_OPTIONS = ("workgroup", "device", "wave_width", "check", "max_instructions", "progress", "arch")
 
 
 class Kernels(Mapping[str, SourceKernel]):

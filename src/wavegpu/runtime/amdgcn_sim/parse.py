@@ -101,7 +101,7 @@ def _split_top(s: str) -> list[str]:
     return out
 
 
-def operand(tok: str, where: str) -> object:
+def operand(tok: str, where: str, label_ok: bool = False) -> object:
     neg = False
     t = tok
     if t.startswith("-") and not _INT.match(t) and not _FLOAT.match(t):
@@ -125,7 +125,7 @@ def operand(tok: str, where: str) -> object:
         o = FConst(v)
     elif t.startswith("hwreg("):
         o = Raw(t)
-    elif _LABEL.match(t):
+    elif label_ok and _LABEL.match(t):
         o = Label(t)
     else:
         raise AmdgcnSimError(f"{where}: operand {tok!r} is not one the backend emits")
@@ -189,9 +189,10 @@ def parse_inst(line: str, lineno: int) -> Inst:
         last = pieces[-1].split()
         pieces[-1] = last[0]
         mods = _mods(last[1:], where)
-        if base == "s_waitcnt":
-            pass
-        ops = [operand(p, where) for p in pieces]
+        branch = base == "s_branch" or base.startswith("s_cbranch_")
+        ops = [operand(p, where, branch) for p in pieces]
+    if (base == "s_branch" or base.startswith("s_cbranch_")) and (len(ops) != 1 or not isinstance(ops[0], Label)):
+        raise AmdgcnSimError(f"{where}: {op} takes one label")
     if base in _NO_DEF or base.startswith(_NO_DEF_PREFIX):
         ndefs = 0
     elif base.startswith("global_atomic_"):
@@ -207,8 +208,7 @@ def parse_inst(line: str, lineno: int) -> Inst:
     imp_uses: tuple[Special, ...] = ()
     if base.startswith("v_div_fmas"):
         imp_uses = (VCC,)
-    modtext = rest[len(", ".join(str(o) for o in ops)) :] if False else ""
-    mi = MI(base if not op.endswith("_e64") else op, ops, ndefs, modtext, (), imp_uses)
+    mi = MI(base if not op.endswith("_e64") else op, ops, ndefs, "", (), imp_uses)
     counter = "vm" if base in VMEM else "lgkm" if (base in LDS or base in SMEM) else None
     states = 1
     if base == "s_nop":
