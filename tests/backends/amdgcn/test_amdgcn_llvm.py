@@ -239,12 +239,16 @@ def test_every_emitted_mnemonic_is_in_the_documented_subset() -> None:
 
     text, _ = module(corpus(), "gfx942", 22)
     texts = [text]
-    for src, kw in ((_many_vgprs(), {"max_vgprs": 8}), (_many_sgprs(), {"max_sgprs": 16})):
+    shuffles = ".kernel s\n    mov.u32 r0, %tid.x\n" + "".join(
+        f"    wave.shuffle{m}.b32 r1, r0, {b}\n" for m in ("", ".up", ".down", ".xor") for b in ("r0", "3", "40")
+    )
+    shuffles += "    st.global.b32 [r0], r1\n    ret\n.end\n"
+    for src, kw in ((_many_vgprs(), {"max_vgprs": 8}), (_many_sgprs(), {"max_sgprs": 16}), (shuffles, {})):
         texts.append(AMDGCNRenderer("gfx942", **kw).render(wg.assemble(src, "m.wave").kernels[0]).source)
     seen = {ins[0] for t in texts for k in emitted_instructions(t).values() for ins in k}
     undocumented = {m for m in seen if m not in EMITTED}
     assert not undocumented, undocumented
-    assert {"v_accvgpr_write_b32", "v_writelane_b32", "v_add_u32_dpp", "ds_bpermute_b32"} <= seen
+    assert {"v_accvgpr_write_b32", "v_writelane_b32", "v_add_u32_dpp", "ds_bpermute_b32", "ds_swizzle_b32"} <= seen
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

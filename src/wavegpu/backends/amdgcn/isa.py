@@ -249,6 +249,7 @@ EMITTED: dict[str, tuple[str, str]] = {
     "ds_cmpst_rtn_b32": ("DS", "vD, addr, vcmp, vnew [offset:N]"),
     "ds_cmpst_b32": ("DS", "addr, vcmp, vnew [offset:N]"),
     "ds_bpermute_b32": ("DS", "vD, addr(lane*4), vdata"),
+    "ds_swizzle_b32": ("DS", 'vD, vdata offset:swizzle(SWAP,n | REVERSE,n | BITMASK_PERM,"xxxxx")'),
     # FLAT global (saddr form)
     **{
         f"global_load_{w}": ("FLAT", "vD, vaddr, s[base:base+1] [offset:N]")

@@ -120,7 +120,7 @@ HOW = {
     VOp.RED: "global_atomic/ds atomics",
     VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
     VOp.PREFIX: "DPP scan (row_shr, row_bcast), identity in inactive lanes",
-    VOp.SHUFFLE: "ds_bpermute_b32",
+    VOp.SHUFFLE: "ds_bpermute_b32 (ds_swizzle_b32 for xor with a constant below 32)",
     VOp.SQRT: "correctly rounded: f32 estimate with one-ulp fma corrections; f64 LLVM's rsq/fma sequence",
     VOp.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
     VOp.RSQRT: "v_rsq_f32 (1 ulp) with denormal-range scaling",
@@ -1277,6 +1277,16 @@ RED_V = {
 }
 
 
+def swizzle_xor(k: int) -> str:
+    """The ds_swizzle offset for lane ^ k (0 < k < 32) in the form the disassembler prints:
+    SWAP for one bit, REVERSE for a low run of ones, else the BITMASK_PERM string (bits 4..0)."""
+    if k & (k - 1) == 0:
+        return f"swizzle(SWAP,{k})"
+    if (k + 1) & k == 0:
+        return f"swizzle(REVERSE,{k + 1})"
+    return 'swizzle(BITMASK_PERM,"' + "".join("i" if k >> bit & 1 else "p" for bit in range(4, -1, -1)) + '")'
+
+
 def _wave(s: Selector, inst: Instruction) -> None:
     spec = inst.spec
     op = spec.op
@@ -1334,6 +1344,16 @@ def _wave(s: Selector, inst: Instruction) -> None:
 
         def shuf(t: Operand) -> None:
             av = s.to_v(a)
+            if mode is ShuffleMode.XOR and isinstance(b, Imm) and (b.value & 0xFFFFFFFF) < 32:
+                k = b.value & 0xFFFFFFFF  # lane ^ k stays in the lane's half: ds_swizzle
+                if k == 0:
+                    s._valu("v_mov_b32", t, [av])
+                else:
+                    s.emit("ds_swizzle_b32", t, av, mods=f"offset:{swizzle_xor(k)}")
+                return
+            if mode is ShuffleMode.XOR and isinstance(b, Imm) and (b.value & 0xFFFFFFFF) >= 64:
+                s._valu("v_mov_b32", t, [av])  # past the wave: the lane's own value
+                return
             lane = _lane(s)
             src = s.vtmp()
             if mode is ShuffleMode.IDX:
