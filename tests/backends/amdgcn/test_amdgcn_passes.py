@@ -370,5 +370,5 @@ def test_a_kernel_without_params_takes_the_registers_it_reads_first() -> None:
 def test_xor_shuffles_by_a_constant_below_32_use_ds_swizzle(k: int, form: str, tmp_path: Path) -> None:
     src = f".kernel x\n    mov.u32 r0, %tid.x\n    wave.shuffle.xor.b32 r1, r0, {k}\n    shl.b32 r2, r0, 2\n    st.global.b32 [r2], r1\n    ret\n.end\n"
     text = _text(src)
-    assert f"ds_swizzle_b32 v" in text and f"offset:{form}" in text and "ds_bpermute" not in text
+    assert "ds_swizzle_b32 v" in text and f"offset:{form}" in text and "ds_bpermute" not in text
     _assembles(text, "gfx942", tmp_path)
