@@ -1005,6 +1005,28 @@ def _ds_bpermute(w: Wave, inst: Inst, ctx: Ctx) -> None:
     w.issue(p)
 
 
+def _ds_swizzle(w: Wave, inst: Inst, ctx: Ctx) -> None:
+    """ds_swizzle_b32: within each group of 32 lanes, lane i reads lane ((i & and) | or) ^ xor
+    (bitmask mode) or the quad permutation (bit 15); an inactive source lane reads 0."""
+    _need(w, inst, 2)
+    d = inst.ops[0]
+    if not isinstance(d, Phys) or d.rc != "v" or d.size != 1:
+        raise err(w, inst, f"{d} is not one VGPR")
+    off = int(inst.mods.get("offset", 0))  # type: ignore[arg-type]
+    if off & 0x8000:
+        src = (LANES & ~3) | ((off >> (2 * (LANES & 3))) & 3)
+    else:
+        and_m, or_m, xor_m = off & 0x1F, (off >> 5) & 0x1F, (off >> 10) & 0x1F
+        src = (LANES & ~31) | ((((LANES & 31) & and_m) | or_m) ^ xor_m)
+    data = v32(w, inst, inst.ops[1])
+    act = lane_bits(w.exec)
+    p = Pending(inst, w.pc, False, False)
+    p.units = set(d.units())
+    p.writes.append(("v", d.idx, np.where(act[src], data[src], U32(0)), w.exec))
+    w.issue(p)
+
+
+H["ds_swizzle_b32"] = _ds_swizzle
 for _k in ("ubyte", "sbyte", "ushort", "sshort", "dword", "dwordx2", "dwordx4"):
     H[f"global_load_{_k}"] = _global_load
 for _k in ("byte", "short", "dword", "dwordx2", "dwordx4"):

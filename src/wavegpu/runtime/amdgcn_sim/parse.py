@@ -148,6 +148,8 @@ def _mods(words: list[str], where: str) -> dict[str, object]:
         name, val = m.group(1), m.group(2)
         if val is None:
             out[name] = True
+        elif val.startswith("swizzle("):
+            out[name] = swizzle(val, where)
         elif val.startswith("["):
             out[name] = [int(x, 0) for x in val.strip("[]").split(",")]
         else:
@@ -156,6 +158,40 @@ def _mods(words: list[str], where: str) -> dict[str, object]:
             except ValueError:
                 raise AmdgcnSimError(f"{where}: modifier {w!r} is not one the backend emits") from None
     return out
+
+
+def swizzle(text: str, where: str) -> int:
+    """The 16-bit ds_swizzle offset of a `swizzle(...)` macro (bitmask mode: and, or, xor masks in
+    bits 4:0, 9:5, 14:10; QUAD_PERM: bit 15 and four 2-bit selectors)."""
+    m = re.match(r"^swizzle\((\w+)((?:,[^,)]+)*)\)$", text)
+    if not m:
+        raise AmdgcnSimError(f"{where}: {text!r} is not a swizzle the backend emits")
+    mode, args = m.group(1), [a.strip() for a in m.group(2).split(",")[1:]]
+    try:
+        if mode == "SWAP" and len(args) == 1:
+            return 0x1F | (int(args[0]) << 10)
+        if mode == "REVERSE" and len(args) == 1:
+            return 0x1F | ((int(args[0]) - 1) << 10)
+        if mode == "BROADCAST" and len(args) == 2:
+            return (0x1F & ~(int(args[0]) - 1)) | (int(args[1]) << 5)
+        if mode == "QUAD_PERM" and len(args) == 4:
+            return 0x8000 | sum(int(a) << (2 * i) for i, a in enumerate(args))
+        if mode == "BITMASK_PERM" and len(args) == 1 and len(args[0].strip('"')) == 5:
+            and_m = or_m = xor_m = 0
+            for i, ch in enumerate(args[0].strip('"')):
+                bit = 1 << (4 - i)
+                if ch in "pi":
+                    and_m |= bit
+                if ch == "1":
+                    or_m |= bit
+                if ch == "i":
+                    xor_m |= bit
+                if ch not in "01pi":
+                    raise ValueError(ch)
+            return and_m | (or_m << 5) | (xor_m << 10)
+    except ValueError:
+        pass
+    raise AmdgcnSimError(f"{where}: {text!r} is not a swizzle the backend emits")
 
 
 def _waitcnt(rest: str, where: str) -> dict[str, object]:
