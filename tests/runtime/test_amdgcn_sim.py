@@ -214,3 +214,37 @@ def test_launch_errors_are_wave_errors() -> None:
     with pytest.raises(wg.WaveError, match="outside every buffer"):
         wg.launch(prog, device="amdgcn-sim", memory=64, args=[0, 4096, 0, 64], grid=1)
     assert "amdgcn-sim" in wg.devices()
+
+
+# ---- spilled kernels: AGPRs and SGPRs in VGPR lanes, run against the emulator --------------------
+def _spill_case(src: str, args: list[int], mem: np.ndarray, arch: str, **budget: int) -> None:
+    from wavegpu.backends.amdgcn import AMDGCNRenderer
+    from wavegpu.runtime.amdgcn_sim import run
+
+    k = wg.assemble(src, "m.wave").kernels[0]
+    r = AMDGCNRenderer(arch, **budget)
+    c = r.compile(k, nargs=len(args))
+    assert c.spilled_vgprs or c.spilled_sgprs
+    text = r.render(k, nargs=len(args)).source
+    want = wg.launch(k, workgroup=64, memory=mem, args=args, wave_width=64).memory
+    got = run(text, k.name, (1, 1, 1), (64, 1, 1), mem.view(np.uint8).copy(), np.zeros(16, np.uint8), args, arch)
+    assert np.array_equal(want, got[: want.size])
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_a_kernel_spilled_to_agprs_runs(arch: str) -> None:
+    src = ".kernel many\n.param a, buffer, u32\n    mov.u32 r1, %tid.x\n    shl.b32 r1, r1, 2\n    add.u32 r1, r0, r1\n"
+    src += "".join(f"    ld.global.u32 r{i + 1}, [r1+{4 * i}]\n" for i in range(2, 30))
+    src += "    mov.u32 r40, 0\n"
+    src += "".join(f"    mul.lo.u32 r40, r40, r{i + 1}\n    add.u32 r40, r40, r{i + 1}\n" for i in range(2, 30))
+    src += "    st.global.b32 [r1], r40\n    ret\n.end\n"
+    mem = np.random.default_rng(3).integers(0, 2**32, 64 + 32, dtype=np.uint64).astype(np.uint32)
+    _spill_case(src, [0], mem, arch, max_vgprs=8)
+
+
+def test_a_kernel_spilled_to_vgpr_lanes_runs() -> None:
+    src = ".kernel many\n" + "".join(f".param p{i}, scalar, u32\n" for i in range(20))
+    src += "    mov.u32 r30, %tid.x\n    mov.u32 r31, 0\n"
+    src += "".join(f"    mul.lo.u32 r31, r31, r{i}\n    add.u32 r31, r31, r{i}\n" for i in range(20))
+    src += "    add.u32 r31, r31, r30\n    shl.b32 r30, r30, 2\n    st.global.b32 [r30], r31\n    ret\n.end\n"
+    _spill_case(src, [3 * i + 1 for i in range(20)], np.zeros(64, np.uint32), "gfx942", max_sgprs=16)
