@@ -372,3 +372,28 @@ def test_xor_shuffles_by_a_constant_below_32_use_ds_swizzle(k: int, form: str, t
     text = _text(src)
     assert "ds_swizzle_b32 v" in text and f"offset:{form}" in text and "ds_bpermute" not in text
     _assembles(text, "gfx942", tmp_path)
+
+
+# ---- regressions found by the AMDGCN interpreter (runtime/amdgcn_sim) ---------------------------
+def test_broadcast_from_a_lane_that_differs_per_lane_permutes() -> None:
+    src = ".kernel b\n    mov.b32 r6, %tid.x\n    shl.b32 r0, r6, 2\n    ld.global.b32 r1, [r0]\n"
+    src += "    wave.broadcast.b32 r2, r1, r1\n    st.global.b32 [r0+512], r2\n    ret\n.end\n"
+    code = _code(_text(src))
+    assert any(c.startswith("ds_bpermute_b32") for c in code)
+    assert not any(c.startswith(("v_readlane_b32", "v_readfirstlane_b32")) for c in code)
+
+
+def test_mul_wide_into_its_own_source_reads_it_first() -> None:
+    src = ".kernel m\n    mov.b32 r6, %tid.x\n    shl.b32 r0, r6, 3\n    ld.global.b32 r2, [r0]\n"
+    src += "    mul.wide.s32 r2:r3, r2, r6\n    st.global.b64 [r0], r2:r3\n    ret\n.end\n"
+    code = _code(_text(src))
+    hi = next(i for i, c in enumerate(code) if c.startswith("v_mul_hi_i32"))
+    lo = next(i for i, c in enumerate(code) if c.startswith("v_mul_lo_u32"))
+    assert hi < lo
+
+
+def test_an_f64_immediate_is_materialised() -> None:
+    src = ".kernel f\n    mov.b32 r6, %tid.x\n    shl.b32 r0, r6, 3\n    ld.global.b64 r8:r9, [r0]\n"
+    src += "    sub.f64 r2:r3, r8:r9, 2.5\n    st.global.b64 [r0], r2:r3\n    ret\n.end\n"
+    code = _code(_text(src))
+    assert any(re.match(r"s_mov_b32 s\d+, 0x40040000$", c) for c in code)  # 2.5: high word

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .ir import MI, VR, Imm, Operand, Sub
+from .ir import MI, VR, Imm, Neg, Operand, Sub
 from .select import inline32, is_s
 
 FUSE = {"v_add_u32": "v_lshl_add_u32", "v_or_b32": "v_lshl_or_b32"}
@@ -34,6 +34,8 @@ def _reads(mis: list[MI]) -> Counter[int]:
     c: Counter[int] = Counter()
     for mi in mis:
         for o in mi.uses:
+            if isinstance(o, Neg):
+                o = o.o
             if isinstance(o, VR):
                 c[o.id] += 1
             elif isinstance(o, Sub):

@@ -367,12 +367,18 @@ def _int(s: Selector, inst: Instruction) -> None:
     if op is VOp.MUL_WIDE:
         a, b = s.src(ops[1]), s.src(ops[2])
         dst = s.reg_range(ops[0].n, 2)  # type: ignore[attr-defined]
+        # the high half goes to a temporary first: either half of the destination may be a source
+        lo = _half(dst, 0)
         if is_s(dst):
-            s.emit("s_mul_i32", _half(dst, 0), a, b)
-            s.emit("s_mul_hi_i32" if signed else "s_mul_hi_u32", _half(dst, 1), a, b)
+            hi = s.stmp()
+            s.emit("s_mul_hi_i32" if signed else "s_mul_hi_u32", hi, a, b)
+            s.emit("s_mul_i32", lo, a, b)
+            s.emit("s_mov_b32", _half(dst, 1), hi)
         else:
-            s._valu("v_mul_lo_u32", _half(dst, 0), [a, b])
-            s._valu("v_mul_hi_i32" if signed else "v_mul_hi_u32", _half(dst, 1), [a, b])
+            hi = s.vtmp()
+            s._valu("v_mul_hi_i32" if signed else "v_mul_hi_u32", hi, [a, b])
+            s._valu("v_mul_lo_u32", lo, [a, b])
+            s._valu("v_mov_b32", _half(dst, 1), [hi])
         return
     srcs = [s.src(o) for o in ops[1:]]
     dst = ops[0]
@@ -406,13 +412,15 @@ def _int(s: Selector, inst: Instruction) -> None:
         lo = MINMAX[(VOp.MAX, signed)]
         hi = MINMAX[(VOp.MIN, signed)]
 
-        def cl_s(d: Operand) -> None:
-            s.emit(lo[0], d, srcs[0], srcs[1])
-            s.emit(hi[0], d, d, srcs[2])
+        def cl_s(d: Operand) -> None:  # (through a temporary: the bound may be d itself)
+            t = s.stmp()
+            s.emit(lo[0], t, srcs[0], srcs[1])
+            s.emit(hi[0], d, t, srcs[2])
 
         def cl_v(d: Operand) -> None:
-            s._valu(lo[1], d, srcs[:2])
-            s._valu(hi[1], d, [d, srcs[2]])
+            t = s.vtmp()
+            s._valu(lo[1], t, srcs[:2])
+            s._valu(hi[1], d, [t, srcs[2]])
 
         scalar_or_vector(s, dst, cl_s, cl_v)
     elif op is VOp.NEG:
@@ -648,9 +656,10 @@ def _f32(s: Selector, inst: Instruction) -> None:
             _fsqrt32(s, t, srcs[0])
         elif op in (VOp.MIN, VOp.MAX):
             _fminmax(s, t, srcs[0], srcs[1], op is VOp.MIN)
-        elif op is VOp.CLAMP:
-            _fminmax(s, t, srcs[0], srcs[1], False)
-            _fminmax(s, t, t, srcs[2], True)
+        elif op is VOp.CLAMP:  # (through a temporary: the upper bound may be t itself)
+            m = s.vtmp()
+            _fminmax(s, m, srcs[0], srcs[1], False)
+            _fminmax(s, t, m, srcs[2], True)
         elif op is VOp.FRACT:
             s._valu("v_fract_f32", t, srcs)
         elif op is VOp.SAT:  # NaN and x < 0 give +0, x > 1 gives 1, -0 stays (DESIGN section 3)
@@ -1322,16 +1331,19 @@ def _wave(s: Selector, inst: Instruction) -> None:
                 s.emit("s_mov_b32", t, a)
                 return
             lane = s.stmp()
-            if is_v(b):
-                s.emit("v_readfirstlane_b32", lane, b)
-                s.emit("s_and_b32", lane, lane, Imm(63))
-            elif isinstance(b, Imm):
+            if isinstance(b, Imm):
                 lane = Imm(b.value & 63)  # type: ignore[assignment]
             else:
                 s.emit("s_and_b32", lane, b, Imm(63))
             s.emit("v_readlane_b32", t, a, lane)
 
         def bc_v(t: Operand) -> None:
+            if is_v(b):  # a source lane per lane (modulo W): ds_bpermute
+                addr = s.vtmp()
+                s._valu("v_and_b32", addr, [Imm(63), b])
+                s._valu("v_lshlrev_b32", addr, [Imm(2), addr])
+                s.emit("ds_bpermute_b32", t, addr, s.to_v(a))
+                return
             u = s.stmp()
             bc_s(u)
             s._valu("v_mov_b32", t, [u])

@@ -41,7 +41,8 @@ UNIFORM_SREGS = frozenset(
         SR.WAVE_WIDTH,
     }
 )
-# Operations whose result is the same in every active lane whatever their sources.
+# Operations whose result is the same in every active lane whatever their sources (a broadcast:
+# when its lane operand is uniform).
 UNIFORM_RESULT = frozenset({VOp.REDUCE, VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.BROADCAST})
 # Operations whose result differs per lane whatever their sources (vector memory, lane exchange).
 DIVERGENT_RESULT = frozenset({VOp.ATOM, VOp.RED, VOp.SHUFFLE, VOp.PREFIX, VOp.MMA})
@@ -133,6 +134,9 @@ def analyse(tree: list[Node]) -> Uniformity:
                         continue
                     if inst.spec.op in UNIFORM_RESULT:
                         d = div or (inst.guard is not None and inst.guard.pred in u.preds)
+                        if inst.spec.op is VOp.BROADCAST:  # each lane names its source lane
+                            lane = inst.operands[2]
+                            d = d or (isinstance(lane, Reg) and lane.n in u.regs)
                     else:
                         d = div or src_div or _inherently_divergent(inst)
                     if d:
