@@ -12,10 +12,11 @@ jit = njit(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
 @jit
-def start(act: np.ndarray, alive: np.ndarray, T: int, L: int) -> None:
+def start(act: np.ndarray, alive: np.ndarray, T: int, L: int) -> int:
     for i in range(L):
         alive[i] = i < T
         act[i] = i < T
+    return T
 
 
 @jit
@@ -60,10 +61,15 @@ def if_else(
 @jit
 def close(
     act: np.ndarray, E: np.ndarray, alive: np.ndarray, B: np.ndarray, C: np.ndarray, d: int, lp: int, L: int
-) -> None:
-    """endif, or the exit of a loop: the entry lanes still alive and not gone from the loop."""
+) -> int:
+    """endif, or the exit of a loop: the entry lanes still alive and not gone from the loop
+    (their count)."""
+    n = 0
     for i in range(L):
-        act[i] = E[d, i] and alive[i] and not _left(B, C, lp, i)
+        t = E[d, i] and alive[i] and not _left(B, C, lp, i)
+        act[i] = t
+        n += t
+    return n
 
 
 @jit
@@ -89,20 +95,27 @@ def loop_next(act: np.ndarray, E: np.ndarray, alive: np.ndarray, B: np.ndarray, 
 
 
 @jit
-def jump(act: np.ndarray, P: np.ndarray, X: np.ndarray, k: int, pn: int, g: int, gp: bool, L: int) -> None:
-    """break (X = B) or continue (X = C) of the lanes where P[pn] holds, out of loop k."""
+def jump(act: np.ndarray, P: np.ndarray, X: np.ndarray, k: int, pn: int, g: int, gp: bool, L: int) -> int:
+    """break (X = B) or continue (X = C) of the lanes where P[pn] holds, out of loop k; the
+    lanes left active."""
+    n = 0
     for i in range(L):
         if act[i] and P[pn, i] and (g < 0 or P[g, i] == gp):
             X[k, i] = True
             act[i] = False
+        n += act[i]
+    return n
 
 
 @jit
-def ret(act: np.ndarray, alive: np.ndarray, P: np.ndarray, g: int, gp: bool, L: int) -> None:
+def ret(act: np.ndarray, alive: np.ndarray, P: np.ndarray, g: int, gp: bool, L: int) -> int:
+    n = 0
     for i in range(L):
         if act[i] and (g < 0 or P[g, i] == gp):
             alive[i] = False
             act[i] = False
+        n += act[i]
+    return n
 
 
 @jit
