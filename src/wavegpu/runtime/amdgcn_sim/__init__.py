@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...backends.amdgcn.ir import Neg, Phys
 from ...backends.amdgcn.target import target
 from .execute import BRANCHES, Ctx, H, branch_target
 from .machine import JUNK, Memory, Segment, W, Wave
@@ -62,6 +63,18 @@ def kernarg(k: KernelCode, grid: tuple[int, int, int], wg: tuple[int, int, int],
     return seg
 
 
+def check_registers(k: KernelCode, vgprs: int, agprs: int) -> None:
+    """Every register operand within what the descriptor allocates (VGPRs below
+    `.amdhsa_next_free_vgpr` / `.amdhsa_accum_offset`, AGPRs after it, SGPRs below 102)."""
+    limit = {"v": vgprs, "a": agprs, "s": 102}
+    what = {"v": "VGPRs (.amdhsa_next_free_vgpr)", "a": "AGPRs", "s": "SGPRs"}
+    for pc, inst in enumerate(k.insts):
+        for o in inst.ops:
+            r = o.o if isinstance(o, Neg) else o
+            if isinstance(r, Phys) and r.idx + r.size > limit[r.rc]:
+                raise AmdgcnSimError(f"{inst.where(k.name, pc)}: {r} is beyond the kernel's {limit[r.rc]} {what[r.rc]}")
+
+
 def run(
     text: str,
     entry: str,
@@ -91,6 +104,7 @@ def run(
     acc = d.get("accum_offset", 4)
     arch_v = min(nfv, acc) if nfv > acc else nfv
     n_agpr = nfv - acc if nfv > acc else 0
+    check_registers(k, max(arch_v, 1), n_agpr)
     ka = kernarg(k, grid, wg, bits)
     mem = Memory(
         [

@@ -216,7 +216,7 @@ class Wave:
                 cache[key] = req
             if req > dist:
                 raise AmdgcnSimError(
-                    f"{self.where(inst)}: hazard: `{p.inst_text if hasattr(p, 'inst_text') else p.text}` (line {p.line}) "
+                    f"{self.where(inst)}: hazard: `{p.text}` (line {p.line}) "
                     f"needs {req} wait state(s) before it on {self.t.name}; there are {dist}"
                 )
             dist += p.states
