@@ -120,23 +120,8 @@ def test_atomics_give_the_same_totals(arch: str, on_arch) -> None:  # type: igno
     check_atomics(DEVICE)
 
 
-def _wide_over_source(i) -> bool:  # type: ignore[no-untyped-def]
-    """A mul.wide / mad.wide whose destination pair overlaps a source (the backend's known bug:
-    see test_mul_wide_into_its_own_source)."""
-    from wavegpu.isa.instruction import Pair, Reg
-
-    if not i.spec.name.startswith(("mul.wide", "mad.wide")) or not isinstance(i.operands[0], Pair):
-        return False
-    d = {i.operands[0].n, i.operands[0].n + 1}
-    srcs = {o.n for o in i.operands[1:] if isinstance(o, Reg)}
-    srcs |= {n for o in i.operands[1:] if isinstance(o, Pair) for n in (o.n, o.n + 1)}
-    return bool(d & srcs)
-
-
 def _random_program(data: st.DataObject, arch: str) -> None:
-    """check_random_program of test_opencl at W = 64, leaving out the broadcasts whose lane is a
-    register (the backend's known bug: see test_broadcast_from_a_divergent_lane)."""
-    from wavegpu.isa.vocabulary import Op as VOp
+    """check_random_program of test_opencl at W = 64 on one architecture."""
     from wavegpu.wbin import Kernel
 
     threads = 128
@@ -145,15 +130,7 @@ def _random_program(data: st.DataObject, arch: str) -> None:
     body = [i for i in data.draw(D.block()) if i.spec.cls not in ("atomic",) and i.spec.name != "ret"]
     # rows the backend refuses (rows.UNSUPPORTED, with its reasons) are left out, and the
     # approximate ops (within their bound, not bit for bit: test_every_selected_value_row...)
-    body = [
-        i
-        for i in body
-        if i.spec.op is not VOp.BROADCAST
-        and i.spec.key not in rows.UNSUPPORTED
-        and i.spec.key not in APPROX
-        and not _wide_over_source(i)
-        and not any(getattr(o, "width", 0) == 64 for o in i.operands)  # see test_f64_immediate_operand
-    ]
+    body = [i for i in body if i.spec.key not in rows.UNSUPPORTED and i.spec.key not in APPROX]
     if any(i.spec.cls == "control" for i in body):
         from wavegpu.isa.structure import check_structure
 
@@ -186,6 +163,7 @@ def test_random_structured_programs_match(data: st.DataObject, arch: str) -> Non
     _random_program(data, arch)
 
 
+# ---- regressions: three backend bugs this interpreter found (the random programs), since fixed --
 BROADCAST = """
 .kernel bc
 .registers 8
@@ -199,12 +177,9 @@ BROADCAST = """
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backend bug found by the interpreter: wave.broadcast takes its source lane per lane (DESIGN 3: "
-    "modulo W), the backend reads it once with v_readfirstlane + v_readlane (right only for a uniform lane)",
-)
 def test_broadcast_from_a_divergent_lane() -> None:
+    """wave.broadcast takes its source lane per lane (DESIGN 3, modulo W); the backend read it once
+    with v_readfirstlane + v_readlane, right only for a uniform lane."""
     k = wg.assemble(BROADCAST, "bc.wave").kernels[0]
     mem = np.random.default_rng(1).integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
     a = wg.launch(k, workgroup=128, memory=mem, wave_width=64).memory
@@ -227,12 +202,9 @@ MUL_WIDE = """
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backend bug found by the interpreter: mul.wide.s32 r2:r3, r2, x emits v_mul_lo_u32 v2, v2, x and "
-    "then v_mul_hi_i32 v3, v2, x, which reads the already overwritten low half",
-)
 def test_mul_wide_into_its_own_source() -> None:
+    """mul.wide.s32 r2:r3, r2, x was v_mul_lo_u32 v2, v2, x then v_mul_hi_i32 v3, v2, x: the high
+    half read the low half already overwritten."""
     k = wg.assemble(MUL_WIDE, "mw.wave").kernels[0]
     mem = np.random.default_rng(1).integers(0, 2**32, 512, dtype=np.uint64).astype(np.uint32)
     a = wg.launch(k, workgroup=64, memory=mem, wave_width=64).memory
@@ -255,12 +227,9 @@ F64_IMM = """
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backend bug found by the interpreter: an f64 immediate operand (sub.f64 r2:r3, r8:r9, 2.5) becomes "
-    "an SGPR pair that is only zeroed ('registers start at zero'), never set to the constant",
-)
 def test_f64_immediate_operand() -> None:
+    """sub.f64 r2:r3, r8:r9, 2.5 subtracted a zeroed SGPR pair: the constant's moves were removed
+    as dead (the peephole's read count missed negated operands)."""
     k = wg.assemble(F64_IMM, "f.wave").kernels[0]
     mem = np.random.default_rng(1).integers(0, 2**32, 512, dtype=np.uint64).astype(np.uint32)
     a = wg.launch(k, workgroup=64, memory=mem, wave_width=64).memory
