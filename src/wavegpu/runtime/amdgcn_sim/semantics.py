@@ -323,8 +323,9 @@ def div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray, wide: bool) -> tup
     s1_den = (s1 != 0) & (np.abs(s1) < minnorm)
     rec_den = (recip != 0) & (np.abs(recip) < minnorm)
     quo_den = (quot != 0) & (np.abs(quot) < minnorm)
-    up = np.ldexp(s0, big).astype(ft)
-    down = np.ldexp(s0, -big).astype(ft)
+    with np.errstate(all="ignore"):
+        up = np.ldexp(s0, big).astype(ft)
+        down = np.ldexp(s0, -big).astype(ft)
     nan = np.full(W, np.nan, ft)
     done = np.zeros(W, bool)
 
@@ -406,7 +407,8 @@ def rz_f32(x: np.ndarray) -> np.ndarray:
 
 def f16_round(x64: np.ndarray) -> np.ndarray:
     """float64 (exact or rounded to odd) -> f16 bits (nearest even)."""
-    return f16_from64(x64).astype(U32)
+    with np.errstate(all="ignore"):
+        return f16_from64(x64).astype(U32)
 
 
 def f16_val(bits: np.ndarray) -> np.ndarray:
