@@ -17,7 +17,8 @@ from .progress import RunProgress
 
 
 def devices() -> list[str]:
-    """Devices that can run kernels here: always "emulator"; "opencl", "sycl" and "cuda" when usable."""
+    """Devices that can run kernels here: always "emulator" and "amdgcn-sim"; "opencl", "sycl" and "cuda"
+    when usable."""
     out = ["emulator", "amdgcn-sim"]
     from . import cuda, opencl, sycl
 
