@@ -470,7 +470,7 @@ def _readfirstlane(w: Wave, inst: Inst, ctx: Ctx) -> None:
 def _writelane(w: Wave, inst: Inst, ctx: Ctx) -> None:
     _need(w, inst, 3)
     lane = s32(w, inst, inst.ops[2]) & 63
-    m = lane == LANES
+    m = np.equal(LANES, lane)
     set_v32(w, inst, inst.ops[0], np.full(W, s32(w, inst, inst.ops[1]), dtype=U32), m)
 
 

@@ -18,6 +18,8 @@ and consumer than the table asks for is an error.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.amdgcn import hazards as HZ
@@ -86,7 +88,7 @@ class Pending:
 
     def __init__(self, inst: Inst, pc: int, smem: bool, stores: bool) -> None:
         self.inst, self.pc, self.smem, self.stores = inst, pc, smem, stores
-        self.writes: list[tuple[str, int, object, int]] = []  # (class, index, value, lane mask)
+        self.writes: list[tuple[str, int, Any, int]] = []  # (class, index, value, lane mask)
         self.units: set[tuple[str, int]] = set()
 
 
@@ -162,7 +164,7 @@ class Wave:
             if rc == "v":
                 self.v[idx] = np.where(lane_bits(mask), val, self.v[idx])
             elif rc == "s":
-                self.s[idx] = int(val) & 0xFFFFFFFF  # type: ignore[call-overload]
+                self.s[idx] = int(val) & 0xFFFFFFFF
         for u in p.units:
             if self.pending.get(u) is p:
                 del self.pending[u]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import cast
 
-from ...backends.amdgcn.ir import MI, VCC, Imm, Label, Neg, Phys, Raw, Special
+from ...backends.amdgcn.ir import MI, VCC, Imm, Label, Neg, Operand, Phys, Raw, Special
 from ...backends.amdgcn.isa import EMITTED, LDS, SMEM, VMEM
 from ...errors import WaveError
 
@@ -244,7 +245,7 @@ def parse_inst(line: str, lineno: int) -> Inst:
     imp_uses: tuple[Special, ...] = ()
     if base.startswith("v_div_fmas"):
         imp_uses = (VCC,)
-    mi = MI(base if not op.endswith("_e64") else op, ops, ndefs, "", (), imp_uses)
+    mi = MI(base if not op.endswith("_e64") else op, cast("list[Operand]", ops), ndefs, "", (), imp_uses)
     counter = "vm" if base in VMEM else "lgkm" if (base in LDS or base in SMEM) else None
     states = 1
     if base == "s_nop":

@@ -44,7 +44,7 @@ def v32(w: Wave, inst: Inst, o: object, fp: int = 32) -> np.ndarray:
     """A 32-bit VALU source across the lanes (uint32); `-x` negates a float of width fp."""
     neg = isinstance(o, Neg)
     if neg:
-        o = o.o  # type: ignore[union-attr]
+        o = o.o
     if isinstance(o, Phys):
         if o.size != 1:
             raise err(w, inst, f"{o} where one register is expected")
@@ -68,7 +68,7 @@ def v32(w: Wave, inst: Inst, o: object, fp: int = 32) -> np.ndarray:
 def v64(w: Wave, inst: Inst, o: object, fp: bool = True) -> np.ndarray:
     neg = isinstance(o, Neg)
     if neg:
-        o = o.o  # type: ignore[union-attr]
+        o = o.o
     if isinstance(o, Phys):
         if o.size != 2:
             raise err(w, inst, f"{o} where a register pair is expected")
