@@ -1,7 +1,7 @@
 """The conformance corpus through the AMDGCN interpreter against the emulator, bit for bit
 (atomics by their order-independent results): every value row the backend selects, the
 examples, the compiler's corpus at -O0 and -O3, the atomics kernels and random structured
-programs, on gfx942 and gfx90a (gfx950 for the examples). Programs the backend refuses are
+programs, on gfx942, gfx90a and gfx950. Programs the backend refuses are
 skipped with the backend's reason."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def on_arch(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return use
 
 
-@pytest.mark.parametrize("arch", ["gfx942", "gfx90a"])
+@pytest.mark.parametrize("arch", ["gfx942", "gfx90a", "gfx950"])
 def test_every_selected_value_row_matches_the_emulator(arch: str, on_arch) -> None:  # type: ignore[no-untyped-def]
     on_arch(arch)
     for r in ROWS_HERE:
@@ -100,7 +100,7 @@ def test_every_corpus_kernel_that_runs_on_the_emulator_matches(arch: str) -> Non
     assert compared >= 5
 
 
-@pytest.mark.parametrize("arch", ["gfx942", "gfx90a"])
+@pytest.mark.parametrize("arch", ["gfx942", "gfx90a", "gfx950"])
 @pytest.mark.parametrize("opt", [0, 3])
 def test_compiled_kernels_match_the_emulator(arch: str, opt: int) -> None:
     from wavegpu.runtime.buffers import pack
@@ -158,7 +158,7 @@ def _random_program(data: st.DataObject, arch: str) -> None:
     suppress_health_check=list(HealthCheck),
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking a wave64 program takes minutes
 )
-@given(st.data(), st.sampled_from(["gfx942", "gfx90a"]))
+@given(st.data(), st.sampled_from(["gfx942", "gfx90a", "gfx950"]))
 def test_random_structured_programs_match(data: st.DataObject, arch: str) -> None:
     _random_program(data, arch)
 
