@@ -99,8 +99,9 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
             m = exec_mask(guard)
             if scatter is not None and sparse(m):  # a divergent region: compute on its lanes only
                 idx = np.flatnonzero(m)
-                a, b = s0(), s1()
-                scatter(idx, np.asarray(f(a[idx] if a.ndim else a, b[idx] if b.ndim else b)))
+                a, b = s0(), s1()  # (read even without an executing lane: %clock counts its reads)
+                if idx.size:
+                    scatter(idx, np.asarray(f(a[idx] if a.ndim else a, b[idx] if b.ndim else b)))
             else:
                 dst(f(s0(), s1()), m)
             count(pc, m)
@@ -116,7 +117,8 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
             check_divisor(st, pc, vals[-1], m)
         if scatter is not None and sparse(m):
             idx = np.flatnonzero(m)
-            scatter(idx, np.asarray(f(*[v[idx] if v.ndim else v for v in vals])))
+            if idx.size:
+                scatter(idx, np.asarray(f(*[v[idx] if v.ndim else v for v in vals])))
         else:
             dst(f(*vals), m)
         count(pc, m)
