@@ -248,3 +248,58 @@ def test_a_kernel_spilled_to_vgpr_lanes_runs() -> None:
     src += "".join(f"    mul.lo.u32 r31, r31, r{i}\n    add.u32 r31, r31, r{i}\n" for i in range(20))
     src += "    add.u32 r31, r31, r30\n    shl.b32 r30, r30, 2\n    st.global.b32 [r30], r31\n    ret\n.end\n"
     _spill_case(src, [3 * i + 1 for i in range(20)], np.zeros(64, np.uint32), "gfx942", max_sgprs=16)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("ids", ["%tid.y", "%tid.z", "%ctaid.y", "%ctaid.z", "%ntid.z", "%nctaid.y"])
+def test_work_item_and_group_ids_follow_the_abi(arch: str, ids: str) -> None:
+    """Packed work-item ids in v0 and the workgroup ids densely after the user SGPRs, for 3-D
+    launches; the stored value reads one id (the index uses all of them)."""
+    src = f"""
+.kernel ids
+.registers 8
+    mov.u32 r1, %tid.x
+    mov.u32 r2, %tid.y
+    mov.u32 r3, %tid.z
+    mad.lo.u32 r2, r3, 4, r2
+    mad.lo.u32 r1, r2, 4, r1
+    mov.u32 r5, %ctaid.x
+    mov.u32 r2, %ctaid.y
+    mov.u32 r3, %ctaid.z
+    mad.lo.u32 r2, r3, 3, r2
+    mad.lo.u32 r5, r2, 2, r5
+    mad.lo.u32 r1, r5, 64, r1
+    shl.b32 r1, r1, 2
+    mov.u32 r7, {ids}
+    st.global.u32 [r1], r7
+    ret
+.end
+"""
+    k = wg.assemble(src, "ids.wave").kernels[0]
+    kw = {"grid": (2, 3, 2), "workgroup": (4, 4, 4), "memory": 4 * 64 * 12}
+    a = wg.launch(k, wave_width=64, **kw).memory
+    b = wg.launch(k, device="amdgcn-sim", arch=arch, **kw).memory
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_a_z_group_id_without_y_arrives_densely(arch: str) -> None:
+    src = """
+.kernel z
+.registers 4
+    mov.u32 r1, %tid.x
+    mov.u32 r2, %ctaid.z
+    mad.lo.u32 r1, r2, 64, r1
+    shl.b32 r1, r1, 2
+    add.u32 r3, r2, 100
+    st.global.u32 [r1], r3
+    ret
+.end
+"""
+    k = wg.assemble(src, "z.wave").kernels[0]
+    text = wg.translate(k, "amdgcn", arch=arch)
+    assert ".amdhsa_system_sgpr_workgroup_id_y 0" in text and ".amdhsa_system_sgpr_workgroup_id_z 1" in text
+    kw = {"grid": (1, 1, 3), "workgroup": 64, "memory": 4 * 64 * 3}
+    b = wg.launch(k, device="amdgcn-sim", arch=arch, **kw)
+    assert np.array_equal(b.memory, wg.launch(k, wave_width=64, **kw).memory)
+    assert np.array_equal(b.view(np.uint32), np.repeat([100, 101, 102], 64))
