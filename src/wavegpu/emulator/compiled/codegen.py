@@ -266,7 +266,7 @@ class Gen:
             "        cy = (wg // gx) % gy",
             "        cz = wg // (gx * gy)",
             *("        " + st for st in per_wg),
-            f"        start(act, alive, {self.T}, L)",
+            f"        nact = start(act, alive, {self.T}, L)",
             "        issued = 0",
             *body,
             "        if issued > budget:",
@@ -304,10 +304,10 @@ class Gen:
                 assert loop is not None
                 arr = "B" if role is Nest.BREAK else "C"
                 pn = inst.operands[0].n  # type: ignore[union-attr]
-                self.put(f"jump(act, P, {arr}, {loop}, {pn}, {self.guard(inst)}, L)")
+                self.put(f"nact = jump(act, P, {arr}, {loop}, {pn}, {self.guard(inst)}, L)")
                 pc += 1
             elif role is Nest.RET:
-                self.put(f"ret(act, alive, P, {self.guard(inst)}, L)")
+                self.put(f"nact = ret(act, alive, P, {self.guard(inst)}, L)")
                 pc += 1
             else:  # barrier, fence, nop: lockstep makes them no-ops
                 pc += 1
@@ -321,7 +321,7 @@ class Gen:
             srcs = [self.source(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
             srcs += [0] * (4 - len(srcs))
             d, sub = self.dest(inst.operands[spec.dests[0]])
-            self.put(f"{fn}(R, P, act, {g}, {d}, {', '.join(map(str, srcs))}, L)")
+            self.put(f"{fn}(R, P, act, {g}, {d}, {', '.join(map(str, srcs))}, L, nact == L)")
             self.merge(inst, d, sub)
             return
         if kind == "wave":
@@ -364,7 +364,8 @@ class Gen:
         els, end = self.nest.match[pc]
         pn = inst.operands[0].n  # type: ignore[union-attr]
         self.count()
-        self.put(f"if if_open(act, E, Q, P, {d}, {pn}, L) > 0:")
+        self.put(f"nact = if_open(act, E, Q, P, {d}, {pn}, L)")
+        self.put("if nact > 0:")
         self.ind += 1
         self.put("pass")
         self.block(pc + 1, els if els is not None else end, None if lp < 0 else lp, d + 1)
@@ -373,14 +374,15 @@ class Gen:
         if els is not None:
             self.pending += 1
             self.count()
-            self.put(f"if if_else(act, E, Q, alive, B, C, {d}, {lp}, L) > 0:")
+            self.put(f"nact = if_else(act, E, Q, alive, B, C, {d}, {lp}, L)")
+            self.put("if nact > 0:")
             self.ind += 1
             self.put("pass")
             self.block(els + 1, end, None if lp < 0 else lp, d + 1)
             self.count()
             self.ind -= 1
         self.pending += 1
-        self.put(f"close(act, E, alive, B, C, {d}, {lp}, L)")
+        self.put(f"nact = close(act, E, alive, B, C, {d}, {lp}, L)")
 
     def emit_loop(self, pc: int, lp: int, d: int) -> None:
         end = self.nest.match[pc][1]
@@ -391,13 +393,14 @@ class Gen:
         self.block(pc + 1, end, d, d + 1)
         self.pending += 1
         self.count()
-        self.put(f"if loop_next(act, E, alive, B, C, {d}, L) == 0:")
+        self.put(f"nact = loop_next(act, E, alive, B, C, {d}, L)")
+        self.put("if nact == 0:")
         self.put("    break")
         self.put("if issued > budget:")
         self.put(f"    trap(status, {BUDGET}, wg, {pc})")
         self.put("    return")
         self.ind -= 1
-        self.put(f"close(act, E, alive, B, C, {d}, {lp}, L)")
+        self.put(f"nact = close(act, E, alive, B, C, {d}, {lp}, L)")
 
 
 def generate(k: Kernel, shape: Shape) -> str:

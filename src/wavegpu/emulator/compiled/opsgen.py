@@ -59,7 +59,11 @@ def _value(spec: InstrSpec) -> list[str]:
     value = EXPR.get(spec.key, "{0}").format(*(_src(o.kind, i) for i, o in enumerate(srcs)))
     dst = spec.operands[spec.dests[0]]
     return [
-        f"def {fname(spec)}(R, P, act, g, gp, d, s0, s1, s2, s3, L):",
+        f"def {fname(spec)}(R, P, act, g, gp, d, s0, s1, s2, s3, L, full):",
+        "    if full and g < 0:  # every lane: a loop without branches, which LLVM vectorises",
+        "        for l in range(L):",
+        *("            " + x for x in _dst(dst.kind, value)),
+        "        return",
         "    for l in range(L):",
         f"        if {GUARD}:",
         *("            " + x for x in _dst(dst.kind, value)),
