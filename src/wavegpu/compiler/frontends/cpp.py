@@ -27,7 +27,7 @@ from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
-from .treesitter import Node, Source, parse
+from .treesitter import Node, Source, duplicate_params, file_start, parse
 
 BinOp = hir.BinaryOp
 Cmp = hir.CompareOp
@@ -461,6 +461,10 @@ class Lowering:
             if p.type != "parameter_declaration":
                 raise self.error(p, "kernel parameters are plain: const float* a, float* out, uint32_t n")
             pname, b = self.parameter(p)
+            if pname.endswith(("__len", "__shape0", "__shape1")):  # the runtime would fill it itself
+                raise self.error(
+                    p, "parameter names ending in __len, __shape0, __shape1 are reserved (hidden arguments)"
+                )
             self.taken.add(pname)
             if isinstance(b, ArrB):
                 self.arrays[pname] = b.type
@@ -2114,12 +2118,16 @@ class CppFrontend:
         unit = read_unit(text, file)
         kernels = [fd for fd in unit.functions.values() if fd.kernel]
         if not kernels:
-            raise CompileError([Diagnostic(f"{file}: no kernel found: mark one with [[wave::kernel]] (or __kernel)")])
+            raise CompileError(
+                [Diagnostic("no kernel found: mark one with [[wave::kernel]] (or __kernel)", file_start(unit.src))]
+            )
         out: list[hir.Function] = []
         diags: list[Diagnostic] = []
         for fd in kernels:  # every kernel's errors, not only the first kernel's
             try:
-                out.append(Lowering(unit, fd).kernel())
+                fn = Lowering(unit, fd).kernel()
+                diags.extend(duplicate_params(fn))  # g++: redefinition of a parameter
+                out.append(fn)
             except CompileError as e:
                 diags.extend(e.diagnostics)
         if diags:

@@ -1043,6 +1043,14 @@ class Lowering:
             kids = self.named_children(n)
             if len(kids) == 1 and kids[0].type != "expression_statement" and not kids[0].type.endswith("declaration"):
                 return self.expr(kids[0], hint)
+            if (
+                len(kids) == 1
+                and kids[0].type == "expression_statement"
+                and not any(c.type == ";" for c in kids[0].children)
+                and kids[0].named_children
+                and kids[0].named_children[0].type in ("if_expression", "match_expression", "block")
+            ):  # the grammar wraps a tail `if`/`match`/block in a statement: `else { if c { x } else { y } }`
+                return self.expr(kids[0].named_children[0], hint)
             raise self.error(n, "a block with statements as a value is not supported: assign in the block instead")
         if t == "macro_invocation":
             raise self.macro_error(n)
@@ -1713,6 +1721,10 @@ class RustKernels:
                 continue
             if t == "function_item":
                 name = self.src.node_text(item.child_by_field_name("name"))
+                if name in self.functions:  # rustc: E0428, defined multiple times
+                    self.diags.extend(
+                        treesitter.duplicates(self.src, [(name, self.functions[name]), (name, item)], "function")
+                    )
                 self.functions[name] = item
                 try:
                     opts = self.kernel_attribute(attrs)
@@ -1751,7 +1763,9 @@ class RustKernels:
             attrs = []
         self.kernels = marked or [(f, {}) for f in self.functions.values()]
         if not self.kernels and not self.diags:
-            self.diags.append(Diagnostic(f"{self.src.file}: no kernel function found (mark one #[wave::kernel])"))
+            self.diags.append(
+                Diagnostic("no kernel function found (mark one #[wave::kernel])", treesitter.file_start(self.src))
+            )
 
     def kernel_attribute(self, attrs: list[Node]) -> dict[str, object] | None:
         for a in attrs:
@@ -1909,6 +1923,9 @@ class RustKernels:
                     continue
                 except _Bail:
                     raise CompileError(low.diags) from None
+                dup = treesitter.duplicate_params(f)
+                if dup:  # rustc: E0415, identifier bound more than once in this parameter list
+                    raise CompileError(dup)
                 break
             else:  # pragma: no cover - inference settles in one step per variable
                 raise CompileError([Diagnostic("type inference did not settle", self.src.span(fn))])

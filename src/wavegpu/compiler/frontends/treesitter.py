@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...errors import CompileError, Diagnostic, Span
+from .. import hir
 
 Node = Any  # tree_sitter.Node (the bindings carry no type stubs)
 
@@ -112,16 +113,73 @@ def syntax_errors(src: Source, root: Node, describe: Callable[[Node], str] | Non
     return out
 
 
+# The deepest syntax tree the frontends and the compiler's recursive stages lower within Python's
+# recursion limit, with a margin (a 64-term sum is about 70 levels, a block about 2 per nesting;
+# measured: the first failures were near 200 levels of nested TypeScript blocks).
+MAX_DEPTH = 150
+
+
+def too_deep(src: Source, root: Node, limit: int = MAX_DEPTH) -> Diagnostic | None:
+    """A diagnostic at the first node (in source order) deeper than `limit` levels, if any."""
+    stack = [(root, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > limit:
+            return Diagnostic(
+                f"this nests more than {limit} levels deep (blocks and sub-expressions), beyond what the "
+                "compiler processes: split it, e.g. into variables or a loop",
+                src.span(n),
+            )
+        stack.extend((c, d + 1) for c in reversed(n.children))
+    return None
+
+
 def parse(lang: str, text: str, file: str) -> tuple[Source, Node]:
     """Parse `text` with `lang`'s grammar: the source and the root node, or a CompileError that
-    lists every syntax error with its place."""
+    lists every syntax error with its place (also a tree nested too deeply to lower)."""
     src = Source(text, file)
     tree = parser(lang).parse(src.data)
     root = tree.root_node
     if root.has_error:
         errors = syntax_errors(src, root)
         raise CompileError(errors or [Diagnostic("syntax error", src.span(root))])
+    deep = too_deep(src, root)
+    if deep is not None:
+        raise CompileError([deep])
     return src, root
 
 
-__all__ = ["Node", "Source", "parse", "parser", "syntax_errors", "walk"]
+def file_start(src: Source) -> Span:
+    """The first column of the first line: where a message about the whole file points."""
+    return Span(src.file, 1, 1, 1, src.lines[0] if src.lines else "")
+
+
+def duplicates(src: Source, named: list[tuple[str, Node]], what: str) -> list[Diagnostic]:
+    """A diagnostic at every later definition of a name already defined (two kernels, or two
+    parameters of one kernel, of one name: each language's own compiler refuses them)."""
+    first: dict[str, Node] = {}
+    out: list[Diagnostic] = []
+    for name, node in named:
+        if name in first:
+            line = first[name].start_point[0] + 1
+            out.append(Diagnostic(f"{what} {name!r} is defined twice (first on line {line})", src.span(node)))
+        else:
+            first[name] = node
+    return out
+
+
+def duplicate_params(fn: hir.Function) -> list[Diagnostic]:
+    """A diagnostic at every parameter of `fn` whose name an earlier parameter has."""
+    seen: dict[str, hir.Param] = {}
+    out: list[Diagnostic] = []
+    for p in fn.params:
+        if p.name in seen:
+            first = seen[p.name].span
+            where = f" (first on line {first.line})" if first is not None else ""
+            out.append(Diagnostic(f"parameter {p.name!r} is defined twice{where}", p.span))
+        else:
+            seen[p.name] = p
+    return out
+
+
+__all__ = ["Node", "Source", "duplicate_params", "duplicates", "file_start", "parse", "parser", "syntax_errors", "walk"]

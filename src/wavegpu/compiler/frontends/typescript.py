@@ -26,7 +26,7 @@ from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, BUILTINS, IDS, VOID, WAVE1, WAVE2, Kind
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
-from .treesitter import Node, Source, parse
+from .treesitter import Node, Source, duplicate_params, duplicates, file_start, parse
 
 BinOp = hir.BinaryOp
 Cmp = hir.CompareOp
@@ -1276,6 +1276,14 @@ class Lowerer:
             )
         t = _common_int(a, b)
         if t is None:
+            for side, name in ((a, "dividend"), (b, "divisor")):
+                if not (_fits(side.lo, side.hi, I32_RANGE) or _fits(side.lo, side.hi, U32_RANGE)):
+                    text = self.text(side.node) if side.node is not None else name
+                    raise self.error(
+                        side.node if side.node is not None else n,
+                        f"the {name} of % may be any integer in {side.lo}..{side.hi}, beyond one 32-bit type: "
+                        f"narrow it, ({text}) | 0 or ({text}) >>> 0",
+                    )
             raise self.error(n, "% of an i32 and a u32 value: convert one, (x | 0) or (x >>> 0), so both have one type")
         x = a.e if a.type is t else self.as_u32(a.ibits) if t is U32 else a.ibits
         y = b.e if b.type is t else self.as_u32(b.ibits) if t is U32 else b.ibits
@@ -1814,13 +1822,18 @@ class TypeScriptFrontend:
         src, root = parse("typescript", text, file)
         found, consts, compat = _kernels(src, root)
         if not found:
-            raise CompileError([Diagnostic(f"{file}: no kernel function found (mark one with /** @kernel */)")])
+            raise CompileError([Diagnostic("no kernel function found (mark one with /** @kernel */)", file_start(src))])
         out: list[hir.Function] = []
-        diags: list[Diagnostic] = []
+        # tsc: "Duplicate function implementation", "Duplicate identifier"
+        diags: list[Diagnostic] = duplicates(
+            src, [(src.node_text(node.child_by_field_name("name")), node) for node, _ in found], "kernel"
+        )
         for node, opts in found:
             lw = Lowerer(Ctx(src, consts, compat), node, opts)
             try:
-                out.append(lw.run())
+                fn = lw.run()
+                diags.extend(duplicate_params(fn))
+                out.append(fn)
             except _Bail:
                 diags.extend(lw.diags)
             except CompileError as e:

@@ -1,0 +1,161 @@
+"""Regressions from trying the Rust, C++ and TypeScript frontends as a new user would (issue 13):
+each failure is a CompileError at file:line:col with a caret, never a Python exception or a
+silently accepted kernel that each language's own compiler refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wavegpu as wg
+from wavegpu.compiler.frontends.treesitter import MAX_DEPTH
+from wavegpu.errors import CompileError
+from wavegpu.runtime.sources import load_kernels
+
+KERNEL = {
+    "cpp": '#include "wave.hpp"\n[[wave::kernel]] void k(const float* a, float* out, uint32_t n) {{\n{}\n}}\n',
+    "rust": "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], out: &mut [f32], n: u32) {{\n{}\n}}\n",
+    "typescript": "/** @kernel */\nexport function k(a: Float32Array, out: Float32Array, n: u32): void {{\n{}\n}}\n",
+}
+SUFFIX = {"cpp": ".cpp", "rust": ".rs", "typescript": ".ts"}
+BODY_LINE = {"cpp": 3, "rust": 4, "typescript": 3}
+LANGS = tuple(KERNEL)
+
+
+def _error(src: str, lang: str) -> str:
+    with pytest.raises(CompileError) as e:
+        wg.compile(src, lang=lang)
+    return str(e.value)
+
+
+def _first(text: str) -> tuple[int, int, str]:
+    """line, col and message of the first diagnostic; asserts the caret line is there."""
+    head = text.splitlines()[0]
+    _, line, col, rest = head.split(":", 3)
+    assert rest.startswith(" error: "), text
+    return int(line), int(col), rest[len(" error: ") :]
+
+
+# -- nesting beyond what the recursive stages take: a located error, not a RecursionError
+
+
+def _nested_ifs(lang: str, m: int) -> str:
+    head = "if n > 1 {" if lang == "rust" else "if (n > 1) {"
+    return KERNEL[lang].format(head * m + "out[0] = a[0];" + "}" * m)
+
+
+def _sum(lang: str, m: int) -> str:
+    return KERNEL[lang].format("out[0] = " + " + ".join(["a[0]"] * m) + ";")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_deep_nesting_is_a_located_error(lang: str) -> None:
+    for src in (
+        _nested_ifs(lang, 400),
+        _sum(lang, 3000),
+        KERNEL[lang].format("{" * 1000 + "out[0] = a[0];" + "}" * 1000),
+    ):
+        text = _error(src, lang)
+        line, col, msg = _first(text)
+        assert line == BODY_LINE[lang] and col > 1, text
+        assert f"nests more than {MAX_DEPTH} levels" in msg, text
+        assert "^" in text.splitlines()[2], text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_nesting_within_the_limit_compiles_and_runs(lang: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / f"k{SUFFIX[lang]}"
+    path.write_text(_sum(lang, 120))
+    a = np.array([0.5, 0.0], np.float32)
+    out = np.zeros(1, np.float32)
+    load_kernels(path)["k"](a, out, 2, grid=1, workgroup=1)
+    assert out[0] == 60.0
+    wg.compile(_nested_ifs(lang, 45), lang=lang)
+
+
+# -- two parameters or two kernels of one name: each language's compiler refuses them
+
+
+@pytest.mark.parametrize(
+    ("lang", "src", "col"),
+    [
+        ("cpp", '#include "wave.hpp"\n[[wave::kernel]] void k(float* a, float* a) { a[0] = 1; }\n', 35),
+        ("rust", "use wave::*;\n#[wave::kernel]\npub fn k(a: &mut [f32], a: &mut [f32]) { a[0] = 1.0; }\n", 25),
+        ("typescript", "/** @kernel */\nexport function k(a: Float32Array, a: Float32Array): void { a[0] = 1; }\n", 36),
+    ],
+)
+def test_duplicate_parameter_is_refused(lang: str, src: str, col: int) -> None:
+    text = _error(src, lang)
+    line, c, msg = _first(text)
+    assert (c, msg) == (col, f"parameter 'a' is defined twice (first on line {line})"), text
+
+
+@pytest.mark.parametrize(
+    ("lang", "src", "where"),
+    [
+        (
+            "rust",
+            "#[wave::kernel]\npub fn k(a: &mut [f32]) { a[0] = 1.0; }\npub fn k(a: &mut [f32]) { a[0] = 2.0; }\n",
+            (3, 1),
+        ),
+        (
+            "typescript",
+            "/** @kernel */\nfunction k(a: Float32Array): void { a[0] = 1; }\n"
+            "/** @kernel */\nfunction k(a: Float32Array): void { a[0] = 2; }\n",
+            (4, 1),
+        ),
+    ],
+)
+def test_duplicate_kernel_is_refused(lang: str, src: str, where: tuple[int, int]) -> None:
+    text = _error(src, lang)
+    line, col, msg = _first(text)
+    assert (line, col) == where and "'k' is defined twice (first on line 2)" in msg, text
+
+
+def test_cpp_reserved_parameter_name_is_refused() -> None:
+    # the runtime would fill `a__len` itself and refuse the caller's argument
+    src = '#include "wave.hpp"\n[[wave::kernel]] void k(float* a, uint32_t a__len) { a[0] = a__len; }\n'
+    text = _error(src, "cpp")
+    assert _first(text)[:2] == (2, 35) and "reserved (hidden arguments)" in text, text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("text", ["", "\n\n", "// nothing here\n"])
+def test_file_without_kernel_names_its_place(lang: str, text: str) -> None:
+    with pytest.raises(CompileError) as e:
+        wg.compile(text, lang=lang)
+    d = e.value.diagnostics[0]
+    assert d.span is not None and (d.span.line, d.span.col) == (1, 1), str(e.value)
+    assert "no kernel" in d.message
+
+
+# -- Rust: a tail `if` inside an `else` block is a value (rustc accepts it)
+
+
+def test_rust_nested_if_in_else_block_is_a_value(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "k.rs"
+    path.write_text(
+        KERNEL["rust"].format(
+            "    let v = if n > 1 { a[0] } else { if n > 0 { a[1] } else { match n { 0 => a[2], _ => a[1] } } };\n"
+            "    out[0] = v;"
+        )
+    )
+    k = load_kernels(path)["k"]
+    for n, want in ((0, 3.0), (1, 2.0), (2, 1.0)):
+        out = np.zeros(1, np.float32)
+        k(np.array([1, 2, 3], np.float32), out, n, grid=1, workgroup=1)
+        assert out[0] == want
+
+
+# -- TypeScript: % of a sum that may leave 32 bits says which operand and how to narrow it
+
+
+def test_typescript_remainder_of_a_wide_sum_names_the_operand() -> None:
+    src = (
+        "/** @kernel */\nexport function k(out: Int32Array, n: u32): void {\n  let b = 0;\n"
+        "  for (let a = 0; a < 10; a++) {\n    b = (b + 1) | 0;\n    out[a] = (a + b) % 4;\n  }\n}\n"
+    )
+    text = _error(src, "typescript")
+    line, col, msg = _first(text)
+    assert (line, col) == (6, 15), text
+    assert "dividend of % may be any integer" in msg and "(a + b) | 0" in msg, text
