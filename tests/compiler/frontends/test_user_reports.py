@@ -159,3 +159,32 @@ def test_typescript_remainder_of_a_wide_sum_names_the_operand() -> None:
     line, col, msg = _first(text)
     assert (line, col) == (6, 15), text
     assert "dividend of % may be any integer" in msg and "(a + b) | 0" in msg, text
+
+
+# -- C++: std::min/std::max of floats are the standard's (b < a) ? b : a, as g++ computes them
+
+
+def test_cpp_std_min_max_of_floats_follow_the_standard(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "mm.cpp"
+    path.write_text(
+        '#include "wave.hpp"\n#include <algorithm>\n'
+        "[[wave::kernel]] void mm(const float* a, const float* b, float* o) {\n"
+        "    uint32_t i = wave::global_id(0);\n"
+        "    o[i * 4 + 0] = std::min(a[i], b[i]);\n"
+        "    o[i * 4 + 1] = std::max(a[i], b[i]);\n"
+        "    o[i * 4 + 2] = wave::min(a[i], b[i]);\n"  # the device's: the non-NaN operand
+        "    o[i * 4 + 3] = fmaxf(a[i], b[i]);\n"
+        "}\n"
+    )
+    nan = float("nan")
+    a = np.array([nan, 1.0, -0.0, 0.0], np.float32)
+    b = np.array([1.0, nan, 0.0, -0.0], np.float32)
+    o = np.zeros(16, np.float32)
+    load_kernels(path)["mm"](a, b, o, grid=1, workgroup=4)
+    # what g++ gives (std::min(x, y) returns x unless y < x; std::max(x, y) returns x unless x < y)
+    want = np.array(
+        [[nan, nan, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0], [-0.0, -0.0, -0.0, 0.0], [0.0, 0.0, -0.0, 0.0]], np.float32
+    )
+    got = o.reshape(4, 4)
+    assert got[:, :2].tobytes() == want[:, :2].tobytes(), got
+    assert got[:2, 2:].tobytes() == want[:2, 2:].tobytes(), got

@@ -1777,6 +1777,13 @@ class Lowering:
                         f"{name}(a, static_cast<{_cpp_name(xs[0].type)}>(b))",
                     )
                 t = xs[0].type
+            if std and name in ("min", "max") and not t.is_int:
+                # std::min is `(b < a) ? b : a` and std::max `(a < b) ? b : a` (the standard's words):
+                # a NaN or a signed zero gives what g++ gives, not the device's min/max (the non-NaN one)
+                x, y = (self.once(self.convert(v, t, a), sp) for v, a in zip(xs, args))
+                if name == "min":
+                    return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, y, x), y, x)
+                return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, x, y), y, x)
             return hir.Call(t, sp, base, tuple(self.convert(x, t, a) for x, a in zip(xs, args)))
         if base in CASTS_BY_NAME and scope.startswith("wave"):
             if len(args) != 1:
