@@ -188,3 +188,22 @@ def test_cpp_std_min_max_of_floats_follow_the_standard(tmp_path) -> None:  # typ
     got = o.reshape(4, 4)
     assert got[:, :2].tobytes() == want[:, :2].tobytes(), got
     assert got[:2, 2:].tobytes() == want[:2, 2:].tobytes(), got
+
+
+# -- C++: `(void)x;` marks a value unused (a CUDA port writes it); its effects still run
+
+
+def test_cpp_cast_to_void_statement(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "v.cpp"
+    path.write_text(
+        '#include "wave.hpp"\n[[wave::kernel]] void k(const float* a, float* out, uint32_t* cnt, uint32_t n) {\n'
+        "    uint32_t i = wave::global_id(0);\n    uint32_t old = wave::atomic_add(&cnt[0], 1u);\n"
+        "    (void)old;\n    (void)n;\n    (void)wave::atomic_add(&cnt[1], 2u);\n    out[i] = a[i];\n}\n"
+    )
+    a = np.arange(4, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    cnt = np.zeros(2, np.uint32)
+    load_kernels(path)["k"](a, out, cnt, 4, grid=1, workgroup=4)
+    assert out.tolist() == a.tolist() and cnt.tolist() == [4, 8]
+    text = _error('#include "wave.hpp"\n[[wave::kernel]] void k(float* out) {\n    (void)zz;\n}\n', "cpp")
+    assert _first(text)[:2] == (3, 11) and "'zz' is not declared" in text, text

@@ -1114,6 +1114,15 @@ class Lowering:
             return [hir.ExprStmt(sp, e)]  # evaluated for its effects (an atomic, also under a cast)
         if t == "parenthesized_expression":
             return self.expr_stmt(n.named_children[0])
+        if t == "cast_expression" and self.text(n.child_by_field_name("type")).strip() == "void":
+            # `(void)old;`: C++'s way to say a value is unused (it silences -Wunused)
+            v = n.child_by_field_name("value")
+            while v.type == "parenthesized_expression":
+                v = v.named_children[0]
+            if v.type in ("assignment_expression", "update_expression", "comma_expression", "call_expression"):
+                return self.expr_stmt(v)
+            self.expr(v)  # checked (a name must exist), then dropped
+            return []
         raise self.error(n, "this expression statement has no effect (assign it, or call a function)")
 
     def assignment(self, n: Node) -> list[hir.Stmt]:
