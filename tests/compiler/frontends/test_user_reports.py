@@ -207,3 +207,31 @@ def test_cpp_cast_to_void_statement(tmp_path) -> None:  # type: ignore[no-untype
     assert out.tolist() == a.tolist() and cnt.tolist() == [4, 8]
     text = _error('#include "wave.hpp"\n[[wave::kernel]] void k(float* out) {\n    (void)zz;\n}\n', "cpp")
     assert _first(text)[:2] == (3, 11) and "'zz' is not declared" in text, text
+
+
+# -- Rust: `match i % 4 { ... }` as a value (an expression scrutinee without calls is read per arm)
+
+
+def test_rust_match_value_on_an_expression(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "m.rs"
+    path.write_text(
+        "use wave::*;\n#[wave::kernel]\npub fn k(out: &mut [i32], n: u32) {\n    let i = global_id(0);\n"
+        "    if i >= n { return; }\n    let acc = (i as i32) * 10 - 7;\n"
+        "    let r = match i % 4 { 0 => acc, 1 | 2 => -acc, _ => acc / 2 };\n"
+        "    out[i as usize] = r + match (i / 4) as i32 - 1 { -1 => 100, 0..=2 => 200, _ => 300 };\n}\n"
+    )
+    out = np.zeros(40, np.int32)
+    load_kernels(path)["k"](out, 40, grid=1, workgroup=64)
+
+    def model(i: int) -> int:
+        acc = i * 10 - 7
+        r = acc if i % 4 == 0 else -acc if i % 4 in (1, 2) else int(acc / 2)
+        q = i // 4 - 1
+        return r + (100 if q == -1 else 200 if 0 <= q <= 2 else 300)
+
+    assert out.tolist() == [model(i) for i in range(40)]
+    # a call (a wave operation, an atomic) is not read again under each arm's test: still refused
+    src = "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], out: &mut [i32]) {\n"
+    src += "    let r = match wave_ballot(a[0] > 0.0) { 0 => 1, _ => 2 };\n    out[0] = r;\n}\n"
+    text = _error(src, "rust")
+    assert _first(text)[:2] == (4, 19) and "match a variable here" in text, text

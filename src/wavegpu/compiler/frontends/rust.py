@@ -1418,7 +1418,7 @@ class Lowering:
 
     def match_value(self, n: Node, hint: str | None) -> V:
         scrut, arms = self.match_parts(n)
-        if not isinstance(scrut.e, hir.Var | hir.Const | hir.Load):
+        if not _recomputable(scrut.e):  # each arm's test reads the scrutinee again
             raise self.error(n.child_by_field_name("value"), "match a variable here: `let k = ...; match k { ... }`")
         conds = self.arm_conditions(scrut, arms)
         values = [self.expr(arm.child_by_field_name("value"), hint) for arm, _ in conds]
@@ -1686,6 +1686,22 @@ class Lowering:
         raise self.error(
             n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins"
         )
+
+
+def _recomputable(e: hir.Expr) -> bool:
+    """An expression that gives the same value wherever it is evaluated again (no call: an atomic
+    has effects, a wave operation reads the lanes active where it runs)."""
+    if isinstance(e, hir.Var | hir.Const):
+        return True
+    if isinstance(e, hir.Load):
+        return _recomputable(e.index)
+    if isinstance(e, hir.Unary | hir.Cast):
+        return _recomputable(e.operand)
+    if isinstance(e, hir.Binary | hir.Compare | hir.Logical):
+        return _recomputable(e.left) and _recomputable(e.right)
+    if isinstance(e, hir.IfExpr):
+        return _recomputable(e.cond) and _recomputable(e.then) and _recomputable(e.other)
+    return False
 
 
 def f_field(n: Node) -> Node:
