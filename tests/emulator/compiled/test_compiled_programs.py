@@ -181,6 +181,29 @@ def test_control_flow_and_exited_lanes(wave_width: int) -> None:
     same(p, grid=3, workgroup=40, memory=4 * 3 * 40, args=[0], wave_width=wave_width)
 
 
+SUBREGS = """
+.kernel subregs
+.registers 10
+    mov.u32 r1, %tid.x
+    shl.b32 r2, r1, 2
+    add.u32 r2, r2, r0
+    mul.lo.u32 r3, r1, 0x9E3779B9
+    mul.lo.u32 r4, r1, 0x85EBCA6B
+    mul.lo.u32 r5, r1, 0xC2B2AE35
+    fma.f32 r3.b0, r5, r4.hi, r3.hi
+    add.u32 r6.hi, r4.lo, r5.b2
+    st.global.b32 [r2], r3
+    st.global.b32 [r2+256], r6
+    ret
+.end
+"""
+
+
+def test_two_sub_register_sources() -> None:
+    """Found by test_generated_programs: two sub-register sources of one instruction."""
+    same(wg.assemble(SUBREGS), grid=1, workgroup=64, memory=512, args=[0])
+
+
 # --------------------------------------------------------------------------- traps and budget
 OOB = """
 .kernel oob

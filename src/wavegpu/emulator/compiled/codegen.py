@@ -117,8 +117,11 @@ class Gen:
         self.extra: list[tuple[str, str]] = []  # (when: "once"|"wg", statement) filling constant registers
         self.consts: dict[tuple[str, int], int] = {}
         self.used: set[str] = set()
+        # scratch registers: one per sub-register source of an instruction, then the destination's
         self.scratch = self.reg_for(("scratch", 0), None)
-        self.reg_for(("scratch", 1), None)
+        for i in range(1, 5):
+            self.reg_for(("scratch", i), None)
+        self.n_extracted = 0
         self.pending = 0
 
     # ------------------------------------------------------------------ text
@@ -164,7 +167,8 @@ class Gen:
             if op.sel == 0:
                 return op.n
             _, off, width = SUBREGS[op.sel]
-            t = self.scratch
+            t = self.scratch + self.n_extracted  # each source its own: two may be sub-registers
+            self.n_extracted += 1
             self.put(f"extract(R, {t}, {op.n}, {off}, {(1 << width) - 1}, L)")
             return t
         if isinstance(op, (Pair, Pred, Vec)):
@@ -205,7 +209,7 @@ class Gen:
         """(register the row writes, (register, offset, mask) to merge into after) ."""
         if isinstance(op, Reg) and op.sel:
             _, off, width = SUBREGS[op.sel]
-            return self.scratch + 1, (op.n, off, (1 << width) - 1)
+            return self.scratch + 4, (op.n, off, (1 << width) - 1)
         return op.n, None  # type: ignore[union-attr]
 
     def merge(self, inst: Instruction, t: int, sub: tuple[int, int, int] | None) -> None:
@@ -316,6 +320,7 @@ class Gen:
         spec = inst.spec
         fn = fname(spec)
         self.used.add(fn)
+        self.n_extracted = 0
         g = self.guard(inst)
         if kind == "value":
             srcs = [self.source(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
