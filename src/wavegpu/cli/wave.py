@@ -381,7 +381,12 @@ def run_cmd(
     metavar="STAGE",
     help="print the IR after a stage: hir, mir, a pass name, lir, regalloc, or all",
 )
-@click.option("--passes", default=None, metavar="P1,P2,...", help="run exactly these passes instead of -O's")
+@click.option(
+    "--passes",
+    default=None,
+    metavar="P1,P2,...",
+    help="run exactly these passes instead of -O's; options as name:option=value (unroll:max_trip=32)",
+)
 @click.option(
     "--lang",
     default=None,
