@@ -235,3 +235,17 @@ def test_rust_match_value_on_an_expression(tmp_path) -> None:  # type: ignore[no
     src += "    let r = match wave_ballot(a[0] > 0.0) { 0 => 1, _ => 2 };\n    out[0] = r;\n}\n"
     text = _error(src, "rust")
     assert _first(text)[:2] == (4, 19) and "match a variable here" in text, text
+
+
+# -- TypeScript: the grammar's misreading of `a < (-1) ? x : y` (tsc accepts it) is explained
+
+
+def test_typescript_less_than_parenthesis_is_explained() -> None:
+    src = (
+        "/** @kernel */\nexport function k(ia: Int32Array, fo: Float32Array): void {\n"
+        "  fo[1] = (ia[0] < (-1) ? 1 : 2);\n}\n"
+    )
+    text = _error(src, "typescript")
+    line, col, msg = _first(text)
+    assert (line, col) == (3, 20) and "start of type arguments" in msg and "a < -1" in msg, text
+    wg.compile(src.replace("(-1)", "-1"), lang="typescript")

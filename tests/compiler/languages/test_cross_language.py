@@ -172,13 +172,16 @@ def _cast(t: str, a: E) -> E:
 
 
 def _select(cmp: str, a: E, b: E, x: E, y: E) -> E:
+    tb = b.spell["typescript"]
+    if b.lit and tb.startswith("(-"):  # tree-sitter-typescript misreads `a < (-1) ? x : y`; tsc does not
+        tb = tb[1:-1]
     sp = {
         "python": f"({x.spell['python']} if {a.spell['python']} {cmp} {b.spell['python']} else {y.spell['python']})",
         "rust": f"(if {a.spell['rust']} {cmp} {b.spell['rust']} {{ {x.spell['rust']} }} else {{ {y.spell['rust']} }})",
         "cpp": f"({a.spell['cpp']} {cmp} {b.spell['cpp']} ? {x.spell['cpp']} : {y.spell['cpp']})",
         "typescript": (
             f"({a.spell['typescript']} {'===' if cmp == '==' else '!==' if cmp == '!=' else cmp} "
-            f"{b.spell['typescript']} ? {x.spell['typescript']} : {y.spell['typescript']})"
+            f"{tb} ? {x.spell['typescript']} : {y.spell['typescript']})"
         ),
     }
     return E(x.t, sp, bound=max(x.bound, y.bound))

@@ -134,14 +134,14 @@ def too_deep(src: Source, root: Node, limit: int = MAX_DEPTH) -> Diagnostic | No
     return None
 
 
-def parse(lang: str, text: str, file: str) -> tuple[Source, Node]:
+def parse(lang: str, text: str, file: str, describe: Callable[[Node], str | None] | None = None) -> tuple[Source, Node]:
     """Parse `text` with `lang`'s grammar: the source and the root node, or a CompileError that
     lists every syntax error with its place (also a tree nested too deeply to lower)."""
     src = Source(text, file)
     tree = parser(lang).parse(src.data)
     root = tree.root_node
     if root.has_error:
-        errors = syntax_errors(src, root)
+        errors = syntax_errors(src, root, describe)
         raise CompileError(errors or [Diagnostic("syntax error", src.span(root))])
     deep = too_deep(src, root)
     if deep is not None:

@@ -1819,7 +1819,7 @@ class TypeScriptFrontend:
     suffixes = (".ts",)
 
     def parse(self, text: str, file: str) -> list[hir.Function]:
-        src, root = parse("typescript", text, file)
+        src, root = parse("typescript", text, file, _describe_syntax_error)
         found, consts, compat = _kernels(src, root)
         if not found:
             raise CompileError([Diagnostic("no kernel function found (mark one with /** @kernel */)", file_start(src))])
@@ -1844,6 +1844,18 @@ class TypeScriptFrontend:
 
 
 TYPESCRIPT = TypeScriptFrontend()
+
+
+def _describe_syntax_error(n: Node) -> str | None:
+    """tree-sitter-typescript reads `a < (-1) ? x : y` as the start of type arguments and fails
+    where tsc parses a comparison: say so, and how to write it."""
+    prev = n.prev_sibling
+    if prev is not None and prev.type == "<" and n.text.lstrip().startswith(b"("):
+        return (
+            "syntax error: the parser reads `< (` here as the start of type arguments (tsc reads a "
+            "comparison): drop the parentheses, `a < -1`, or name the value first"
+        )
+    return None
 
 
 def _spellings() -> dict[str, str]:
