@@ -249,3 +249,23 @@ def test_typescript_less_than_parenthesis_is_explained() -> None:
     line, col, msg = _first(text)
     assert (line, col) == (3, 20) and "start of type arguments" in msg and "a < -1" in msg, text
     wg.compile(src.replace("(-1)", "-1"), lang="typescript")
+
+
+# -- C++: a kernel ported from CUDA hears what WAVE calls CUDA's names
+
+
+def test_cpp_cuda_names_are_translated_in_errors() -> None:
+    src = (
+        '#include "wave.hpp"\n__global__ void k(const float* a, float* out, int* c, int n) {\n'
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    __syncthreads();\n    atomicAdd(&c[0], 1);\n"
+        "    out[0] = a[0] + gridDim.y;\n}\n"
+    )
+    with pytest.raises(CompileError) as e:
+        wg.compile(src, lang="cpp")
+    got = [(d.span.line, d.span.col, d.message) for d in e.value.diagnostics if d.span is not None]
+    assert got == [
+        (3, 13, "CUDA's blockIdx.x is wave::workgroup_id(0) here"),
+        (4, 5, "CUDA's __syncthreads is wave::barrier() here"),
+        (5, 5, "CUDA's atomicAdd is wave::atomic_add(&a[i], v) here"),
+        (6, 21, "CUDA's gridDim.y is wave::grid_size(1) here"),
+    ], str(e.value)

@@ -73,6 +73,32 @@ COMPARES = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, 
 # double overloads (an integer argument is ambiguous, as g++ says).
 F32_ALIASES = {f"{n}f": n for n in (*MATH1, "fma")} | {"fabsf": "abs", "fminf": "min", "fmaxf": "max"}
 C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max"}
+# CUDA's spellings, named in the errors of a kernel ported from CUDA
+CUDA_IDS = {
+    "threadIdx": "wave::thread_id({})",
+    "blockIdx": "wave::workgroup_id({})",
+    "blockDim": "wave::workgroup_size({})",
+    "gridDim": "wave::grid_size({})",
+}
+CUDA_CALLS = {
+    "__syncthreads": "wave::barrier()",
+    "__threadfence_block": "wave::fence(wave::scope::workgroup)",
+    "__threadfence": "wave::fence(wave::scope::device)",
+    **{
+        f"atomic{op.capitalize()}": f"wave::atomic_{op}(&a[i], v)"
+        for op in ("add", "sub", "min", "max", "and", "or", "xor")
+    },
+    "atomicExch": "wave::atomic_exchange(&a[i], v)",
+    "atomicCAS": "wave::atomic_cas(&a[i], expected, desired)",
+    "__shfl_sync": "wave::wave_shuffle(x, lane)",
+    "__shfl_xor_sync": "wave::wave_shuffle_xor(x, mask)",
+    "__shfl_up_sync": "wave::wave_shuffle_up(x, d)",
+    "__shfl_down_sync": "wave::wave_shuffle_down(x, d)",
+    "__ballot_sync": "wave::wave_ballot(c)",
+    "__any_sync": "wave::wave_any(c)",
+    "__all_sync": "wave::wave_all(c)",
+    "__fmaf_rn": "wave::fma(a, b, c)",
+}
 CASTS_BY_NAME = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
 SCOPES = {"wave", "workgroup", "device"}
 REFUSED_CALLS = {
@@ -1437,6 +1463,10 @@ class Lowering:
         if t == "lambda_expression":
             raise self.error(n, "lambdas are not supported in kernels: write a helper function (it is inlined)")
         if t == "field_expression":
+            obj, member = self.text(n.child_by_field_name("argument")), self.text(n.child_by_field_name("field"))
+            axis = "xyz".find(member)
+            if obj in CUDA_IDS and axis >= 0:  # a CUDA port: say what WAVE calls it
+                raise self.error(n, f"CUDA's {obj}.{member} is {CUDA_IDS[obj].format(axis)} here")
             raise self.error(n, "member access is not supported (no classes, no virtual calls in kernels)")
         if t == "sizeof_expression":
             raise self.error(n, "sizeof is not supported in kernels")
@@ -1798,6 +1828,9 @@ class Lowering:
             if len(args) != 1:
                 raise self.error(n, f"wave::{base}(x) converts one value")
             return self.convert(self.expr(args[0]), CASTS_BY_NAME[base], n)
+        hint = CUDA_CALLS.get(self.text(f))
+        if hint is not None:  # a CUDA port: say what WAVE calls it
+            raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
         raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
 
     def atomic(self, n: Node, name: str, args: list[Node]) -> hir.Expr:
