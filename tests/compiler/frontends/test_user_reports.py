@@ -269,3 +269,18 @@ def test_cpp_cuda_names_are_translated_in_errors() -> None:
         (5, 5, "CUDA's atomicAdd is wave::atomic_add(&a[i], v) here"),
         (6, 21, "CUDA's gridDim.y is wave::grid_size(1) here"),
     ], str(e.value)
+
+
+# -- C++: hexadecimal float literals (C++17), `f` after the binary exponent makes a float
+
+
+def test_cpp_hex_float_literals(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "hx.cpp"
+    path.write_text(
+        '#include "wave.hpp"\n[[wave::kernel]] void k(float* out, double* d) {\n'
+        "    out[0] = 0x1p-2f;\n    out[1] = wave::min(0x1.8p1f, 4.0f);\n    d[0] = 0x1.8p1;\n}\n"
+    )
+    out = np.zeros(2, np.float32)
+    d = np.zeros(1, np.float64)
+    load_kernels(path)["k"](out, d, grid=1, workgroup=1)
+    assert out.tolist() == [0.25, 3.0] and d.tolist() == [3.0]

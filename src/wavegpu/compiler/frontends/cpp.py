@@ -1515,7 +1515,7 @@ class Lowering:
         if is_float:
             body = low
             t = F64
-            if body.endswith("f") and not is_hex:
+            if body.endswith("f") and (not is_hex or "p" in body):  # 0x1p-2f: the exponent is decimal
                 body, t = body[:-1], F32
             elif body.endswith(("f16", "bf16")):
                 raise self.error(n, "f16 literals: write static_cast<half>(1.0f)")
