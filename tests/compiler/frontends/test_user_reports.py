@@ -284,3 +284,22 @@ def test_cpp_hex_float_literals(tmp_path) -> None:  # type: ignore[no-untyped-de
     d = np.zeros(1, np.float64)
     load_kernels(path)["k"](out, d, grid=1, workgroup=1)
     assert out.tolist() == [0.25, 3.0] and d.tolist() == [3.0]
+
+
+# -- more parameters than registers: refused at the first one beyond, in every language
+
+
+@pytest.mark.parametrize(
+    ("lang", "param", "body"),
+    [
+        ("cpp", "float* a{}", "[[wave::kernel]] void k({}) {{ a0[0] = 1; }}"),
+        ("rust", "a{}: &mut [f32]", "#[wave::kernel]\npub fn k({}) {{ a0[0] = 1.0; }}"),
+        ("typescript", "a{}: Float32Array", "/** @kernel */\nexport function k({}): void {{ a0[0] = 1; }}"),
+    ],
+)
+def test_more_parameters_than_registers(lang: str, param: str, body: str) -> None:
+    src = body.format(", ".join(param.format(i) for i in range(260)))
+    text = _error(src, lang)
+    line, col, msg = _first(text)
+    assert "has 260 parameters" in msg and "more than the 256 registers" in msg, text
+    assert src.splitlines()[line - 1][col - 1 :].startswith(param.format(256)), text

@@ -27,7 +27,7 @@ from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
-from .treesitter import Node, Source, duplicate_params, file_start, parse
+from .treesitter import Node, Source, file_start, param_errors, parse
 
 BinOp = hir.BinaryOp
 Cmp = hir.CompareOp
@@ -2175,7 +2175,7 @@ class CppFrontend:
         for fd in kernels:  # every kernel's errors, not only the first kernel's
             try:
                 fn = Lowering(unit, fd).kernel()
-                diags.extend(duplicate_params(fn))  # g++: redefinition of a parameter
+                diags.extend(param_errors(fn))  # g++: redefinition of a parameter
                 out.append(fn)
             except CompileError as e:
                 diags.extend(e.diagnostics)

@@ -1939,7 +1939,7 @@ class RustKernels:
                     continue
                 except _Bail:
                     raise CompileError(low.diags) from None
-                dup = treesitter.duplicate_params(f)
+                dup = treesitter.param_errors(f)
                 if dup:  # rustc: E0415, identifier bound more than once in this parameter list
                     raise CompileError(dup)
                 break

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...errors import CompileError, Diagnostic, Span
+from ...isa.capabilities import EMULATOR
 from .. import hir
 
 Node = Any  # tree_sitter.Node (the bindings carry no type stubs)
@@ -168,10 +169,21 @@ def duplicates(src: Source, named: list[tuple[str, Node]], what: str) -> list[Di
     return out
 
 
-def duplicate_params(fn: hir.Function) -> list[Diagnostic]:
-    """A diagnostic at every parameter of `fn` whose name an earlier parameter has."""
+def param_errors(fn: hir.Function) -> list[Diagnostic]:
+    """A diagnostic at every parameter of `fn` whose name an earlier parameter has, and at the first
+    parameter beyond the device's registers (parameter i arrives in r(i), DESIGN section 4)."""
     seen: dict[str, hir.Param] = {}
     out: list[Diagnostic] = []
+    limit = EMULATOR.constants["MAX_REGISTERS"]
+    if len(fn.params) > limit:
+        p = fn.params[limit]
+        out.append(
+            Diagnostic(
+                f"kernel {fn.name!r} has {len(fn.params)} parameters (hidden lengths included), more than the "
+                f"{limit} registers they arrive in: pass values in an array",
+                p.span,
+            )
+        )
     for p in fn.params:
         if p.name in seen:
             first = seen[p.name].span
@@ -182,4 +194,4 @@ def duplicate_params(fn: hir.Function) -> list[Diagnostic]:
     return out
 
 
-__all__ = ["Node", "Source", "duplicate_params", "duplicates", "file_start", "parse", "parser", "syntax_errors", "walk"]
+__all__ = ["Node", "Source", "duplicates", "file_start", "param_errors", "parse", "parser", "syntax_errors", "walk"]

@@ -26,7 +26,7 @@ from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, BUILTINS, IDS, VOID, WAVE1, WAVE2, Kind
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
-from .treesitter import Node, Source, duplicate_params, duplicates, file_start, parse
+from .treesitter import Node, Source, duplicates, file_start, param_errors, parse
 
 BinOp = hir.BinaryOp
 Cmp = hir.CompareOp
@@ -1832,7 +1832,7 @@ class TypeScriptFrontend:
             lw = Lowerer(Ctx(src, consts, compat), node, opts)
             try:
                 fn = lw.run()
-                diags.extend(duplicate_params(fn))
+                diags.extend(param_errors(fn))
                 out.append(fn)
             except _Bail:
                 diags.extend(lw.diags)
