@@ -303,3 +303,18 @@ def test_more_parameters_than_registers(lang: str, param: str, body: str) -> Non
     line, col, msg = _first(text)
     assert "has 260 parameters" in msg and "more than the 256 registers" in msg, text
     assert src.splitlines()[line - 1][col - 1 :].startswith(param.format(256)), text
+
+
+# -- Rust: `a..=u32::MAX` would wrap its bound and run no iteration (rustc runs them): refused
+
+
+@pytest.mark.parametrize("bound", ["u32::MAX", "4294967295"])
+def test_rust_inclusive_range_to_the_largest_value_is_refused(bound: str) -> None:
+    src = (
+        "use wave::*;\n#[wave::kernel]\npub fn k(out: &mut [u32], s: u32) {\n    let mut c = 0u32;\n"
+        f"    for _i in s..={bound} {{ c += 1; }}\n    out[0] = c;\n}}\n"
+    )
+    text = _error(src, "rust")
+    line, col, msg = _first(text)
+    assert (line, col) == (5, 19) and "ends at the largest u32" in msg and "while" in msg, text
+    wg.compile(src.replace(bound, "4294967294"), lang="rust")

@@ -728,6 +728,13 @@ class Lowering:
             raise self.error(it, f"a range loop counts with i32, u32 or usize, not {rt}")
         stop = b.e
         if inclusive:
+            top = (2**31 - 1) if rt == "i32" else (2**32 - 1)
+            if isinstance(stop, hir.Const) and int(stop.value) == top:  # b + 1 would wrap to the minimum
+                raise self.error(
+                    b_node,
+                    f"`..={self.text(b_node)}` ends at the largest {rt}: the loop's bound b + 1 wraps and it would "
+                    "run no iteration; count with a `while` loop (test, then `if i == b { break; } i += 1`)",
+                )
             stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
         step: hir.Expr = hir.Const(a.e.type, sp, 1)
         if step_node is not None:
