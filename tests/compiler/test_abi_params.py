@@ -25,3 +25,10 @@ def test_f64_scalar_parameter_is_refused_at_its_place(lang: str) -> None:
     assert "scalar parameter 'x' is f64" in text and "one-element f64 array" in text
     assert ":" in text.splitlines()[0] and "^" in text, text
     assert "internal error" not in text
+
+
+def test_compile_takes_utf8_bytes_and_refuses_other_bytes() -> None:
+    prog = wg.compile(b"#[kernel]\nfn k(o: &mut [u32]) {\n    o[0] = 1;\n}\n", lang="rust")
+    assert prog.kernels[0].name == "k"
+    with pytest.raises(wg.CompileError, match="not UTF-8 text"):
+        wg.compile(b"\xff\xfe", lang="rust")

@@ -335,6 +335,11 @@ def compile(
 
     options = Options(opt=opt, max_registers=max_registers, dump_after=set(dump_after), passes=passes)
     filename = None
+    if isinstance(source, bytes | bytearray):
+        try:
+            source = bytes(source).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CompileError([Diagnostic(f"source bytes are not UTF-8 text (byte {e.start}: {e.reason})")]) from None
     if isinstance(source, KernelFunction):
         source = source.python
     elif isinstance(source, os.PathLike) or (
