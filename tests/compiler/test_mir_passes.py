@@ -402,3 +402,146 @@ def test_every_op_of_the_table_is_selected() -> None:
             except (wg.CompileError, LookupError) as e:
                 missing.append(f"{op} on {t}: {e}")
     assert not missing, "ops the verifier accepts but selection cannot implement:\n" + "\n".join(missing)
+
+
+UNROLL_CASES = """
+import wavegpu as wg
+
+@wg.kernel
+def skips(out: wg.i32[:]):
+    i = wg.global_id()
+    acc = 0
+    for k in range(10, -4, -3):  # a continue: a second latch
+        if k == 4:
+            continue
+        acc += k * i
+    for k in range(3):  # a second counted loop in the same function
+        acc = acc * 3 + k
+    out[i] = acc
+
+@wg.kernel
+def reentered(out: wg.i32[:], n: wg.i32):
+    i = wg.global_id()
+    acc = 0
+    k = 0
+    for r in range(n):
+        while k < 4:  # counter set once before the outer loop: 4 trips, then none
+            acc += k + r * i
+            k += 1
+    out[i] = acc
+
+@wg.kernel
+def accumulators(out: wg.f32[:], x: wg.f32[:]):
+    i = wg.global_id()
+    c0 = 0.0
+    c1 = 0.0
+    c2 = 0.0
+    c3 = 0.0
+    c4 = 0.0
+    c5 = 0.0
+    c6 = 0.0
+    c7 = 0.0
+    for k in range(8):
+        a0 = x[k * 4]
+        a1 = x[k * 4 + 1]
+        a2 = x[k * 4 + 2]
+        a3 = x[k * 4 + 3]
+        c0 = wg.fma(a0, a1, c0)
+        c1 = wg.fma(a0, a2, c1)
+        c2 = wg.fma(a0, a3, c2)
+        c3 = wg.fma(a1, a2, c3)
+        c4 = wg.fma(a1, a3, c4)
+        c5 = wg.fma(a2, a3, c5)
+        c6 = wg.fma(a3, a3, c6)
+        c7 = wg.fma(a0, a0, c7)
+    out[i] = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7
+"""
+
+
+def unroll_case(name: str, passes: list[str], max_registers: int | None = None) -> Function:
+    from wavegpu.compiler.frontends import FRONTENDS
+
+    fns = {f.name: f for f in FRONTENDS["python"].parse(UNROLL_CASES, "cases.py")}
+    fn = lower(fns[name])
+    run_passes(fn, passes, settings={"max_registers": max_registers})
+    verify(fn)
+    return fn
+
+
+def has_back_edge(fn: Function) -> bool:
+    """Whether the CFG has a cycle (a depth-first search meets a block still on its path)."""
+    state: dict[int, int] = {}  # id(block): 1 on the path, 2 done
+    stack = [(fn.blocks[0], iter(fn.blocks[0].succs))]
+    state[id(fn.blocks[0])] = 1
+    while stack:
+        b, it = stack[-1]
+        s = next(it, None)
+        if s is None:
+            state[id(b)] = 2
+            stack.pop()
+        elif state.get(id(s)) == 1:
+            return True
+        elif id(s) not in state:
+            state[id(s)] = 1
+            stack.append((s, iter(s.succs)))
+    return False
+
+
+def test_unroll_takes_continue_and_every_counted_loop_of_a_function() -> None:
+    """A `continue` lowers to a second latch stepping the counter: still a counted loop. The
+    pass goes on to the next loop after unrolling one (it used to stop at the first)."""
+    fn = unroll_case("skips", ["unroll"])
+    assert not has_back_edge(fn)
+    text = dump(fn)
+    assert ".u4:" in text and ".u5:" not in text  # five copies (k = 10, 7, 4, 1, -2), numbered from 0
+
+
+def test_unroll_refuses_a_counter_not_initialised_on_entry() -> None:
+    """The while loop's counter is set once, before the outer loop: only its first run makes
+    four trips, so it is no constant-trip loop; it stays, and -O3 agrees with -O0."""
+    fn = unroll_case("reentered", ["unroll"])
+    assert ".u" not in dump(fn)
+    from wavegpu.runtime.kernel import run_kernel
+
+    outs = []
+    for opt in (0, 3):
+        prog = wg.compile(UNROLL_CASES, opt=opt)
+        out = np.zeros(64, np.int32)
+        run_kernel(next(k for k in prog.kernels if k.name == "reentered"), [out, 3], grid=1, workgroup=64)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[1], np.full(64, 0 + 1 + 2 + 3, np.int32))
+
+
+def test_unroll_pressure_is_the_rolled_loop_against_the_register_budget() -> None:
+    """Unrolling adds no variables: the 8 accumulators and 4 temporaries (with the counter and
+    the slot of range, 14 variables) unroll under a 128-register budget or none, not under 24 (12)."""
+    assert not has_back_edge(unroll_case("accumulators", ["unroll"]))
+    assert not has_back_edge(unroll_case("accumulators", ["unroll"], max_registers=128))
+    assert has_back_edge(unroll_case("accumulators", ["unroll"], max_registers=24))
+    assert has_back_edge(unroll_case("accumulators", ["unroll:max_pressure=8"], max_registers=128))
+
+
+WRAPS = """
+import wavegpu as wg
+
+@wg.kernel
+def wraps(out: wg.i32[:]):
+    i = wg.global_id()
+    acc = 0
+    for k in range(2147483645, 2147483647, 3):  # one trip, then k + 3 wraps to a negative k < stop
+        acc += 1
+        if acc > 5:
+            break
+    out[i] = acc
+"""
+
+
+def test_unroll_refuses_a_counter_whose_last_step_wraps() -> None:
+    """range says one trip, but the 32-bit counter wraps past the bound and the loop goes on."""
+    from wavegpu.compiler.frontends import FRONTENDS
+    from wavegpu.compiler.passes import unroll
+
+    (hfn,) = FRONTENDS["python"].parse(WRAPS, "wraps.py")
+    fn = lower(hfn)
+    assert unroll._counted(fn) == []

@@ -83,7 +83,12 @@ REGISTRY: tuple[Pass, ...] = (
             Option("max_registers", int, None, "the kernel's register limit: unroll less under a tight one"),
             Option("max_trip", int, unroll.MAX_TRIP, "unroll loops of at most this many iterations"),
             Option("max_insts", int, unroll.MAX_INSTS, "and at most this many instructions once unrolled"),
-            Option("max_pressure", int, unroll.MAX_PRESSURE, "and at most this many variables used in the loop"),
+            Option(
+                "max_pressure",
+                int,
+                None,
+                "and at most this many variables used in the loop (default: half of max_registers)",
+            ),
         ),
     ),
     Pass("mem2reg", "promote variable slots to SSA values (phis at dominance frontiers)", mem2reg.run),
