@@ -36,7 +36,9 @@ class SourceKernel:
         out = dict(zip(self.params, args))
         for name, v in kwargs.items():
             if name not in self.params:
-                raise WaveError(f"kernel {self.__name__!r} has no parameter {name!r} (parameters: {', '.join(self.params)})")
+                raise WaveError(
+                    f"kernel {self.__name__!r} has no parameter {name!r} (parameters: {', '.join(self.params)})"
+                )
             if name in out:
                 raise WaveError(f"kernel {self.__name__!r}: argument {name!r} given twice")
             out[name] = v
@@ -49,9 +51,7 @@ class SourceKernel:
         """Run with `grid=` (and `workgroup=`, `device=`, `check=`, `max_instructions=`, ... as
         for `@wg.kernel` functions); keyword arguments that name parameters are arguments."""
         run_options = {k: options.pop(k) for k in list(options) if k in _RUN_OPTIONS}
-        return run_kernel(
-            self.kernel, self.bind(args, options), grid=grid, boundscheck=self.boundscheck, **run_options
-        )
+        return run_kernel(self.kernel, self.bind(args, options), grid=grid, boundscheck=self.boundscheck, **run_options)
 
     def __repr__(self) -> str:
         return f"<wavegpu kernel {self.__name__} ({', '.join(self.params)})>"
