@@ -91,7 +91,7 @@ def walk(node: Node) -> Iterator[Node]:
         stack.extend(reversed(n.children))
 
 
-def syntax_errors(src: Source, root: Node, describe: Callable[[Node], str] | None = None) -> list[Diagnostic]:
+def syntax_errors(src: Source, root: Node, describe: Callable[[Node], str | None] | None = None) -> list[Diagnostic]:
     """One diagnostic per error or missing node of a tree (outermost errors only)."""
     out: list[Diagnostic] = []
     stack = [root]

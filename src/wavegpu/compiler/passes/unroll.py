@@ -90,6 +90,8 @@ def _counted(fn: Function) -> list[tuple[Block, int]]:
         if step == 0 or (step > 0) != (cmp.op == "cmp.lt"):
             continue
         trip = len(range(start, stop, step))
+        if get.dst is None:
+            continue
         ty = get.dst.type
         if not ty.is_int:
             continue
