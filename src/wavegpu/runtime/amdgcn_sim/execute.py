@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...backends.amdgcn.ir import Imm, Label, Phys, Raw
+from ...backends.amdgcn.isa import EMITTED
 from .machine import Memory, Pending, W, Wave
 from .parse import Inst
 from .semantics import (
@@ -695,41 +696,11 @@ def _setreg(w: Wave, inst: Inst, ctx: Ctx) -> None:
     w.mode_round = v.value & 3
 
 
-for _m in (
-    "s_add_u32",
-    "s_sub_u32",
-    "s_mul_i32",
-    "s_mul_hi_u32",
-    "s_mul_hi_i32",
-    "s_and_b32",
-    "s_or_b32",
-    "s_xor_b32",
-    "s_andn2_b32",
-    "s_min_i32",
-    "s_max_i32",
-    "s_min_u32",
-    "s_max_u32",
-    "s_lshl_b32",
-    "s_lshr_b32",
-    "s_ashr_i32",
-    "s_bfe_u32",
-    "s_cselect_b32",
-):
-    H[_m] = _s_bin32
-for _m in ("s_and_b64", "s_or_b64", "s_xor_b64", "s_andn2_b64", "s_cselect_b64"):
-    H[_m] = _s_bin64
-for _m in (
-    "s_mov_b32",
-    "s_mov_b64",
-    "s_not_b32",
-    "s_not_b64",
-    "s_abs_i32",
-    "s_brev_b32",
-    "s_bcnt1_i32_b32",
-    "s_flbit_i32_b32",
-    "s_or_saveexec_b64",
-):
-    H[_m] = _s_un
+for _m, (_fmt, _) in EMITTED.items():  # the scalar ALU rows the backend emits, by encoding
+    if _fmt == "SOP1":
+        H[_m] = _s_un
+    elif _fmt == "SOP2":
+        H[_m] = _s_bin64 if _m.endswith("_b64") else _s_bin32
 for _c in ("eq", "lg", "lt", "le", "gt", "ge"):
     for _t in ("i32", "u32"):
         H[f"s_cmp_{_c}_{_t}"] = _s_cmp
