@@ -21,7 +21,7 @@ from ...isa.structure import Nesting, nesting
 from ...isa.types import SUBREGS, Role
 from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
-from .opsgen import fname, kind_of
+from .opsgen import MEMORY_AND_WAVE_OPS, fname, kind_of
 from .rows import EXPR
 
 M32 = 0xFFFFFFFF
@@ -65,18 +65,7 @@ def _unsupported(inst: Instruction) -> str | None:
     return "no compiled semantics for this row"
 
 
-_HANDLED = {
-    Op.LD,
-    Op.ST,
-    Op.ATOM,
-    Op.RED,
-    Op.REDUCE,
-    Op.BROADCAST,
-    Op.SHUFFLE,
-    Op.PREFIX,
-    Op.BALLOT,
-    Op.ANY,
-    Op.ALL,
+_HANDLED = MEMORY_AND_WAVE_OPS | {  # and what the driver itself does (control flow, no-ops)
     Op.BARRIER,
     Op.FENCE,
     Op.NOP,

@@ -19,19 +19,11 @@ DECO = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
 GUARD = "act[l] and (g < 0 or P[g, l] == gp)"
 MEM_ARGS = "m8, m16, m32, size, rs, re, own_lo, own_hi, pc, nb"
 
-VALUE_OPS = frozenset(Op) - {
-    Op.LD,
-    Op.ST,
-    Op.ATOM,
-    Op.RED,
-    Op.REDUCE,
-    Op.BROADCAST,
-    Op.SHUFFLE,
-    Op.PREFIX,
-    Op.BALLOT,
-    Op.ANY,
-    Op.ALL,
-}
+MEMORY_AND_WAVE_OPS = frozenset(
+    {Op.LD, Op.ST, Op.ATOM, Op.RED, Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL}
+)
+"""Rows with a generated function of their own kind (memory, atomics, wave operations)."""
+VALUE_OPS = frozenset(Op) - MEMORY_AND_WAVE_OPS
 
 
 def fname(spec: InstrSpec) -> str:
