@@ -34,7 +34,7 @@ N = 1000
 
 def _source(lang: str) -> Path:
     if lang not in FRONTENDS:
-        pytest.skip(f"no {lang} frontend registered")
+        pytest.fail(f"no {lang} frontend registered: every language of LANGUAGES has one")
     return ROOT / lang / f"vector_add{SUFFIX[lang]}"
 
 
@@ -98,7 +98,7 @@ def test_load_kernels_calls_with_numpy_arrays(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_syntax_error_on_the_command_line(lang: str, tmp_path: Path) -> None:
     if lang not in FRONTENDS:
-        pytest.skip(f"no {lang} frontend registered")
+        pytest.fail(f"no {lang} frontend registered: every language of LANGUAGES has one")
     if lang not in BROKEN:
         pytest.skip(f"no broken {lang} source listed")
     text, (line, col) = BROKEN[lang]
