@@ -396,6 +396,7 @@ class Lowering:
         self.unit = unit
         self.src = unit.src
         self.fn = fn
+        self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
         self.scopes: list[dict[str, Binding]] = [{}]
         self.vars: dict[str, ScalarType] = {}
         self.arrays: dict[str, ArrayType] = {}
@@ -521,7 +522,7 @@ class Lowering:
                     options["workgroup"] = tuple(
                         self.const_int(x, "a workgroup size", lo=1) for x in args.named_children
                     )
-        if getattr(self, "toolchain_dialect", False) and "workgroup" not in options:
+        if self.toolchain_dialect and "workgroup" not in options:
             options["workgroup"] = TOOLCHAIN_WORKGROUP
         return hir.Function(
             name, tuple(params), tuple(body), variables, tuple(self.locals), self.src.file, options=options
