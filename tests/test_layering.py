@@ -9,6 +9,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "wavegpu"
 
 LAYERS = {
     "errors": 0,
+    "paths": 0,
     "isa": 1,
     "encoding": 2,
     "wbin": 3,

@@ -76,7 +76,21 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 """Public name -> (module relative to wavegpu, attribute): resolved on first use."""
 
 _SUBMODULES = frozenset(
-    ("asm", "backends", "cli", "codegen", "compiler", "dis", "emulator", "encoding", "errors", "isa", "runtime", "wbin")
+    (
+        "asm",
+        "backends",
+        "cli",
+        "codegen",
+        "compiler",
+        "dis",
+        "emulator",
+        "encoding",
+        "errors",
+        "isa",
+        "paths",
+        "runtime",
+        "wbin",
+    )
 )
 
 

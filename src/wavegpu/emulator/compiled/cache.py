@@ -7,7 +7,6 @@ import functools
 import hashlib
 import importlib.util
 import os
-import stat
 import sys
 import tempfile
 import threading
@@ -15,35 +14,10 @@ from pathlib import Path
 from types import ModuleType
 
 from ...errors import WaveError
+from ...paths import cache_root, private_dir
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, ModuleType] = {}
-
-
-def cache_root() -> Path:
-    """$WAVEGPU_CACHE_DIR, else $XDG_CACHE_HOME/wavegpu, else ~/.cache/wavegpu (the runtime's
-    rule, restated here: the runtime sits above the emulator layer)."""
-    d = os.environ.get("WAVEGPU_CACHE_DIR")
-    if d:
-        return Path(d)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "wavegpu"
-    return Path.home() / ".cache" / "wavegpu"
-
-
-def _private(path: Path) -> None:
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.stat(path)
-    except OSError as e:
-        raise WaveError(f"{path}: cannot create the compiled-kernel cache folder: {e.strerror}") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise WaveError(f"{path}: not a folder")
-    if st.st_uid != os.geteuid():
-        raise WaveError(f"{path}: owned by uid {st.st_uid}, not by this user; refusing to load code from it")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise WaveError(f"{path}: writable by group or others; refusing to load code from it (chmod go-w {path})")
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,10 +63,7 @@ def load(key: str, source: str, name: str | None = None) -> ModuleType:
         mod = _LOADED.get(key)
         if mod is not None:
             return mod
-        root = cache_root()
-        folder = root / "compiled" / key
-        for level in (root, root / "compiled", folder):
-            _private(level)
+        folder = private_dir("compiled", key)
         path = folder / "kernel.py"
         data = source.encode()
         if not path.is_file() or path.read_bytes() != data:
