@@ -64,6 +64,12 @@ def try_compiled(
         raise WaveError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
     if engine == "numpy":
         return None
+    work = 0
+    if engine == "auto":
+        g, w = launch.grid, launch.workgroup
+        work = g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * len(k.instructions)
+        if work < AUTO_MIN_CACHED:  # decided before anything imports the translator (start-up)
+            return None
     reason = why_not(k, launch)
     if reason is not None:
         if engine == "compiled":
@@ -73,11 +79,8 @@ def try_compiled(
     from .engine import cached, execute
 
     shape = Shape(launch.wave_width, launch.workgroup)
-    if engine == "auto":
-        g, w = launch.grid, launch.workgroup
-        work = g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * len(k.instructions)
-        if work < AUTO_MIN_CACHED or (work < AUTO_MIN_WORK and not cached(k, shape)):
-            return None
+    if engine == "auto" and work < AUTO_MIN_WORK and not cached(k, shape):
+        return None
     ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
     if ok and progress is not None:  # one report, at the end (the workgroups ran on all cores)
         n_wg = launch.grid[0] * launch.grid[1] * launch.grid[2]
