@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -239,6 +240,44 @@ def test_mma_has_an_exact_path_and_a_tensor_core_path(tmp_path: Path) -> None:
         pass
     _ptxas(exact, tmp_path)
     _ptxas(tensor, tmp_path)
+
+
+def test_mma_path_as_a_keyword_of_translate_and_launch(tmp_path: Path) -> None:
+    """wg.translate(..., mma=) picks the path for one call (one kernel or the whole module) and
+    wins over an enclosing ptx.mma_path block; both texts pass ptxas; a bad value names the
+    choices; "tensor" is refused where there are no tensor cores to use (other targets, and
+    devices other than "cuda"), "exact" accepted everywhere (every target computes mma exactly)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_opencl import MMA
+
+    prog = wg.assemble(MMA, "mma.wave")
+    exact = wg.translate(prog, "ptx", kernel=0, mma="exact")
+    tensor = wg.translate(prog, "ptx", kernel=0, mma="tensor")
+    assert exact == render(prog, "ptx").source  # the default path is the exact one
+    assert "mma.sync" not in exact and exact.count("shfl.sync.idx.b32") == 16 and exact.count("fma.rn.f64") == 32
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in tensor and "shfl.sync" not in tensor
+    assert "fma.rn.f64" not in tensor
+    module = wg.translate(prog, "ptx", mma="tensor")  # every kernel: the module renderer too
+    assert "mma.sync.aligned" in module and "shfl.sync" not in module
+    with ptx.mma_path("tensor"):
+        assert wg.translate(prog, "ptx", kernel=0, mma="exact") == exact  # the keyword wins
+        assert wg.translate(prog, "ptx", kernel=0) == tensor  # no keyword: the block's path
+        assert wg.translate(prog, "ptx") == module
+    _ptxas(exact, tmp_path, "exact")
+    _ptxas(tensor, tmp_path, "tensor")
+    for bad in ("fast", "", "Tensor", 1):
+        with pytest.raises(wg.WaveError, match=r"unknown mma path .* \(one of exact, tensor\)"):
+            wg.translate(prog, "ptx", mma=bad)  # type: ignore[arg-type]
+    assert wg.translate(prog, "cuda", mma="exact") == wg.translate(prog, "cuda")
+    with pytest.raises(wg.WaveError, match="mma='tensor' applies to the ptx target only"):
+        wg.translate(prog, "cuda", mma="tensor")
+    with pytest.raises(wg.WaveError, match="unknown mma path 'fast'"):
+        wg.launch(prog, memory=2048, mma="fast")
+    with pytest.raises(wg.WaveError, match="mma='tensor' runs on device='cuda' only"):
+        wg.launch(prog, memory=2048, mma="tensor")
+    img = np.random.default_rng(2).normal(0, 2, 1024).astype(np.float16).view(np.uint8)  # 2048 bytes: A, B, C, D
+    want = wg.launch(prog, memory=img).memory
+    assert (wg.launch(prog, memory=img, mma="exact").memory == want).all() and (want != img).any()
 
 
 def test_float_results_are_canonical_and_never_contracted() -> None:

@@ -321,13 +321,19 @@ MMA_PATHS = ("exact", "tensor")
 MMA_PATH: contextvars.ContextVar[str] = contextvars.ContextVar("wavegpu_mma_path", default="exact")
 
 
+def check_mma_path(path: object) -> str:
+    """`path` when it is one of MMA_PATHS; else a WaveError naming the choices."""
+    if not isinstance(path, str) or path not in MMA_PATHS:
+        raise WaveError(f"ptx: unknown mma path {path!r} (one of {', '.join(MMA_PATHS)})")
+    return path
+
+
 @contextlib.contextmanager
 def mma_path(path: str) -> Iterator[None]:
     """Render mma with `path` ("exact" or "tensor") inside the block: wg.translate(..., "ptx") and
-    kernels launched on device="cuda" (`with ptx.mma_path("tensor"): ...`)."""
-    if path not in MMA_PATHS:
-        raise WaveError(f"ptx: unknown mma path {path!r} (one of {', '.join(MMA_PATHS)})")
-    token = MMA_PATH.set(path)
+    kernels launched on device="cuda" (`with ptx.mma_path("tensor"): ...`). The keyword
+    `mma=` of wg.translate and wg.launch picks the path for one call and wins over the block."""
+    token = MMA_PATH.set(check_mma_path(path))
     try:
         yield
     finally:
@@ -923,7 +929,7 @@ class PTXRenderer:
         return Rendered(module(self.arch, [self.entry], self.helpers), k.name, wave_width)
 
     def render_module(self, kernels: Sequence[Kernel], wave_width: int = 32) -> str:
-        return render_module(list(kernels), arch=self.arch, wave_width=wave_width)
+        return render_module(list(kernels), arch=self.arch, wave_width=wave_width, mma=self.mma_policy)
 
     def coverage(self) -> dict[str, str]:
         return coverage()
@@ -937,12 +943,13 @@ def module(arch: str, entries: list[str], helpers: set[str]) -> str:
     return "\n".join(head + entries)
 
 
-def render_module(kernels: list[Kernel], arch: str = "sm_75", wave_width: int = 32) -> str:
-    """One PTX module holding every kernel (the helpers once)."""
+def render_module(kernels: list[Kernel], arch: str = "sm_75", wave_width: int = 32, mma: str | None = None) -> str:
+    """One PTX module holding every kernel (the helpers once); `mma` None: the mma_path in effect."""
     entries: list[str] = []
     helpers: set[str] = set()
+    policy = check_mma_path(mma) if mma is not None else MMA_PATH.get()
     for k in kernels:
-        r = PTXRenderer(arch=arch)
+        r = PTXRenderer(arch=arch, mma_policy=policy)
         r.render(k, wave_width)
         entries.append(r.entry)
         helpers |= r.helpers

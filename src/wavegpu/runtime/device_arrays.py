@@ -365,6 +365,7 @@ def run_resident(
     max_instructions: int | None = None,
     progress: bool = False,
     boundscheck: bool = False,
+    mma: str | None = None,
 ) -> Any:
     """One kernel call on the device's heap (docs/sdk.md, device arrays): the launch result on
     the emulator, OpenCL and SYCL (its memory is the heap's image); None on "cuda", where nothing
@@ -418,10 +419,12 @@ def run_resident(
                     )
             from ..backends.ptx import MMA_PATH
 
-            key = (id(k), device, wave_width, len(args), MMA_PATH.get())
+            policy = mma if mma is not None else MMA_PATH.get()
+            key = (id(k), device, wave_width, len(args), policy)
             src = _RENDERED.get(key)
             if src is None or src[0] is not k:
-                r = render(k, "ptx" if device == "cuda" else "cuda", wave_width=wave_width, nargs=len(args))
+                target, path = ("ptx", policy) if device == "cuda" else ("cuda", None)
+                r = render(k, target, wave_width=wave_width, nargs=len(args), mma=path)
                 text = r.source if device == "cuda" else cuda.nvrtc_ptx(r.source, cuda.arch())
                 src = _RENDERED[key] = (k, text, r.entry)
             res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)

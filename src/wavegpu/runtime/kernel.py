@@ -144,11 +144,15 @@ def run_kernel(
     boundscheck: bool = False,
     arch: str | None = None,
     engine: str | None = None,
+    mma: str | None = None,
 ) -> Any:
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
-    pack the arguments (by parameter position or name), launch, copy changed writable arrays back."""
+    pack the arguments (by parameter position or name), launch, copy changed writable arrays back.
+    `mma`: the mma path on device="cuda" (wg.launch)."""
     from .device_arrays import has_device_arrays, run_resident
-    from .launch import launch
+    from .launch import check_mma, launch
+
+    check_mma(mma, device)
 
     if wave_width is None:  # device="amdgcn-sim" runs wave64 code; the others default to 32
         wave_width = 64 if device == "amdgcn-sim" else 32
@@ -165,6 +169,7 @@ def run_kernel(
             max_instructions=max_instructions,
             progress=progress,
             boundscheck=boundscheck,
+            mma=mma,
         )
     layout = pack(k, values, counts=False)
     res = launch(
@@ -183,6 +188,7 @@ def run_kernel(
         zero_division=check or boundscheck,
         arch=arch,
         engine=engine,
+        mma=mma,
     )
     layout.write_back(res.memory)
     return res
@@ -267,6 +273,7 @@ class KernelFunction:
         progress: bool = False,
         arch: str | None = None,
         engine: str | None = None,
+        mma: str | None = None,
         **kwargs: Any,
     ) -> Any:
         """Run on `device` with NumPy arrays and scalars (docs/sdk.md: the calling convention).
@@ -286,6 +293,7 @@ class KernelFunction:
             boundscheck=self.boundscheck,
             arch=arch,
             engine=engine,
+            mma=mma,
         )
 
     def __repr__(self) -> str:

@@ -31,6 +31,20 @@ def devices() -> list[str]:
     return out
 
 
+def check_mma(mma: object, device: str) -> None:
+    """A WaveError unless `mma` is None or an mma path (naming the choices) that `device` has."""
+    if mma is None:
+        return
+    from ..backends import ptx
+
+    ptx.check_mma_path(mma)
+    if mma != "exact" and device != "cuda":
+        raise WaveError(
+            f"mma={mma!r} runs on device='cuda' only (the PTX backend's tensor cores); "
+            f"device {device!r} computes mma exactly (mma='exact')"
+        )
+
+
 def launch(
     prog: Program | Kernel,
     device: str = "emulator",
@@ -49,6 +63,7 @@ def launch(
     zero_division: bool = False,
     arch: str | None = None,
     engine: str | None = None,
+    mma: str | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -57,7 +72,12 @@ def launch(
     where the arrays in `memory` live (emulator.BufferRegion; Layout.regions()): an access
     outside all of them traps, and with `check` or `boundscheck` an access outside its own;
     `zero_division=True` traps an integer division by zero; `engine` picks the emulator's engine
-    ("numpy", "compiled", "auto"; None: $WAVEGPU_ENGINE, else "auto"; docs/emulator.md)."""
+    ("numpy", "compiled", "auto"; None: $WAVEGPU_ENGINE, else "auto"; docs/emulator.md).
+    `mma` picks how mma.m16n8k8 runs on device="cuda": "exact" (bit for bit the emulator's) or
+    "tensor" (the tensor cores, within their measured bound: docs/backends.md); None: the
+    ptx.mma_path in effect, "exact" by default. Every other device computes mma exactly, so it
+    accepts "exact" and refuses "tensor"."""
+    check_mma(mma, device)
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width is None:  # amdgcn-sim runs wave64 code; the others default to 32
         wave_width = 64 if device == "amdgcn-sim" else 32
@@ -108,7 +128,7 @@ def launch(
     nargs = max(len(bits), len(k.params))
     bits += [0] * (nargs - len(bits))
     target = {"cuda": "ptx", "cuda-cpp": "cuda"}.get(device, device)
-    src = render(k, target, wave_width=wave_width, nargs=nargs)
+    src = render(k, target, wave_width=wave_width, nargs=nargs, mma=mma if device == "cuda" else None)
     dev = new_memory(memory, "global")
     const = new_memory(constants, "const")
     if device in ("cuda", "cuda-cpp"):
