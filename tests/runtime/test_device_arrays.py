@@ -10,7 +10,8 @@ import pytest
 
 import wavegpu as wg
 from wavegpu.runtime import cuda, device_arrays, opencl
-from wavegpu.runtime.buffers import ALIGN, GUARD
+from wavegpu.runtime import launch as launch_module
+from wavegpu.runtime.buffers import ALIGN, GUARD, slot_bytes
 from wavegpu.runtime.device_arrays import device_array, to_device
 
 
@@ -37,6 +38,13 @@ def overrun(x: wg.u32[:], n: wg.i32):
 @wg.kernel
 def add3(a: wg.f32[:], b: wg.f32[:], c: wg.f32[:]):
     c[0] = a[0] + b[0]
+
+
+@wg.kernel
+def add_past(x: wg.u32[:], y: wg.u32[:]):
+    if wg.global_id() == 0:
+        x[0] = y[0]
+        x[64] = 1
 
 
 HOST_DEVICES = [
@@ -157,6 +165,127 @@ def test_an_overrun_on_opencl_is_refused_and_changes_nothing() -> None:
     assert (d.copy_to_host()[:32] == 7).all() and np.array_equal(d.copy_to_host()[32:], np.arange(32, 64))
 
 
+@wg.kernel
+def one_past(x: wg.u32[:], n: wg.u32):
+    if wg.global_id() == 0:
+        x[n] = 7
+
+
+def test_the_gaps_between_arrays_hold_canaries() -> None:
+    """Every byte from an array's end to its slot's end, and the heap's first GUARD bytes, hold
+    the canary pattern; the array's own bytes are zero."""
+    a = device_array(10, np.uint32)  # 40 bytes: 216 of padding and gap after it in its slot
+    h = device_arrays.heap("emulator")
+    assert h.host is not None and h.live[a.address] == 40
+    end = a.address + slot_bytes(40)
+    assert np.array_equal(h.host[a.address + 40 : end], device_arrays.canary(a.address + 40, end - a.address - 40))
+    assert np.array_equal(h.host[:GUARD], device_arrays.canary(0, GUARD))
+    assert not h.host[a.address : a.address + 40].any() and h.damage([(a.address, 40)]) == []
+    assert len(set(device_arrays.canary(0, 16).tolist())) == 16  # no byte repeats within a period
+    gaps = h.gaps([(a.address, 40)])
+    assert gaps == [(a.address - GUARD, a.address), (a.address + 40, end)]
+    h.host[a.address + 40] ^= 1  # one byte past the end changed: found, and armed again
+    assert h.damage([(a.address, 40)]) == [(a.address + 40, a.address + 40)]
+    h.rearm([(a.address, 40)])
+    assert h.damage([(a.address, 40)]) == []
+
+
+@pytest.mark.parametrize("device", HOST_DEVICES)
+def test_a_write_one_element_past_the_end_names_the_array_and_the_kernel(device: str) -> None:
+    """The emulator traps the store (the call's arrays are its buffer regions); OpenCL cannot
+    trap, and the heap image it returns is refused, naming the array, how far past its end the
+    write landed, and the kernel. Either way both arrays keep their contents."""
+    d = to_device(np.arange(64, dtype=np.uint32), device)
+    nxt = to_device(np.full(64, 5, np.uint32), device)
+    if device == "emulator":
+        with pytest.raises(wg.Trap, match=r"(?s)out-of-bounds store to x\[64\].*kernel 'one_past'"):
+            one_past(d, 64, grid=1, workgroup=32, device=device)
+    else:
+        with pytest.raises(
+            wg.WaveError,
+            match=r"kernel 'one_past' wrote device address \d+, in the guard gap after array 'x' "
+            r"\(256 bytes at 0x[0-9a-f]+\), 0 bytes past its end \(element 64\)",
+        ):
+            one_past(d, 64, grid=1, workgroup=32, device=device)
+    assert np.array_equal(d.copy_to_host(), np.arange(64)) and (nxt.copy_to_host() == 5).all()
+    one_past(d, 63, grid=1, workgroup=32, device=device)  # the last element: in bounds
+    assert d.copy_to_host()[63] == 7
+
+
+class FakeGPU:
+    """The CUDA driver calls the heap uses, over host memory, with a 'GPU' that runs the kernel
+    on the emulator without bounds checks (as a GPU would: nothing traps a write out of bounds),
+    counting the bytes copied back to the host."""
+
+    BASE = 0x7F0000000000
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *kernels: wg.Program) -> None:
+        self.mem = np.zeros(0, np.uint8)
+        self.kernels = {p.kernels[0].name: p for p in kernels}
+        self.read = 0
+        monkeypatch.setattr(cuda, "heap_alloc", self.heap_alloc)
+        monkeypatch.setattr(cuda, "memset", lambda p, n: self.view(p, n).fill(0))
+        monkeypatch.setattr(cuda, "copy_in", lambda p, data: self.view(p, data.nbytes).__setitem__(slice(None), data))
+        monkeypatch.setattr(cuda, "copy_out", self.copy_out)
+        monkeypatch.setattr(cuda, "run_resident", self.run)
+        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda"])
+        monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 16))
+        monkeypatch.delitem(device_arrays._HEAPS, "cuda", raising=False)
+
+    def heap_alloc(self, n: int) -> int:
+        self.mem = np.zeros(n, np.uint8)
+        return self.BASE
+
+    def view(self, ptr: int, n: int) -> np.ndarray:
+        return self.mem[ptr - self.BASE : ptr - self.BASE + n]
+
+    def copy_out(self, out: np.ndarray, ptr: int) -> None:
+        self.read += out.nbytes
+        out[:] = self.view(ptr, out.nbytes)
+
+    def run(self, ptx: str, entry: str, grid: tuple, workgroup: tuple, base: int, args: list[int]) -> None:
+        assert f".entry {entry}(" in ptx and base == self.BASE
+        res = wg.launch(self.kernels[entry], grid=grid, workgroup=workgroup, memory=self.mem, args=args)
+        self.mem[:] = res.memory
+
+
+def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """device="cuda" runs the kernel where nothing traps; after the launch only the canaries
+    around the call's arrays are read back (no array data), and a changed one is a WaveError
+    naming the kernel, the array and the element; the canary is armed again, so the next call
+    reports only its own writes. Runs without a GPU (the driver calls are simulated over host
+    memory: FakeGPU); test_an_overrun_on_the_gpu_is_reported checks the real thing."""
+    gpu = FakeGPU(monkeypatch, one_past.program, add_past.program)
+    try:
+        d = to_device(np.arange(64, dtype=np.uint32), "cuda")
+        nxt = to_device(np.full(64, 5, np.uint32), "cuda")
+        gpu.read = 0
+        one_past(d, 10, grid=1, workgroup=32, device="cuda")  # in bounds
+        assert d.copy_to_host()[10] == 7
+        assert gpu.read == 256 * 3  # copy_to_host read 256 bytes; the check only 512 of gaps
+        gpu.read = 0
+        with pytest.raises(
+            wg.WaveError,
+            match=r"kernel 'one_past' wrote out of bounds on device 'cuda': heap address 0x[0-9a-f]+ is in the "
+            r"guard gap after array 'x' \(the uint32 device array \(64,\) at 0x[0-9a-f]+\), 0 bytes past its "
+            r"end \(element 64\)\. .*Run the call on device='emulator'",
+        ):
+            one_past(d, 64, grid=1, workgroup=32, device="cuda")
+        assert gpu.read == 512  # the gap before x and the one after it: no array data
+        assert (nxt.copy_to_host() == 5).all()
+        one_past(d, 63, grid=1, workgroup=32, device="cuda")  # armed again: no stale report
+        with pytest.raises(wg.WaveError, match=r"guard gap before array 'x' .* 4 bytes before its start"):
+            one_past(d, 0xFFFFFFFF, grid=1, workgroup=32, device="cuda")  # x[-1]: the address wraps
+        with pytest.raises(wg.WaveError, match=r"guard gap after array 'x' .* 252 bytes past its end \(element 127\)"):
+            one_past(d, 127, grid=1, workgroup=32, device="cuda")  # the gap's last word
+        x = np.zeros(64, np.uint32)  # a NumPy argument beside device arrays: not copied back
+        with pytest.raises(wg.WaveError, match="NumPy arguments were not copied back"):
+            add_past(x, nxt, grid=1, workgroup=32, device="cuda")
+        assert not x.any()
+    finally:
+        device_arrays._HEAPS.pop("cuda", None)
+
+
 def test_dlpack_views_the_heap_in_place() -> None:
     d = to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
     v = np.from_dlpack(d)
@@ -211,3 +340,20 @@ def test_cupy_arrays_go_in_and_out_device_to_device() -> None:
     d = to_device(np.arange(n, dtype=np.float32), "cuda")
     assert np.array_equal(cp.asnumpy(cp.asarray(d)), np.arange(n, dtype=np.float32))  # zero copy
     assert np.array_equal(cp.asnumpy(cp.from_dlpack(d)), np.arange(n, dtype=np.float32))
+
+
+@needs_cuda
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ["cuda", "cuda-cpp"])
+def test_an_overrun_on_the_gpu_is_reported(path: str) -> None:
+    """On the GPU nothing traps a write one element past a device array's end; the canary after
+    it does: a WaveError naming the kernel, the array and the element, and the next array intact."""
+    d = to_device(np.arange(64, dtype=np.uint32), "cuda")
+    nxt = to_device(np.full(64, 5, np.uint32), "cuda")
+    with pytest.raises(
+        wg.WaveError, match=r"kernel 'one_past' wrote out of bounds .* guard gap after array 'x' .*\(element 64\)"
+    ):
+        one_past(d, 64, grid=1, workgroup=32, device=path)
+    assert (nxt.copy_to_host() == 5).all()
+    one_past(d, 63, grid=1, workgroup=32, device=path)  # in bounds, and no stale report
+    assert d.copy_to_host()[63] == 7

@@ -2,7 +2,13 @@
 
 Each device has one heap: a range of WAVE's 32-bit device memory that kernels address with byte
 addresses, carved by a first-fit sub-allocator into slots (256-byte aligned, each followed by a
-guard gap that belongs to no array, as in a call's layout: docs/sdk.md). A kernel call whose
+guard gap that belongs to no array, as in a call's layout: docs/sdk.md). The bytes from an
+array's end to its slot's end, and the heap's first GUARD bytes, hold a canary pattern: after a
+call on "cuda" (where nothing traps a write out of bounds) the canaries around the call's arrays
+are read back, and a changed one is a WaveError naming the array and the kernel. The emulator
+traps such a write itself (the call's arrays are its buffer regions); on OpenCL and SYCL the
+heap image comes back from the device and is taken only when every changed byte lies in an
+array the kernel may write (`_adopt`), which catches the same writes. A kernel call whose
 arrays are all device arrays launches on the heap itself: on "cuda" nothing is copied at all;
 on the emulator and the OpenCL and SYCL devices the heap is host memory, which the launch hands
 to the device as its memory image (those devices copy it in and out themselves). NumPy arrays
@@ -56,6 +62,16 @@ def heap_bytes() -> int:
     return n
 
 
+# The canary: heap address x outside every array holds _CANARY[x % 16] (a pattern no zero fill,
+# small integer or common float run produces by chance).
+_CANARY = np.frombuffer(b"WAVE\xa5guard\x5a\xc3!\x96\x0f\xf0", np.uint8)
+
+
+def canary(at: int, nbytes: int) -> np.ndarray:
+    """The canary bytes of heap addresses at .. at+nbytes-1."""
+    return _CANARY[np.arange(at, at + nbytes) % _CANARY.size]
+
+
 class Heap:
     """One device's heap: the sub-allocator, and the memory behind it (host memory, or one CUDA
     allocation for "cuda")."""
@@ -65,6 +81,7 @@ class Heap:
         self.capacity = capacity
         self.top = GUARD  # addresses below GUARD belong to no array (address 0 is never one)
         self.free: list[tuple[int, int]] = []  # (start, size) of released slots, sorted, merged
+        self.live: dict[int, int] = {}  # heap address -> bytes of each array alive in the heap
         self.host: np.ndarray | None = None
         self.ptr = 0  # "cuda": the device address of heap address 0
         if device == "cuda":
@@ -73,6 +90,7 @@ class Heap:
             self.ptr = cuda.heap_alloc(capacity)
         else:  # zero pages the OS maps lazily: an unused heap costs no memory
             self.host = np.zeros(capacity, np.uint8)
+        self.write(0, canary(0, GUARD))
 
     # -- the sub-allocator
     def alloc(self, nbytes: int) -> int:
@@ -84,8 +102,7 @@ class Heap:
                     del self.free[i]
                 else:
                     self.free[i] = (start + need, size - need)
-                self.fill(start, need)
-                return start
+                return self.place(start, nbytes)
         if self.top + need > self.capacity:
             raise WaveError(
                 f"device {self.device!r}: the heap is full ({self.capacity} bytes, {self.top} in use; "
@@ -93,10 +110,17 @@ class Heap:
             )
         at = self.top
         self.top += need
-        self.fill(at, need)
+        return self.place(at, nbytes)
+
+    def place(self, at: int, nbytes: int) -> int:
+        """Make the slot at `at` an array of nbytes: zeroed, its gap armed with the canary."""
+        self.fill(at, nbytes)
+        self.write(at + nbytes, canary(at + nbytes, slot_bytes(nbytes) - nbytes))
+        self.live[at] = nbytes
         return at
 
     def release(self, at: int, nbytes: int) -> None:
+        self.live.pop(at, None)
         size = slot_bytes(nbytes)
         self.free.append((at, size))
         self.free.sort()
@@ -137,6 +161,38 @@ class Heap:
         if nbytes:
             cuda.copy_out(out, self.ptr + at)
         return out
+
+    # -- the canaries
+    def gaps(self, arrays: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The canary ranges [start, end) around arrays (address, bytes): the gap after each one
+        (its end to its slot's end) and the GUARD bytes before it (the end of the gap of the slot
+        below, or the heap's first GUARD bytes), merged where they touch."""
+        spans = sorted(
+            span for a, n in arrays for span in ((a - GUARD, a), (a + n, a + slot_bytes(n))) if span[1] > span[0]
+        )
+        merged: list[tuple[int, int]] = []
+        for lo, hi in spans:
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
+
+    def damage(self, arrays: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+        """(first, last) changed heap address of each canary range around arrays that a write
+        changed (one read per range: on "cuda" a small device-to-host copy, nothing else)."""
+        out = []
+        for lo, hi in self.gaps(arrays):
+            got = self.host[lo:hi] if self.host is not None else self.read(lo, hi - lo)
+            bad = np.flatnonzero(got != canary(lo, hi - lo))
+            if bad.size:
+                out.append((lo + int(bad[0]), lo + int(bad[-1])))
+        return out
+
+    def rearm(self, arrays: Sequence[tuple[int, int]]) -> None:
+        """Write the canaries around arrays again (after a reported overrun)."""
+        for lo, hi in self.gaps(arrays):
+            self.write(lo, canary(lo, hi - lo))
 
 
 _HEAPS: dict[str, Heap] = {}
@@ -380,6 +436,7 @@ def run_resident(
     args: list[int] = []
     regions: list[BufferRegion] = []
     temps: list[tuple[Param, Any, DeviceArray, bool]] = []  # (param, caller's array, its copy, foreign)
+    named: list[tuple[str, DeviceArray]] = []  # the call's arrays in the heap, by parameter name
     try:
         for i, (p, v) in enumerate(zip(k.params, seq)):
             if p.kind == "scalar":
@@ -404,6 +461,7 @@ def run_resident(
                 temps.append((p, a, d, False))
             args.append(d.address)
             regions.append(BufferRegion(i, p.name, d.address, d.nbytes, d.dtype.itemsize))
+            named.append((p.name, d))
         if home(device) == "cuda":
             from ..backends import render
             from . import cuda
@@ -428,6 +486,7 @@ def run_resident(
                 text = r.source if device == "cuda" else cuda.nvrtc_ptx(r.source, cuda.arch())
                 src = _RENDERED[key] = (k, text, r.entry)
             res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
+            check_canaries(h, k, device, named)
         else:
             assert h.host is not None
             res = launch(
@@ -445,7 +504,9 @@ def run_resident(
                 boundscheck=boundscheck,
                 zero_division=check or boundscheck,
             )
-            _adopt(h, res.memory, [(p, r) for p, r in zip((q for q in k.params if q.kind != "scalar"), regions)])
+            _adopt(
+                h, res.memory, [(p, r) for p, r in zip((q for q in k.params if q.kind != "scalar"), regions)], k.name
+            )
         for p, a, d, foreign in temps:
             if not p.writable:
                 continue
@@ -463,7 +524,52 @@ def run_resident(
         temps.clear()
 
 
-def _adopt(h: Heap, memory: np.ndarray, arrays: list[tuple[Param, BufferRegion]]) -> None:
+def whose(at: int, arrays: Sequence[tuple[str, DeviceArray]]) -> str:
+    """Where heap address `at`, outside the call's arrays, lies: in the gap after one of them (so
+    many bytes past its end), in the GUARD bytes before one, or near none of them."""
+    for name, d in arrays:
+        if d.address + d.nbytes <= at < d.address + slot_bytes(d.nbytes):
+            past = at - d.address - d.nbytes
+            return (
+                f"the guard gap after array {name!r} (the {d.dtype} device array {d.shape} at {d.address:#x}), "
+                f"{past} bytes past its end (element {d.size + past // d.dtype.itemsize})"
+            )
+    for name, d in arrays:
+        if d.address - GUARD <= at < d.address:
+            return (
+                f"the guard gap before array {name!r} (the {d.dtype} device array {d.shape} at "
+                f"{d.address:#x}), {d.address - at} bytes before its start"
+            )
+    return "memory that belongs to no array it was given"
+
+
+def check_canaries(h: Heap, k: Kernel, device: str, arrays: Sequence[tuple[str, DeviceArray]]) -> None:
+    """After a launch on the heap: a WaveError when the kernel changed a canary around one of the
+    call's arrays (a write out of bounds, which the device did not trap). The canaries are armed
+    again first, so that the next call reports only its own writes."""
+    spans = [(d.address, d.nbytes) for _, d in arrays]
+    hit = h.damage(spans)
+    if not hit:
+        return
+    h.rearm(spans)
+    first, last = hit[0]
+    beyond = ""
+    ends = {d.address + slot_bytes(d.nbytes): name for name, d in arrays}
+    if last + 1 in ends or last + 1 in h.live:
+        beyond = (
+            "; it reached the end of the gap, so the array above it in the heap "
+            f"(at {last + 1:#x}) may have been overwritten too"
+        )
+    raise WaveError(
+        f"kernel {k.name!r} wrote out of bounds on device {device!r}: heap address {first:#x} is in "
+        f"{whose(first, arrays)}{beyond}. The device arrays of this call may "
+        "hold partial results (a device cannot undo a kernel's writes); NumPy arguments were not "
+        "copied back. Run the call on device='emulator' to find the access: it traps there, naming "
+        "the instruction and the thread"
+    )
+
+
+def _adopt(h: Heap, memory: np.ndarray, arrays: list[tuple[Param, BufferRegion]], kernel: str = "") -> None:
     """Take a host device's memory after a run as the heap's contents, under the copy-back rule
     (docs/sdk.md): every changed byte must lie in an array of a parameter the kernel may write;
     otherwise (a write out of bounds, which OpenCL and SYCL cannot trap) the heap keeps what it
@@ -481,14 +587,31 @@ def _adopt(h: Heap, memory: np.ndarray, arrays: list[tuple[Param, BufferRegion]]
     if stray.any():
         at = int(np.argmax(stray))
         owners = [p.name for p, r in arrays if r.offset <= at < r.offset + r.nbytes]
-        what = (
-            f"array {owners[0]!r}, which it may not write" if owners else "memory that belongs to no array it was given"
-        )
+        if owners:
+            what = f"array {owners[0]!r}, which it may not write"
+        else:
+            what = _region_whose(at, arrays) + " (a write out of bounds?)"
+        who = f"kernel {kernel!r}" if kernel else "the kernel"
         raise WaveError(
-            f"the kernel wrote device address {at}, in {what} (a write out of bounds?): the device arrays "
+            f"{who} wrote device address {at}, in {what}: the device arrays "
             "keep their contents from before the call; run on the emulator with check=True to find the access"
         )
     np.copyto(before, after)
+
+
+def _region_whose(at: int, arrays: list[tuple[Param, BufferRegion]]) -> str:
+    """`whose` for a host device's call, from its buffer regions."""
+    for p, r in arrays:
+        if r.offset + r.nbytes <= at < r.offset + slot_bytes(r.nbytes):
+            past = at - r.offset - r.nbytes
+            return (
+                f"the guard gap after array {p.name!r} ({r.nbytes} bytes at {r.offset:#x}), {past} bytes past its "
+                f"end (element {(r.nbytes + past) // r.itemsize})"
+            )
+    for p, r in arrays:
+        if r.offset - GUARD <= at < r.offset:
+            return f"the guard gap before array {p.name!r} ({r.nbytes} bytes at {r.offset:#x}), {r.offset - at} bytes before its start"
+    return "memory that belongs to no array it was given"
 
 
 def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> DeviceArray:
