@@ -442,6 +442,11 @@ def fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         ul = (c - (uh - bb)) + (ph - bb)
         t = _fma64_round_odd(ul, pl)
         r = uh + t
+        # a zero product plus a zero is IEEE's signed-zero sum ((-0) + (-0) = -0, else +0);
+        # the error-free transformation loses the sign (it gave +0 for fma(0, -1, -0))
+        zeros = (r == 0) & ((a == 0) | (b == 0))
+        if np.any(zeros):
+            r = np.where(zeros, ph + c, r)
         # the error-free transformations are exact unless something overflows or underflows
         tiny = 2.0**-900
         safe = (
