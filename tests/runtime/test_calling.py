@@ -359,3 +359,75 @@ def test_a_write_into_a_guard_gap_copies_nothing_back() -> None:
         layout.write_back(after)
     assert not y.any()
     assert layout.write_back(res.memory) == ["y"] and np.array_equal(y, 2 * x)
+
+
+def _write_back_reference(layout: object, after: np.ndarray) -> tuple[str, object]:
+    """What write_back must do, by its definition byte by byte: ("gap", address) for the first
+    changed byte outside every buffer, else ("array", address) for the first changed byte of a
+    buffer (groups in layout order) that no writable array covers, else ("ok", names written)."""
+    before = layout.memory  # type: ignore[attr-defined]
+    groups = layout.groups  # type: ignore[attr-defined]
+    diff = [int(i) for i in np.flatnonzero(before != after)]
+    in_group = {b for g in groups for b in range(g.offset, g.offset + g.nbytes)}
+    gaps = [i for i in diff if i not in in_group]
+    if gaps:
+        return "gap", gaps[0]
+    written: list[str] = []
+    for g in groups:
+        allowed = {
+            b for p, s, a in g.members if p.writable and a is not None for b in range(s.offset, s.offset + s.nbytes)
+        }
+        stray = [i for i in diff if g.offset <= i < g.offset + g.nbytes and i not in allowed]
+        if stray:
+            return "array", stray[0]
+    for g in groups:
+        for p, s, a in g.members:
+            if p.writable and a is not None and any(s.offset <= i < s.offset + s.nbytes for i in diff):
+                written.append(s.name)
+    return "ok", written
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 22])
+def test_write_back_in_chunks_matches_its_byte_by_byte_definition(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """write_back compares in chunks (bounded temporaries, docs/performance.md): every chunk size
+    finds the same first stray byte and copies back the same arrays as the definition."""
+    import re
+
+    from wavegpu.runtime import buffers
+
+    monkeypatch.setattr(buffers, "COMPARE_CHUNK", chunk)
+    k = double.program.kernels[0]
+    rng = np.random.default_rng(chunk)
+    for case in range(3):
+        base = np.arange(24, dtype=np.float32)
+        if case == 1:  # overlapping views: one buffer, x's bytes outside y are not writable
+            x, y = base[0:12], base[6:18]
+        elif case == 2:  # the same, x's unwritable bytes after y's
+            x, y = base[6:18], base[0:12]
+        else:
+            x, y = np.arange(12, dtype=np.float32), np.zeros(12, np.float32)
+        x0, y0 = x.copy(), y.copy()
+        layout = pack(k, [x, y, 12])
+        lo = min(g.offset for g in layout.groups)
+        hi = max(g.offset + g.nbytes for g in layout.groups)
+        # every single changed byte around the buffers, then random sets of changes anywhere
+        flips = [[at] for at in range(lo - 8, hi + 8)]
+        flips += [list(rng.integers(0, layout.memory.size, rng.integers(2, 5))) for _ in range(30)]
+        for where in flips:
+            x[...], y[...] = x0, y0
+            layout = pack(k, [x, y, 12])
+            after = layout.memory.copy()
+            for at in where:
+                after[at] ^= 1 << int(rng.integers(0, 8))
+            want_kind, want = _write_back_reference(layout, after)
+            try:
+                got: tuple[str, object] = ("ok", layout.write_back(after))
+            except wg.WaveError as e:
+                m = re.search(r"device address (\d+)", str(e))
+                assert m is not None, str(e)
+                got = ("gap" if "belongs to no array" in str(e) else "array", int(m[1]))
+                assert np.array_equal(x, x0) and np.array_equal(y, y0)  # nothing copied back
+            assert got == (want_kind, want), (case, where, chunk)
+            if want_kind == "ok" and want:
+                s = layout.buffers["y"]
+                assert np.array_equal(y.view(np.uint8), after[s.offset : s.offset + s.nbytes])

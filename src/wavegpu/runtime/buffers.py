@@ -115,7 +115,8 @@ class Layout:
 
         Checks every buffer and every guard gap first, and writes nothing if a change lies outside
         the arrays the kernel may write (a write out of bounds of its array, on a device that
-        cannot trap it)."""
+        cannot trap it). The comparisons go in chunks (COMPARE_CHUNK bytes), so the temporaries
+        stay small beside the device memory (docs/performance.md: a kernel call's peak memory)."""
         start = 0
         for g in sorted(self.groups, key=lambda g: g.offset):
             self._no_change(memory, start, g.offset)
@@ -125,26 +126,26 @@ class Layout:
         for g in self.groups:
             before = self.memory[g.offset : g.offset + g.nbytes]
             after = memory[g.offset : g.offset + g.nbytes]
-            changed = before != after
-            if not changed.any():
-                continue
-            covered = np.zeros(g.nbytes, dtype=bool)
-            for p, s, a in g.members:
-                if p.writable and a is not None:
-                    lo = s.offset - g.offset
-                    covered[lo : lo + s.nbytes] = True
-                    new = after[lo : lo + s.nbytes]
-                    if not np.array_equal(new, before[lo : lo + s.nbytes]):
-                        plan.append((a, new.view(s.dtype).reshape(a.shape)))
-            stray = changed & ~covered
-            if stray.any():
-                at = int(np.argmax(stray)) + g.offset
+            spans = [
+                (s.offset - g.offset, s.offset - g.offset + s.nbytes)
+                for p, s, a in g.members
+                if p.writable and a is not None
+            ]
+            stray = _first_stray(before, after, spans)
+            if stray >= 0:
+                at = stray + g.offset
                 owners = [s.name for _, s, _ in g.members if s.offset <= at < s.offset + s.nbytes]
                 raise WaveError(
                     f"the kernel changed array {', '.join(repr(n) for n in owners)} (device address {at}), "
                     "which it has no right to write: a write out of bounds of another array? "
                     "Nothing was copied back; run with check=True to find the access"
                 )
+            for p, s, a in g.members:
+                if p.writable and a is not None:
+                    lo = s.offset - g.offset
+                    new = after[lo : lo + s.nbytes]
+                    if first_difference(new, before[lo : lo + s.nbytes]) >= 0:
+                        plan.append((a, new.view(s.dtype).reshape(a.shape)))
         for a, new in plan:
             np.copyto(a, new)
         written = {id(a) for a, _ in plan}
@@ -152,12 +153,37 @@ class Layout:
 
     def _no_change(self, memory: np.ndarray, lo: int, hi: int) -> None:
         """Bytes lo..hi belong to no array: a kernel that changed one wrote out of bounds."""
-        if hi > lo and not np.array_equal(self.memory[lo:hi], memory[lo:hi]):
-            at = lo + int(np.argmax(self.memory[lo:hi] != memory[lo:hi]))
+        i = first_difference(self.memory[lo:hi], memory[lo:hi]) if hi > lo else -1
+        if i >= 0:
             raise WaveError(
-                f"the kernel wrote device address {at}, which belongs to no array (a write out of bounds; "
+                f"the kernel wrote device address {lo + i}, which belongs to no array (a write out of bounds; "
                 "the emulator traps it, other devices cannot): nothing was copied back"
             )
+
+
+COMPARE_CHUNK = 1 << 22  # bytes compared at a time by write_back (bounds its temporaries)
+
+
+def first_difference(x: np.ndarray, y: np.ndarray) -> int:
+    """The first index where two equal-length uint8 arrays differ, or -1 (compared in chunks)."""
+    for i in range(0, x.size, COMPARE_CHUNK):
+        diff = x[i : i + COMPARE_CHUNK] != y[i : i + COMPARE_CHUNK]
+        if diff.any():
+            return i + int(np.argmax(diff))
+    return -1
+
+
+def _first_stray(before: np.ndarray, after: np.ndarray, spans: list[tuple[int, int]]) -> int:
+    """The first byte that changed from `before` to `after` outside every [lo, hi) of `spans`, or -1."""
+    for i in range(0, before.size, COMPARE_CHUNK):
+        changed = before[i : i + COMPARE_CHUNK] != after[i : i + COMPARE_CHUNK]
+        if not changed.any():
+            continue
+        for lo, hi in spans:  # the writable arrays' bytes in this chunk may change
+            changed[max(lo - i, 0) : max(hi - i, 0)] = False
+        if changed.any():
+            return i + int(np.argmax(changed))
+    return -1
 
 
 def slot_bytes(nbytes: int) -> int:
