@@ -55,6 +55,79 @@ def test_every_value_row_matches_the_emulator(r, device: str) -> None:  # type: 
     check_value_row(device, r)
 
 
+# ------------------------------------------------------------------ NaN results (docs/backends.md, PTX: NaNs)
+# The PTX ISA does not promise the canonical NaN 0x7FFFFFFF from any f32 instruction (section
+# 9.7.3: "Single-precision instructions return an unspecified NaN"; f64 instructions propagate
+# payloads; 9.7.4: half precision "unspecified"), so the PTX backend canonicalises every float
+# result that can be a NaN. These rows are the inline ones (ptx.NATIVE) with a float result;
+# every one is run on NaNs of several payloads (quiet, signalling, negative) and on the invalid
+# operations (inf - inf, 0 * inf, 0 / 0, inf / inf, sqrt(-1), fma(0, inf, c)) that make a NaN
+# from no NaN, and must give the emulator's bits. Were a row's canonicalisation dropped on the
+# strength of what one GPU happens to return, this is the test that would have to prove it.
+NAN_ROWS = [r for r in VALUE_ROWS if r.key in ptx.NATIVE and ptx.NATIVE[r.key][0] in ("f32", "f64")]
+NAN_ROWS = [r for r in NAN_ROWS if r.key not in ptx.NEVER_NAN]
+F32_IN = [0x7FC00001, 0xFFC00000, 0x7F800001, 0x7FBFFFFF, 0xFFFFFFFF, 0x7FFFFFFF]  # NaN payloads
+F32_IN += [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000]  # 0 -0 1 -1 inf -inf
+F64_IN = [0x7FF8000000000001, 0xFFF8000000000000, 0x7FF0000000000001, 0x7FF7FFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF]
+F64_IN += [0, 1 << 63, 0x3FF0000000000000, 0xBFF0000000000000, 0x7FF0000000000000, 0xFFF0000000000000]
+
+
+def nan_cases(r) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+    """Every combination of the special operands for row r's sources (f32 or f64 by kind)."""
+    import itertools
+
+    from wavegpu.isa.types import Kind, Role
+
+    srcs = [o for o in r.operands if o.role is Role.SRC]
+    return list(itertools.product(*[F64_IN if o.kind is Kind.PAIR else F32_IN for o in srcs]))
+
+
+def check_nan_row(device: str, r) -> None:  # type: ignore[no-untyped-def]
+    """Row r on nan_cases(r) on device against the emulator, bit for bit (1024 lanes at a time);
+    the emulator's NaN results are the canonical ones."""
+    import test_differential as D
+
+    from wavegpu.isa.types import Kind
+
+    k = D.row_kernel(r)
+    cases = nan_cases(r)
+    wide = r.operands[0].kind is Kind.PAIR
+    nans = 0
+    for at in range(0, len(cases), 1024):
+        chunk = cases[at : at + 1024]
+        lanes = -(-len(chunk) // 32) * 32
+        slots = np.zeros((lanes, 4), np.uint64)  # 32 bytes a lane; operand i at byte 8 i
+        slots[: len(chunk), : len(chunk[0])] = np.array(chunk, np.uint64)
+        mem = slots.view(np.uint8).reshape(-1)
+        a = wg.launch(k, workgroup=lanes, memory=mem).memory.view(np.uint64 if wide else np.uint32)
+        b = wg.launch(k, device=device, workgroup=lanes, memory=mem).memory.view(np.uint64 if wide else np.uint32)
+        step = 4 if wide else 8
+        got, want = b[::step][: len(chunk)], a[::step][: len(chunk)]
+        bad = np.flatnonzero(got != want)
+        assert not bad.size, (r.key, [(tuple(map(hex, chunk[i])), hex(want[i]), hex(got[i])) for i in bad[:4]])
+        isnan = np.isnan(want.view(np.float64 if wide else np.float32))
+        assert (want[isnan] == (0x7FFFFFFFFFFFFFFF if wide else 0x7FFFFFFF)).all(), r.key
+        nans += int(isnan.sum())
+    assert nans, f"{r.key}: no NaN result among the cases"
+
+
+@needs_cuda
+@pytest.mark.parametrize("device", PATHS)
+@pytest.mark.parametrize("r", NAN_ROWS, ids=lambda r: r.key)
+def test_nan_results_are_the_emulators_canonical_nans(r, device: str) -> None:  # type: ignore[no-untyped-def]
+    check_nan_row(device, r)
+
+
+@pytest.mark.skipif(not __import__("wavegpu.runtime.opencl", fromlist=["x"]).available()[0], reason="no OpenCL")
+def test_the_nan_cases_hold_on_opencl() -> None:
+    """check_nan_row's inputs and comparison, without a GPU: the OpenCL C backend (which also
+    canonicalises) gives the emulator's bits on every row and case, and every row has NaN results."""
+    assert {r.key for r in NAN_ROWS} >= {"add.f32", "sub.f32", "mul.f32", "fma.f32", "div.f32", "sqrt.f32"}
+    assert {"add.f64", "fma.f64", "cvt.f32.f64", "cvt.f64.f32"} <= {r.key for r in NAN_ROWS}
+    for r in NAN_ROWS:
+        check_nan_row("opencl", r)
+
+
 @needs_cuda
 @pytest.mark.parametrize("device", PATHS)
 def test_examples_match_the_emulator(device: str) -> None:

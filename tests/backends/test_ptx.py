@@ -287,6 +287,23 @@ def test_float_results_are_canonical_and_never_contracted() -> None:
     assert len(re.findall(r"setp\.nan\.f32 (%q\d+), (%f\d+), \2;\n\tselp\.f32 %f\d+, 0f7FFFFFFF, \2, \1;", text)) == 2
 
 
+def test_every_float_row_that_can_give_a_nan_canonicalises_it() -> None:
+    """The PTX ISA leaves the NaN of every f32 and f16 instruction unspecified and propagates
+    f64 payloads (section 9.7.3; docs/backends.md, "NaN results"), so each inline row with a
+    float result is followed by the setp.nan + selp to the canonical NaN; only conversions from
+    integers, which cannot give a NaN, are exempt. Dropping a row's check needs the ISA to
+    promise its NaN first, and this test, the docs and tests/backends/test_cuda.py to change."""
+    assert {"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32"} == ptx.NEVER_NAN
+    rows = [r for r in ROWS if r.key in ptx.NATIVE and ptx.NATIVE[r.key][0] in ("f32", "f64")]
+    assert len(rows) >= 20
+    for r in rows:
+        text = render(D.row_kernel(r), "ptx").source
+        ty = ptx.NATIVE[r.key][0]
+        nan = "0f7FFFFFFF" if ty == "f32" else "0d7FFFFFFFFFFFFFFF"
+        checks = re.findall(rf"setp\.nan\.{ty} (%q\d+), (%fd?\d+), \2;\n\tselp\.{ty} %fd?\d+, {nan}, \2, \1;", text)
+        assert len(checks) == (0 if r.key in ptx.NEVER_NAN else 1), r.key
+
+
 def test_refusals_name_the_reason() -> None:
     k = wg.assemble((EX / "vector_add.wave").read_text(), "vector_add.wave").kernels[0]
     with pytest.raises(wg.WaveError, match="32 lanes; cannot render for a wave width of 64"):

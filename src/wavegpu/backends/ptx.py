@@ -416,7 +416,14 @@ class PTXRenderer:
 
     def store(self, op: object, ty: str, value: str, *, canonical: bool = False) -> None:
         """Write a typed value to a WAVE destination (float results canonicalised unless the
-        value cannot be a NaN: `canonical`)."""
+        value cannot be a NaN: `canonical`).
+
+        The check stays on every float row: the PTX ISA promises no canonical NaN (section 9.7.3,
+        Floating-Point Instructions: "Single-precision instructions return an unspecified NaN",
+        payloads are "supported for double-precision instructions"; 9.7.4: half precision
+        "unspecified"). The CUDA programming guide's 0x7fffffff for f32 operations on NaN inputs
+        is not the PTX contract and does not cover NaNs made from non-NaNs (docs/backends.md,
+        "NaN results in PTX")."""
         if canonical:
             pass
         elif ty == _F:  # an unordered self-compare and a float select: what ptxas folds best
