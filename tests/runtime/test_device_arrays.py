@@ -222,14 +222,14 @@ class FakeGPU:
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *kernels: wg.Program) -> None:
         self.mem = np.zeros(0, np.uint8)
         self.kernels = {p.kernels[0].name: p for p in kernels}
-        self.read = 0
+        self.read = self.copies = 0
         monkeypatch.setattr(cuda, "heap_alloc", self.heap_alloc)
         monkeypatch.setattr(cuda, "memset", lambda p, n: self.view(p, n).fill(0))
         monkeypatch.setattr(cuda, "copy_in", lambda p, data: self.view(p, data.nbytes).__setitem__(slice(None), data))
         monkeypatch.setattr(cuda, "copy_out", self.copy_out)
         monkeypatch.setattr(cuda, "run_resident", self.run)
         monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda"])
-        monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 16))
+        monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 20))
         monkeypatch.delitem(device_arrays._HEAPS, "cuda", raising=False)
 
     def heap_alloc(self, n: int) -> int:
@@ -241,6 +241,7 @@ class FakeGPU:
 
     def copy_out(self, out: np.ndarray, ptr: int) -> None:
         self.read += out.nbytes
+        self.copies += 1
         out[:] = self.view(ptr, out.nbytes)
 
     def run(self, ptx: str, entry: str, grid: tuple, workgroup: tuple, base: int, args: list[int]) -> None:
@@ -250,19 +251,24 @@ class FakeGPU:
 
 
 def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
-    """device="cuda" runs the kernel where nothing traps; after the launch only the canaries
-    around the call's arrays are read back (no array data), and a changed one is a WaveError
-    naming the kernel, the array and the element; the canary is armed again, so the next call
-    reports only its own writes. Runs without a GPU (the driver calls are simulated over host
-    memory: FakeGPU); test_an_overrun_on_the_gpu_is_reported checks the real thing."""
+    """device="cuda" runs the kernel where nothing traps; after the launch the canaries around
+    the call's arrays come back (ranges close together in one copy; far apart, one copy each),
+    and a changed one is a WaveError naming the kernel, the array and the element; the canary
+    is armed again, so the next call reports only its own writes. Runs without a GPU (the driver
+    calls are simulated over host memory: FakeGPU); test_an_overrun_on_the_gpu_is_reported
+    checks the real thing."""
     gpu = FakeGPU(monkeypatch, one_past.program, add_past.program)
     try:
         d = to_device(np.arange(64, dtype=np.uint32), "cuda")
         nxt = to_device(np.full(64, 5, np.uint32), "cuda")
-        gpu.read = 0
+        gpu.read = gpu.copies = 0
         one_past(d, 10, grid=1, workgroup=32, device="cuda")  # in bounds
+        assert (gpu.copies, gpu.read) == (1, 768)  # the gap before x, x, the gap after: one copy
         assert d.copy_to_host()[10] == 7
-        assert gpu.read == 256 * 3  # copy_to_host read 256 bytes; the check only 512 of gaps
+        far = device_array(40000, np.uint32, "cuda")  # 160000 bytes: its two gaps far apart
+        gpu.read = gpu.copies = 0
+        one_past(far, 3, grid=1, workgroup=32, device="cuda")
+        assert gpu.copies == 2 and gpu.read == 256 + slot_bytes(160000) - 160000
         gpu.read = 0
         with pytest.raises(
             wg.WaveError,
@@ -271,7 +277,7 @@ def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPat
             r"end \(element 64\)\. .*Run the call on device='emulator'",
         ):
             one_past(d, 64, grid=1, workgroup=32, device="cuda")
-        assert gpu.read == 512  # the gap before x and the one after it: no array data
+        assert gpu.read == 768
         assert (nxt.copy_to_host() == 5).all()
         one_past(d, 63, grid=1, workgroup=32, device="cuda")  # armed again: no stale report
         with pytest.raises(wg.WaveError, match=r"guard gap before array 'x' .* 4 bytes before its start"):
