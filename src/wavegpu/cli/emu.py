@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 from typing import Any
 
@@ -23,7 +22,10 @@ from .common import (
     parse_dims,
     parse_number,
     report_errors,
+    startup_done,
+    startup_gc,
     stats_table,
+    stderr_may_be_terminal,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -208,6 +210,7 @@ def _emu_region(spec: str, what: str, width: int, size: int) -> tuple[int, int]:
     help="per-thread instruction budget (0 = unlimited)",
 )
 @NO_PROGRESS
+@startup_gc
 def emu_main(**opts: Any) -> None:
     """Run a .wbin (or .wave, or kernel source) kernel with the Rust WAVE emulator's flags.
 
@@ -363,15 +366,13 @@ def _emu(
     wg_dims = k.workgroup_size or wg_launch
     k = dataclasses.replace(k, workgroup_size=None)
     preset_list = [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
-    # rich (err, the progress bar) is imported only where the bar can show: a tty, or a
-    # variable that makes rich treat the stream as one
-    maybe_tty = sys.stderr.isatty() or any(v in os.environ for v in ("TTY_COMPATIBLE", "FORCE_COLOR"))
-    show = not no_progress and maybe_tty and err.is_terminal
+    show = not no_progress and stderr_may_be_terminal() and err.is_terminal
     bar: Any = None
     if show:
         from ..runtime.progress import RunProgress
 
         bar = RunProgress(int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=True)
+    startup_done()
     t0 = time.perf_counter()
     with bar if bar is not None else contextlib.nullcontext():
         res = emulate(

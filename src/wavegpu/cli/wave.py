@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -35,7 +34,10 @@ from .common import (
     read_text,
     same_file,
     source_languages,
+    startup_done,
+    startup_gc,
     stats_table,
+    stderr_may_be_terminal,
     user_errors,
     write_output,
 )
@@ -207,6 +209,7 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
 )
 @NO_PROGRESS
 @user_errors
+@startup_gc
 def run_cmd(
     source: str,
     arguments: tuple[str, ...],
@@ -336,6 +339,7 @@ def run_cmd(
     for name, path in files.items():
         values[name] = load_npy(path, name)
     layout = pack(k, values)
+    startup_done()
     t0 = time.perf_counter()
     res = launch(
         k,
@@ -346,12 +350,13 @@ def run_cmd(
         wave_width=wave_width,
         check=check,
         max_instructions=max_instructions,
-        progress=not no_progress and err.is_terminal,
+        progress=not no_progress and stderr_may_be_terminal() and err.is_terminal,
         buffers=layout.regions(),  # an access outside every array traps
         engine="numpy" if show_stats and engine in (None, "auto") else engine,
     )
     dt = time.perf_counter() - t0
-    out.print(
+    # plain lines through click.echo: rich (out) loads only for the --stats table
+    click.echo(
         f"ran {k.name!r}: {res.stats.workgroups} workgroup(s) x {res.stats.threads // max(res.stats.workgroups, 1)}"
         f" threads in {dt * 1e3:.1f} ms"
     )
@@ -359,12 +364,12 @@ def run_cmd(
         arr = layout.read(res.memory, name)
         n = min(arr.size, 16) if count is None else count
         with np.printoptions(threshold=64, edgeitems=8):
-            out.print(f"{name}[:{n}] = {arr[:n]}", markup=False)
+            click.echo(f"{name}[:{n}] = {arr[:n]}")
     for name, path in saves:
         buf = io.BytesIO()
         np.save(buf, layout.read(res.memory, name))
         write_output(path, buf.getvalue(), (source,))
-        out.print(f"wrote {path}")
+        click.echo(f"wrote {path}")
     if show_stats:
         out.print(stats_table(res.stats, dt))
 
@@ -421,6 +426,8 @@ def compile_cmd(
     read_text(source)  # bytes that are not UTF-8: a diagnostic with the place
     dumps: list[tuple[str, str]] = []
     plist = [p for p in passes.split(",") if p] if passes is not None else None
+    from pathlib import Path  # the compiler loads pathlib anyway; `wave run` of a .wbin need not
+
     prog = compile_source(
         Path(source), lang=lang, opt=opt, max_registers=max_registers, dump_after=dump_after, dumps=dumps, passes=plist
     )

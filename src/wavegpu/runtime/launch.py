@@ -4,16 +4,15 @@ by runtime/amdgcn_sim)); `wg.devices()` lists them."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import numpy as np
-from rich.console import Console
 
 from ..emulator import BufferRegion, EmulationResult, Stats, emulate
 from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits, check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
-from .progress import RunProgress
 
 
 def devices() -> list[str]:
@@ -89,7 +88,14 @@ def launch(
     if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
         raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if device == "emulator":
-        with RunProgress(g[0] * g[1] * g[2], Console(stderr=True), enabled=progress) as bar:
+        bar = None
+        if progress:  # rich loads only for a bar (start-up of `wave run`: docs/performance.md)
+            from rich.console import Console
+
+            from .progress import RunProgress
+
+            bar = RunProgress(g[0] * g[1] * g[2], Console(stderr=True), enabled=True)
+        with bar if bar is not None else contextlib.nullcontext():
             return emulate(
                 k,
                 grid=g,
@@ -100,7 +106,7 @@ def launch(
                 check=check,
                 constants=constants,
                 max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
-                progress=bar.callback,
+                progress=None if bar is None else bar.callback,
                 buffers=buffers,
                 boundscheck=boundscheck,
                 zero_division=zero_division,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich loads when a bar is shown (start-up of the commands: docs/performance.md)
+    from rich.console import Console
 
 PROGRESS_DELAY = 1.0  # seconds a run lasts before its progress bar appears
 
