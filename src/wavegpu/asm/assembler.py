@@ -7,7 +7,6 @@ read `file:line:col: error: message` with the source line and a caret.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -350,6 +349,8 @@ class Assembler:
             m = re.fullmatch(r'("(?:[^"\\]|\\.)*")\s+(\d+)(?:\s+(\d+))?', ops[0].text)
             if not m:
                 raise SyntaxProblem("expected '.loc \"FILE\" LINE [COL]'", ops[0].col, len(ops[0].text))
+            import json  # .loc lines only: json stays out of a plain assembly's start-up
+
             try:
                 fname = json.loads(m.group(1))
             except ValueError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import struct
 
 import numpy as np
@@ -115,6 +114,8 @@ def format_kernel(k: Kernel) -> str:
         depth = 1 + depths[i]
         loc = k.loc(i)
         if loc != shown and k.lines is not None:  # .loc is sticky: print it when it changes
+            import json  # kernels with a line table only (start-up of the commands)
+
             text = "none" if loc is None else f"{json.dumps(loc.file)} {loc.line} {loc.col}"
             out.append(f"{'    ' * depth}.loc {text}")
             shown = loc

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -476,6 +475,8 @@ def _fma_exact(a: float, b: float, c: float) -> float:
         return a * b + c  # inf or nan by IEEE rules, no rounding involved
     if math.isinf(c):
         return c
+    from fractions import Fraction  # here, not at import: start-up of the commands
+
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
         # sign of an exact zero sum: (a*b) + c with IEEE rules for signed zeros
