@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import wavegpu as wg
-from wavegpu.runtime import cuda, device_arrays, opencl
+from wavegpu.runtime import cuda, device_arrays, opencl, sycl
 from wavegpu.runtime import launch as launch_module
 from wavegpu.runtime.buffers import ALIGN, GUARD, slot_bytes
 from wavegpu.runtime.device_arrays import device_array, to_device
@@ -190,11 +190,14 @@ def test_the_gaps_between_arrays_hold_canaries() -> None:
     assert h.damage([(a.address, 40)]) == []
 
 
-@pytest.mark.parametrize("device", HOST_DEVICES)
+@pytest.mark.parametrize(
+    "device",
+    [*HOST_DEVICES, pytest.param("sycl", marks=pytest.mark.skipif(not sycl.available()[0], reason="no SYCL"))],
+)
 def test_a_write_one_element_past_the_end_names_the_array_and_the_kernel(device: str) -> None:
-    """The emulator traps the store (the call's arrays are its buffer regions); OpenCL cannot
-    trap, and the heap image it returns is refused, naming the array, how far past its end the
-    write landed, and the kernel. Either way both arrays keep their contents."""
+    """The emulator traps the store (the call's arrays are its buffer regions); OpenCL and SYCL
+    cannot trap, and the heap image they return is refused, naming the array, how far past its
+    end the write landed, and the kernel. Either way both arrays keep their contents."""
     d = to_device(np.arange(64, dtype=np.uint32), device)
     nxt = to_device(np.full(64, 5, np.uint32), device)
     if device == "emulator":
