@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
 import inspect
 import os
 import tempfile
@@ -47,6 +46,8 @@ def cache_dir() -> Path | None:
 def compiler_version() -> str:
     """The package's version and a hash of its own source: an upgraded or edited wavegpu never
     serves binaries an older one compiled."""
+    import importlib.metadata  # here: it loads email, zipfile, csv (start-up of `wave run k.py`)
+
     h = hashlib.sha256()
     try:
         h.update(importlib.metadata.version("wavegpu").encode())
