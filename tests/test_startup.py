@@ -19,8 +19,10 @@ EX = Path(__file__).resolve().parents[1] / "examples"
 
 # never loaded by a small run of a .wbin: the compiled engine's translator and numba ("auto"
 # decides a small launch before importing them), the compiler, the backends, rich (no terminal,
-# no --stats), the runtime and the text tools, and standard modules nothing on the path needs
+# no --stats), click (wave-emu reads its flags with cli.emu.fast_parse), the runtime and the text
+# tools, and standard modules nothing on the path needs
 NOT_FOR_A_WBIN = (
+    "click",
     "numba",
     "llvmlite",
     "wavegpu.emulator.compiled.codegen",
@@ -91,7 +93,7 @@ def test_wave_emu_on_assembly_adds_only_the_assembler() -> None:
 def test_wave_run_on_assembly_loads_neither_the_compiler_nor_rich_nor_numba() -> None:
     modules, out = _run("main", ["wave", "run", str(EX / "vector_add.wave"), *RUN_ARGS])
     assert out.splitlines()[-1] == "c[:3] = [0. 2. 4.]"
-    allowed = ("wavegpu.asm", "wavegpu.runtime")  # the assembler; pack and launch
+    allowed = ("wavegpu.asm", "wavegpu.runtime", "click")  # the assembler; pack and launch; the wave group
     assert {"wavegpu.runtime.launch", "wavegpu.runtime.buffers"} <= modules
     assert _offending(modules, tuple(b for b in NOT_FOR_A_WBIN if b not in allowed)) == []
     assert not _offending(modules, ("wavegpu.runtime.kernel", "wavegpu.runtime.progress"))
@@ -124,15 +126,22 @@ def test_commands_leave_the_collector_as_they_found_it(wbin: Path, enabled: bool
             gc.disable()
         before = _state()
         assert before == (enabled, 0)
-        for cmd, args, status in (
-            (emu_main, [str(wbin), *EMU_FLAGS], 0),
-            (emu_main, [str(wbin), "--grid", "x"], 2),  # usage error
-            (emu_main, [str(wbin), "--device-memory", "16", "--fill-zero", "0:f32:8"], 1),  # too big
+        cases = (
+            (emu_main.command, [str(wbin), *EMU_FLAGS], 0),
+            (emu_main.command, [str(wbin), "--grid", "x"], 2),  # usage error
+            (emu_main.command, [str(wbin), "--device-memory", "16", "--fill-zero", "0:f32:8"], 1),  # too big
             (main, ["run", str(EX / "vector_add.wave"), *RUN_ARGS], 0),
             (main, ["run", str(EX / "vector_add.wave"), "--grid", "1", "a=iota:256"], 2),
-        ):
+        )
+        for cmd, args, status in cases:
             r = runner.invoke(cmd, args)
             assert r.exit_code == status, (args, r.output)
+            assert _state() == before, args
+        for _, args, status in cases[:3]:  # the console script's path: emu_main() reads sys.argv
+            with pytest.MonkeyPatch.context() as mp, runner.isolation(), pytest.raises(SystemExit) as e:
+                mp.setattr(sys, "argv", ["wave-emu", *args])
+                emu_main()
+            assert (e.value.code or 0) == status, args
             assert _state() == before, args
     finally:
         gc.unfreeze()
@@ -156,7 +165,94 @@ def test_the_run_itself_sees_the_start_up_frozen(wbin: Path, monkeypatch: pytest
 
     monkeypatch.setattr(wavegpu.emulator, "emulate", spy)
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    r = CliRunner().invoke(emu_main, [str(wbin), *EMU_FLAGS])
+    r = CliRunner().invoke(emu_main.command, [str(wbin), *EMU_FLAGS])
     assert r.exit_code == 0, r.output
     assert len(seen) == 1 and seen[0][0] and seen[0][1] > 0
     assert _state() == (True, 0)
+
+
+def _click_params(argv: list[str]) -> dict[str, object] | None:
+    """wave-emu's parameters as its click command parses argv, None where click refuses it."""
+    import click
+
+    from wavegpu.cli.emu import emu_main
+
+    try:
+        with emu_main.command.make_context("wave-emu", list(argv)) as ctx:
+            return dict(ctx.params)
+    except (click.ClickException, click.exceptions.Exit):
+        return None
+
+
+def test_fast_parse_reads_every_command_line_as_click_or_declines(wbin: Path, tmp_path: Path) -> None:
+    """wave-emu reads its flags without click (start-up); on every generated command line the
+    fast parser either gives exactly click's parameters (defaults, types, ranges, repeats, the
+    last of a repeated option, flags, `--opt=value`, the binary anywhere) or declines, and it
+    never accepts what click refuses."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from wavegpu.cli.emu import OPTIONS, fast_parse
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    good_path = st.just(str(wbin))
+    odd_path = st.sampled_from([str(EX / "vector_add.wave"), str(folder), str(tmp_path / "missing"), "", "-"])
+    junk = st.one_of(
+        st.sampled_from(["-1", "+3", " 7", "1_0", "0x10", "4294967296", "Auto", "", "--grid"]),
+        st.text(alphabet="0123456789abxr:,=-_ ", max_size=8),
+    )
+
+    def good(o: object) -> st.SearchStrategy[str]:
+        lo, hi, choices = o.lo, o.hi, o.choices  # type: ignore[attr-defined]
+        if lo is not None:
+            return st.integers(lo - 2, (hi if hi is not None else 1 << 33) + 2).map(str)
+        if choices is not None:
+            return st.sampled_from(choices)
+        return st.sampled_from(["1,1,1", "4", "r3:256", "0:f32:4", "0:2", "x"])
+
+    def option(o: object) -> st.SearchStrategy[list[str]]:
+        flag = o.flag  # type: ignore[attr-defined]
+        if o.is_flag:  # type: ignore[attr-defined]
+            return st.sampled_from([[flag], [flag], [f"{flag}=1"]])
+        value = st.one_of(good(o), good(o), good(o), junk)
+        return st.one_of(value.map(lambda v: [flag, v]), value.map(lambda v: [f"{flag}={v}"]), st.just([flag]))
+
+    odd = st.sampled_from([["--help"], ["-h"], ["--"], ["--gri", "1"], ["-x"]])
+    options = st.lists(st.one_of(*(option(o) for o in OPTIONS), odd), max_size=6)
+    paths = st.one_of(
+        good_path.map(lambda p: [p]), good_path.map(lambda p: [p]), st.lists(st.one_of(good_path, odd_path), max_size=2)
+    )
+    line = st.tuples(options, paths, st.integers(0, 6)).map(
+        lambda t: [x for o in t[0][: t[2]] for x in o] + t[1] + [x for o in t[0][t[2] :] for x in o]
+    )
+    accepted = [0]
+
+    @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
+    @given(line)
+    def check(argv: list[str]) -> None:
+        fast = fast_parse(argv)
+        if fast is None:
+            return
+        accepted[0] += 1
+        assert fast == _click_params(argv), argv
+
+    check()
+    assert accepted[0] > 50  # the generator reaches the fast parser's accepting paths
+    # the decided cases, explicitly: defaults, repeats, the last value of a single option
+    argv = [
+        str(wbin),
+        "--grid",
+        "2",
+        "--grid=4,1",
+        "--set-reg",
+        "r1:1",
+        "--set-reg=r2:2",
+        "--stats",
+        "--registers",
+        "8",
+    ]
+    assert fast_parse(argv) == _click_params(argv) is not None
+    assert fast_parse([str(wbin)]) == _click_params([str(wbin)]) is not None
+    for refused in ([str(wbin), "--registers", "0"], [str(wbin), "--engine", "jit"], [str(folder)], [str(wbin), "-h"]):
+        assert fast_parse(refused) is None and _click_params(refused) is None, refused

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from ..errors import Diagnostic, DiagnosticError, Span, WaveError
 from ..wbin import Program
 from ..wbin.format import MAGIC
@@ -129,6 +127,20 @@ def startup_done() -> None:
         gc.enable()
 
 
+def usage_error(message: str) -> Exception:
+    """click.UsageError(message) (exit status 2), with click loaded only on this path."""
+    import click
+
+    return click.UsageError(message)
+
+
+def bad_parameter(message: str, what: str) -> Exception:
+    """click.BadParameter for the option `what` (exit status 2), click loaded on this path only."""
+    import click
+
+    return click.BadParameter(message, param_hint=what)
+
+
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A command whose errors report_errors turns into messages."""
 
@@ -192,7 +204,7 @@ def check_output(path: str, what: str) -> None:
     """Fail now, before any work, if `path` cannot be written as an output file (`what` names the
     option in messages)."""
     if not path or "\0" in path:
-        raise click.UsageError(f"{what}: not a file name")
+        raise usage_error(f"{what}: not a file name")
     if os.path.isdir(path):
         raise WaveError(f"{what}: {path} is a directory")
     d = os.path.dirname(os.path.abspath(path))
@@ -254,9 +266,9 @@ def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
     try:
         vals = tuple(int(x, 0) for x in text.replace("x", ",").split(","))
     except ValueError:
-        raise click.BadParameter(f"expected X[,Y[,Z]] integers, got {text!r}", param_hint=what) from None
+        raise bad_parameter(f"expected X[,Y[,Z]] integers, got {text!r}", what) from None
     if not 1 <= len(vals) <= 3 or min(vals) < 1:
-        raise click.BadParameter(f"expected 1 to 3 positive integers, got {text!r}", param_hint=what)
+        raise bad_parameter(f"expected 1 to 3 positive integers, got {text!r}", what)
     return vals
 
 
@@ -268,9 +280,7 @@ def parse_number(text: str) -> int | float:
         return float(t)
 
 
-NO_PROGRESS = click.option(
-    "--no-progress", is_flag=True, help="never show the progress bar (shown on a terminal for runs over a second)"
-)
+NO_PROGRESS_HELP = "never show the progress bar (shown on a terminal for runs over a second)"
 
 
 def stats_table(stats: Any, seconds: float) -> Table:
@@ -332,7 +342,7 @@ def kernel_selector(kernel_name: str | None) -> int | str:
 
 def parse_count(text: str, what: str) -> int:
     if not text.isdigit():
-        raise click.UsageError(f"{what}: expected a non-negative integer count, got {text!r}")
+        raise usage_error(f"{what}: expected a non-negative integer count, got {text!r}")
     return int(text)
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
+import sys
 import time
 from typing import Any
-
-import click
 
 from ..errors import WaveError
 from .common import (
     DEVICE_MEMORY_LIMIT,
-    NO_PROGRESS,
+    NO_PROGRESS_HELP,
     err,
     kernel_selector,
     load_npy,
@@ -26,6 +26,7 @@ from .common import (
     startup_gc,
     stats_table,
     stderr_may_be_terminal,
+    usage_error,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -54,14 +55,14 @@ def _emu_offset(text: str, what: str) -> int:
     try:
         return int(text, 16) if text.lower().startswith("0x") else int(text)
     except ValueError:
-        raise click.UsageError(f"{what}: invalid offset {text!r}") from None
+        raise usage_error(f"{what}: invalid offset {text!r}") from None
 
 
 def _emu_type(text: str, what: str) -> Any:
     import numpy as np
 
     if text not in _EMU_TYPES:
-        raise click.UsageError(f"{what}: unknown type {text!r} (one of {', '.join(_EMU_TYPES)})")
+        raise usage_error(f"{what}: unknown type {text!r} (one of {', '.join(_EMU_TYPES)})")
     return np.dtype(_EMU_TYPES[text])
 
 
@@ -157,68 +158,241 @@ def _emu_region(spec: str, what: str, width: int, size: int) -> tuple[int, int]:
     """(byte offset, count) of a --dump-* OFFSET:COUNT, inside the device memory."""
     off_s, sep, cnt = spec.partition(":")
     if not sep:
-        raise click.UsageError(f"{what} expects OFFSET:COUNT, got {spec!r}")
+        raise usage_error(f"{what} expects OFFSET:COUNT, got {spec!r}")
     off, n = _emu_offset(off_s, what), parse_count(cnt, what)
     if off + n * width > size:
         raise WaveError(f"{what} {spec}: beyond the device memory ({size} bytes)")
     return off, n
 
 
-@click.command("wave-emu", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("binary", type=click.Path(exists=True, dir_okay=False))
-@click.option("--grid", default="1,1,1", show_default=True, help="grid dimensions X,Y,Z")
-@click.option("--workgroup", default="32,1,1", show_default=True, help="workgroup dimensions X,Y,Z")
-@click.option(
-    "--registers",
-    type=click.IntRange(1, 256),
-    default=32,
-    show_default=True,
-    help="registers per thread (a kernel's .registers takes precedence)",
-)
-@click.option(
-    "--local-memory",
-    type=click.IntRange(0),
-    default=16384,
-    show_default=True,
-    help="local memory bytes (a kernel's .local_memory takes precedence)",
-)
-@click.option("--device-memory", type=click.IntRange(0, DEVICE_MEMORY_LIMIT), default=1048576, show_default=True)
-@click.option("--wave-width", type=click.IntRange(1, 64), default=32, show_default=True)
-@click.option("--kernel", "kernel_name", default=None, help="kernel name or index (default: the first)")
-@click.option("--set-reg", multiple=True, metavar="REG:VALUE", help="initial register value for all threads")
-@click.option("--arg", "args", multiple=True, metavar="OFFSET:FILE", help="load a file into device memory")
-@click.option("--fill-zero", multiple=True, metavar="OFFSET:TYPE:COUNT")
-@click.option("--fill-iota", multiple=True, metavar="OFFSET:TYPE:COUNT[:SCALE]")
-@click.option("--dump-u32", multiple=True, metavar="OFFSET:COUNT", help="print u32 values, one per line")
-@click.option("--dump-f32", multiple=True, metavar="OFFSET:COUNT", help="print f32 values, one per line")
-@click.option("--dump-f16", multiple=True, metavar="OFFSET:COUNT", help="print f16 values, one per line")
-@click.option("--dump-bf16", multiple=True, metavar="OFFSET:COUNT", help="print bfloat16 values, one per line")
-@click.option("--dump-memory", default=None, metavar="START:END", help="hex dump of device memory")
-@click.option("--stats", "show_stats", is_flag=True, help="print execution statistics (the Rust summary, then ours)")
-@click.option("--check", is_flag=True, help="report undefined behaviour")
-@click.option(
-    "--engine",
-    type=click.Choice(["auto", "numpy", "compiled"]),
-    default=None,
-    help="emulator engine (default: $WAVEGPU_ENGINE, else auto; --stats uses numpy): docs/emulator.md",
-)
-@click.option(
-    "--max-instructions",
-    type=click.IntRange(0),
-    default=10_000_000,
-    show_default=True,
-    help="per-thread instruction budget (0 = unlimited)",
-)
-@NO_PROGRESS
-@startup_gc
-def emu_main(**opts: Any) -> None:
-    """Run a .wbin (or .wave, or kernel source) kernel with the Rust WAVE emulator's flags.
+def _echo(text: str = "") -> None:
+    """A line on stdout, flushed (as click.echo writes it; click is not loaded for a run)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
-    Fills are applied before --arg files; dumps print after the run in this order:
-    --dump-memory, --dump-f32, --dump-u32, --dump-f16, --dump-bf16 (one value per line),
-    then --stats.
-    """
-    report_errors(lambda: _emu(**opts), rust=True)
+
+class _Option:
+    """One wave-emu option: the one table both the click command and the fast parser read."""
+
+    __slots__ = ("choices", "default", "dest", "flag", "help", "hi", "is_flag", "lo", "metavar", "multiple")
+
+    def __init__(
+        self,
+        flag: str,
+        dest: str,
+        default: Any = None,
+        *,
+        lo: int | None = None,
+        hi: int | None = None,
+        choices: tuple[str, ...] | None = None,
+        multiple: bool = False,
+        is_flag: bool = False,
+        metavar: str | None = None,
+        help: str | None = None,
+    ):
+        self.flag, self.dest, self.default = flag, dest, default
+        self.lo, self.hi, self.choices = lo, hi, choices
+        self.multiple, self.is_flag, self.metavar, self.help = multiple, is_flag, metavar, help
+
+    def click_option(self) -> Any:
+        import click
+
+        kw: dict[str, Any] = {"help": self.help}
+        if self.is_flag:
+            kw["is_flag"] = True
+        elif self.multiple:
+            kw["multiple"] = True
+        else:
+            kw["default"] = self.default
+            kw["show_default"] = self.default is not None
+        if self.lo is not None:
+            kw["type"] = click.IntRange(self.lo, self.hi)
+        if self.choices is not None:
+            kw["type"] = click.Choice(list(self.choices))
+        if self.metavar is not None:
+            kw["metavar"] = self.metavar
+        decls = [self.flag] if self.flag[2:].replace("-", "_") == self.dest else [self.flag, self.dest]
+        return click.option(*decls, **kw)
+
+    def value(self, text: str) -> Any:
+        """The parsed value as click's type gives it, or _DECLINE where click would refuse it."""
+        if self.lo is not None:
+            try:
+                v = int(text)
+            except ValueError:
+                return _DECLINE
+            return v if v >= self.lo and (self.hi is None or v <= self.hi) else _DECLINE
+        if self.choices is not None:
+            return text if text in self.choices else _DECLINE
+        return text
+
+
+_DECLINE = object()
+OPTIONS = (
+    _Option("--grid", "grid", "1,1,1", help="grid dimensions X,Y,Z"),
+    _Option("--workgroup", "workgroup", "32,1,1", help="workgroup dimensions X,Y,Z"),
+    _Option(
+        "--registers",
+        "registers",
+        32,
+        lo=1,
+        hi=256,
+        help="registers per thread (a kernel's .registers takes precedence)",
+    ),
+    _Option(
+        "--local-memory",
+        "local_memory",
+        16384,
+        lo=0,
+        help="local memory bytes (a kernel's .local_memory takes precedence)",
+    ),
+    _Option("--device-memory", "device_memory", 1048576, lo=0, hi=DEVICE_MEMORY_LIMIT),
+    _Option("--wave-width", "wave_width", 32, lo=1, hi=64),
+    _Option("--kernel", "kernel_name", help="kernel name or index (default: the first)"),
+    _Option("--set-reg", "set_reg", multiple=True, metavar="REG:VALUE", help="initial register value for all threads"),
+    _Option("--arg", "args", multiple=True, metavar="OFFSET:FILE", help="load a file into device memory"),
+    _Option("--fill-zero", "fill_zero", multiple=True, metavar="OFFSET:TYPE:COUNT"),
+    _Option("--fill-iota", "fill_iota", multiple=True, metavar="OFFSET:TYPE:COUNT[:SCALE]"),
+    _Option("--dump-u32", "dump_u32", multiple=True, metavar="OFFSET:COUNT", help="print u32 values, one per line"),
+    _Option("--dump-f32", "dump_f32", multiple=True, metavar="OFFSET:COUNT", help="print f32 values, one per line"),
+    _Option("--dump-f16", "dump_f16", multiple=True, metavar="OFFSET:COUNT", help="print f16 values, one per line"),
+    _Option(
+        "--dump-bf16", "dump_bf16", multiple=True, metavar="OFFSET:COUNT", help="print bfloat16 values, one per line"
+    ),
+    _Option("--dump-memory", "dump_memory", metavar="START:END", help="hex dump of device memory"),
+    _Option("--stats", "show_stats", is_flag=True, help="print execution statistics (the Rust summary, then ours)"),
+    _Option("--check", "check", is_flag=True, help="report undefined behaviour"),
+    _Option(
+        "--engine",
+        "engine",
+        choices=("auto", "numpy", "compiled"),
+        help="emulator engine (default: $WAVEGPU_ENGINE, else auto; --stats uses numpy): docs/emulator.md",
+    ),
+    _Option(
+        "--max-instructions", "max_instructions", 10_000_000, lo=0, help="per-thread instruction budget (0 = unlimited)"
+    ),
+    _Option("--no-progress", "no_progress", is_flag=True, help=NO_PROGRESS_HELP),
+)
+_BY_FLAG = {o.flag: o for o in OPTIONS}
+
+
+def fast_parse(argv: list[str]) -> dict[str, Any] | None:
+    """wave-emu's parameters from a command line, exactly as its click command would parse them,
+    or None for anything this parser does not decide (help, an unknown or malformed option, a
+    value click would refuse, a value that starts with '-', `--`, shell completion): the click
+    command then parses it and reports. Reading the command line without click saves loading it
+    (start-up, docs/performance.md); tests/test_startup.py compares both parsers."""
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    opts: dict[str, Any] = {o.dest: [] if o.multiple else (False if o.is_flag else o.default) for o in OPTIONS}
+    binary = None
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok.startswith("-") and tok != "-":
+            name, eq, inline = tok.partition("=")
+            o = _BY_FLAG.get(name)
+            if o is None:
+                return None
+            if o.is_flag:
+                if eq:
+                    return None
+                opts[o.dest] = True
+                continue
+            if eq:
+                text = inline
+            elif i < len(argv):
+                text = argv[i]
+                i += 1
+            else:
+                return None
+            if text.startswith("-"):
+                return None
+            v = o.value(text)
+            if v is _DECLINE:
+                return None
+            if o.multiple:
+                opts[o.dest].append(v)
+            else:
+                opts[o.dest] = v
+        elif binary is None:
+            binary = tok
+        else:
+            return None
+    if not binary:
+        return None
+    try:  # click.Path(exists=True, dir_okay=False), readable
+        if stat.S_ISDIR(os.stat(binary).st_mode) or not os.access(binary, os.R_OK):
+            return None
+    except (OSError, ValueError):
+        return None
+    for o in OPTIONS:
+        if o.multiple:
+            opts[o.dest] = tuple(opts[o.dest])
+    return {"binary": binary, **opts}
+
+
+def _run(opts: dict[str, Any]) -> None:
+    """The command's body, whichever parser read its flags."""
+    startup_gc(lambda: report_errors(lambda: _emu(**opts), rust=True))()
+
+
+def _command() -> Any:
+    """The click command (help, errors, CliRunner), built on first use."""
+    import click
+
+    def emu_main(**opts: Any) -> None:
+        """Run a .wbin (or .wave, or kernel source) kernel with the Rust WAVE emulator's flags.
+
+        Fills are applied before --arg files; dumps print after the run in this order:
+        --dump-memory, --dump-f32, --dump-u32, --dump-f16, --dump-bf16 (one value per line),
+        then --stats.
+        """
+        _run(opts)
+
+    f: Any = emu_main
+    for o in reversed(OPTIONS):
+        f = o.click_option()(f)
+    f = click.argument("binary", type=click.Path(exists=True, dir_okay=False))(f)
+    return click.command("wave-emu", context_settings={"help_option_names": ["-h", "--help"]})(f)
+
+
+class EmuMain:
+    """`wave-emu`'s entry point (wavegpu.cli.emu_main): called without arguments, as the console
+    script calls it, it reads sys.argv with fast_parse and runs without loading click; anything
+    fast_parse does not decide goes to the click command, which this object also stands for
+    (`.main`, `.name`, ...: CliRunner and other callers get the click command's behaviour)."""
+
+    _cmd: Any = None
+
+    @property
+    def command(self) -> Any:
+        if EmuMain._cmd is None:
+            EmuMain._cmd = _command()
+        return EmuMain._cmd
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        opts = None if args or kwargs else fast_parse(sys.argv[1:])
+        if opts is None:
+            return self.command(*args, **kwargs)
+        try:
+            _run(opts)
+        except KeyboardInterrupt:  # as click's standalone mode
+            sys.stderr.write("\nAborted!\n")
+            sys.exit(1)
+        except Exception as e:
+            click = sys.modules.get("click")
+            if click is not None and isinstance(e, click.ClickException):
+                return self.command()  # a usage error found while checking flags: click reports it
+            raise
+        sys.exit(0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.command, name)
+
+
+emu_main = EmuMain()
 
 
 def _emu(
@@ -259,7 +433,7 @@ def _emu(
     for spec in fill_zero:  # fills first, then files
         parts = spec.split(":")
         if len(parts) != 3:
-            raise click.UsageError(f"--fill-zero expects OFFSET:TYPE:COUNT, got {spec!r}")
+            raise usage_error(f"--fill-zero expects OFFSET:TYPE:COUNT, got {spec!r}")
         fills.append(
             (
                 _emu_offset(parts[0], "--fill-zero"),
@@ -271,11 +445,11 @@ def _emu(
     for spec in fill_iota:
         parts = spec.split(":")
         if not 3 <= len(parts) <= 4:
-            raise click.UsageError(f"--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got {spec!r}")
+            raise usage_error(f"--fill-iota expects OFFSET:TYPE:COUNT[:SCALE], got {spec!r}")
         try:
             scale = parse_number(parts[3]) if len(parts) == 4 else 1
         except ValueError:
-            raise click.UsageError(f"--fill-iota: invalid scale {parts[3]!r}") from None
+            raise usage_error(f"--fill-iota: invalid scale {parts[3]!r}") from None
         fills.append(
             (
                 _emu_offset(parts[0], "--fill-iota"),
@@ -294,20 +468,20 @@ def _emu(
     for spec in args:
         off_s, sep, path = spec.partition(":")
         if not sep or not path or "\0" in path:
-            raise click.UsageError(f"--arg expects OFFSET:FILE, got {spec!r}")
+            raise usage_error(f"--arg expects OFFSET:FILE, got {spec!r}")
         files.append((_emu_offset(off_s, "--arg"), path))
     presets: dict[int, int] = {}
     for spec in set_reg:
         reg, sep, val = spec.partition(":")
         if not sep:
-            raise click.UsageError(f"--set-reg expects REG:VALUE, got {spec!r}")
+            raise usage_error(f"--set-reg expects REG:VALUE, got {spec!r}")
         r = reg.lstrip("r")
         if not r.isdigit() or int(r) > 255:
-            raise click.UsageError(f"--set-reg: invalid register {reg!r}")
+            raise usage_error(f"--set-reg: invalid register {reg!r}")
         try:
             presets[int(r)] = arg_bits(parse_number(val))
         except ValueError:
-            raise click.UsageError(f"--set-reg: invalid value {val!r}") from None
+            raise usage_error(f"--set-reg: invalid value {val!r}") from None
     dumps = [
         (_emu_region(spec, what, width, device_memory), kind)
         for what, width, kind, specs in (
@@ -323,7 +497,7 @@ def _emu(
         s, sep, e = dump_memory.partition(":")
         start, end = _emu_offset(s, "--dump-memory"), (_emu_offset(e, "--dump-memory") if sep else -1)
         if end <= start or end > device_memory:
-            raise click.UsageError("--dump-memory expects START:END with START < END <= device memory")
+            raise usage_error("--dump-memory expects START:END with START < END <= device memory")
         hexdump = (start, end)
 
     prog = load_program(binary, debug_lines=True)
@@ -391,17 +565,17 @@ def _emu(
     m = res.memory
     if hexdump is not None:
         start, end = hexdump
-        click.echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
+        _echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
         data = m[start:end]
         for i in range(0, data.size, 16):
             chunk = data[i : i + 16]
             hexes = " ".join(f"{b:02x}" for b in chunk[:8]) + "  " + " ".join(f"{b:02x}" for b in chunk[8:])
             text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
-            click.echo(f"{start + i:08x}: {hexes:<49} |{text}|")
+            _echo(f"{start + i:08x}: {hexes:<49} |{text}|")
     for (off, n), kind in dumps:
         if kind == "u32":
             for v in m[off : off + 4 * n].view(np.uint32):
-                click.echo(str(int(v)))
+                _echo(str(int(v)))
             continue
         if kind == "f32":
             vals = m[off : off + 4 * n].view(np.float32)
@@ -410,15 +584,15 @@ def _emu(
         else:  # bfloat16: the high half of a float32
             vals = (m[off : off + 2 * n].view(np.uint16).astype(np.uint32) << 16).view(np.float32)
         for v in vals:
-            click.echo(_float_text(float(v)))
+            _echo(_float_text(float(v)))
     if show_stats:
         lines, exact = rust_stats_lines(k, res.stats)
-        click.echo("\n".join(lines))
+        _echo("\n".join(lines))
         if not exact:
             err.print(
                 "note: the Loads/Stores counts are estimated (this kernel mixes access widths across "
                 "memory spaces or atomics across spaces; the byte counts are exact)",
                 markup=False,
             )
-        click.echo()
+        _echo()
         out.print(stats_table(res.stats, dt))

@@ -20,7 +20,7 @@ from ..isa.capabilities import (
 )
 from .common import (
     DEVICE_MEMORY_LIMIT,
-    NO_PROGRESS,
+    NO_PROGRESS_HELP,
     check_output,
     err,
     kernel_selector,
@@ -52,6 +52,7 @@ def main() -> None:
     """WAVE: a vendor-neutral GPU ISA. Assemble, inspect, run and translate kernels."""
 
 
+NO_PROGRESS = click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 WBIN_OUTPUT = click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="output .wbin (default: SOURCE with .wbin)"
 )
