@@ -341,6 +341,7 @@ def emulate(
     if ran:
         return EmulationResult(dev.u8[: dev.size], stats, k.name, "compiled")
     if ran is not None:  # stopped at a trap or the budget: the reference names it
+        del dev  # undefined now: freed before the fresh copy, so the two never coexist (peak memory)
         dev = new_memory(memory, "global")
     done = 0
     with _malloc_tuned():
