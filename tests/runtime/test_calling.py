@@ -431,3 +431,27 @@ def test_write_back_in_chunks_matches_its_byte_by_byte_definition(monkeypatch: p
             if want_kind == "ok" and want:
                 s = layout.buffers["y"]
                 assert np.array_equal(y.view(np.uint8), after[s.offset : s.offset + s.nbytes])
+
+
+def test_write_back_temporaries_stay_chunk_sized() -> None:
+    """write_back's comparisons need a few chunks of memory, not a multiple of the arrays (a
+    kernel call's peak memory: docs/performance.md, emulator memory)."""
+    import tracemalloc
+
+    from wavegpu.runtime import buffers
+
+    n = 1 << 22  # 16 MiB per array, four times the chunk
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    layout = pack(double.program.kernels[0], [x, y, n])
+    after = layout.memory.copy()
+    s = layout.buffers["y"]
+    after[s.offset : s.offset + s.nbytes] = (2 * x).view(np.uint8)
+    tracemalloc.start()
+    try:
+        assert layout.write_back(after) == ["y"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(y, 2 * x)
+    assert peak < 3 * buffers.COMPARE_CHUNK, peak  # whole-buffer bool arrays were 4 x 16 MiB
