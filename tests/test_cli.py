@@ -644,3 +644,19 @@ def test_wave_run_fills_hidden_lengths_and_refuses_them_given(tmp_path: Path) ->
     assert np.array_equal(np.load(out), np.arange(1, 11, dtype=np.float32))
     r = run("run", str(src), "-g", "1", "x=iota:10", "y=zeros:10", "x__len=10")
     assert r.returncode == 2 and "x__len is computed from x" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_translate_mma_path(tmp_path: Path) -> None:
+    """`wave translate --mma`: the tensor-core path on ptx only; exact (the default) everywhere."""
+    src = tmp_path / "m.wave"
+    src.write_text(
+        ".kernel m\n.registers 16\n"
+        "    mma.m16n8k8.f32.f16 {r0, r1, r2, r3}, {r4, r5}, {r6}, {r8, r9, r10, r11}\n    ret\n.end\n"
+    )
+    tensor = run("translate", str(src), "-t", "ptx", "--mma", "tensor")
+    exact = run("translate", str(src), "-t", "ptx", "--mma", "exact")
+    assert tensor.returncode == 0 and exact.returncode == 0, tensor.stderr + exact.stderr
+    assert "mma.sync" in tensor.stdout and "mma.sync" not in exact.stdout
+    assert exact.stdout == run("translate", str(src), "-t", "ptx").stdout
+    bad = run("translate", str(src), "-t", "opencl", "--mma", "tensor")
+    assert bad.returncode != 0 and "ptx target only" in bad.stderr and "Traceback" not in bad.stderr

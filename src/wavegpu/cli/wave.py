@@ -455,6 +455,12 @@ def compile_cmd(
     help="ptx: sm_75 (default), sm_80, sm_86, sm_89, sm_90; amdgcn: gfx942 (default), gfx90a, gfx950",
 )
 @click.option("--hsaco", is_flag=True, help="amdgcn: assemble and link a code object (llvm-mc, ld.lld) into -o")
+@click.option(
+    "--mma",
+    type=click.Choice(["exact", "tensor"]),
+    default=None,
+    help="ptx: mma.m16n8k8 computed exactly (default: the emulator's bits) or on tensor cores (mma.sync)",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @user_errors
 def translate_cmd(
@@ -464,6 +470,7 @@ def translate_cmd(
     wave_width: int | None,
     arch: str | None,
     hsaco: bool,
+    mma: str | None,
     output: str | None,
 ) -> None:
     """Translate a .wbin/.wave (or a Python kernel file) to vendor source."""
@@ -482,7 +489,7 @@ def translate_cmd(
             raise WaveError("--hsaco writes a binary code object: give -o FILE")
         write_output(output, code_object(prog, which, arch, wave_width), (source,))
         return
-    text = translate(prog, target, which, wave_width, arch)
+    text = translate(prog, target, which, wave_width, arch, mma=mma)
     if output:
         write_output(output, text, (source,))
     else:
