@@ -70,6 +70,8 @@ def execute(
     n_inst = max(len(k.instructions), 1)
     own_lo = np.full(n_inst, -1, dtype=np.int64)
     own_hi = np.full(n_inst, -1, dtype=np.int64)
+    hint_lo = np.full(n_inst, -1, dtype=np.int64)
+    hint_hi = np.full(n_inst, -1, dtype=np.int64)
     if bounds is None:
         rs = re = np.zeros(1, dtype=np.int64)
         nb = -1
@@ -77,8 +79,11 @@ def execute(
         rs = np.asarray([r.offset for r in bounds.regions] or [0], dtype=np.int64)
         re = np.asarray([r.end for r in bounds.regions] or [0], dtype=np.int64)
         nb = len(bounds.regions)
-        if bounds.exact and k.accesses is not None:
+        if k.accesses is not None:
             for pc, tag in enumerate(k.accesses):
+                hint = bounds.by_param.get(tag) if tag is not None else None
+                if hint is not None:  # the array the compiler named for this access
+                    hint_lo[pc], hint_hi[pc] = hint.offset, hint.end
                 own = bounds.region_for(tag)
                 if own is not None:
                     own_lo[pc], own_hi[pc] = own.offset, own.end
@@ -100,6 +105,8 @@ def execute(
         re,
         own_lo,
         own_hi,
+        hint_lo,
+        hint_hi,
         nb,
         budget,
     )

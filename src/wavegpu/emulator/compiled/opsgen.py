@@ -1,16 +1,17 @@
-"""The per-row machine code shared by every kernel: one numba function per row of the table.
-
-Each function runs its row over all lanes of one workgroup under the execution mask (active
-lanes, guard applied) with register numbers as arguments, so it is compiled once (on first
-use, then cached on disk with the module) and every kernel's driver only calls it. Sources
+"""The per-row machine code shared by every kernel for atomics and wave operations: one numba
+function per row, running it over all lanes of one workgroup in ascending lane order under the
+execution mask (active lanes, guard applied), with register numbers as arguments; compiled once
+(on first use, then cached on disk with the module), called by every kernel's driver. Sources
 are registers (immediates and special registers are preloaded into constant registers by the
-driver; sub-registers are extracted into a scratch register first).
+driver; sub-registers are extracted into a scratch register first). Value rows, loads and
+stores are not here: the driver writes them inline into its lane loops (codegen.Gen.inline)
+from the same expressions (rows.EXPR).
 """
 
 from __future__ import annotations
 
 from ...isa.table import ROWS, InstrSpec
-from ...isa.types import DataType, Kind, Role
+from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode
 from .rows import EXPR, HELPERS
 
@@ -30,38 +31,6 @@ def fname(spec: InstrSpec) -> str:
     return f"row_{ROWS.index(spec)}"
 
 
-def _src(kind: Kind, i: int) -> str:
-    if kind is Kind.PAIR:
-        return f"(R[s{i}, l] | (R[s{i} + 1, l] << 32))"
-    if kind is Kind.PRED:
-        return f"P[s{i}, l]"
-    return f"R[s{i}, l]"
-
-
-def _dst(kind: Kind, value: str) -> list[str]:
-    if kind is Kind.PAIR:
-        return [f"v = {value}", f"R[d, l] = v & {M32}", f"R[d + 1, l] = (v >> 32) & {M32}"]
-    if kind is Kind.PRED:
-        return [f"P[d, l] = {value}"]
-    return [f"R[d, l] = {value}"]
-
-
-def _value(spec: InstrSpec) -> list[str]:
-    srcs = [o for o in spec.operands if o.role is Role.SRC]
-    value = EXPR.get(spec.key, "{0}").format(*(_src(o.kind, i) for i, o in enumerate(srcs)))
-    dst = spec.operands[spec.dests[0]]
-    return [
-        f"def {fname(spec)}(R, P, act, g, gp, d, s0, s1, s2, s3, L, full):",
-        "    if full and g < 0:  # every lane: a loop without branches, which LLVM vectorises",
-        "        for l in range(L):",
-        *("            " + x for x in _dst(dst.kind, value)),
-        "        return",
-        "    for l in range(L):",
-        f"        if {GUARD}:",
-        *("            " + x for x in _dst(dst.kind, value)),
-    ]
-
-
 def _check(width: int, space: str) -> list[str]:
     cond = f"a + {width} > size"
     if width > 1:
@@ -69,47 +38,6 @@ def _check(width: int, space: str) -> list[str]:
     if space == "global":
         cond += f" or (nb >= 0 and not inside(a, {width}, rs, re, own_lo, own_hi, pc, nb))"
     return ["a = off if base < 0 else (R[base, l] + off) & 0xFFFFFFFF", f"if {cond}:", "    return 1"]
-
-
-def _memory(spec: InstrSpec) -> list[str]:
-    width, space = spec.width, spec.space
-    assert space is not None
-    body: list[str] = []
-    if spec.cls == "load":
-        ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(spec.operands[0].kind, 1)
-        if width == 1:
-            v = "np.int64(m8[a])"
-            if spec.signed:
-                v = f"(({v} ^ 0x80) - 0x80) & {M32}"
-        elif width == 2:
-            v = "np.int64(m16[a >> 1])"
-            if spec.signed:
-                v = f"(({v} ^ 0x8000) - 0x8000) & {M32}"
-        else:
-            v = "m32[a >> 2]"
-        writes = [f"R[d, l] = {v}"] if ncomp == 1 else [f"R[d + {i}, l] = m32[(a >> 2) + {i}]" for i in range(ncomp)]
-        body = [
-            "    for l in range(L):",
-            f"        if {GUARD}:",
-            *("            " + x for x in _check(width, space)),
-            *("            " + x for x in writes),
-        ]
-    else:
-        ncomp = {Kind.VEC2: 2, Kind.VEC4: 4, Kind.PAIR: 2}.get(spec.operands[1].kind, 1)
-        for i in range(ncomp):  # component by component over all lanes, as the NumPy engine
-            if width == 1:
-                w = "m8[a] = R[d, l] & 0xFF"
-            elif width == 2:
-                w = "m16[a >> 1] = R[d, l] & 0xFFFF"
-            else:
-                w = f"m32[(a >> 2) + {i}] = R[d + {i}, l]"
-            body += [
-                "    for l in range(L):",
-                f"        if {GUARD}:",
-                *("            " + x for x in _check(width, space)),
-                "            " + w,
-            ]
-    return [f"def {fname(spec)}(R, P, act, g, gp, d, base, off, L, {MEM_ARGS}):", *body, "    return 0"]
 
 
 def _atomic(spec: InstrSpec) -> list[str]:
@@ -248,8 +176,8 @@ def module() -> str:
     ]
     for spec in ROWS:
         kind = kind_of(spec)
-        if kind is None:
+        if kind not in ("atomic", "wave"):  # value rows and loads and stores are written inline
             continue
-        body = {"value": _value, "memory": _memory, "atomic": _atomic, "wave": _wave}[kind](spec)
+        body = (_atomic if kind == "atomic" else _wave)(spec)
         out += ["", DECO, *body, ""]
     return "\n".join(out)

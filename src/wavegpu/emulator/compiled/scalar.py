@@ -19,24 +19,33 @@ CANON32 = 0x7FFFFFFF
 CANON64 = 0x7FFFFFFFFFFFFFFF
 CANON16 = 0x7FFF
 
-jit = njit(cache=True, nogil=True, inline="always", error_model="numpy")
+jit = njit(cache=True, nogil=True, error_model="numpy")
+tiny = njit(cache=True, nogil=True, error_model="numpy", inline="always")
+"""`tiny`: a few operations, inlined where they are used (numba IR), so that the constants of
+a call (a comparison code, a shift count) fold; calls to `jit` functions are left to LLVM,
+which keeps the compile time of a kernel linear in its length."""
 
 
-@jit
+@tiny
 def s32(a: int) -> int:
     """Bits as a signed 32-bit value."""
     return a - ((a & 0x80000000) << 1)
 
 
-@jit
+@tiny
 def c32(x: float) -> int:
-    """float32 -> bits, NaN canonical."""
-    if x != x:
-        return CANON32
-    return bits_of_f32(x)
+    """float32 -> bits, NaN canonical (the choice made on floats, so that LLVM can keep a
+    loop's float values in float registers)."""
+    return bits_of_f32(x if x == x else f32_of(CANON32))
 
 
-@jit
+@tiny
+def cf32(x: float) -> float:
+    """A float32 with its NaNs made the canonical NaN (bits 0x7FFFFFFF)."""
+    return x if x == x else f32_of(CANON32)
+
+
+@tiny
 def c64(x: float) -> int:
     """float64 -> bits, NaN canonical."""
     if x != x:
@@ -44,45 +53,45 @@ def c64(x: float) -> int:
     return bits_of_f64(x)
 
 
-@jit
+@tiny
 def r32(x: float) -> int:
     """float64 rounded once to float32 -> bits (NaN canonical)."""
     return c32(np.float32(x))
 
 
-@jit
+@tiny
 def f32(a: int) -> float:
     return f32_of(a)
 
 
-@jit
+@tiny
 def f64(a: int) -> float:
     return f64_of(a)
 
 
-@jit
+@tiny
 def f32w(a: int) -> float:
     """A register's float32 widened to float64 (exact)."""
     return np.float64(f32_of(a))
 
 
 # ---- integer --------------------------------------------------------------------------------
-@jit
+@tiny
 def mulhi_s(a: int, b: int) -> int:
     return ((s32(a) * s32(b)) >> 32) & M32
 
 
-@jit
+@tiny
 def mulhi_u(a: int, b: int) -> int:
     return np.int64((np.uint64(a) * np.uint64(b)) >> np.uint64(32))
 
 
-@jit
+@tiny
 def div_u(a: int, b: int) -> int:
     return M32 if b == 0 else a // b
 
 
-@jit
+@tiny
 def rem_u(a: int, b: int) -> int:
     return a if b == 0 else a % b
 
@@ -109,28 +118,28 @@ def rem_s(a: int, b: int) -> int:
     return (x - q * y) & M32
 
 
-@jit
+@tiny
 def abs_s(a: int) -> int:
     x = s32(a)
     return (-x) & M32 if x < 0 else a
 
 
-@jit
+@tiny
 def min_s(a: int, b: int) -> int:
     return a if s32(a) <= s32(b) else b
 
 
-@jit
+@tiny
 def max_s(a: int, b: int) -> int:
     return a if s32(a) >= s32(b) else b
 
 
-@jit
+@tiny
 def clamp_s(a: int, lo: int, hi: int) -> int:
     return min_s(max_s(a, lo), hi)
 
 
-@jit
+@tiny
 def clamp_u(a: int, lo: int, hi: int) -> int:
     return min(max(a, lo), hi)
 
@@ -148,17 +157,17 @@ def dp4a(a: int, b: int, c: int, signed: bool) -> int:
     return acc & M32
 
 
-@jit
+@tiny
 def shl(a: int, b: int) -> int:
     return 0 if b > 31 else (a << b) & M32
 
 
-@jit
+@tiny
 def shr_u(a: int, b: int) -> int:
     return 0 if b > 31 else a >> b
 
 
-@jit
+@tiny
 def shr_s(a: int, b: int) -> int:
     return (s32(a) >> min(b, 31)) & M32
 
@@ -219,7 +228,7 @@ def bfi(a: int, b: int, c: int, e: int) -> int:
 
 
 # ---- float helpers ----------------------------------------------------------------------------
-@jit
+@tiny
 def fmin(a: float, b: float) -> float:
     """IEEE minNum: a NaN yields the other operand; -0 < +0 (type of the operands kept)."""
     if a != a:
@@ -231,7 +240,7 @@ def fmin(a: float, b: float) -> float:
     return a if a < b else b
 
 
-@jit
+@tiny
 def fmax(a: float, b: float) -> float:
     """IEEE maxNum: a NaN yields the other operand; +0 > -0."""
     if a != a:
@@ -263,12 +272,12 @@ def add_odd(p: float, c: float) -> float:
     return s
 
 
-@jit
+@tiny
 def fma_f32(a: int, b: int, c: int) -> int:
     return c32(fma32(f32_of(a), f32_of(b), f32_of(c)))
 
 
-@jit
+@tiny
 def fma_f64(a: int, b: int, c: int) -> int:
     return c64(fma64(f64_of(a), f64_of(b), f64_of(c)))
 
@@ -359,14 +368,30 @@ def cvt_rz_f32_f64(a: int) -> int:
 # ---- f16 / bf16 -------------------------------------------------------------------------------
 @jit
 def f16_to64(h: int) -> float:
-    sign = -1.0 if h & 0x8000 else 1.0
+    """f16 bits -> float64 (exact), built from bits: no power or libm call in the lane loop."""
     e = (h >> 10) & 31
     f = h & 1023
     if e == 0:
-        return sign * f * 2.0**-24
+        v = f * 2.0**-24
+    elif e == 31:
+        v = math.inf if f == 0 else math.nan
+    else:
+        v = f64_of(((e + 1008) << 52) | (f << 42))
+    return -v if h & 0x8000 else v
+
+
+@tiny
+def f16_to_f32(h: int) -> int:
+    """f16 bits -> the float32 bits of the same value (exact; NaN canonical), with integer
+    operations only (no call in a lane loop)."""
+    e = (h >> 10) & 31
+    f = h & 1023
+    sign = (h & 0x8000) << 16
     if e == 31:
-        return sign * math.inf if f == 0 else math.nan
-    return sign * (1024 + f) * 2.0 ** (e - 25)
+        return CANON32 if f else sign | 0x7F800000
+    if e == 0:  # zero or subnormal: f * 2^-24, exact in float32
+        return sign | bits_of_f32(np.float32(f) * np.float32(2.0**-24))
+    return sign | ((e + 112) << 23) | (f << 13)
 
 
 @jit
@@ -436,7 +461,7 @@ def half_fma(a: float, b: float, c: float) -> float:
 
 
 # ---- compare ----------------------------------------------------------------------------------
-@jit
+@tiny
 def fcmp(x: float, y: float, cond: int) -> bool:
     """Float setp: cond 0..13 in the order of vocabulary.Cmp (eq ne lt le gt ge, their
     unordered forms, num, nan)."""
@@ -461,7 +486,7 @@ def fcmp(x: float, y: float, cond: int) -> bool:
     return r or (cond >= 6 and nan)
 
 
-@jit
+@tiny
 def icmp(x: int, y: int, cond: int) -> bool:
     if cond == 0:
         return x == y
@@ -483,7 +508,7 @@ def fold_minmax_f32(acc: int, v: int, is_min: bool) -> int:
     return c32(fmin(a, b) if is_min else fmax(a, b))
 
 
-@jit
+@tiny
 def inside(
     a: int, w: int, rs: np.ndarray, re: np.ndarray, own_lo: np.ndarray, own_hi: np.ndarray, pc: int, nb: int
 ) -> bool:
