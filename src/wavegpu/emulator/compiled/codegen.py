@@ -426,7 +426,7 @@ class Gen:
             "from wavegpu.emulator.compiled.control import start, if_open, if_else, close, loop_open, "
             "loop_next, jump, ret, extract, insert, trap",
             f"from wavegpu.emulator.compiled.scalar import cf32, {', '.join(HELPERS)}",
-            "from wavegpu.emulator.compiled.intrinsics import bits_of_f32",
+            "from wavegpu.emulator.compiled.intrinsics import bits_of_f32, fma32",
             *(f"from {OPS_MODULE} import {n}" for n in names),
             "",
             *(line for f in self.funcs for line in ["", *f, ""]),

@@ -187,8 +187,6 @@ HELPERS = [
     "bfi",
     "fmin",
     "fmax",
-    "fma_f32",
-    "fma32",
     "fma_f64",
     "fract",
     "sat",

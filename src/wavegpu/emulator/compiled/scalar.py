@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f64_of, fma32, fma64
+from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f64_of, fma64
 
 M32 = 0xFFFFFFFF
 CANON32 = 0x7FFFFFFF
@@ -270,11 +270,6 @@ def add_odd(p: float, c: float) -> float:
     if e != 0 and math.isfinite(s) and (bits_of_f64(s) & 1) == 0:
         s = next_toward(s, e > 0)
     return s
-
-
-@tiny
-def fma_f32(a: int, b: int, c: int) -> int:
-    return c32(fma32(f32_of(a), f32_of(b), f32_of(c)))
 
 
 @tiny
