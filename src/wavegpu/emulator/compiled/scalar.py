@@ -377,16 +377,13 @@ def f16_to64(h: int) -> float:
 
 @tiny
 def f16_to_f32(h: int) -> int:
-    """f16 bits -> the float32 bits of the same value (exact; NaN canonical), with integer
-    operations only (no call in a lane loop); a normal half takes one test: its exponent is
-    rebiased from 15 to 127."""
+    """f16 bits -> the float32 bits of the same value (exact; NaN canonical): exponent and
+    mantissa shifted into a float32 and scaled by 2^112 (exact for normal and subnormal halves
+    alike), one test for infinities and NaNs."""
     em = h & 0x7FFF
-    sign = (h & 0x8000) << 16
-    if 0x0400 <= em < 0x7C00:
-        return sign | ((em << 13) + (112 << 23))
     if em >= 0x7C00:
-        return CANON32 if em > 0x7C00 else sign | 0x7F800000
-    return sign | bits_of_f32(np.float32(em) * np.float32(2.0**-24))  # zero or subnormal: exact
+        return CANON32 if em > 0x7C00 else ((h & 0x8000) << 16) | 0x7F800000
+    return ((h & 0x8000) << 16) | bits_of_f32(f32_of(em << 13) * np.float32(2.0**112))
 
 
 @jit
