@@ -6,7 +6,8 @@ OpenCL CPU runtime (issue 16), with the Rust emulator's figures quoted from the 
 
 Times are the best of `--repeat` runs after a warm-up (which also translates the kernel), around
 `wg.emulate` (memory copy included) or the NumPy expression; OpenCL is kernel time: enqueue to
-finish with the buffers already on the device. `--big` adds SGEMM 1024^3 (minutes on NumPy).
+finish with the buffers already on the device, measured after all emulator figures (Intel's runtime
+leaves worker threads spinning after a kernel). `--big` adds SGEMM 1024^3 (minutes on NumPy).
 """
 
 from __future__ import annotations
@@ -289,6 +290,7 @@ def main(argv: list[str] | None = None) -> None:
     head = f"{'kernel':28} {'numpy eng':>10} {'compiled':>10} {'speedup':>8} {'NumPy':>9} {'OpenCL':>9} {'cl/comp':>8} {'Rust':>8} {'Rust/comp':>9}"
     print(head)
     print("-" * len(head))
+    rows = []
     for c in cases:
         ref = c.emulate("numpy")
         got = c.emulate("compiled")
@@ -297,6 +299,10 @@ def main(argv: list[str] | None = None) -> None:
         t_np = best(lambda c=c: c.emulate("numpy"), opts.repeat)
         t_c = best(lambda c=c: c.emulate("compiled"), opts.repeat)
         t_numpy = best(c.numpy, opts.repeat) if c.numpy else None
+        rows.append((c, same, ok, t_np, t_c, t_numpy))
+    # OpenCL after every emulator figure: Intel's runtime leaves worker threads spinning for a
+    # while after a kernel, which would take a core from whatever runs next in this process
+    for c, same, ok, t_np, t_c, t_numpy in rows:
         t_cl = opencl_time(c, opts.repeat)
         rust = RUST.get(c.name)
         cols = [
