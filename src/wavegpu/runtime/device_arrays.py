@@ -542,19 +542,27 @@ def run_resident(
 def whose(at: int, arrays: Sequence[tuple[str, DeviceArray]]) -> str:
     """Where heap address `at`, outside the call's arrays, lies: in the gap after one of them (so
     many bytes past its end), in the GUARD bytes before one, or near none of them."""
-    for name, d in arrays:
-        if d.address + d.nbytes <= at < d.address + slot_bytes(d.nbytes):
-            past = at - d.address - d.nbytes
+    return _gap_of(
+        at,
+        [
+            (name, d.address, d.nbytes, d.dtype.itemsize, f"the {d.dtype} device array {d.shape} at {d.address:#x}")
+            for name, d in arrays
+        ],
+    )
+
+
+def _gap_of(at: int, spans: Sequence[tuple[str, int, int, int, str]]) -> str:
+    """`whose` over (name, start, bytes, item size, description) of each array."""
+    for name, start, nbytes, itemsize, what in spans:
+        if start + nbytes <= at < start + slot_bytes(nbytes):
+            past = at - start - nbytes
             return (
-                f"the guard gap after array {name!r} (the {d.dtype} device array {d.shape} at {d.address:#x}), "
-                f"{past} bytes past its end (element {d.size + past // d.dtype.itemsize})"
+                f"the guard gap after array {name!r} ({what}), {past} bytes past its end "
+                f"(element {(nbytes + past) // itemsize})"
             )
-    for name, d in arrays:
-        if d.address - GUARD <= at < d.address:
-            return (
-                f"the guard gap before array {name!r} (the {d.dtype} device array {d.shape} at "
-                f"{d.address:#x}), {d.address - at} bytes before its start"
-            )
+    for name, start, _nbytes, _itemsize, what in spans:
+        if start - GUARD <= at < start:
+            return f"the guard gap before array {name!r} ({what}), {start - at} bytes before its start"
     return "memory that belongs to no array it was given"
 
 
@@ -616,17 +624,9 @@ def _adopt(h: Heap, memory: np.ndarray, arrays: list[tuple[Param, BufferRegion]]
 
 def _region_whose(at: int, arrays: list[tuple[Param, BufferRegion]]) -> str:
     """`whose` for a host device's call, from its buffer regions."""
-    for p, r in arrays:
-        if r.offset + r.nbytes <= at < r.offset + slot_bytes(r.nbytes):
-            past = at - r.offset - r.nbytes
-            return (
-                f"the guard gap after array {p.name!r} ({r.nbytes} bytes at {r.offset:#x}), {past} bytes past its "
-                f"end (element {(r.nbytes + past) // r.itemsize})"
-            )
-    for p, r in arrays:
-        if r.offset - GUARD <= at < r.offset:
-            return f"the guard gap before array {p.name!r} ({r.nbytes} bytes at {r.offset:#x}), {r.offset - at} bytes before its start"
-    return "memory that belongs to no array it was given"
+    return _gap_of(
+        at, [(p.name, r.offset, r.nbytes, r.itemsize, f"{r.nbytes} bytes at {r.offset:#x}") for p, r in arrays]
+    )
 
 
 def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> DeviceArray:
