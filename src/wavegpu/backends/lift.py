@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..isa.instruction import Instruction, Mem, Pair, Pred, Reg, Vec
+from ..isa.instruction import Instruction, Mem, Pred, Reg
+from ..isa.structure import operand_registers
 from ..isa.types import Role
 from ..isa.vocabulary import Nest
 from ..isa.vocabulary import Op as VOp
@@ -148,18 +149,6 @@ def mask_plan(nodes: list[Node]) -> MaskPlan:
 
 
 # ------------------------------------------------------------------ registers a kernel takes as inputs
-def _regs(o: object) -> tuple[int, ...]:
-    if isinstance(o, Reg):
-        return (o.n,)
-    if isinstance(o, Pair):
-        return (o.n, o.n + 1)
-    if isinstance(o, Vec):
-        return tuple(range(o.n, o.n + o.count))
-    if isinstance(o, Mem) and o.base is not None:
-        return (o.base,)
-    return ()
-
-
 def _reads_writes(inst: Instruction) -> tuple[set[int], set[int]]:
     """(registers inst reads, registers it surely writes). A sub-register write keeps the rest of
     the register (a read); a guarded instruction may not write at all."""
@@ -167,11 +156,11 @@ def _reads_writes(inst: Instruction) -> tuple[set[int], set[int]]:
     writes: set[int] = set()
     for o, s in zip(inst.operands, inst.spec.operands):
         if s.role is Role.SRC or isinstance(o, Mem):
-            reads.update(_regs(o))
+            reads.update(operand_registers(o))
         elif isinstance(o, Reg) and o.sel:
             reads.add(o.n)
         else:
-            writes.update(_regs(o))
+            writes.update(operand_registers(o))
     return reads, (writes if inst.guard is None else set())
 
 

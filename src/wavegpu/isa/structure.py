@@ -181,6 +181,20 @@ def successors(insts: Sequence[Guarded], nest: Nesting | None = None) -> list[li
     return succ
 
 
+def operand_registers(o: object) -> tuple[int, ...]:
+    """The general registers an operand names: a register, both of a pair, every one of a
+    vector, a memory operand's base; none for the rest."""
+    if isinstance(o, Reg):
+        return (o.n,)
+    if isinstance(o, Pair):
+        return (o.n, o.n + 1)
+    if isinstance(o, Vec):
+        return tuple(range(o.n, o.n + o.count))
+    if isinstance(o, Mem) and o.base is not None:
+        return (o.base,)
+    return ()
+
+
 def footprint(inst: Instruction) -> tuple[int, int]:
     """(highest GPR index used + 1, highest predicate index used + 1) by one instruction."""
     gpr = 0

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ...codegen import instruction_liveness
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
-from ...isa.structure import Nesting, nesting, successors
+from ...isa.structure import Nesting, nesting, operand_registers, successors
 from ...isa.types import SUBREGS, Kind, Role
 from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
@@ -707,12 +707,12 @@ class Gen:
             for o, sp in zip(inst.operands, spec.operands):
                 if sp.role is Role.SRC:
                     if not (isinstance(o, Reg) and o.sel == 0 and i in fl):
-                        other.update(_regs(o))
+                        other.update(operand_registers(o))
                     i += 1
                 elif isinstance(o, Reg) and o.sel == 0 and spec.key in EXPR and _c32_inner(EXPR[spec.key]):
                     written.add(o.n)
                 else:
-                    other.update(_regs(o))
+                    other.update(operand_registers(o))
         return frozenset(written - other)
 
     def lane_block(self, start: int, end: int, out: list[str]) -> None:
@@ -797,23 +797,11 @@ def _touched(insts: list[Instruction]) -> tuple[set[int], set[int], set[int], se
                 if w:
                     wpreds.add(o.n)
                 continue
-            rs = _regs(o)
+            rs = operand_registers(o)
             regs.update(rs)
             if w:
                 wregs.update(rs)
     return regs, preds, wregs, wpreds
-
-
-def _regs(o: object) -> tuple[int, ...]:
-    if isinstance(o, Reg):
-        return (o.n,)
-    if isinstance(o, Pair):
-        return (o.n, o.n + 1)
-    if isinstance(o, Vec):
-        return tuple(range(o.n, o.n + o.count))
-    if isinstance(o, Mem) and o.base is not None:
-        return (o.base,)
-    return ()
 
 
 def _liveness(k: Kernel, nest: Nesting, nregs: int) -> tuple[int, list[int]]:
@@ -832,7 +820,7 @@ def _liveness(k: Kernel, nest: Nesting, nregs: int) -> tuple[int, list[int]]:
             if isinstance(o, Pred):
                 bits = 1 << (nregs + o.n)
             else:
-                for r in _regs(o):
+                for r in operand_registers(o):
                     bits |= 1 << r
             if s.role is Role.SRC or isinstance(o, Mem) or (isinstance(o, Reg) and o.sel):
                 u |= bits
