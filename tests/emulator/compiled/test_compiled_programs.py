@@ -109,6 +109,19 @@ def test_compiler_corpus(opt: int) -> None:
 
 
 # ------------------------------------------------------------------ generated structured programs
+def same_or_same_error(k: wg.Kernel, **kw: object) -> None:
+    """Both engines leave the same memory, or raise the same error with the same message."""
+    try:
+        ref = wg.emulate(k, engine="numpy", **kw)  # type: ignore[arg-type]
+    except wg.WaveError as e:
+        with pytest.raises(type(e)) as got:
+            wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
+        assert str(got.value) == str(e)
+        return
+    got = wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
+    assert np.array_equal(ref.memory, got.memory), wg.disassemble(k)
+
+
 @settings(max_examples=12, deadline=None)
 @given(st.data())
 def test_generated_programs(data: st.DataObject) -> None:
@@ -127,15 +140,7 @@ def test_generated_programs(data: st.DataObject) -> None:
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     mem = rng.integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
     kw = dict(grid=groups, workgroup=W * waves, memory=mem, wave_width=W)
-    try:
-        ref = wg.emulate(k, engine="numpy", **kw)  # type: ignore[arg-type]
-    except wg.WaveError as e:
-        with pytest.raises(type(e)) as got:
-            wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
-        assert str(got.value) == str(e)
-        return
-    got = wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
-    assert np.array_equal(ref.memory, got.memory), wg.disassemble(k)
+    same_or_same_error(k, **kw)
 
 
 # ------------------------------------------------------------------------------- control flow
@@ -348,12 +353,4 @@ def test_loops_run_lane_by_lane(data: st.DataObject) -> None:
     mem = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).integers(0, 256, D.SHARED_BASE + 16, np.uint8)
     budget = data.draw(st.sampled_from([1_000_000, 60, 200]))
     kw = dict(grid=groups, workgroup=2 * W, memory=mem, wave_width=W, max_instructions=budget)
-    try:
-        ref = wg.emulate(k, engine="numpy", **kw)  # type: ignore[arg-type]
-    except wg.WaveError as e:
-        with pytest.raises(type(e)) as got:
-            wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
-        assert str(got.value) == str(e)
-        return
-    got = wg.emulate(k, engine="compiled", **kw)  # type: ignore[arg-type]
-    assert np.array_equal(ref.memory, got.memory), wg.disassemble(k)
+    same_or_same_error(k, **kw)
