@@ -105,7 +105,7 @@ class Gen:
     """Emits the driver of one kernel and shape.
 
     Runs of value instructions and loads and stores are fused into one loop over the lanes with
-    the registers in local variables (`Segment`); wave operations and atomics call their row
+    the registers in local variables (`emit_segment`); wave operations and atomics call their row
     function; structured control flow keeps the NumPy engine's masks. An innermost loop that
     neither stores, synchronises nor talks across lanes runs lane by lane (`emit_lane_loop`):
     each lane goes round on its own with its registers in machine registers, which gives the
