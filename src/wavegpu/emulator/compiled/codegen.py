@@ -340,19 +340,16 @@ class Gen:
                 # outside it stops the launch, and the NumPy engine decides (another array may
                 # allow it when checking is not exact)
                 cond += f" or (nb >= 0 and not (hint_lo[{pc}] <= a and a + {width} <= hint_hi[{pc}]))"
-            else:  # any array will do (or its own, when checking is exact): written out here,
-                # since a call in a loop makes LLVM keep the loop's values on the stack
+            else:  # no array named: any will do, the search written out here (a call in a
+                # loop makes LLVM keep the loop's values on the stack)
                 out += [
                     f"bad = {cond}",
                     "if not bad and nb >= 0:",
-                    f"    if own_lo[{pc}] >= 0:",
-                    f"        bad = not (own_lo[{pc}] <= a and a + {width} <= own_hi[{pc}])",
-                    "    else:",
-                    "        bad = True",
-                    "        for j in range(nb):",
-                    f"            if rs[j] <= a and a + {width} <= re[j]:",
-                    "                bad = False",
-                    "                break",
+                    "    bad = True",
+                    "    for j in range(nb):",
+                    f"        if rs[j] <= a and a + {width} <= re[j]:",
+                    "            bad = False",
+                    "            break",
                 ]
                 cond = "bad"
         out += [f"if {cond}:", *_trap(TRAP, pc)]
@@ -368,13 +365,8 @@ class Gen:
                     v = f"(({v} ^ 0x8000) - 0x8000) & {M32}"
             else:
                 v = f"np.int64({pre}32[a >> 2])"
-            if isinstance(d, (Pair, Vec)):
-                for i in range(width // 4):
-                    n = d.n + i
-                    w = f"np.int64({pre}32[(a >> 2) + {i}])"
-                    out.append(f"f{n} = f32({w})" if n in self.floats else f"r{n} = {w}")
-            elif isinstance(d, Reg) and d.n in self.floats:
-                out.append(f"f{d.n} = f32({v})")
+            if isinstance(d, (Pair, Vec)):  # (a load never writes a float local: float_registers)
+                out += [f"r{d.n + i} = np.int64({pre}32[(a >> 2) + {i}])" for i in range(width // 4)]
             else:
                 self.assign(d, Kind.REG, v, out)
         else:
