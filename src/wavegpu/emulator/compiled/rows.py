@@ -1,10 +1,11 @@
 """The compiled engine's spelling of every value row: a scalar expression per row key.
 
 `EXPR[key]` is a format string over the sources' values (`{0}`, `{1}`, ...: int64 raw bits for
-registers and pairs, bool for predicates) built from the helpers in `scalar`; the result is
-raw bits of the destination (a bool for a predicate). `isa.semantics` is the reference these
-expressions must match bit for bit: tests/emulator/compiled/test_rows.py compares every row
-on random and special values.
+registers and pairs, bool for predicates) built from the helpers in `scalar` (and the fma32
+intrinsic); the result is raw bits of the destination (a bool for a predicate). The kernel's
+driver writes them inline (codegen.Gen.inline). `isa.semantics` is the reference these
+expressions must match bit for bit: tests/emulator/compiled/test_compiled_rows.py compares
+every row on random and special values.
 """
 
 from __future__ import annotations
