@@ -158,6 +158,21 @@ def gemm_f16(n: int) -> Case:
     )
 
 
+def histogram(n: int) -> Case:
+    x = np.random.default_rng(2).integers(0, 1 << 32, n, dtype=np.uint32)
+    mem = np.concatenate([x, np.zeros(256, np.uint32)])
+    ref = np.bincount(x & 255, minlength=256).astype(np.uint32)
+    return Case(
+        f"histogram 2^{n.bit_length() - 1}",
+        wg.assemble((KERNELS / "histogram.wave").read_text()),
+        (n // 4096,),
+        mem,
+        [0, 4 * n],
+        numpy=lambda: np.bincount(x & 255, minlength=256),
+        check=lambda m: np.array_equal(m.view(np.uint32)[n:], ref),
+    )
+
+
 def reduction(n: int) -> Case:
     x = np.random.default_rng(0).integers(0, 1000, n).astype(np.uint32)
     mem = np.concatenate([x, np.zeros(n // 256, np.uint32)])
@@ -286,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     cases = [vector_add(1 << s) for s in sizes]
     cases += [sgemm_tiled(n) for n in gemm] + [blocked(n) for n in gemm]
     cases += [blocked(256, bias_relu=True), gemm_f16(256), reduction(1 << 20), scan(1 << 20), saxpy(1 << 20)]
+    cases.append(histogram(1 << 22))
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; best of {opts.repeat}")
     head = f"{'kernel':28} {'numpy eng':>10} {'compiled':>10} {'speedup':>8} {'NumPy':>9} {'OpenCL':>9} {'cl/comp':>8} {'Rust':>8} {'Rust/comp':>9}"
     print(head)

@@ -354,3 +354,156 @@ def test_loops_run_lane_by_lane(data: st.DataObject) -> None:
     budget = data.draw(st.sampled_from([1_000_000, 60, 200]))
     kw = dict(grid=groups, workgroup=2 * W, memory=mem, wave_width=W, max_instructions=budget)
     same_or_same_error(k, **kw)
+
+
+NAN_PAYLOADS = """
+.kernel nan_payloads
+.param data, buffer, u32
+.workgroup_size 64, 1, 1
+    mov.u32 r5, %tid.x
+    shl.b32 r6, r5, 2
+    add.u32 r6, r0, r6
+    ld.global.u32 r7, [r6]              // accumulator's bits on entry
+    and.b32 r8, r5, 3                   // 0..3 trips: a lane with none keeps r7's bits
+    ld.global.u32 r9, [r6+256]
+    ld.global.u16 r10, [r6+512]
+    loop
+        setp.eq.u32 p0, r8, 0
+        break p0
+        sub.u32 r8, r8, 1
+        cvt.f32.f16 r11, r10
+        fma.f32 r7, r11, r9, r7
+        add.f32 r12, r11, r9
+    endloop
+    cvt.f32.f16 r13, r10                // a float result read by a float row and stored
+    add.f32 r14, r13, r9
+    mul.f32 r15, r14, r13
+    st.global.u32 [r6+768], r7
+    st.global.u32 [r6+1024], r12
+    st.global.u32 [r6+1280], r13
+    st.global.u32 [r6+1536], r15
+    ret
+.end
+"""
+
+
+def test_nan_payloads_inside_and_out_of_float_locals() -> None:
+    """Float locals and float twins let NaN payloads differ inside a run (every reader is a
+    float row); what leaves it is the reference's bits: canonical NaNs for results, and a
+    register's entry bits, payload and all, where the loop never wrote it."""
+    prog = wg.assemble(NAN_PAYLOADS)
+    src = generate(prog.kernels[0], Shape(32, (64, 1, 1)))
+    assert "f7 = fma32(" in src and "x14 = x13 + " in src  # a float local and a float twin
+    acc = [0x7FA00001, 0xFFC00000, 0x7F800000, 0x3F800000, 0xFF800001, 0x00000001, 0x80000000, 0x7FFFFFFF]
+    add = [0x7F800000, 0xFF800000, 0x7FC12345, 0x3F800000, 0xFFFFFFFF, 0x00400000, 0x40000000, 0x80000000]
+    half = [0x7E01, 0xFC00, 0x3C00, 0x7D00, 0x0001, 0x8000, 0x7C00, 0xFE7F]
+    rng = np.random.default_rng(3)
+    mem = np.zeros(448, np.uint32)
+    mem[:64] = rng.choice(acc, 64)
+    mem[64:128] = rng.choice(add, 64)
+    mem[128:160] = np.asarray(rng.choice(half, 64), np.uint16).view(np.uint32)
+    got = same(prog, grid=1, memory=mem, args=[0])
+    out = got.memory.view(np.uint32)
+    # a lane with no trip stores its entry bits untouched (a payload NaN among them)
+    keep = np.arange(64) % 4 == 0
+    assert np.array_equal(out[192:256][keep], mem[:64][keep])
+    floats = out[192:]
+    nans = np.isnan(floats.view(np.float32))
+    assert np.all(floats[nans & ~np.repeat(keep[None], 4, 0).ravel()] == 0x7FFFFFFF)
+
+
+def test_every_half_to_f32() -> None:
+    """cvt.f32.f16's conversion on all 65536 halves, both ways the engine has (the host's
+    instruction where it has one, and bits): NumPy's exact widening, NaNs canonical."""
+    from numba import njit
+
+    from wavegpu.emulator.compiled.intrinsics import native_half
+    from wavegpu.emulator.compiled.scalar import c32, half_f32_bits, half_f32_native
+
+    h = np.arange(1 << 16, dtype=np.int64)
+    v = h.astype(np.uint16).view(np.float16).astype(np.float32)
+    ref = v.view(np.uint32).astype(np.int64)
+    ref[np.isnan(v)] = 0x7FFFFFFF
+    ways = [half_f32_bits] + ([half_f32_native] if native_half() else [])
+    for fn in ways:
+
+        @njit
+        def every(h: np.ndarray, fn=fn) -> np.ndarray:  # type: ignore[no-untyped-def]
+            out = np.empty_like(h)
+            for i in range(h.size):
+                out[i] = c32(fn(h[i]))
+            return out
+
+        got = every(h)
+        bad = np.flatnonzero(got != ref)
+        assert not bad.size, f"{fn.__name__}: {bad.size} halves, first {int(h[bad[0]]):#06x}: {int(got[bad[0]]):#x}"
+
+
+ATOMICS = """
+.kernel bins
+.param data, buffer, u32
+.param bins, buffer, u32
+.workgroup_size 256, 1, 1
+    mov.u32 r5, %tid.x
+    mov.u32 r6, %ctaid.x
+    shl.b32 r7, r6, 8
+    add.u32 r7, r7, r5
+    shl.b32 r7, r7, 2
+    add.u32 r7, r0, r7
+    ld.global.u32 r8, [r7]
+    and.b32 r9, r8, 7
+    shl.b32 r9, r9, 2
+    add.u32 r9, r1, r9
+    mov.u32 r11, 32
+    loop                                // 32 rounds: the threads overlap for long enough
+        setp.eq.u32 p0, r11, 0
+        break p0
+        sub.u32 r11, r11, 1
+        atom.global.OP r10, [r9], r8
+    endloop
+    st.global.u32 [r7], STORED
+    ret
+.end
+"""
+
+
+@pytest.mark.parametrize("op", ["add.u32", "sub.u32", "min.s32", "max.u32", "and.b32", "or.b32", "xor.b32"])
+def test_atomics_on_all_cores(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workgroups on two threads updating the same eight words at once (1024 workgroups of 256
+    lanes, 32 rounds): one atomic instruction each, so no update is lost and the memory is the reference's;
+    a kernel that reads the old values, or whose result depends on the order, runs in order."""
+    from wavegpu.emulator.compiled.engine import threads_for
+
+    monkeypatch.setenv("WAVEGPU_THREADS", "2")
+    n_wg = 1024
+    prog = wg.assemble(ATOMICS.replace("OP", op).replace("STORED", "r8"))
+    assert threads_for(prog.kernels[0], n_wg) == 2
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 1 << 32, n_wg * 256, dtype=np.uint32)
+    bins = rng.integers(0, 1 << 32, 8, dtype=np.uint32)
+    mem = np.concatenate([data, bins])
+    got = same(prog, grid=n_wg, memory=mem, args=[0, 4 * data.size])
+    out = got.memory.view(np.uint32)[data.size :]
+    lanes = data.astype(np.int64)
+    for b in range(8):
+        v = np.repeat(lanes[(data & 7) == b], 32)
+        word = np.int64(bins[b])
+        if op == "add.u32":
+            word = (word + v.sum()) & 0xFFFFFFFF
+        elif op == "sub.u32":
+            word = (word - v.sum()) & 0xFFFFFFFF
+        elif op == "min.s32":
+            word = min(word - (word >> 31 << 32), *(v - (v >> 31 << 32))) & 0xFFFFFFFF
+        elif op == "max.u32":
+            word = max(word, *v)
+        elif op == "and.b32":
+            word = np.bitwise_and.reduce(v, initial=word)
+        elif op == "or.b32":
+            word = np.bitwise_or.reduce(v, initial=word)
+        else:
+            word = np.bitwise_xor.reduce(v, initial=word)
+        assert out[b] == word, f"bin {b}"
+    reads_old = wg.assemble(ATOMICS.replace("OP", op).replace("STORED", "r10")).kernels[0]
+    assert threads_for(reads_old, n_wg) == 1
+    for ordered in ("exch.b32", "add.f32"):
+        assert threads_for(wg.assemble(ATOMICS.replace("OP", ordered).replace("STORED", "r8")).kernels[0], n_wg) == 1

@@ -25,7 +25,7 @@ from ...isa.structure import Nesting, nesting, operand_registers, successors
 from ...isa.types import SUBREGS, Kind, Role
 from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
-from .opsgen import MEMORY_AND_WAVE_OPS, fname, kind_of
+from .opsgen import MEMORY_AND_WAVE_OPS, fname, kind_of, rmw
 from .rows import EXPR, HELPERS
 
 M32 = 0xFFFFFFFF
@@ -97,8 +97,26 @@ _HANDLED = MEMORY_AND_WAVE_OPS | {  # and what the driver itself does (control f
 }
 
 
-def has_global_atomics(k: Kernel) -> bool:
-    return any(i.spec.op in (Op.ATOM, Op.RED) and i.spec.space == "global" for i in k.instructions)
+def ordered_reason(k: Kernel) -> str | None:
+    """Why kernel k's workgroups must run in order on one thread, or None when they may run on
+    all cores: a global atomic whose memory result depends on the order of the operations
+    (exchange, compare-and-swap, f32 add), or whose returned old value is read (it would depend
+    on which thread came first). The others are single atomic instructions (`opsgen.rmw`), so
+    the memory is the reference's whatever the threads' timing (docs/emulator.md, "Threads")."""
+    live_out: list[int] | None = None
+    for pc, inst in enumerate(k.instructions):
+        spec = inst.spec
+        if spec.op not in (Op.ATOM, Op.RED) or spec.space != "global":
+            continue
+        if rmw(spec) is None:
+            return f"instruction {pc} ({spec.key}) gives a result that depends on the order of the workgroups"
+        if spec.op is Op.ATOM:
+            if live_out is None:
+                live_out = _liveness(k, nesting(k.instructions), max(k.registers, 1))[1]
+            dst = inst.operands[spec.dests[0]]
+            if any(live_out[pc] >> r & 1 for r in operand_registers(dst)):
+                return f"instruction {pc} ({spec.key}) returns old values that the kernel reads"
+    return None
 
 
 class Gen:
@@ -137,6 +155,10 @@ class Gen:
         self.pending = 0
         self.live_in0, self.live_out = _liveness(k, self.nest, self.nregs)
         self.floats: frozenset[int] = frozenset()  # float32 locals of the lane loop being emitted
+        # registers whose value was just written by a float32 row, that value also held (NaN
+        # payload unsettled) in the float local x<n>: a later float32 reader in the same
+        # straight-line run takes x<n>, and LLVM drops the canonical bits when nothing else reads them
+        self.twins: set[int] = set()
         self.outline = False  # lane loops as functions of their own (a long kernel: generate())
         self.funcs: list[list[str]] = []
         self.merge_into = -1  # len(self.lines) right after the call of a segment's function
@@ -286,14 +308,23 @@ class Gen:
         spec = inst.spec
         body: list[str] = []
         if spec.op in (Op.LD, Op.ST):
+            if spec.cls == "load":
+                self.twins.difference_update(operand_registers(inst.operands[0]))
             self.inline_memory(pc, body)
         else:
             expr = self.row_expr(inst)
             d = spec.dests[0]
             dst = inst.operands[d]
+            inner = _c32_inner(expr)
+            self.twins.difference_update(operand_registers(dst))
             if isinstance(dst, Reg) and dst.n in self.floats:
-                inner = _c32_inner(expr)
-                body.append(f"f{dst.n} = cf32({inner})" if inner is not None else f"f{dst.n} = f32({expr})")
+                # NaN payloads may differ inside the loop (every reader is a float row, whose
+                # result does not depend on them); the store after the loop makes them canonical
+                assert inner is not None, "float_registers admits only c32 rows as writers"
+                body += [f"f{dst.n} = {inner}", f"w{dst.n} = True"]
+            elif inner is not None and isinstance(dst, Reg) and dst.sel == 0 and inst.guard is None:
+                body += [f"x{dst.n} = {inner}", f"r{dst.n} = c32(x{dst.n})"]
+                self.twins.add(dst.n)
             else:
                 self.assign(dst, spec.operands[d].kind, expr, body)
         g = inst.guard
@@ -312,7 +343,12 @@ class Gen:
         fl = FLOAT_SOURCES.get(spec.key, frozenset())
         for i, (o, s) in enumerate(srcs):
             if i in fl:
-                fv = f"f{o.n}" if isinstance(o, Reg) and o.n in self.floats else f"f32({self.value(o, s.kind)})"
+                if isinstance(o, Reg) and o.sel == 0 and o.n in self.floats:
+                    fv = f"f{o.n}"
+                elif isinstance(o, Reg) and o.sel == 0 and o.n in self.twins:
+                    fv = f"x{o.n}"
+                else:
+                    fv = f"f32({self.value(o, s.kind)})"
                 text = text.replace(f"f32({{{i}}})", fv)
         for i, (o, s) in enumerate(srcs):
             if i not in fl:
@@ -387,10 +423,14 @@ class Gen:
         and P, run them, store back what they write and is live afterwards (bitset `live`)."""
         regs, preds, wregs, wpreds = _touched([self.k.instructions[pc] for pc in pcs])
         fl = self.floats
-        head = [f"f{n} = f32(R[{n}, l])" if n in fl else f"r{n} = R[{n}, l]" for n in sorted(regs)]
+        head: list[str] = []
+        for n in sorted(regs):
+            head += [f"f{n} = f32(R[{n}, l])", f"w{n} = False"] if n in fl else [f"r{n} = R[{n}, l]"]
         head += [f"p{n} = P[{n}, l]" for n in sorted(preds)]
         tail = [
-            f"R[{n}, l] = bits_of_f32(f{n})" if n in fl else f"R[{n}, l] = r{n}" for n in sorted(wregs) if live >> n & 1
+            f"R[{n}, l] = c32(f{n}) if w{n} else bits_of_f32(f{n})" if n in fl else f"R[{n}, l] = r{n}"
+            for n in sorted(wregs)
+            if live >> n & 1
         ]
         tail += [f"P[{n}, l] = p{n}" for n in sorted(wpreds) if live >> (self.nregs + n) & 1]
         body[:0] = head
@@ -533,8 +573,10 @@ class Gen:
     def emit_segment(self, start: int, end: int) -> None:
         pcs = list(range(start, end))
         body: list[str] = []
+        self.twins.clear()
         for pc in pcs:
             self.inline(pc, body)
+        self.twins.clear()
         self.lane_body(pcs, body, self.live_out[end - 1])
         self.pending += len(pcs)
         self.lanes(["for l in range(L):", "    if act[l]:", *("        " + x for x in body)], False)
@@ -711,6 +753,7 @@ class Gen:
         insts = self.k.instructions
         n0 = len(out)
         pc = start
+        self.twins.clear()  # a float twin lives within one straight-line run
         while pc < end:
             inst = insts[pc]
             role = inst.spec.nest
@@ -725,6 +768,7 @@ class Gen:
                     self.lane_block(els + 1, close, other)
                     out.append("else:")
                     out += ["    " + x for x in other]
+                self.twins.clear()
                 pc = close + 1
             elif role in (Nest.BREAK, Nest.CONTINUE):
                 cond = f"p{inst.operands[0].n}"  # type: ignore[union-attr]

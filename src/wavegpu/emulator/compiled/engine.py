@@ -13,7 +13,7 @@ import numpy as np
 
 from ...wbin.program import Kernel
 from .cache import is_cached, key_of, load, load_rows
-from .codegen import Shape, generate, has_global_atomics
+from .codegen import Shape, generate, ordered_reason
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -43,10 +43,15 @@ def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
     return load(key, src).run_range
 
 
+@functools.lru_cache(maxsize=256)
+def _ordered(k: Kernel) -> bool:
+    return ordered_reason(k) is not None
+
+
 def threads_for(k: Kernel, n_wg: int) -> int:
-    """Worker threads: all cores, or one for a kernel with global atomics (their returned old
-    values then follow workgroup order, as documented in docs/emulator.md)."""
-    if has_global_atomics(k):
+    """Worker threads: all cores, or one for a kernel whose global atomics must be applied in
+    workgroup order (`codegen.ordered_reason`; docs/emulator.md, "Threads")."""
+    if _ordered(k):
         return 1
     env = os.environ.get("WAVEGPU_THREADS")
     n = int(env) if env and env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)

@@ -59,6 +59,44 @@ def bits_of_f64(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
+def f32_of_f16(typingctx, bits):  # type: ignore[no-untyped-def]
+    """The float32 value of the f16 in the low 16 bits of an integer (`fpext half`: one
+    vcvtph2ps with F16C, one fcvt on AArch64; a NaN keeps its payload, quieted)."""
+    sig = types.float32(bits)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32 = ir.IntType(32)
+        low = builder.trunc(args[0], i32) if bits.bitwidth > 32 else args[0]
+        if _X86:  # vmovd zeroes the register first: LLVM would insert the half into whatever it
+            # held (vpinsrw), a false dependency on, often, a loop's float accumulator
+            asm = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [i32]), "vmovd $1, $0\n\tvcvtph2ps $0, $0", "=x,r")
+            return builder.call(asm, [builder.and_(low, ir.Constant(i32, 0xFFFF))])
+        half = builder.bitcast(builder.trunc(low, ir.IntType(16)), ir.HalfType())
+        return builder.fpext(half, ir.FloatType())
+
+    return sig, codegen
+
+
+_X86 = __import__("platform").machine().lower() in ("x86_64", "amd64")
+if _X86:  # numba's JIT reads inline assembly only with the host's parser loaded
+    from llvmlite import binding as _binding
+
+    _binding.initialize_native_asmparser()
+
+
+def native_half() -> bool:
+    """Whether the host converts f16 to f32 in hardware (x86 with F16C, or AArch64): without,
+    LLVM lowers `fpext half` to a runtime call that numba's JIT may not link."""
+    import platform
+
+    if platform.machine().lower() in ("arm64", "aarch64"):
+        return True
+    from llvmlite import binding
+
+    return bool(binding.get_host_cpu_features().get("f16c"))
+
+
+@intrinsic
 def fma32(typingctx, a, b, c):  # type: ignore[no-untyped-def]
     """a * b + c for float32 with one rounding (llvm.fma.f32)."""
     sig = types.float32(types.float32, types.float32, types.float32)
@@ -80,4 +118,53 @@ def fma64(typingctx, a, b, c):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-__all__ = ["bits_of_f32", "bits_of_f64", "f32_of", "f64_of", "fma32", "fma64"]
+def _rmw(op: str):  # type: ignore[no-untyped-def]
+    @intrinsic
+    def rmw(typingctx, m32, index, value):  # type: ignore[no-untyped-def]
+        sig = types.int64(m32, index, value)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+            v = builder.trunc(args[2], ir.IntType(32))
+            old = builder.atomic_rmw(op, ptr, v, "monotonic")
+            return builder.zext(old, ir.IntType(64))
+
+        return sig, codegen
+
+    rmw.__doc__ = f"m32[index] {op}= value as one atomic instruction (`atomicrmw {op}`); the old word."
+    return rmw
+
+
+# the atomics whose memory result does not depend on the order of the operations: with these,
+# workgroups on other threads may update one word at once (docs/emulator.md, "Threads")
+rmw_add = _rmw("add")
+rmw_sub = _rmw("sub")
+rmw_and = _rmw("and")
+rmw_or = _rmw("or")
+rmw_xor = _rmw("xor")
+rmw_min_s = _rmw("min")
+rmw_max_s = _rmw("max")
+rmw_min_u = _rmw("umin")
+rmw_max_u = _rmw("umax")
+
+__all__ = [
+    "bits_of_f32",
+    "bits_of_f64",
+    "f32_of",
+    "f32_of_f16",
+    "f64_of",
+    "fma32",
+    "fma64",
+    "native_half",
+    "rmw_add",
+    "rmw_and",
+    "rmw_max_s",
+    "rmw_max_u",
+    "rmw_min_s",
+    "rmw_min_u",
+    "rmw_or",
+    "rmw_sub",
+    "rmw_xor",
+]

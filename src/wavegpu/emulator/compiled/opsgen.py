@@ -40,8 +40,33 @@ def _check(width: int, space: str) -> list[str]:
     return ["a = off if base < 0 else (R[base, l] + off) & 0xFFFFFFFF", f"if {cond}:", "    return 1"]
 
 
+_RMW = {AtomOp.ADD: "add", AtomOp.SUB: "sub", AtomOp.AND: "and", AtomOp.OR: "or", AtomOp.XOR: "xor"}
+
+
+def rmw(spec: InstrSpec) -> str | None:
+    """The atomic instruction (an `intrinsics.rmw_*`) of a global atomic whose memory result does
+    not depend on the order in which lanes and workgroups apply it, else None (exchange,
+    compare-and-swap and f32 add, whose rounding depends on the order)."""
+    op, t = spec.variant, spec.dtype
+    if spec.space != "global" or t is DataType.F32:
+        return None
+    if op in (AtomOp.MIN, AtomOp.MAX):
+        return f"rmw_{'min' if op is AtomOp.MIN else 'max'}_{'s' if t is DataType.S32 else 'u'}"
+    return f"rmw_{_RMW[op]}" if op in _RMW else None  # type: ignore[index]
+
+
 def _atomic(spec: InstrSpec) -> list[str]:
     op, t = spec.variant, spec.dtype
+    ret = ["            if d >= 0:", "                R[d, l] = o"]
+    head = [
+        f"def {fname(spec)}(R, P, act, g, gp, d, base, off, s0, s1, L, {MEM_ARGS}):",
+        "    for l in range(L):",
+        f"        if {GUARD}:",
+        *("            " + x for x in _check(4, spec.space or "global")),
+    ]
+    fn = rmw(spec)
+    if fn is not None:  # one atomic instruction: workgroups on other threads may share the word
+        return [*head, f"            o = {fn}(m32, a >> 2, R[s0, l])", *ret, "    return 0"]
     if op is AtomOp.ADD:
         new = "c32(f32(o) + f32(v))" if t is DataType.F32 else f"(o + v) & {M32}"
     elif op is AtomOp.SUB:
@@ -59,12 +84,8 @@ def _atomic(spec: InstrSpec) -> list[str]:
         new = "v"
     else:
         new = "(R[s1, l] if o == v else o)"
-    ret = ["            if d >= 0:", "                R[d, l] = o"]
     return [
-        f"def {fname(spec)}(R, P, act, g, gp, d, base, off, s0, s1, L, {MEM_ARGS}):",
-        "    for l in range(L):",
-        f"        if {GUARD}:",
-        *("            " + x for x in _check(4, spec.space or "global")),
+        *head,
         "            o = np.int64(m32[a >> 2])",
         "            v = R[s0, l]",
         f"            m32[a >> 2] = {new}",
@@ -172,6 +193,7 @@ def module() -> str:
         "import numpy as np",
         "from numba import njit",
         f"from wavegpu.emulator.compiled.scalar import inside, {', '.join(HELPERS)}",
+        f"from wavegpu.emulator.compiled.intrinsics import {', '.join(sorted({rmw(r) for r in ROWS} - {None}))}",  # type: ignore[type-var]
         "",
     ]
     for spec in ROWS:

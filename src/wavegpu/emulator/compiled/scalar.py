@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f64_of, fma64
+from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f32_of_f16, f64_of, fma64, native_half
 
 M32 = 0xFFFFFFFF
 CANON32 = 0x7FFFFFFF
@@ -376,14 +376,26 @@ def f16_to64(h: int) -> float:
 
 
 @tiny
-def f16_to_f32(h: int) -> int:
-    """f16 bits -> the float32 bits of the same value (exact; NaN canonical): exponent and
-    mantissa shifted into a float32 and scaled by 2^112 (exact for normal and subnormal halves
-    alike), one test for infinities and NaNs."""
+def half_f32_bits(h: int) -> float:
+    """f16 bits -> the float32 of the same value (exact; NaN canonical), from bits: exponent
+    and mantissa shifted into a float32 and scaled by 2^112 (exact for normal and subnormal
+    halves alike), one test for infinities and NaNs."""
     em = h & 0x7FFF
+    sign = (h & 0x8000) << 16
     if em >= 0x7C00:
-        return CANON32 if em > 0x7C00 else ((h & 0x8000) << 16) | 0x7F800000
-    return ((h & 0x8000) << 16) | bits_of_f32(f32_of(em << 13) * np.float32(2.0**112))
+        return f32_of(CANON32 if em > 0x7C00 else sign | 0x7F800000)
+    return f32_of(sign | bits_of_f32(f32_of(em << 13) * np.float32(2.0**112)))
+
+
+@tiny
+def half_f32_native(h: int) -> float:
+    """The same through the host's conversion instruction (a NaN keeps a quieted payload)."""
+    return f32_of_f16(h)
+
+
+half_f32 = half_f32_native if native_half() else half_f32_bits
+"""f16 bits -> float32 (exact; a NaN's payload is the caller's to canonicalise): in hardware
+where the host has it."""
 
 
 @jit
