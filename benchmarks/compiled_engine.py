@@ -314,11 +314,12 @@ def main(argv: list[str] | None = None) -> None:
         ok = c.check(got.memory) if c.check else True
         t_np = best(lambda c=c: c.emulate("numpy"), opts.repeat)
         t_c = best(lambda c=c: c.emulate("compiled"), opts.repeat)
+        rows.append((c, same, ok, t_np, t_c))
+    # NumPy and OpenCL after every emulator figure: a matrix product leaves OpenBLAS's threads
+    # spinning for a while, and Intel's runtime its workers, which would take a core from
+    # whatever runs next in this process (a compiled GEMM timed after NumPy's took 1.8x as long)
+    for c, same, ok, t_np, t_c in rows:
         t_numpy = best(c.numpy, opts.repeat) if c.numpy else None
-        rows.append((c, same, ok, t_np, t_c, t_numpy))
-    # OpenCL after every emulator figure: Intel's runtime leaves worker threads spinning for a
-    # while after a kernel, which would take a core from whatever runs next in this process
-    for c, same, ok, t_np, t_c, t_numpy in rows:
         t_cl = opencl_time(c, opts.repeat)
         rust = RUST.get(c.name)
         cols = [

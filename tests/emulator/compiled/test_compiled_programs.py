@@ -472,9 +472,13 @@ def test_atomics_on_all_cores(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Workgroups on two threads updating the same eight words at once (1024 workgroups of 256
     lanes, 32 rounds): one atomic instruction each, so no update is lost and the memory is the reference's;
     a kernel that reads the old values, or whose result depends on the order, runs in order."""
+    from wavegpu.emulator.compiled import engine
     from wavegpu.emulator.compiled.engine import threads_for
 
     monkeypatch.setenv("WAVEGPU_THREADS", "2")
+    # no probe (one piece alone, then some together, the rest the faster way): all together, so
+    # that the threads contend on every word (the probe itself is run by the other kernel tests)
+    monkeypatch.setattr(engine, "_atomic", lambda k: False)
     n_wg = 1024
     prog = wg.assemble(ATOMICS.replace("OP", op).replace("STORED", "r8"))
     assert threads_for(prog.kernels[0], n_wg) == 2
@@ -503,6 +507,9 @@ def test_atomics_on_all_cores(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
         else:
             word = np.bitwise_xor.reduce(v, initial=word)
         assert out[b] == word, f"bin {b}"
+    monkeypatch.undo()  # and with the probe: the same memory whichever way the rest runs
+    monkeypatch.setenv("WAVEGPU_THREADS", "2")
+    assert np.array_equal(same(prog, grid=n_wg, memory=mem, args=[0, 4 * data.size]).memory, got.memory)
     reads_old = wg.assemble(ATOMICS.replace("OP", op).replace("STORED", "r10")).kernels[0]
     assert threads_for(reads_old, n_wg) == 1
     for ordered in ("exch.b32", "add.f32"):

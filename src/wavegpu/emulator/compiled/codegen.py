@@ -465,7 +465,7 @@ class Gen:
             "",
             JIT,
             "def run_range(first, last, gx, gy, gz, args, gm8, gm16, gm32, dsize, cm8, cm16, cm32, csize,",
-            "              rs, re, own_lo, own_hi, hint_lo, hint_hi, nb, budget, status):",
+            "              rs, re, own_lo, own_hi, hint_lo, hint_hi, nb, budget, shared, status):",
             f"    W = {self.W}",
             f"    L = {self.L}",
             f"    R = np.zeros(({nr}, L), np.int64)",
@@ -644,7 +644,7 @@ class Gen:
         d, sub = (-1, None)
         if spec.op is Op.ATOM:
             d, sub = self.dest(inst.operands[0])
-        self.put(f"if {fn}(R, P, act, {g}, {d}, {base}, {off}, {vals[0]}, {vals[1]}, L, {margs}):")
+        self.put(f"if {fn}(R, P, act, {g}, {d}, {base}, {off}, {vals[0]}, {vals[1]}, L, shared, {margs}):")
         self.trap_here(TRAP, pc)
         self.merge(inst, d, sub)
 

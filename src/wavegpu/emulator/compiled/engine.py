@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ import numpy as np
 from ...wbin.program import Kernel
 from .cache import is_cached, key_of, load, load_rows
 from .codegen import Shape, generate, ordered_reason
+from .opsgen import rmw
 
 if TYPE_CHECKING:
     from ..bounds import Bounds
@@ -46,6 +48,12 @@ def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
 @functools.lru_cache(maxsize=256)
 def _ordered(k: Kernel) -> bool:
     return ordered_reason(k) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _atomic(k: Kernel) -> bool:
+    """Whether k has a global atomic that threads may apply at once (`opsgen.rmw`)."""
+    return any(rmw(i.spec) is not None for i in k.instructions)
 
 
 def threads_for(k: Kernel, n_wg: int) -> int:
@@ -116,17 +124,42 @@ def execute(
         budget,
     )
     workers = threads_for(k, n_wg)
-    if workers == 1:
+
+    def alone(first: int, last: int) -> bool:
         status = np.zeros(4, dtype=np.int64)
-        run(0, n_wg, *common, status)
+        run(first, last, *common, False, status)
         return int(status[0]) == 0
+
+    if workers == 1:
+        return alone(0, n_wg)
     pieces = min(n_wg, workers * 8)
-    bounds_of = [n_wg * i // pieces for i in range(pieces + 1)]
-    statuses = [np.zeros(4, dtype=np.int64) for _ in range(pieces)]
+    cut = [n_wg * i // pieces for i in range(pieces + 1)]
 
-    def piece(i: int) -> None:
-        run(bounds_of[i], bounds_of[i + 1], *common, statuses[i])
+    def together(first: int, last: int) -> bool:
+        """Pieces first..last-1 on all workers, global atomics as atomic instructions."""
+        statuses = [np.zeros(4, dtype=np.int64) for _ in range(last - first)]
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(piece, range(pieces)))
-    return all(int(s[0]) == 0 for s in statuses)
+        def piece(i: int) -> None:
+            run(cut[first + i], cut[first + i + 1], *common, True, statuses[i])
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(piece, range(last - first)))
+        return all(int(s[0]) == 0 for s in statuses)
+
+    start = 0
+    if _atomic(k) and pieces > 2 * workers:
+        # atomics on words that every workgroup updates (a histogram's bins) make cores contend:
+        # one piece alone, then `workers` pieces together, and the rest the faster way (the
+        # memory is the same either way: these atomics are order-free and their results unread)
+        t = time.perf_counter()
+        ok = alone(cut[0], cut[1])
+        one = (time.perf_counter() - t) / (cut[1] - cut[0])
+        t = time.perf_counter()
+        ok = ok and together(1, 1 + workers)
+        many = (time.perf_counter() - t) / (cut[1 + workers] - cut[1])
+        if not ok:
+            return False
+        if one <= many:
+            return alone(cut[1 + workers], n_wg)
+        start = 1 + workers
+    return together(start, pieces)

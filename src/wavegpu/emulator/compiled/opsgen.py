@@ -59,14 +59,12 @@ def _atomic(spec: InstrSpec) -> list[str]:
     op, t = spec.variant, spec.dtype
     ret = ["            if d >= 0:", "                R[d, l] = o"]
     head = [
-        f"def {fname(spec)}(R, P, act, g, gp, d, base, off, s0, s1, L, {MEM_ARGS}):",
+        f"def {fname(spec)}(R, P, act, g, gp, d, base, off, s0, s1, L, shared, {MEM_ARGS}):",
         "    for l in range(L):",
         f"        if {GUARD}:",
         *("            " + x for x in _check(4, spec.space or "global")),
     ]
-    fn = rmw(spec)
-    if fn is not None:  # one atomic instruction: workgroups on other threads may share the word
-        return [*head, f"            o = {fn}(m32, a >> 2, R[s0, l])", *ret, "    return 0"]
+    atomic = rmw(spec)
     if op is AtomOp.ADD:
         new = "c32(f32(o) + f32(v))" if t is DataType.F32 else f"(o + v) & {M32}"
     elif op is AtomOp.SUB:
@@ -84,14 +82,11 @@ def _atomic(spec: InstrSpec) -> list[str]:
         new = "v"
     else:
         new = "(R[s1, l] if o == v else o)"
-    return [
-        *head,
-        "            o = np.int64(m32[a >> 2])",
-        "            v = R[s0, l]",
-        f"            m32[a >> 2] = {new}",
-        *ret,
-        "    return 0",
-    ]
+    plain = ["o = np.int64(m32[a >> 2])", "v = R[s0, l]", f"m32[a >> 2] = {new}"]
+    if atomic is not None:  # with workgroups on other threads (`shared`), one atomic instruction:
+        # a lock-prefixed one costs about 1.5x a plain read-modify-write alone, more when cores contend
+        plain = ["if shared:", f"    o = {atomic}(m32, a >> 2, R[s0, l])", "else:", *("    " + x for x in plain)]
+    return [*head, *("            " + x for x in plain), *ret, "    return 0"]
 
 
 def _reduction(op: ReduceOp, t: DataType) -> tuple[str, int]:
