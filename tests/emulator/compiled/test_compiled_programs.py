@@ -286,9 +286,32 @@ def test_compiled_names_what_it_cannot_run() -> None:
         wg.emulate(p, memory=16, engine="fast")
 
 
-def test_auto_stays_on_numpy_for_small_launches() -> None:
+def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.emulator.compiled import select
+    from wavegpu.emulator.state import Launch
+
     p = wg.assemble(OOB)
     assert wg.emulate(p, grid=1, workgroup=32, memory=1024, args=[0], engine="auto").engine == "numpy"
+    # the work estimate counts an instruction 16 times per loop around it
+    gemm = wg.assemble(
+        Path(__file__).resolve().parents[3].joinpath("benchmarks/kernels/sgemm_blocked.wave").read_text()
+    )
+    k = gemm.kernels[0]
+    depth = [0]
+    for inst in k.instructions:
+        depth.append(depth[-1] + (inst.spec.op is Op.LOOP) - (inst.spec.op is Op.ENDLOOP))
+    inside = sum(1 for i, inst in enumerate(k.instructions) if depth[i] > 0 and inst.spec.op is not Op.ENDLOOP)
+    launch = Launch((4, 16, 1), (16, 16, 1), 32, (), 1 << 20, False)
+    assert select.work(k, launch) == 64 * 256 * (len(k.instructions) - inside + 16 * inside)
+    # a translated kernel, a launch worth it once numba is loaded, not in a fresh process (whose
+    # numba import and cache load would cost more than the NumPy engine's run)
+    n = 1 << 20
+    va = wg.assemble((Path(__file__).resolve().parents[3] / "examples" / "vector_add.wave").read_text())
+    kw = dict(grid=n // 256, memory=np.zeros(3 * n, np.float32), args=[0, 4 * n, 8 * n, n])
+    assert wg.emulate(va, engine="compiled", **kw).engine == "compiled"  # translated now
+    assert wg.emulate(va, engine="auto", **kw).engine == "compiled"
+    monkeypatch.delitem(sys.modules, "numba")
+    assert wg.emulate(va, engine="auto", **kw).engine == "numpy"
 
 
 def test_kernel_calls_and_launch_pass_the_engine() -> None:

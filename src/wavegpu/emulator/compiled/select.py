@@ -6,9 +6,11 @@ repay a first compile; the NumPy engine otherwise)."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from ...errors import WaveError
+from ...isa.vocabulary import Op
 from . import available
 
 if TYPE_CHECKING:
@@ -20,18 +22,40 @@ if TYPE_CHECKING:
 ENGINES = ("numpy", "compiled", "auto")
 
 AUTO_MIN_WORK = 1 << 26
-"""Under "auto", a kernel not yet translated is translated when threads x instructions reaches
-this: a first translation costs seconds (docs/emulator.md), in which the NumPy engine runs
-about 2**26 lane-instructions."""
+"""Under "auto", a kernel not yet translated is translated when its work (`work`) reaches this:
+a first translation costs seconds (docs/emulator.md), in which the NumPy engine runs about
+2**26 lane-instructions."""
 AUTO_MIN_CACHED = 1 << 20
-"""Under "auto", a kernel already translated runs compiled from this much work on (loading it
-costs about a tenth of a second in a fresh process; smaller launches take less on NumPy)."""
+"""Under "auto", a kernel already translated runs compiled from this much work on, in a process
+that has loaded numba already (smaller launches take less on NumPy)."""
+AUTO_MIN_COLD = 1 << 28
+"""The same in a process that has not: importing numba and loading a translation from disk
+take 0.35-0.45 s, in which the NumPy engine runs 2**28 lane-instructions or so (`wave-emu` on
+vector add 2^20 took 0.45 s compiled and 0.14 s on NumPy, whole process)."""
+LOOP_WEIGHT = 16
+"""How often `work` counts an instruction inside a loop per level of nesting (trip counts are
+run-time values; a GEMM's inner loop would otherwise count once)."""
 
 
 def default_engine() -> str:
     """$WAVEGPU_ENGINE when set to one of ENGINES, else "auto"."""
     env = os.environ.get("WAVEGPU_ENGINE", "").strip().lower()
     return env if env in ENGINES else "auto"
+
+
+def work(k: Kernel, launch: Launch) -> int:
+    """An estimate of a launch's lane-instructions: threads times the kernel's instructions,
+    each counted LOOP_WEIGHT times per loop around it."""
+    depth = total = 0
+    for inst in k.instructions:
+        op = inst.spec.op
+        if op is Op.ENDLOOP:
+            depth -= 1
+        total += LOOP_WEIGHT ** max(depth, 0)
+        if op is Op.LOOP:
+            depth += 1
+    g, w = launch.grid, launch.workgroup
+    return g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * total
 
 
 def why_not(k: Kernel, launch: Launch) -> str | None:
@@ -64,11 +88,11 @@ def try_compiled(
         raise WaveError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
     if engine == "numpy":
         return None
-    work = 0
+    n = 0
     if engine == "auto":
-        g, w = launch.grid, launch.workgroup
-        work = g[0] * g[1] * g[2] * w[0] * w[1] * w[2] * len(k.instructions)
-        if work < AUTO_MIN_CACHED:  # decided before anything imports the translator (start-up)
+        n = work(k, launch)
+        # decided before anything imports the translator or numba (start-up)
+        if n < AUTO_MIN_CACHED or (n < AUTO_MIN_COLD and "numba" not in sys.modules):
             return None
     reason = why_not(k, launch)
     if reason is not None:
@@ -79,7 +103,7 @@ def try_compiled(
     from .engine import cached, execute
 
     shape = Shape(launch.wave_width, launch.workgroup)
-    if engine == "auto" and work < AUTO_MIN_WORK and not cached(k, shape):
+    if engine == "auto" and n < AUTO_MIN_WORK and not cached(k, shape):
         return None
     ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
     if ok and progress is not None:  # one report, at the end (the workgroups ran on all cores)
