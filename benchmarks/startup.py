@@ -12,7 +12,8 @@ Python's bytecode cache: an installed wavegpu has its .pyc files (pip writes the
 run with PYTHONDONTWRITEBYTECODE=1 compiles every module from source on every start. By default
 the commands run with a private PYTHONPYCACHEPREFIX (filled by one warm-up run of each), so the
 figures are an installed package's; --no-bytecode-cache keeps the environment as it is.
-`--importtime NAME` prints the modules that cost most in one run of that command
+`--server` also runs every command with WAVEGPU_SERVER=1 (the resident process of cli/resident.py,
+started by the warm-up, stopped at the end). `--importtime NAME` prints the modules that cost most in one run of that command
 (`python -X importtime`, self time, best of 5 runs). `--against SRC` also runs every command
 with PYTHONPATH=SRC (another checkout's `src`, e.g. from `git archive`), interleaved with this
 tree's runs, and prints both: a before/after comparison under the same load.
@@ -57,6 +58,12 @@ def commands(tmp: Path) -> dict[str, list[str]]:
         "--set-reg", "r1:1024", "--set-reg", "r2:2048", "--set-reg", "r3:256",
         "--fill-iota", "0:f32:256", "--fill-iota", "1024:f32:256", "--dump-f32", "2048:4",
     ]  # fmt: skip
+    n = 1 << 20
+    big_flags = [
+        "--device-memory", str(16 << 20), "--grid", str(n // 256), "--workgroup", "256",
+        "--set-reg", f"r1:{4 * n}", "--set-reg", f"r2:{8 * n}", "--set-reg", f"r3:{n}",
+        "--fill-iota", f"0:f32:{n}", "--fill-iota", f"{4 * n}:f32:{n}", "--dump-f32", f"{8 * n}:4",
+    ]  # fmt: skip
     run_args = ["--grid", "1", "a=iota:256", "b=iota:256", "c=zeros:256", "n=256", "--print", "c:4"]
     return {
         "python -c pass": [py, "-c", "pass"],
@@ -66,6 +73,8 @@ def commands(tmp: Path) -> dict[str, list[str]]:
         "wave-emu vector_add.wave": [*_script("wave-emu"), str(EX / "vector_add.wave"), *emu_flags],
         "wave run vector_add.wave": [*_script("wave"), "run", str(EX / "vector_add.wave"), *run_args],
         "wave run vector_add.py": [*_script("wave"), "run", str(EX / "kernels" / "vector_add.py"), *run_args],
+        # issue 16's whole-process row (the Rust emulator: 95 ms on this machine, quoted)
+        "wave-emu vector add 2^20": [*_script("wave-emu"), str(wbin), *big_flags],
     }
 
 
@@ -97,12 +106,28 @@ def importtime(argv: list[str], env: dict[str, str], top: int = 30) -> list[tupl
     return [(total, "(all modules)"), *rows[:top]]
 
 
+def wait_for_server(env: dict[str, str]) -> str:
+    """Wait until the server the first WAVEGPU_SERVER=1 run started listens; its lock file."""
+    code = "from wavegpu.cli.resident import socket_path; print(socket_path())"
+    path = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    path = path.strip()
+    if path == "None":
+        raise SystemExit("--server: the cache folder's path is too long for a Unix socket")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"--server: no server on {path} after 60 s")
+        time.sleep(0.2)
+    return path + ".lock"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=15, help="runs of each command (default 15)")
     ap.add_argument("--no-bytecode-cache", action="store_true", help="run with the environment as it is")
     ap.add_argument("--importtime", metavar="NAME", help="print the costliest imports of this command")
     ap.add_argument("--against", metavar="SRC", help="also time another tree's src folder (PYTHONPATH)")
+    ap.add_argument("--server", action="store_true", help="also time the commands with WAVEGPU_SERVER=1")
     args = ap.parse_args()
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as d:
@@ -122,14 +147,22 @@ def main() -> None:
         if args.against:
             other = str(Path(args.against).resolve())
             envs = {"this tree": env, other: {**env, "PYTHONPATH": other, "PYTHONPYCACHEPREFIX": str(tmp / "pyc2")}}
+        if args.server:
+            envs["WAVEGPU_SERVER=1"] = {**env, "WAVEGPU_SERVER": "1"}
         for e in envs.values():
-            for argv in cmds.values():  # warm-up: bytecode cache, page cache
+            for argv in cmds.values():  # warm-up: bytecode cache, page cache (and a server started)
                 run_once(argv, e)
+        if args.server:
+            lock = wait_for_server(envs["WAVEGPU_SERVER=1"])
+            for argv in cmds.values():  # the server's first commands (its own imports)
+                run_once(argv, envs["WAVEGPU_SERVER=1"])
         times: dict[tuple[str, str], list[tuple[float, float]]] = {(t, n): [] for n in cmds for t in envs}
         for _ in range(args.runs):
             for name, argv in cmds.items():
                 for tree, e in envs.items():
                     times[tree, name].append(run_once(argv, e))
+    if args.server:
+        os.kill(int(Path(lock).read_text()), 15)
     import numpy as np
 
     load = os.getloadavg()

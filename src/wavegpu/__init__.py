@@ -1,6 +1,7 @@
 """wavegpu: the WAVE GPU ISA with assembler, .wbin container, emulator, compiler and backends.
 
-Imports are lazy: `import wavegpu` loads only the error classes; every other public name is
+Imports are lazy: `import wavegpu` loads nothing else (not even `typing`: the resident
+command client, cli/resident.py, starts from here); every public name, the error classes too, is
 looked up in `_EXPORTS` (name -> (module, attribute)) on first use, so a command that only
 emulates never imports the compiler, the backends, rich or a GPU runtime. To export a new name,
 add one line to `_EXPORTS` (tests/emulator/test_lazy_imports.py checks that every entry
@@ -10,19 +11,13 @@ resolves and that the kernel builtins of runtime.pyexec are all listed).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
-from .errors import (
-    AsmError,
-    CapabilityError,
-    CompileError,
-    Diagnostic,
-    EncodingError,
-    Span,
-    Trap,
-    UndefinedBehaviour,
-    WaveError,
-    WbinError,
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
+if TYPE_CHECKING:
+    from typing import Any
+
+_ERRORS = (
+    "AsmError CapabilityError CompileError Diagnostic EncodingError Span Trap UndefinedBehaviour WaveError WbinError"
 )
 
 __version__ = "0.1.0"
@@ -37,6 +32,7 @@ _PYEXEC = (
 )
 
 _EXPORTS: dict[str, tuple[str, str]] = {
+    **{name: (".errors", name) for name in _ERRORS.split()},
     "assemble": (".asm", "assemble"),
     "translate": (".backends", "translate"),
     "bool_": (".compiler.types", "BOOL"),
@@ -109,19 +105,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
 
 
-__all__ = [
-    "AsmError",
-    "CapabilityError",
-    "CompileError",
-    "Diagnostic",
-    "EncodingError",
-    "Span",
-    "Trap",
-    "UndefinedBehaviour",
-    "WaveError",
-    "WbinError",
-    *_EXPORTS,
-]
+__all__ = [*_EXPORTS]
 
 if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .asm import assemble as assemble
@@ -140,6 +124,16 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .emulator import EmulationResult as EmulationResult
     from .emulator import Stats as Stats
     from .emulator import emulate as emulate
+    from .errors import AsmError as AsmError
+    from .errors import CapabilityError as CapabilityError
+    from .errors import CompileError as CompileError
+    from .errors import Diagnostic as Diagnostic
+    from .errors import EncodingError as EncodingError
+    from .errors import Span as Span
+    from .errors import Trap as Trap
+    from .errors import UndefinedBehaviour as UndefinedBehaviour
+    from .errors import WaveError as WaveError
+    from .errors import WbinError as WbinError
     from .isa import ISA_VERSION as ISA_VERSION
     from .isa import DataType as DataType
     from .isa import get_capability as get_capability

@@ -8,7 +8,10 @@ place that prints for users or exits. Exit status: 0 success, 1 bad input (a Wav
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # as in wavegpu/__init__.py: no typing import on the client's path
+if TYPE_CHECKING:
+    from typing import Any
 
 _ENTRIES = {"main": ".wave", "emu_main": ".emu"}
 

@@ -1,0 +1,298 @@
+"""A resident process for `wave-emu` and `wave run` (opt-in: WAVEGPU_SERVER=1).
+
+A whole `wave-emu` process pays Python's start-up, NumPy's import (57-71 ms on the 2-core VM)
+and wavegpu's before it runs anything, and numba's import (0.35 s) before the compiled engine
+can. With WAVEGPU_SERVER=1 the console scripts (`emu_entry`, `wave_entry`) first offer the
+command to a server of this user that keeps all of that loaded: the client sends its arguments,
+working directory and its stdout and stderr themselves (file descriptors over a Unix socket,
+SCM_RIGHTS), so the server writes the command's output exactly where a local run would, and
+sends back the exit status. The client imports neither NumPy nor the emulator.
+
+When there is no server, the client starts one in the background for the next call and runs
+the command itself; it also runs it itself when the server is busy with another command (no
+answer within CONNECT_TIMEOUT), when stdout or stderr is a terminal (progress bars, colours and
+widths are decided per terminal), and for `wave` commands other than `run`. A server serves one
+command at a time and exits after WAVEGPU_SERVER_IDLE seconds without one (default 600).
+
+A server is keyed by what could make its answers differ from a local run's: the Python
+executable and version, wavegpu's location and the size and modification time of each of its
+modules (an edited checkout gets a new server), and every WAVEGPU_*, NUMBA_*, OMP_*, OPENBLAS_*,
+PYTHON* and colour variable (read at import time by some libraries). Its socket lives in the
+private cache folder (`paths.private_dir_str`, 0700), and on Linux it also checks that a connecting
+process belongs to the same user (SO_PEERCRED).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import struct
+import sys
+import zlib
+
+CONNECT_TIMEOUT = 0.2
+"""Seconds a client waits for a server's greeting before running the command itself."""
+ENV_PREFIXES = ("WAVEGPU_", "NUMBA_", "OMP_", "OPENBLAS_", "MKL_", "PYTHON")
+ENV_NAMES = ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS", "TERM", "LANG", "LC_ALL")
+_MAX_REQUEST = 1 << 20
+
+
+def enabled(prog: str, argv: list[str]) -> bool:
+    """Whether this command may be offered to a server."""
+    if os.environ.get("WAVEGPU_SERVER") != "1" or os.name != "posix" or not hasattr(socket, "send_fds"):
+        return False
+    if prog == "wave" and (not argv or argv[0] != "run"):
+        return False
+    try:
+        return not (os.isatty(1) or os.isatty(2))
+    except OSError:
+        return False
+
+
+def server_key() -> str:
+    """What a server's answers depend on besides the command (module docstring)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [sys.executable, sys.version, root, str(os.geteuid())]
+    todo = [root]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for e in sorted(entries, key=lambda e: e.name):
+                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    todo.append(e.path)
+                elif e.name.endswith(".py"):
+                    st = e.stat()
+                    parts.append(f"{e.path}|{st.st_size}|{st.st_mtime_ns}")
+    parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(ENV_PREFIXES) or k in ENV_NAMES)
+    data = "\n".join(parts).encode()
+    # two 32-bit checksums (zlib is loaded with Python; hashlib would load OpenSSL): a key, not a
+    # defence (the socket folder is private)
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def socket_path() -> str | None:
+    """This user's server socket for the current key (None where the path is too long for a Unix socket)."""
+    from ..paths import private_dir_str
+
+    path = os.path.join(private_dir_str("server"), server_key() + ".sock")
+    return path if len(path.encode()) < 100 else None
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack("!I", len(data)) + data
+
+
+# ------------------------------------------------------------------------------- the client
+def forward(prog: str, argv: list[str]) -> int | None:
+    """Run `prog argv` on this user's server: its exit status, or None when the caller must run
+    it itself (not enabled, no server yet: one is started for the next call, or busy)."""
+    if not enabled(prog, argv):
+        return None
+    try:
+        path = socket_path()
+    except Exception:  # an unusable cache folder: the local run reports it if it matters
+        return None
+    if path is None:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_TIMEOUT)
+        try:
+            conn.connect(path)
+            if conn.recv(1) != b"R":  # the greeting: the server is free for this command
+                return None
+        except (FileNotFoundError, ConnectionRefusedError):
+            _start(path)
+            return None
+        except OSError:  # busy (timeout) or gone
+            return None
+        conn.settimeout(None)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # NUL-separated (no argument or path can hold one; json would cost the client 8 ms)
+        request = "\0".join([prog, os.getcwd(), *argv]).encode("utf-8", "surrogateescape")
+        socket.send_fds(conn, [_frame(request)], [1, 2])
+        reply = conn.recv(16)
+    except OSError:
+        return None
+    finally:
+        conn.close()
+    if not reply.startswith(b"X"):  # the server died during the command: its output may be partial
+        sys.stderr.write(f"{prog}: the resident server (WAVEGPU_SERVER=1) stopped during the command\n")
+        return 1
+    return int(reply[1:])
+
+
+def _start(path: str) -> None:
+    """A server for `path`, detached from this process (its own session, no inherited output)."""
+    import subprocess
+
+    subprocess.Popen(
+        # -c, not -m: click names the program after sys.argv[0] only when __main__ has no package
+        [sys.executable, "-c", "import sys; from wavegpu.cli.resident import serve; serve(sys.argv[1])", path],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def emu_entry() -> None:
+    """The `wave-emu` console script."""
+    code = forward("wave-emu", sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from . import emu_main
+
+    emu_main()
+
+
+def wave_entry() -> None:
+    """The `wave` console script."""
+    code = forward("wave", sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from . import main
+
+    main()
+
+
+# ------------------------------------------------------------------------------- the server
+def _peer_is_me(conn: socket.socket) -> bool:
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:  # not Linux: the private folder alone keeps others out
+        return True
+    _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i")))
+    return uid == os.geteuid()
+
+
+def run_command(prog: str, argv: list[str], cwd: str, out_fd: int, err_fd: int) -> int:
+    """Run one command as its console script would, its output on the given descriptors."""
+    import io
+
+    from . import emu_main, main
+
+    saved = (sys.argv, sys.stdout, sys.stderr, os.getcwd())
+    out = io.TextIOWrapper(io.FileIO(out_fd, "w", closefd=False), encoding="utf-8", errors="replace")
+    err = io.TextIOWrapper(io.FileIO(err_fd, "w", closefd=False), encoding="utf-8", errors="replace")
+    code = 0
+    try:
+        os.chdir(cwd)
+        sys.argv, sys.stdout, sys.stderr = [prog, *argv], out, err
+        if prog == "wave-emu":
+            emu_main()
+        else:
+            main()
+    except SystemExit as e:
+        if isinstance(e.code, str):
+            err.write(e.code + "\n")
+            code = 1
+        else:
+            code = int(e.code or 0)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:  # as an uncaught exception of a local run: the traceback, status 1
+        import traceback
+
+        traceback.print_exc(file=err)
+        code = 1
+    finally:
+        for f in (out, err):
+            with contextlib.suppress(OSError):  # the client went away
+                f.flush()
+        sys.argv, sys.stdout, sys.stderr = saved[:3]
+        os.chdir(saved[3])
+    return code
+
+
+def serve(path: str) -> None:
+    """Serve commands on `path` until idle for WAVEGPU_SERVER_IDLE seconds (one server per path:
+    a lock beside the socket)."""
+    import fcntl
+
+    idle = float(os.environ.get("WAVEGPU_SERVER_IDLE") or 600)
+    lock = open(path + ".lock", "a+")  # noqa: SIM115 (held for the server's life)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server has it
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n")  # which process serves this socket (`kill $(cat ...lock)` stops it)
+    lock.flush()
+    # what every command needs, loaded once: NumPy, the commands, the emulator, numba
+    import numpy  # noqa: F401
+
+    from ..emulator import launch  # noqa: F401
+    from . import emu_main, main  # noqa: F401
+
+    try:
+        import numba  # noqa: F401
+
+        from ..emulator.compiled import engine  # noqa: F401
+    except ImportError:
+        pass
+    if os.path.exists(path):
+        os.unlink(path)  # a socket left by a server that died (we hold the lock)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o600)
+    sock.listen(16)
+    sock.settimeout(idle)
+    try:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                return
+            with conn:
+                _serve_one(conn)
+    finally:
+        sock.close()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def _serve_one(conn: socket.socket) -> None:
+    conn.settimeout(5)
+    fds: list[int] = []
+    try:
+        if not _peer_is_me(conn):
+            return
+        conn.sendall(b"R")
+        msg, fds, _flags, _addr = socket.recv_fds(conn, 4 + _MAX_REQUEST, 2)
+        if len(fds) != 2 or len(msg) < 4:
+            raise ValueError("no request")
+        (n,) = struct.unpack("!I", msg[:4])
+        if n > _MAX_REQUEST:
+            raise ValueError("request too large")
+        body = msg[4:]
+        while len(body) < n:
+            chunk = conn.recv(n - len(body))
+            if not chunk:
+                raise ConnectionError("connection closed")
+            body += chunk
+        prog, cwd, *argv = body.decode("utf-8", "surrogateescape").split("\0")
+        if prog not in ("wave-emu", "wave"):
+            raise ValueError(prog)
+    except (OSError, ValueError):
+        for fd in fds:
+            os.close(fd)
+        return
+    try:
+        code = run_command(prog, argv, cwd, fds[0], fds[1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+    try:
+        conn.settimeout(None)
+        conn.sendall(b"X%d" % code)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
+    else:
+        sys.exit("usage: python -m wavegpu.cli.resident serve SOCKET")
