@@ -151,3 +151,32 @@ def test_client_imports_neither_numpy_nor_the_emulator() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert r.stdout.strip() == "[]"
+
+
+SPIN = """
+.kernel spin
+.workgroup_size 64, 1, 1
+    mov.u32 r1, 2000000
+    loop
+        setp.eq.u32 p0, r1, 0
+        break p0
+        sub.u32 r1, r1, 1
+    endloop
+    ret
+.end
+"""
+
+
+def test_a_server_that_dies_mid_command(server_env: dict[str, str], tmp_path: Path) -> None:
+    """The client reports it (status 1) and does not run the command a second time itself."""
+    (tmp_path / "spin.wave").write_text(SPIN)
+    wait_for_server(server_env, tmp_path)
+    cmd = [sys.executable, "-c", ENTRY.format("emu_entry", "wave-emu"), "spin.wave", "--check", "--max-instructions", "0",
+           "--dump-u32", "0:1"]  # fmt: skip
+    p = subprocess.Popen(cmd, cwd=tmp_path, env=server_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # the server is running the kernel (seconds on the NumPy engine, for --check)
+    (lock,) = Path(server_env["WAVEGPU_CACHE_DIR"], "server").glob("*.lock")
+    os.kill(int(lock.read_text()), signal.SIGKILL)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and out == "", (out, err)
+    assert "the resident server (WAVEGPU_SERVER=1) stopped during the command" in err

@@ -111,31 +111,47 @@ def forward(prog: str, argv: list[str]) -> int | None:
         sys.stderr.flush()
         # NUL-separated (no argument or path can hold one; json would cost the client 8 ms)
         request = "\0".join([prog, os.getcwd(), *argv]).encode("utf-8", "surrogateescape")
-        socket.send_fds(conn, [_frame(request)], [1, 2])
-        reply = conn.recv(16)
-    except OSError:
-        return None
+        try:
+            socket.send_fds(conn, [_frame(request)], [1, 2])
+        except OSError:  # nothing was run
+            return None
+        # from here on the command may have run, in part: never run it a second time here
+        reply = b""
+        try:
+            while chunk := conn.recv(64):
+                reply += chunk
+        except KeyboardInterrupt:  # as a local run's Ctrl-C (the server finishes the command)
+            sys.stderr.write("\nAborted!\n")
+            return 1
+        except OSError:
+            pass
     finally:
         conn.close()
-    if not reply.startswith(b"X"):  # the server died during the command: its output may be partial
-        sys.stderr.write(f"{prog}: the resident server (WAVEGPU_SERVER=1) stopped during the command\n")
-        return 1
-    return int(reply[1:])
+    try:
+        return int(reply[1:]) if reply[:1] == b"X" else _stopped(prog)
+    except ValueError:
+        return _stopped(prog)
+
+
+def _stopped(prog: str) -> int:
+    sys.stderr.write(f"{prog}: the resident server (WAVEGPU_SERVER=1) stopped during the command\n")
+    return 1
 
 
 def _start(path: str) -> None:
     """A server for `path`, detached from this process (its own session, no inherited output)."""
     import subprocess
 
-    subprocess.Popen(
-        # -c, not -m: click names the program after sys.argv[0] only when __main__ has no package
-        [sys.executable, "-c", "import sys; from wavegpu.cli.resident import serve; serve(sys.argv[1])", path],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    with contextlib.suppress(OSError):  # no server then: every call runs here
+        subprocess.Popen(
+            # -c, not -m: click names the program after sys.argv[0] only when __main__ has no package
+            [sys.executable, "-c", "import sys; from wavegpu.cli.resident import serve; serve(sys.argv[1])", path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
 
 
 def emu_entry() -> None:

@@ -102,7 +102,7 @@ def ordered_reason(k: Kernel) -> str | None:
     all cores: a global atomic whose memory result depends on the order of the operations
     (exchange, compare-and-swap, f32 add), or whose returned old value is read (it would depend
     on which thread came first). The others are single atomic instructions (`opsgen.rmw`), so
-    the memory is the reference's whatever the threads' timing (docs/emulator.md, "Threads")."""
+    the memory is the reference's whatever the threads' timing (docs/emulator.md, "Parallel workgroups")."""
     live_out: list[int] | None = None
     for pc, inst in enumerate(k.instructions):
         spec = inst.spec

@@ -58,7 +58,7 @@ def _atomic(k: Kernel) -> bool:
 
 def threads_for(k: Kernel, n_wg: int) -> int:
     """Worker threads: all cores, or one for a kernel whose global atomics must be applied in
-    workgroup order (`codegen.ordered_reason`; docs/emulator.md, "Threads")."""
+    workgroup order (`codegen.ordered_reason`; docs/emulator.md, "Parallel workgroups")."""
     if _ordered(k):
         return 1
     env = os.environ.get("WAVEGPU_THREADS")

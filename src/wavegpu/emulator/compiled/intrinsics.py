@@ -138,7 +138,7 @@ def _rmw(op: str):  # type: ignore[no-untyped-def]
 
 
 # the atomics whose memory result does not depend on the order of the operations: with these,
-# workgroups on other threads may update one word at once (docs/emulator.md, "Threads")
+# workgroups on other threads may update one word at once (docs/emulator.md, "Parallel workgroups")
 rmw_add = _rmw("add")
 rmw_sub = _rmw("sub")
 rmw_and = _rmw("and")
