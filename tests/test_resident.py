@@ -151,6 +151,11 @@ def test_client_imports_neither_numpy_nor_the_emulator() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert r.stdout.strip() == "[]"
+    # and without WAVEGPU_SERVER=1 the console scripts' module costs nothing beyond os and sys
+    code = "import sys; import wavegpu.cli.resident; print(sorted({'socket', 'struct', 'zlib'} & set(sys.modules)))"
+    env = {k: v for k, v in os.environ.items() if k != "WAVEGPU_SERVER"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env)
+    assert r.stdout.strip() == "[]"
 
 
 SPIN = """

@@ -24,12 +24,12 @@ process belongs to the same user (SO_PEERCRED).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import struct
 import sys
-import zlib
+
+TYPE_CHECKING = False  # the console scripts import this module: without WAVEGPU_SERVER=1 it costs
+if TYPE_CHECKING:  # nothing beyond os and sys (socket, struct and zlib are imported where used)
+    import socket
 
 CONNECT_TIMEOUT = 0.2
 """Seconds a client waits for a server's greeting before running the command itself."""
@@ -40,7 +40,11 @@ _MAX_REQUEST = 1 << 20
 
 def enabled(prog: str, argv: list[str]) -> bool:
     """Whether this command may be offered to a server."""
-    if os.environ.get("WAVEGPU_SERVER") != "1" or os.name != "posix" or not hasattr(socket, "send_fds"):
+    if os.environ.get("WAVEGPU_SERVER") != "1" or os.name != "posix":
+        return False
+    import socket
+
+    if not hasattr(socket, "send_fds"):
         return False
     if prog == "wave" and (not argv or argv[0] != "run"):
         return False
@@ -52,6 +56,8 @@ def enabled(prog: str, argv: list[str]) -> bool:
 
 def server_key() -> str:
     """What a server's answers depend on besides the command (module docstring)."""
+    import zlib
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = [sys.executable, sys.version, root, str(os.geteuid())]
     todo = [root]
@@ -79,6 +85,8 @@ def socket_path() -> str | None:
 
 
 def _frame(data: bytes) -> bytes:
+    import struct
+
     return struct.pack("!I", len(data)) + data
 
 
@@ -94,6 +102,8 @@ def forward(prog: str, argv: list[str]) -> int | None:
         return None
     if path is None:
         return None
+    import socket
+
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(CONNECT_TIMEOUT)
@@ -140,6 +150,7 @@ def _stopped(prog: str) -> int:
 
 def _start(path: str) -> None:
     """A server for `path`, detached from this process (its own session, no inherited output)."""
+    import contextlib
     import subprocess
 
     with contextlib.suppress(OSError):  # no server then: every call runs here
@@ -176,6 +187,9 @@ def wave_entry() -> None:
 
 # ------------------------------------------------------------------------------- the server
 def _peer_is_me(conn: socket.socket) -> bool:
+    import socket
+    import struct
+
     opt = getattr(socket, "SO_PEERCRED", None)
     if opt is None:  # not Linux: the private folder alone keeps others out
         return True
@@ -185,6 +199,7 @@ def _peer_is_me(conn: socket.socket) -> bool:
 
 def run_command(prog: str, argv: list[str], cwd: str, out_fd: int, err_fd: int) -> int:
     """Run one command as its console script would, its output on the given descriptors."""
+    import contextlib
     import io
 
     from . import emu_main, main
@@ -226,6 +241,7 @@ def serve(path: str) -> None:
     """Serve commands on `path` until idle for WAVEGPU_SERVER_IDLE seconds (one server per path:
     a lock beside the socket)."""
     import fcntl
+    import socket
 
     idle = float(os.environ.get("WAVEGPU_SERVER_IDLE") or 600)
     lock = open(path + ".lock", "a+")  # noqa: SIM115 (held for the server's life)
@@ -270,6 +286,9 @@ def serve(path: str) -> None:
 
 
 def _serve_one(conn: socket.socket) -> None:
+    import socket
+    import struct
+
     conn.settimeout(5)
     fds: list[int] = []
     try:
