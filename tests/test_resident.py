@@ -109,6 +109,21 @@ def test_served_commands_are_local_runs(server_env: dict[str, str], tmp_path: Pa
     assert (r.returncode, r.stdout, r.stderr) == (1, local[1].stdout, local[1].stderr)
 
 
+def test_served_files_follow_the_callers_umask(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A file the command writes gets the mode a local run in the caller's umask would give."""
+    src = str(next(p for p in EXAMPLES if p.name == "vector_add.wave"))
+    args = ["run", src, "--grid", "1", "a=iota:256", "b=iota:256", "c=zeros:256", "n=256"]
+    wait_for_server(server_env, tmp_path)
+    for mask in (0o077, 0o002):
+        note = tmp_path / "forward.txt"
+        out = tmp_path / f"c{mask:o}.npy"
+        cmd = [sys.executable, "-c", PROBE.format("wave"), str(note), *args, "--out", f"c={out.name}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=server_env, cwd=tmp_path, umask=mask, timeout=120)
+        assert note.read_text() == "0", r.stderr  # served
+        assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+        assert np.array_equal(np.load(out), np.arange(256, dtype=np.float32) * 2)
+
+
 def test_not_offered(server_env: dict[str, str], tmp_path: Path) -> None:
     """Other `wave` commands, a terminal, and WAVEGPU_SERVER unset run here, and start nothing."""
     got, r = served("wave", ["info", "--device"], server_env, tmp_path)

@@ -102,6 +102,12 @@ def forward(prog: str, argv: list[str]) -> int | None:
         return None
     if path is None:
         return None
+    try:
+        cwd = os.getcwd()  # (a folder deleted under the caller: the local run says so)
+    except OSError:
+        return None
+    mask = os.umask(0o022)  # the caller's umask, for the files the command writes
+    os.umask(mask)
     import socket
 
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -120,7 +126,7 @@ def forward(prog: str, argv: list[str]) -> int | None:
         sys.stdout.flush()
         sys.stderr.flush()
         # NUL-separated (no argument or path can hold one; json would cost the client 8 ms)
-        request = "\0".join([prog, os.getcwd(), *argv]).encode("utf-8", "surrogateescape")
+        request = "\0".join([prog, cwd, str(mask), *argv]).encode("utf-8", "surrogateescape")
         try:
             socket.send_fds(conn, [_frame(request)], [1, 2])
         except OSError:  # nothing was run
@@ -197,14 +203,15 @@ def _peer_is_me(conn: socket.socket) -> bool:
     return uid == os.geteuid()
 
 
-def run_command(prog: str, argv: list[str], cwd: str, out_fd: int, err_fd: int) -> int:
-    """Run one command as its console script would, its output on the given descriptors."""
+def run_command(prog: str, argv: list[str], cwd: str, umask: int, out_fd: int, err_fd: int) -> int:
+    """Run one command as its console script would: in the caller's folder, with its umask, its
+    output on the given descriptors."""
     import contextlib
     import io
 
     from . import emu_main, main
 
-    saved = (sys.argv, sys.stdout, sys.stderr, os.getcwd())
+    saved = (sys.argv, sys.stdout, sys.stderr, os.getcwd(), os.umask(umask))
     out = io.TextIOWrapper(io.FileIO(out_fd, "w", closefd=False), encoding="utf-8", errors="replace")
     err = io.TextIOWrapper(io.FileIO(err_fd, "w", closefd=False), encoding="utf-8", errors="replace")
     code = 0
@@ -234,6 +241,7 @@ def run_command(prog: str, argv: list[str], cwd: str, out_fd: int, err_fd: int) 
                 f.flush()
         sys.argv, sys.stdout, sys.stderr = saved[:3]
         os.chdir(saved[3])
+        os.umask(saved[4])
     return code
 
 
@@ -307,15 +315,16 @@ def _serve_one(conn: socket.socket) -> None:
             if not chunk:
                 raise ConnectionError("connection closed")
             body += chunk
-        prog, cwd, *argv = body.decode("utf-8", "surrogateescape").split("\0")
+        prog, cwd, mask, *argv = body.decode("utf-8", "surrogateescape").split("\0")
         if prog not in ("wave-emu", "wave"):
             raise ValueError(prog)
+        umask = int(mask) & 0o777
     except (OSError, ValueError):
         for fd in fds:
             os.close(fd)
         return
     try:
-        code = run_command(prog, argv, cwd, fds[0], fds[1])
+        code = run_command(prog, argv, cwd, umask, fds[0], fds[1])
     finally:
         for fd in fds:
             os.close(fd)

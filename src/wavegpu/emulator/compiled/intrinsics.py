@@ -1,9 +1,12 @@
-"""LLVM intrinsics for the compiled engine: bit casts between integers and floats, and the
-fused multiply-add (`llvm.fma`, one rounding, as DESIGN section 3 asks)."""
+"""LLVM intrinsics for the compiled engine: bit casts between integers and floats, the fused
+multiply-add (`llvm.fma`, one rounding, as DESIGN section 3 asks), the host's f16-to-f32
+conversion, and the atomic read-modify-writes of workgroups that share memory across threads."""
 
 from __future__ import annotations
 
-from llvmlite import ir
+import platform
+
+from llvmlite import binding, ir
 from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
@@ -58,6 +61,11 @@ def bits_of_f64(typingctx, x):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+if _X86:  # numba's JIT reads inline assembly only with the host's parser loaded
+    binding.initialize_native_asmparser()
+
+
 @intrinsic
 def f32_of_f16(typingctx, bits):  # type: ignore[no-untyped-def]
     """The float32 value of the f16 in the low 16 bits of an integer (`fpext half`: one
@@ -77,22 +85,11 @@ def f32_of_f16(typingctx, bits):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-_X86 = __import__("platform").machine().lower() in ("x86_64", "amd64")
-if _X86:  # numba's JIT reads inline assembly only with the host's parser loaded
-    from llvmlite import binding as _binding
-
-    _binding.initialize_native_asmparser()
-
-
 def native_half() -> bool:
     """Whether the host converts f16 to f32 in hardware (x86 with F16C, or AArch64): without,
     LLVM lowers `fpext half` to a runtime call that numba's JIT may not link."""
-    import platform
-
     if platform.machine().lower() in ("arm64", "aarch64"):
         return True
-    from llvmlite import binding
-
     return bool(binding.get_host_cpu_features().get("f16c"))
 
 
