@@ -4,7 +4,7 @@ A whole `wave-emu` process pays Python's start-up, NumPy's import (57-71 ms on t
 and wavegpu's before it runs anything, and numba's import (0.35 s) before the compiled engine
 can. With WAVEGPU_SERVER=1 the console scripts (`emu_entry`, `wave_entry`) first offer the
 command to a server of this user that keeps all of that loaded: the client sends its arguments,
-working directory and its stdout and stderr themselves (file descriptors over a Unix socket,
+working directory, umask and its stdout and stderr themselves (file descriptors over a Unix socket,
 SCM_RIGHTS), so the server writes the command's output exactly where a local run would, and
 sends back the exit status. The client imports neither NumPy nor the emulator.
 
