@@ -5,41 +5,44 @@
   .p2align 8
   .type reduce_sum,@function
 reduce_sum:
+  v_mov_b32 v7, 0  ; registers start at zero
+  v_mov_b32 v6, 0  ; registers start at zero
   v_mov_b32 v5, 0  ; registers start at zero
   v_mov_b32 v4, 0  ; registers start at zero
+  v_mov_b32 v3, 0  ; registers start at zero
   s_load_dwordx4 s[4:7], s[0:1], 0
   s_waitcnt lgkmcnt(0)
   s_mov_b64 s[6:7], s[4:5]
   s_load_dwordx2 s[8:9], s[0:1], 16
   s_load_dword s0, s[0:1], 24
   s_mov_b32 s5, s2
-  v_bfe_u32 v3, v0, 0, 10
+  v_bfe_u32 v2, v0, 0, 10
   s_waitcnt lgkmcnt(0)
   v_mov_b32 v0, s0
   v_mul_lo_u32 v0, s5, v0
-  v_add_u32 v0, v0, v3
+  v_add_u32 v0, v0, v2
   v_lshl_add_u32 v0, v0, 2, s8
   global_load_dword v0, v0, s[6:7]
-  v_lshlrev_b32 v2, 2, v3
+  v_lshlrev_b32 v1, 2, v2
   s_waitcnt vmcnt(0)
-  ds_write_b32 v2, v0
+  ds_write_b32 v1, v0
   s_waitcnt lgkmcnt(0)
   s_barrier
   s_lshr_b32 s4, s0, 1
 .Lreduce_sum_loop_1:
   s_cmp_eq_u32 s4, 0
   s_cbranch_scc1 .Lreduce_sum_endloop_2
-  v_cmp_lt_u32_e64 s[2:3], v3, s4
+  v_cmp_lt_u32_e64 s[2:3], v2, s4
   s_mov_b64 s[0:1], exec
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lreduce_sum_endif_4
   v_mov_b32 v0, s4
-  v_lshl_add_u32 v5, v0, 2, v2
-  ds_read_b32 v1, v5
-  ds_read_b32 v0, v2
+  v_lshl_add_u32 v7, v0, 2, v1
+  ds_read_b32 v6, v7
+  ds_read_b32 v5, v1
   s_waitcnt lgkmcnt(0)
-  v_add_u32 v0, v0, v1
-  ds_write_b32 v2, v0
+  v_add_u32 v5, v5, v6
+  ds_write_b32 v1, v5
 .Lreduce_sum_endif_4:
   s_mov_b64 exec, s[0:1]
   s_waitcnt lgkmcnt(0)
@@ -47,16 +50,16 @@ reduce_sum:
   s_lshr_b32 s4, s4, 1
   s_branch .Lreduce_sum_loop_1
 .Lreduce_sum_endloop_2:
-  v_cmp_eq_u32_e64 s[2:3], v3, 0
+  v_cmp_eq_u32_e64 s[2:3], v2, 0
   s_mov_b64 s[0:1], exec
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lreduce_sum_endif_6
   v_mov_b32 v0, 0
-  ds_read_b32 v1, v0
+  ds_read_b32 v4, v0
   v_mov_b32 v0, s5
-  v_lshl_add_u32 v4, v0, 2, s9
+  v_lshl_add_u32 v3, v0, 2, s9
   s_waitcnt lgkmcnt(0)
-  global_store_dword v4, v1, s[6:7]
+  global_store_dword v3, v4, s[6:7]
 .Lreduce_sum_endif_6:
   s_mov_b64 exec, s[0:1]
   s_endpgm
@@ -75,7 +78,7 @@ reduce_sum:
     .amdhsa_system_sgpr_workgroup_id_y 0
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 6
+    .amdhsa_next_free_vgpr 8
     .amdhsa_next_free_sgpr 10
     .amdhsa_accum_offset 8
     .amdhsa_float_denorm_mode_32 3
@@ -94,7 +97,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 10
-    .vgpr_count: 6
+    .vgpr_count: 8
     .agpr_count: 0
     .max_flat_workgroup_size: 256
     .args:

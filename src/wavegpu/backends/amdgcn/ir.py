@@ -7,9 +7,10 @@ virtual registers (`VR`: a class, a size in dwords and an alignment), sub-dwords
 physical registers (`Phys`: precoloured ABI registers and the allocator's result), the special
 registers, immediates and labels. Pseudo instructions (`LABEL`, `COMMENT`) carry no encoding.
 
-`MI.partial` marks a VALU definition made under a partial EXEC mask (inside divergent control
-flow): the lanes outside the mask keep their old value, so for liveness such a definition also
-reads the register (it does not kill it).
+`MI.partial` marks a per-lane definition made under a partial EXEC mask (inside divergent control
+flow or under a guard): a VALU write, a load or a returning atomic (LDS, global, buffer). The
+lanes outside the mask keep their old value, so for liveness such a definition also reads the
+register (it does not kill it).
 """
 
 from __future__ import annotations

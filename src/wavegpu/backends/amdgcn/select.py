@@ -38,6 +38,9 @@ from .target import WAVE, Target
 from .uniform import analyse
 
 T = DataType
+# encoding families whose vector results are written per lane under EXEC (loads and returning
+# atomics of LDS, FLAT/global and buffer/scratch memory)
+LANE_MEM = frozenset({"DS", "FLAT", "MUBUF", "MTBUF", "SCRATCH"})
 
 
 def inline_int(v: int) -> bool:
@@ -247,6 +250,10 @@ class Selector:
         mi = MI(op, list(ops), ndefs, mods, **kw)  # type: ignore[arg-type]
         if fam.startswith("V") and op not in ("v_readlane_b32", "v_readfirstlane_b32"):
             mi.imp_uses = (*mi.imp_uses, EXEC)
+            mi.partial = self.div
+        elif fam in LANE_MEM and ndefs:
+            # a load or returning atomic (LDS, global, buffer/scratch) writes only the lanes EXEC
+            # enables: under a partial EXEC the other lanes keep the register's value
             mi.partial = self.div
         if op.startswith("s_") and fam in ("SOP1", "SOP2", "SOPC", "SOPK"):
             if (
