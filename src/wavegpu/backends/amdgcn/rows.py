@@ -700,15 +700,19 @@ def _approx(s: Selector, op: VOp, t: Operand, x: Operand) -> None:
         s._valu("v_log_f32", r, [y])
         s._valu("v_add_f32", y, [Imm(0xC2000000), r])  # -32.0
         _cndmask(s, t, r, y, c)
-    elif op is VOp.RCP:  # |x| >= 2^126 (a denormal result): rcp(x * 2^-32) * 2^-32
-        a = s.vtmp()
+    elif op is VOp.RCP:
+        # |x| >= 2^126 (a denormal result): rcp(x * 2^-32) * 2^-32; a denormal x (|x| < 2^-126,
+        # whose reciprocal is finite above 2^-128): rcp(x * 2^32) * 2^32; the scale is a power of
+        # two, so both products are exact (or overflow to inf where 1/x does)
+        a, k = s.vtmp(), s.vtmp()
         s._valu("v_and_b32", a, [Imm(NAN32), x])
         _vcmp(s, "v_cmp_le_u32", c, s.to_v(Imm(F_2_126)), a)  # 2^126 <= |x| (as bits; NaN and inf too)
-        s._valu("v_mul_f32", y, [Imm(0x2F800000), x])  # 2^-32
-        _cndmask(s, y, x, y, c)
+        _cndmask(s, k, Imm(0x3F800000), s.const_v(0x2F800000), c)  # 1.0 or 2^-32
+        _vcmp(s, "v_cmp_gt_u32", c, s.to_v(Imm(F_2_M126)), a)  # |x| < 2^-126 (zeros too: inf either way)
+        _cndmask(s, k, k, s.const_v(0x4F800000), c)  # 2^32
+        s._valu("v_mul_f32", y, [k, x])
         s._valu("v_rcp_f32", r, [y])
-        s._valu("v_mul_f32", y, [Imm(0x2F800000), r])
-        _cndmask(s, t, r, y, c)
+        s._valu("v_mul_f32", t, [k, r])
     else:  # rsqrt of a denormal x: rsq(x * 2^24) * 2^12
         a = s.vtmp()
         s._valu("v_and_b32", a, [Imm(NAN32), x])
