@@ -303,3 +303,65 @@ def test_a_z_group_id_without_y_arrives_densely(arch: str) -> None:
     b = wg.launch(k, device="amdgcn-sim", arch=arch, **kw)
     assert np.array_equal(b.memory, wg.launch(k, wave_width=64, **kw).memory)
     assert np.array_equal(b.view(np.uint32), np.repeat([100, 101, 102], 64))
+
+
+# ---- fence.device: the per-target cache instructions ------------------------------------------
+FENCE = """
+.kernel f
+.param out, buffer, u32
+.workgroup_size 64, 1, 1
+    mov.u32 r1, %tid.x
+    shl.b32 r2, r1, 2
+    add.u32 r2, r0, r2
+    st.global.u32 [r2], r1
+    fence.device
+    ld.global.u32 r3, [r2]
+    add.u32 r3, r3, 5
+    st.global.u32 [r2+256], r3
+    ret
+.end
+"""
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950", "gfx90a"])
+def test_a_device_fence_runs_with_the_targets_cache_instructions(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gfx942/gfx950 write back with `buffer_wbl2 sc1` and invalidate with `buffer_inv sc1`
+    (device scope in SC1:SC0); gfx90a invalidates its L1 with `buffer_wbinvl1_vol`."""
+    from wavegpu.runtime.amdgcn_sim import execute
+
+    k = wg.assemble(FENCE, "f.wave").kernels[0]
+    text = wg.translate(k, "amdgcn", arch=arch)
+    seen: list[tuple[str, str]] = []
+    real = execute.cache_scope
+
+    def spy(w: object, inst: object) -> str:
+        scope = real(w, inst)  # type: ignore[arg-type]
+        seen.append((inst.base, scope))  # type: ignore[attr-defined]
+        return scope
+
+    monkeypatch.setattr(execute, "cache_scope", spy)
+    kw = {"grid": 1, "workgroup": 64, "memory": 512, "args": [0]}
+    got = wg.launch(k, device="amdgcn-sim", arch=arch, **kw)
+    assert np.array_equal(got.memory, wg.launch(k, wave_width=64, **kw).memory)
+    assert np.array_equal(got.view(np.uint32)[64:128], np.arange(64) + 5)
+    if arch == "gfx90a":
+        assert "buffer_wbinvl1_vol" in text and seen == [("buffer_wbinvl1_vol", "device")]
+    else:
+        assert "buffer_wbl2 sc1" in text and "buffer_inv sc1" in text
+        assert seen == [("buffer_wbl2", "device"), ("buffer_inv", "device")]
+
+
+def test_cache_instructions_are_checked_against_the_target() -> None:
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    z = np.zeros(4, np.uint32)
+    for body in ("buffer_inv sc0 sc1", "buffer_wbl2 sc0", "buffer_inv", "buffer_wbinvl1_vol"):
+        _sim(body + "\ns_waitcnt vmcnt(0)", z, arch="gfx942")
+    with pytest.raises(AmdgcnSimError, match="glc is not a cache bit of gfx942"):
+        _sim("buffer_wbl2 glc", z, arch="gfx942")
+    with pytest.raises(AmdgcnSimError, match="gfx940-family instruction, not gfx90a"):
+        _sim("buffer_inv sc1", z, arch="gfx90a")
+    with pytest.raises(AmdgcnSimError, match="does not exist on gfx950"):
+        _sim("buffer_wbinvl1_vol", z, arch="gfx950")
+    with pytest.raises(AmdgcnSimError, match="takes no cache bits"):
+        _sim("buffer_wbinvl1_vol sc1", z, arch="gfx90a")

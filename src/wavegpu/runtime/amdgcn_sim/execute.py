@@ -1030,8 +1030,37 @@ H["ds_cmpst_b32"] = _ds_atomic
 H["ds_bpermute_b32"] = _ds_bpermute
 
 
+SCOPES = ("wavefront", "workgroup", "device", "system")  # SC[1:0] of the gfx940 family
+
+
+def cache_scope(w: Wave, inst: Inst) -> str:
+    """The scope of a cache write-back or invalidation, checked against the target's ISA.
+
+    gfx90a (MI200 ISA): `buffer_wbinvl1_vol` invalidates the vector L1 (device scope: gfx90a's
+    L2 is coherent for the device) and takes no cache bits; `buffer_inv` does not exist there.
+    gfx942/gfx950 (MI300/MI350 ISA): `buffer_wbl2` writes back and `buffer_inv` invalidates the
+    caches up to the scope in SC1:SC0 (0 wavefront, sc0 workgroup, sc1 device, both system);
+    `buffer_wbinvl1_vol` is gone on gfx950 (LLVM 22 rejects it)."""
+    b = inst.base
+    bad = sorted(k for k in inst.mods if k not in ("sc0", "sc1"))
+    if b == "buffer_wbinvl1_vol":
+        if w.t.name == "gfx950":
+            raise err(w, inst, "buffer_wbinvl1_vol does not exist on gfx950 (use buffer_inv sc1)")
+        if inst.mods:
+            raise err(w, inst, f"buffer_wbinvl1_vol takes no cache bits, not {' '.join(sorted(inst.mods))}")
+        return "device"
+    if not w.t.gfx940:
+        raise err(w, inst, f"{b} with sc0/sc1 scope bits is a gfx940-family instruction, not {w.t.name}'s")
+    if bad:
+        raise err(w, inst, f"{b}: {' '.join(bad)} is not a cache bit of {w.t.name} (sc0, sc1)")
+    return SCOPES[(1 if inst.mods.get("sc0") else 0) | (2 if inst.mods.get("sc1") else 0)]
+
+
 def _cache(w: Wave, inst: Inst, ctx: Ctx) -> None:
-    """buffer_wbinvl1_vol / buffer_inv / buffer_wbl2: one coherent memory here; counted on vmcnt."""
+    """buffer_wbinvl1_vol / buffer_inv / buffer_wbl2: one coherent memory here, so no data moves;
+    the instruction is checked against the target (cache_scope) and counted on vmcnt (the memory
+    model waits for a write-back with `s_waitcnt vmcnt(0)`)."""
+    cache_scope(w, inst)
     w.issue(Pending(inst, w.pc, False, True))
 
 

@@ -221,6 +221,8 @@ def parse_inst(line: str, lineno: int) -> Inst:
     ops: list[object] = []
     if base == "s_waitcnt":
         mods = _waitcnt(rest, where)
+    elif base in CACHE_OPS:  # no operands: only the cache-policy bits (sc0 / sc1)
+        mods = _mods(rest.split(), where)
     elif rest:
         pieces = _split_top(rest)
         last = pieces[-1].split()
@@ -254,6 +256,9 @@ def parse_inst(line: str, lineno: int) -> Inst:
         states = ops[0].value + 1
     return Inst(op, base, ops, mods, ndefs, lineno, text, mi, counter, states)
 
+
+# cache write-back / invalidation: operand-less MUBUF instructions whose words are cache-policy bits
+CACHE_OPS = frozenset({"buffer_wbinvl1_vol", "buffer_inv", "buffer_wbl2"})
 
 # VOP3-only instructions written with an explicit _e64 (none today besides compares / cndmask)
 _E64_OK = {"v_max_f32", "v_min_f32", "v_add_f32", "v_mul_f32"}
