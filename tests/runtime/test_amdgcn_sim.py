@@ -91,10 +91,12 @@ amdhsa.kernels:
 """
 
 
-def _sim(body: str, mem: np.ndarray, threads: int = 64, arch: str = "gfx942", a0: int = 0) -> np.ndarray:
+def _sim(
+    body: str, mem: np.ndarray, threads: int = 64, arch: str = "gfx942", a0: int = 0, tail: str = TAIL
+) -> np.ndarray:
     from wavegpu.runtime.amdgcn_sim import run
 
-    text = HEAD + "\n".join("  " + ln.strip() for ln in body.strip().splitlines()) + "\n" + TAIL
+    text = HEAD + "\n".join("  " + ln.strip() for ln in body.strip().splitlines()) + "\n" + tail
     m8 = np.ascontiguousarray(mem).view(np.uint8).copy()
     return run(text, "k", (1, 1, 1), (threads, 1, 1), m8, np.zeros(16, np.uint8), [a0], arch).view(mem.dtype)
 
@@ -201,6 +203,19 @@ def test_the_parser_refuses_what_the_backend_does_not_emit() -> None:
         _sim("s_branch .Lnowhere", np.zeros(4, np.uint32))
     with pytest.raises(AmdgcnSimError, match="beyond the kernel's 8 VGPRs"):
         _sim("v_mov_b32 v9, 0", np.zeros(4, np.uint32))
+
+
+def test_sgprs_at_or_above_next_free_sgpr_are_refused() -> None:
+    """The descriptor says `.amdhsa_next_free_sgpr 16`: s15 is the kernel's, s16 (alone or as
+    the top of a pair) is not."""
+    from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
+
+    _sim("s_mov_b32 s15, 0", np.zeros(4, np.uint32))
+    for body in ("s_mov_b32 s16, 0", "s_mov_b64 s[15:16], 0", "v_add_u32 v1, s17, v0", "s_load_dwordx2 s[16:17], s[0:1], 0"):
+        with pytest.raises(AmdgcnSimError, match=r"beyond the kernel's 16 SGPRs \(.amdhsa_next_free_sgpr\)"):
+            _sim(body, np.zeros(4, np.uint32))
+    with pytest.raises(AmdgcnSimError, match=r"no \.amdhsa_next_free_sgpr"):
+        _sim("s_nop 0", np.zeros(4, np.uint32), tail=TAIL.replace("    .amdhsa_next_free_sgpr 16\n", ""))
 
 
 def test_launch_errors_are_wave_errors() -> None:

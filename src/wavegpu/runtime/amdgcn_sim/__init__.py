@@ -63,11 +63,15 @@ def kernarg(k: KernelCode, grid: tuple[int, int, int], wg: tuple[int, int, int],
     return seg
 
 
-def check_registers(k: KernelCode, vgprs: int, agprs: int) -> None:
+MAX_SGPRS = 102  # the most `.amdhsa_next_free_sgpr` can say on gfx9 (VCC and the rest are extra)
+
+
+def check_registers(k: KernelCode, vgprs: int, agprs: int, sgprs: int = MAX_SGPRS) -> None:
     """Every register operand within what the descriptor allocates (VGPRs below
-    `.amdhsa_next_free_vgpr` / `.amdhsa_accum_offset`, AGPRs after it, SGPRs below 102)."""
-    limit = {"v": vgprs, "a": agprs, "s": 102}
-    what = {"v": "VGPRs (.amdhsa_next_free_vgpr)", "a": "AGPRs", "s": "SGPRs"}
+    `.amdhsa_next_free_vgpr` / `.amdhsa_accum_offset`, AGPRs after it, SGPRs below
+    `.amdhsa_next_free_sgpr`: the hardware grants only those, so a higher one is another wave's)."""
+    limit = {"v": vgprs, "a": agprs, "s": sgprs}
+    what = {"v": "VGPRs (.amdhsa_next_free_vgpr)", "a": "AGPRs", "s": "SGPRs (.amdhsa_next_free_sgpr)"}
     for pc, inst in enumerate(k.insts):
         for o in inst.ops:
             r = o.o if isinstance(o, Neg) else o
@@ -104,7 +108,12 @@ def run(
     acc = d.get("accum_offset", 4)
     arch_v = min(nfv, acc) if nfv > acc else nfv
     n_agpr = nfv - acc if nfv > acc else 0
-    check_registers(k, max(arch_v, 1), n_agpr)
+    nfs = d.get("next_free_sgpr")
+    if nfs is None:
+        raise AmdgcnSimError(f"kernel {k.name}: no .amdhsa_next_free_sgpr")
+    if not 0 <= nfs <= MAX_SGPRS:
+        raise AmdgcnSimError(f"kernel {k.name}: .amdhsa_next_free_sgpr {nfs} is outside 0..{MAX_SGPRS}")
+    check_registers(k, max(arch_v, 1), n_agpr, nfs)
     ka = kernarg(k, grid, wg, bits)
     mem = Memory(
         [
