@@ -7,7 +7,7 @@ name that resolves to another release on a fresh machine), with the reason when 
 | hipcc   | HIP 5.2 (Debian's ROCm 5.2)    | Debian `hipcc` (tools/system-tools.sh)               |
 | nvcc    | CUDA 13.0                      | the CUDA toolkit (not in Debian; tests skip without) |
 | ptxas   | CUDA 13.0                      | the CUDA toolkit                                     |
-| llvm-mc, ld.lld, llvm-objdump, llvm-readelf | 14, 19, 22 by versioned name (`llvm-mc-19`) | Debian `llvm-N`/`lld-N` (tools/system-tools.sh; 14 comes with clang) |
+| llvm-mc, ld.lld, llvm-objdump, llvm-readelf | 14, 19, 22 by versioned name (`llvm-mc-19`) | Debian `llvm-N`/`lld-N` (tools/system-tools.sh installs all three; clang brings llvm-14, not lld-14) |
 
 The AMDGCN backend's tests assemble for gfx90a with LLVM 14 and 22, gfx942 with 19 and 22, and
 gfx950 with 22 (`AMDGCN_LLVM`): the first LLVM that knew each processor and the newest.
