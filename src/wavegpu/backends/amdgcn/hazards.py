@@ -22,6 +22,9 @@ Rules (producer -> consumer: wait states, targets):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from .ir import MI, VCC, Imm, Neg, Phys, Special, is_pseudo
 from .isa import TRANS, VMEM, is_valu
 from .target import Target
@@ -69,36 +72,65 @@ def _store_data(mi: MI) -> set[tuple[str, int]]:
     return set()
 
 
+def _pv(p: MI) -> set[tuple[str, int]]:
+    return {u for u in _defs(p) if u[0] == "v"} if _valu(p) else set()
+
+
+def _ps(p: MI) -> set[tuple[str, int]]:
+    return {u for u in _defs(p) if u[0] in ("s", "vcc")} if _valu(p) else set()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table: `states(target, producer, consumer)` is the wait states it asks for
+    (0 where it does not apply). Names follow the interpreter's ISA table
+    (runtime/amdgcn_sim/hazards.py), which the tests compare with this one row by row."""
+
+    name: str
+    states: Callable[[Target, MI, MI], int]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "valu-vgpr>readlane",
+        lambda t, p, c: 1 if t.gfx940 and c.op in READLANE and _pv(p) & _u(c.ops[1]) else 0,
+    ),
+    Rule("valu-sgpr>valu", lambda t, p, c: 2 if t.gfx940 and _valu(c) and _ps(p) & _uses(c) else 0),
+    Rule(
+        "valu-sgpr>lane-select",
+        lambda t, p, c: (
+            4 if c.op in ("v_readlane_b32", "v_writelane_b32") and len(c.ops) > 2 and _ps(p) & _u(c.ops[2]) else 0
+        ),
+    ),
+    Rule("valu-sgpr>vmem", lambda t, p, c: 5 if c.op in VMEM and _ps(p) & _uses(c) else 0),
+    Rule("valu-vgpr>dpp", lambda t, p, c: 2 if "_dpp" in c.op and _pv(p) & _uses(c) else 0),
+    Rule(
+        "trans>non-trans",
+        lambda t, p, c: 1 if t.gfx940 and p.op in TRANS and _valu(c) and c.op not in TRANS and _pv(p) & _uses(c) else 0,
+    ),
+    Rule(
+        "wide-store>valu-write",
+        lambda t, p, c: (2 if t.gfx940 else 1) if _valu(c) and _store_data(p) & _defs(c) else 0,
+    ),
+    Rule(
+        "valu-vcc>div_fmas",
+        lambda t, p, c: 4 if _valu(p) and c.op.startswith("v_div_fmas") and ("vcc", 0) in _defs(p) else 0,
+    ),
+    Rule(
+        "valu-vgpr>accvgpr_write",
+        lambda t, p, c: 2 if c.op == "v_accvgpr_write_b32" and _pv(p) & _uses(c) else 0,
+    ),
+    # conservative (the ISA documents ask for none on gfx90a/gfx940): our spill reloads
+    Rule(
+        "accvgpr_read>valu",
+        lambda t, p, c: 2 if p.op == "v_accvgpr_read_b32" and _valu(c) and _pv(p) & _uses(c) else 0,
+    ),
+)
+
+
 def required(t: Target, p: MI, c: MI) -> int:
-    """Wait states consumer c needs after producer p."""
-    need = 0
-    if _valu(p):
-        pd = _defs(p)
-        pv = {u for u in pd if u[0] == "v"}
-        ps = {u for u in pd if u[0] in ("s", "vcc")}
-        cu = _uses(c)
-        if t.gfx940 and c.op in READLANE and pv & _u(c.ops[1]):
-            need = max(need, 1)
-        if t.gfx940 and _valu(c) and ps & cu:
-            need = max(need, 2)
-        if c.op in ("v_readlane_b32", "v_writelane_b32") and len(c.ops) > 2 and ps & _u(c.ops[2]):
-            need = max(need, 4)
-        if c.op in VMEM and ps & cu:
-            need = max(need, 5)
-        if "_dpp" in c.op and pv & cu:
-            need = max(need, 2)
-        if t.gfx940 and p.op in TRANS and _valu(c) and c.op not in TRANS and pv & cu:
-            need = max(need, 1)
-        if c.op.startswith("v_div_fmas") and ("vcc", 0) in pd:
-            need = max(need, 4)
-        if c.op == "v_accvgpr_write_b32" and pv & cu:
-            need = max(need, 2)
-        if p.op == "v_accvgpr_read_b32" and _valu(c) and pv & cu:
-            need = max(need, 2)
-    data = _store_data(p)
-    if data and _valu(c) and data & _defs(c):
-        need = max(need, 2 if t.gfx940 else 1)
-    return need
+    """Wait states consumer c needs after producer p (the most any rule of RULES asks for)."""
+    return max((r.states(t, p, c) for r in RULES), default=0)
 
 
 def _states(mi: MI) -> int:

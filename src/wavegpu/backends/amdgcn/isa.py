@@ -287,7 +287,10 @@ COMMUTATIVE = frozenset(
     }
 )
 # Transcendental VALU ops (the gfx940 trans -> use hazard).
-TRANS = frozenset({"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32", "v_exp_f32", "v_log_f32"})
+# transcendental VALU ops we emit (the f64 ones too: the gfx940 family's trans hazard covers them)
+TRANS = frozenset(
+    {"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32", "v_exp_f32", "v_log_f32", "v_rcp_f64", "v_rsq_f64"}
+)
 SMEM = frozenset(m for m, f in FAMILY.items() if f == "SMEM")
 VMEM = frozenset(m for m, f in FAMILY.items() if f in ("FLAT", "MUBUF"))
 LDS = frozenset(m for m, f in FAMILY.items() if f == "DS")

@@ -2,8 +2,9 @@
 arch=...)`): the text is parsed (parse.py), each workgroup's wave64 waves run with their SGPRs,
 VGPRs, AGPRs, EXEC/VCC/SCC/M0, the workgroup's LDS and the dispatch's memory (machine.py,
 semantics.py, execute.py), memory operations complete asynchronously (a register read before
-the `s_waitcnt` that covers its load is an error) and the backend's hazard table is checked on
-the executed instruction stream (a shorter distance is an error).
+the `s_waitcnt` that covers its load is an error) and the hazards of the ISA documents (the
+interpreter's own table, hazards.py) are checked on the executed instruction stream (a shorter
+distance is an error).
 
 The dispatch follows the backend's ABI (backends/amdgcn/abi.py) and the module's own descriptor
 and metadata: the kernarg segment is built from the metadata's `.args` (mem and cmem: the bases
@@ -133,7 +134,7 @@ def run(
     flat = np.arange(nwaves * W)
     tx, ty, tz = flat % wg[0], (flat // wg[0]) % wg[1], flat // (wg[0] * wg[1])
     packed = (tx | ((ty if item_dims >= 1 else 0) << 10) | ((tz if item_dims >= 2 else 0) << 20)).astype(np.uint32)
-    hz_cache: dict[tuple[int, int], int] = {}
+    hz_cache: dict[tuple[int, int], tuple[int, str]] = {}
     for gz in range(grid[2]):
         for gy in range(grid[1]):
             for gx in range(grid[0]):
@@ -157,7 +158,7 @@ def run(
     return memory
 
 
-def _run_group(waves: list[Wave], ctx: Ctx, hz: dict[tuple[int, int], int], budget: int) -> None:
+def _run_group(waves: list[Wave], ctx: Ctx, hz: dict[tuple[int, int], tuple[int, str]], budget: int) -> None:
     while True:
         for w in waves:
             if not w.done and not w.at_barrier:
@@ -169,7 +170,7 @@ def _run_group(waves: list[Wave], ctx: Ctx, hz: dict[tuple[int, int], int], budg
             w.at_barrier = False
 
 
-def _run_wave(w: Wave, ctx: Ctx, hz: dict[tuple[int, int], int], budget: int) -> None:
+def _run_wave(w: Wave, ctx: Ctx, hz: dict[tuple[int, int], tuple[int, str]], budget: int) -> None:
     insts = w.k.insts
     n = len(insts)
     while True:

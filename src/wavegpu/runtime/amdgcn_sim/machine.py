@@ -12,8 +12,8 @@ atomic of the wave is still counted (its data would not be visible to the workgr
 Memory itself is read and written when the operation issues; only its register results wait.
 
 Hazards: every executed instruction is checked against the wave's last instructions with the
-backend's own table (`backends.amdgcn.hazards.required`); fewer wait states between producer
-and consumer than the table asks for is an error.
+interpreter's own table of the ISA documents' rules (hazards.py, independent of the backend's
+table); fewer wait states between producer and consumer than a rule asks for is an error.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ...backends.amdgcn import hazards as HZ
 from ...backends.amdgcn.ir import Imm, Label, Neg, Phys, Raw, Special
 from ...backends.amdgcn.target import Target
+from . import hazards as HZ
 from .parse import AmdgcnSimError, FConst, Inst, KernelCode
 
 W = 64
@@ -206,20 +206,20 @@ class Wave:
                     )
 
     # ---- hazards -------------------------------------------------------------------------
-    def hazard(self, inst: Inst, cache: dict[tuple[int, int], int]) -> None:
+    def hazard(self, inst: Inst, cache: dict[tuple[int, int], tuple[int, str]]) -> None:
         dist = 0
         for p in reversed(self.history):
             if dist >= HZ.MAXDIST:
                 break
             key = (id(p), id(inst))
-            req = cache.get(key)
-            if req is None:
-                req = HZ.required(self.t, p.mi, inst.mi)
-                cache[key] = req
+            hit = cache.get(key)
+            if hit is None:
+                hit = cache[key] = HZ.required(self.t, p, inst)
+            req, rule = hit
             if req > dist:
                 raise AmdgcnSimError(
                     f"{self.where(inst)}: hazard: `{p.text}` (line {p.line}) "
-                    f"needs {req} wait state(s) before it on {self.t.name}; there are {dist}"
+                    f"needs {req} wait state(s) before it on {self.t.name}; there are {dist} (ISA rule {rule})"
                 )
             dist += p.states
         self.history.append(inst)

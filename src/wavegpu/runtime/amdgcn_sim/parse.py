@@ -4,7 +4,8 @@ labels, AMDHSA directives and code-object metadata.
 Only the subset the backend emits is understood (`backends/amdgcn/isa.EMITTED`); any other
 mnemonic, operand or directive inside a kernel is refused with an `AmdgcnSimError` naming the
 line. Operands become the backend's own IR operand classes (`Phys`, `Special`, `Imm`, `Neg`,
-`Label`, `Raw`) so that its hazard table can be applied to the parsed instructions unchanged.
+`Label`, `Raw`), so that the interpreter's own hazard table (hazards.py) can be compared with the
+backend's on the same parsed instructions.
 """
 
 from __future__ import annotations
