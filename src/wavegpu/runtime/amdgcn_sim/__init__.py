@@ -21,7 +21,7 @@ import numpy as np
 
 from ...backends.amdgcn.ir import Neg, Phys
 from ...backends.amdgcn.target import target
-from .execute import BRANCHES, Ctx, H, branch_target
+from .execute import BRANCHES, Ctx, H, Ulp, branch_target
 from .machine import JUNK, Memory, Segment, W, Wave
 from .parse import AmdgcnSimError, KernelCode, parse_module
 
@@ -90,9 +90,17 @@ def run(
     bits: Sequence[int],
     arch: str | None = None,
     max_instructions: int = DEFAULT_BUDGET,
+    approx: str | None = None,
+    seed: int = 0,
 ) -> np.ndarray:
     """Run kernel `entry` of the assembly module `text`; returns global memory afterwards
-    (`memory`, a uint8 array, is updated in place and returned)."""
+    (`memory`, a uint8 array, is updated in place and returned).
+
+    `approx` is a test mode for the hardware's approximate instructions (`v_rcp/v_rsq/v_sqrt/
+    v_exp/v_log_f32`, `v_rcp_iflag_f32`, `v_rcp/v_rsq_f64`, 1 ulp by the ISA documents): None
+    models them correctly rounded; "down", "up" or "random" (seeded by `seed`) move each result
+    by one ulp (execute.Ulp), to show which of the backend's sequences stay exact."""
+    ulp = Ulp(approx, seed) if approx is not None else None
     t = target(arch)
     kernels = parse_module(text)
     if entry not in kernels:
@@ -139,7 +147,7 @@ def run(
         for gy in range(grid[1]):
             for gx in range(grid[0]):
                 lds = np.zeros(lds_size, np.uint8)
-                ctx = Ctx(mem, lds)
+                ctx = Ctx(mem, lds, ulp)
                 waves = []
                 for wi in range(nwaves):
                     live = min(W, threads - wi * W)

@@ -9,7 +9,7 @@ import numpy as np
 from ...backends.amdgcn.ir import Imm, Label, Phys, Raw
 from ...backends.amdgcn.isa import EMITTED
 from .machine import Memory, Pending, W, Wave
-from .parse import Inst
+from .parse import AmdgcnSimError, Inst
 from .semantics import (
     F32,
     F64,
@@ -33,6 +33,7 @@ from .semantics import (
     fma_f32,
     fma_f64,
     fract32,
+    ftz32,
     lane_bits,
     mbcnt,
     minmax,
@@ -53,12 +54,90 @@ M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
 
 
-class Ctx:
-    """What a wave's instructions reach besides its registers: memory, LDS, the target."""
+# The hardware's approximate instructions (the MI200/MI300 ISA documents state 1 ulp for each):
+# modelled correctly rounded, or, in the test mode `Ulp`, off by up to one ulp
+APPROX_F32 = frozenset({"v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32", "v_exp_f32", "v_log_f32"})
+APPROX_F64 = frozenset({"v_rcp_f64", "v_rsq_f64"})
 
-    def __init__(self, mem: Memory, lds: np.ndarray) -> None:
+
+class Ulp:
+    """A test mode for the approximate instructions: "1 ulp accuracy" (an error below one ulp of
+    the exact result) allows either float next to the exact value, so each result is the one
+    below it ("down"), the one above it ("up"), or per lane at random one of those two or the
+    nearest ("random", seeded). Zeros, infinities and NaNs stay as modelled (the documents give
+    them exactly); f32 results that become denormal are flushed, as the hardware gives none."""
+
+    MODES = ("down", "up", "random")
+
+    def __init__(self, mode: str, seed: int = 0) -> None:
+        if mode not in self.MODES:
+            raise AmdgcnSimError(f"approx mode {mode!r} is not one of {', '.join(self.MODES)}")
+        self.mode = mode
+        self.rng = np.random.default_rng(seed)
+
+    def steps(self) -> np.ndarray:
+        if self.mode == "random":
+            return self.rng.integers(-1, 2, size=W)
+        return np.full(W, -1 if self.mode == "down" else 1)
+
+    def choose(self, r: np.ndarray, above: np.ndarray, below: np.ndarray) -> np.ndarray:
+        """r: the nearest result; above/below: r is above/below the exact value."""
+        k = self.steps()
+        with np.errstate(all="ignore"):
+            lo = np.where(above, np.nextafter(r, -np.inf), r)
+            hi = np.where(below, np.nextafter(r, np.inf), r)
+        out = np.where(k < 0, lo, np.where(k > 0, hi, r))
+        return np.where(np.isfinite(r) & (r != 0), out, r).astype(r.dtype)
+
+    def f32(self, b: str, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """x: the f32 input, r: the modelled (nearest) f32 result of instruction b. The exact
+        value is compared in f64, which never rounds onto an f32 value for these functions."""
+        xs = x if b == "v_sqrt_f32" else ftz32(x)
+        with np.errstate(all="ignore"):
+            e = EXACT32[b](xs.astype(F64))
+            out = self.choose(r, r.astype(F64) > e, r.astype(F64) < e)
+        return out if b == "v_sqrt_f32" else ftz32(out)
+
+    def f64(self, b: str, x: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """The same for v_rcp_f64 / v_rsq_f64, compared exactly (rationals): r > 1/x when
+        (r*x - 1)/x > 0, r > 1/sqrt(x) (x > 0, r > 0) when r*r*x > 1."""
+        from fractions import Fraction
+
+        above = np.zeros(W, bool)
+        below = np.zeros(W, bool)
+        for i in range(W):
+            xi, ri = float(x[i]), float(r[i])
+            if not (np.isfinite(xi) and np.isfinite(ri)) or xi == 0 or ri == 0:
+                continue
+            fx, fr = Fraction(xi), Fraction(ri)
+            if b == "v_rcp_f64":
+                d = (fr * fx - 1) / fx
+            elif xi > 0 and ri > 0:
+                d = fr * fr * fx - 1
+            else:
+                continue
+            above[i], below[i] = d > 0, d < 0
+        return self.choose(r, above, below)
+
+
+EXACT32: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "v_rcp_f32": lambda x: 1.0 / x,
+    "v_rcp_iflag_f32": lambda x: 1.0 / x,
+    "v_rsq_f32": lambda x: 1.0 / np.sqrt(x),
+    "v_sqrt_f32": np.sqrt,
+    "v_exp_f32": np.exp2,
+    "v_log_f32": np.log2,
+}
+
+
+class Ctx:
+    """What a wave's instructions reach besides its registers: memory, LDS, the target, and the
+    model of the approximate instructions (None: correctly rounded; a `Ulp`: off by one ulp)."""
+
+    def __init__(self, mem: Memory, lds: np.ndarray, approx: Ulp | None = None) -> None:
         self.mem = mem
         self.lds = lds
+        self.approx = approx
 
 
 Handler = Callable[[Wave, Inst, Ctx], "int | None"]
@@ -199,6 +278,8 @@ def _f32_valu(w: Wave, inst: Inst, ctx: Ctx) -> None:
         else:
             raise err(w, inst, f"{b} is not modelled")
     r = np.asarray(r, dtype=F32)
+    if ctx.approx is not None and b in APPROX_F32:
+        r = ctx.approx.f32(b, as_f32(v32(w, inst, inst.ops[1])), r)
     if inst.mods.get("clamp"):
         r = np.where(np.isnan(r), F32(0), np.clip(r, F32(0), F32(1))).astype(F32)
     set_v32(w, inst, inst.ops[0], bits32(r))
@@ -232,6 +313,8 @@ def _f64_valu(w: Wave, inst: Inst, ctx: Ctx) -> None:
             )
         else:
             raise err(w, inst, f"{b} is not modelled")
+    if ctx.approx is not None and b in APPROX_F64:
+        r = ctx.approx.f64(b, srcs[0], np.asarray(r, dtype=F64))
     set_v64(w, inst, inst.ops[0], bits64(r))
 
 
