@@ -30,6 +30,9 @@ HEAD = f"""
     st.local.u32 [r2+256], r5
     barrier
     add.u32 r6, r4, {NREG * 256}
+    shl.b32 r7, r1, 3
+    add.u32 r7, r7, r0
+    add.u32 r7, r7, {NREG * 256}
 """
 
 
@@ -48,7 +51,11 @@ def kernels(draw: st.DrawFn) -> str:
         s = f"r{8 + draw(st.integers(0, NREG - 1))}"
         p = f"p{draw(st.integers(0, 1))}"
         guard = draw(st.sampled_from(["", f"@{p} ", f"@!{p} "]))
-        kind = draw(st.sampled_from(["setp", "setp_v", "alu", "ld_local", "ld_global", "atom_local", "atom_global"]))
+        kind = draw(
+            st.sampled_from(
+                ["setp", "setp_v", "alu", "ld_local", "ld_global", "ld_v2", "if_ld", "atom_local", "atom_global"]
+            )
+        )
         addr = draw(st.sampled_from(["r2", "r3"]))
         if kind == "setp":
             body.append(f"    setp.lt.u32 {p}, r1, {draw(st.integers(0, 64))}")
@@ -60,6 +67,11 @@ def kernels(draw: st.DrawFn) -> str:
             body.append(f"    {guard}ld.local.u32 {d}, [{addr}+{draw(st.sampled_from([0, 256]))}]")
         elif kind == "ld_global":
             body.append(f"    {guard}ld.global.u32 {d}, [r6+{256 * draw(st.integers(0, 2))}]")
+        elif kind == "ld_v2":  # a pair r8:r9, r10:r11 or r12:r13 from global memory
+            j = 8 + 2 * draw(st.integers(0, NREG // 2 - 1))
+            body.append(f"    {guard}ld.global.v2.b32 {{r{j}, r{j + 1}}}, [r7+{256 * draw(st.integers(0, 1))}]")
+        elif kind == "if_ld":  # a load in a divergent if
+            body.append(f"    if {p}\n        ld.local.u32 {d}, [{addr}+256]\n    endif")
         elif kind == "atom_local":
             op = draw(st.sampled_from(["add.u32", "max.u32", "exch.b32", "xor.b32"]))
             body.append(f"    {guard}atom.local.{op} {d}, [{addr}], {s}")
