@@ -49,7 +49,7 @@ def _defs(mi: MI) -> set[tuple[str, int]]:
     for o in (*mi.defs, *mi.imp_defs):
         out |= _u(o)
     if mi.op.startswith("v_cmp_") and not mi.op.endswith("_e64"):
-        out |= VCC.units() and set(VCC.units())
+        out |= set(VCC.units())
     return out
 
 
