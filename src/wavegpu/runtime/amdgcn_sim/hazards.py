@@ -3,13 +3,13 @@ inserted wait states"), written from the ISA documents and independent of the ba
 (`backends/amdgcn/hazards.py`), so that a rule missing from the emitter's table is caught here
 instead of being copied.
 
-Sources: the "AMD Instinct MI200" ISA reference guide (gfx90a, CDNA2), section 4.5 "Manually
-Inserted Wait States (NOPs)", and the "AMD Instinct MI300" ISA reference guide (gfx942, CDNA3;
-gfx950 is the CDNA3.5 revision of the same rules), section 4.5 of the same name, which adds the
-gfx940-family rules (VALU-written SGPR/VCC read by a VALU, `v_readlane` of a freshly written VGPR,
-transcendental results, EXEC before readlane). Where a row was checked against a second public
-statement of the same table, AMD's rocRoller wait-state observers or LLVM's
-`GCNHazardRecognizer`, that is named in the row.
+Sources: the "AMD Instinct MI200" ISA reference guide (gfx90a, CDNA2) and the "AMD Instinct
+MI300" ISA reference guide (gfx942, CDNA3; gfx950 is the CDNA3.5 revision of the same rules),
+their sections "Manually Inserted Wait States (NOPs)"; the MI300 one adds the gfx940-family rows
+(VALU-written SGPR/VCC read by a VALU, `v_readlane` of a freshly written VGPR, transcendental
+results, EXEC before readlane). Rows that AMD's rocRoller also states (its wait-state observers,
+a second transcription of the same tables) name the observer they were checked against. None of
+it is derived from the backend's table.
 
 A *wait state* is one instruction between producer and consumer (`s_nop N` counts N+1); labels
 are not instructions. Each rule gives the wait states for gfx90a and for the gfx940 family
