@@ -171,3 +171,31 @@ def test_the_interpreter_does_not_read_the_emitters_table(monkeypatch: pytest.Mo
     monkeypatch.setattr(EH, "required", lambda *a: 0)
     with pytest.raises(AmdgcnSimError, match="ISA rule"):
         run(text, "h", (1, 1, 1), (64, 1, 1), np.zeros(4096, np.uint8), np.zeros(16, np.uint8), [0], "gfx942")
+
+
+def test_the_isa_rows_for_instructions_we_do_not_emit_apply() -> None:
+    """VALU writes of EXEC, M0 before LDS DMA and s_setreg before s_getreg are stated for any
+    input; built here as instructions directly (the parser refuses what the backend never emits)."""
+    from wavegpu.backends.amdgcn.ir import EXEC, M0, Imm, Phys
+    from wavegpu.runtime.amdgcn_sim.parse import Inst
+
+    def inst(op: str, ops: list[object], ndefs: int) -> Inst:
+        return Inst(op, op.removesuffix("_e64"), ops, {}, ndefs, 1, op)
+
+    cmpx = inst("v_cmp_eq_u32_e64", [EXEC, Imm(0), Phys("v", 0)], 1)
+    dpp = parse_inst("v_add_u32_dpp v3, v2, v2 row_shr:1 row_mask:0xf bank_mask:0xf", 2)
+    rfl = parse_inst("v_readfirstlane_b32 s4, v1", 2)
+    m0 = inst("s_mov_b32", [M0, Imm(0)], 1)
+    dma = Inst("buffer_load_dword", "buffer_load_dword", [], {"lds": True}, 0, 2, "buffer_load_dword ... lds")
+    setreg, getreg = inst("s_setreg_imm32_b32", [], 0), inst("s_getreg_b32", [Phys("s", 4)], 1)
+    for arch, want in (("gfx90a", [5, 0, 1, 2]), ("gfx942", [5, 4, 1, 2])):
+        t = target(arch)
+        got = [IH.required(t, p, c) for p, c in ((cmpx, dpp), (cmpx, rfl), (m0, dma), (setreg, getreg))]
+        assert [n for n, _ in got] == want, arch
+        assert [w for n, w in got if n] == [
+            r
+            for r, n in zip(
+                ["valu-exec>dpp", "valu-exec>readlane", "salu-m0>lds-dma", "setreg>getreg"], want, strict=True
+            )
+            if n
+        ]

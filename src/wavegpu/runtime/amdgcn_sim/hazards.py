@@ -62,6 +62,7 @@ class View:
     trans: bool
     vmem: bool  # global/buffer/flat/scratch (reads SGPR addresses, SRDs, offsets)
     dpp: bool
+    lds_dma: bool  # a buffer/global load into LDS (`... lds`), which takes its LDS address from M0
     writes: frozenset[Unit]  # every register unit it writes (VGPRs, SGPRs, AGPRs, vcc, exec, m0)
     reads: frozenset[Unit]  # every register unit it reads, vcc/exec implied by the opcode too
     vsrc: frozenset[Unit]  # v_readlane / v_readfirstlane: the VGPR read
@@ -91,6 +92,7 @@ def view(inst: Inst) -> View:
         trans=b in TRANS_OPS,
         vmem=vmem,
         dpp=b.endswith("_dpp"),
+        lds_dma=vmem and ("lds" in inst.mods or b.endswith("_lds")),
         writes=frozenset(writes),
         reads=frozenset(reads),
         vsrc=frozenset(_units(ops[1])) if b in LANE_READS and len(ops) > 1 else frozenset(),
@@ -179,17 +181,13 @@ RULES: tuple[Rule, ...] = (
         1,
         1,
         "MI200/MI300 ISA 4.5: SALU writes M0 -> LDS DMA (buffer_load ... lds), S_SENDMSG",
-        lambda p, c: (
-            p.base.startswith("s_")
-            and ("m0", 0) in p.writes
-            and (c.base == "s_sendmsg" or (c.vmem and "lds" in c.base))
-        ),
+        lambda p, c: p.base.startswith("s_") and ("m0", 0) in p.writes and (c.base == "s_sendmsg" or c.lds_dma),
     ),
     Rule(
         "setreg>getreg",
         2,
         2,
-        "MI200/MI300 ISA 4.5: S_SETREG -> S_GETREG of the same register",
+        "MI200/MI300 ISA 4.5: S_SETREG -> S_GETREG of the same register (any register here)",
         lambda p, c: p.base.startswith("s_setreg") and c.base.startswith("s_getreg"),
     ),
     # the gfx940 family's additions (MI300 ISA 4.5)
