@@ -15,8 +15,21 @@ from dataclasses import dataclass, field, replace
 from ...errors import CompileError, Diagnostic, Span
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
-from ..builtins import ATOMICS, BUILTINS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2, Builtin, Kind
+from ..builtins import (
+    ATOMICS,
+    BUILTINS,
+    CONSTANTS,
+    IDS,
+    MATH1,
+    TOOLCHAIN_WORKGROUP,
+    VOID,
+    WAVE1,
+    WAVE2,
+    Builtin,
+    Kind,
+)
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
+from .treesitter import param_errors
 
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
@@ -76,6 +89,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
 
 def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
+    text = text.removeprefix("\ufeff")  # a byte order mark, as the other frontends skip it
     src = Source(text, file)
     try:
         tree = ast.parse(text, filename=file)
@@ -90,6 +104,16 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
     chosen = decorated or fns
     if not chosen:
         raise CompileError([Diagnostic(f"{file}: no kernel function found")])
+    first: dict[str, ast.FunctionDef] = {}
+    twice: list[Diagnostic] = []
+    for f in chosen:  # Python would keep the last; a .wbin holds one kernel of a name
+        if f.name in first:
+            sp = Span(file, f.lineno, f.col_offset + 1, 3, src.lines[f.lineno - 1])
+            twice.append(Diagnostic(f"kernel {f.name!r} is defined twice (first on line {first[f.name].lineno})", sp))
+        else:
+            first[f.name] = f
+    if twice:
+        raise CompileError(twice)
     return [(src, f) for f in chosen]
 
 
@@ -255,6 +279,7 @@ class Frontend:
         # names the kernel assigns are its own, as in Python (a module constant of that name is hidden)
         self.assigned = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
         self.local_shapes: dict[str, tuple[int, ...]] = {}
+        self.toolchain_dialect = False  # a bare thread_id(): the Rust toolchain's local id (COMPAT.md)
 
     def hidden_param(self, array: str, suffix: str) -> hir.Var:
         """A hidden i32 argument of an array parameter (its length or a dimension), which the
@@ -424,6 +449,13 @@ class Frontend:
         if isinstance(n, ast.Name) and n.id == "bool":
             return BOOL
         return None
+
+    def toolchain_spelling(self, f: ast.expr) -> bool:
+        """Whether a builtin is called as the Rust toolchain's Python kernels call it: by its bare
+        name (`from wave import thread_id`) or through its module `wave`, not as `wg.thread_id`."""
+        return isinstance(f, ast.Name) or (
+            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "wave"
+        )
 
     def builtin_name(self, n: ast.expr) -> str | None:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
@@ -1026,7 +1058,13 @@ class Frontend:
                 return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
         kw = {k.arg: k.value for k in n.keywords}
+        if name in BUILTINS:  # every builtin's arguments against its row of the table, in one place
+            why = builtins.arity(name, len(n.args), tuple(k.arg or "**" for k in n.keywords))
+            if why is not None:
+                raise self.error(n, why)
         if name in IDS:
+            if name == "thread_id" and not n.args and not kw and self.toolchain_spelling(n.func):
+                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
             axis = 0
             if name in builtins.NO_AXIS:
                 if n.args or kw:
@@ -1211,16 +1249,32 @@ def _wrap32(v: int) -> int:
 
 
 def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
+    """The HIR of one kernel function (without its decorator's options)."""
+    return _lower(src, node)[0]
+
+
+def _lower(src: Source, node: ast.FunctionDef) -> tuple[hir.Function, bool]:
+    """The HIR of one kernel function, and whether it is in the Rust toolchain's dialect."""
     fe = Frontend(src, node)
     try:
-        return fe.run()
+        fn = fe.run()
     except _Bail:
         raise CompileError(fe.diags) from None
+    dup = param_errors(fn)  # Python itself: "duplicate argument 'x' in function definition"
+    if dup:
+        raise CompileError(dup)
+    return fn, fe.toolchain_dialect
 
 
 def kernel(src: Source, node: ast.FunctionDef) -> hir.Function:
-    """One kernel function in HIR, with its decorator's options (max_registers, workgroup)."""
-    return replace(frontend(src, node), options=kernel_options(node, src.consts))
+    """One kernel function in HIR, with its decorator's options (max_registers, workgroup); a
+    kernel in the Rust toolchain's dialect (a bare `thread_id()`) records the workgroup that
+    toolchain records, builtins.TOOLCHAIN_WORKGROUP, unless it gives its own."""
+    fn, toolchain = _lower(src, node)
+    options = kernel_options(node, src.consts)
+    if toolchain and "workgroup" not in options:
+        options["workgroup"] = TOOLCHAIN_WORKGROUP
+    return replace(fn, options=options)
 
 
 class PythonFrontend:
