@@ -1786,7 +1786,9 @@ class Lowering:
             if t not in takes:
                 shown = ", ".join(_cpp_name(x) for x in takes)
                 raise self.error(
-                    n, f"{name} takes {shown}, not {_cpp_name(t)}: convert it, {base}f(static_cast<float>(x))"
+                    n,
+                    f"{name} takes {shown}, not {_cpp_name(t)} (the device has no {_cpp_name(t)} {base}): "
+                    f"{base}f(static_cast<float>(x)) computes it in float, if that is what you mean",
                 )
             return hir.Call(t, sp, base, tuple(xs))
         if base == "abs":

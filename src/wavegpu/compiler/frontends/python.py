@@ -280,6 +280,7 @@ class Frontend:
         self.assigned = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
         self.local_shapes: dict[str, tuple[int, ...]] = {}
         self.toolchain_dialect = False  # a bare thread_id(): the Rust toolchain's local id (COMPAT.md)
+        self.first_value: dict[str, ast.expr] = {}  # a variable's first value (the fix-it of a type change)
 
     def hidden_param(self, array: str, suffix: str) -> hir.Var:
         """A hidden i32 argument of an array parameter (its length or a dimension), which the
@@ -648,15 +649,50 @@ class Frontend:
             )
             widening = want.is_float and (value.type.is_int or value.type.bits < want.bits)
             if not const_ok and not widening:
+                first = self.first_value.get(name)
+                where = f", line {first.lineno + self.src.line_offset}" if first is not None else ""
+                better = self.first_in(name, value.type)
+                if better:
+                    fix = (
+                        f"give {name!r} this type where it is first assigned, `{name} = {better}`, or use another name"
+                    )
+                else:
+                    fix = f"use another name, or give {name!r} a type that holds both where it is first assigned"
                 raise self.error(
                     s,
-                    f"{name!r} is {want} (a variable keeps the type of its first assignment), this value "
-                    f"is {value.type}: convert it, {want}(...), or use another name",
+                    f"{name!r} is {want} (a variable keeps the type of its first assignment{where}), this "
+                    f"value is {value.type}: {fix}",
                 )
         if want is not None:
             value = self.coerce(value, want, s)
-        self.vars.setdefault(name, value.type)
+        if name not in self.vars:
+            self.vars[name] = value.type
+            if isinstance(s, ast.Assign) and s.targets[0] is tgt and s.value is not None:
+                self.first_value[name] = s.value  # (not a, b = ...: its values are temporaries)
         return hir.Assign(self.span(s), name, value)
+
+    def first_in(self, name: str, t: ScalarType) -> str | None:
+        """A variable's first value written in type t, where that keeps its meaning: a constant that
+        t holds exactly (`s = 0` -> `s = 0.0`), or an integer value widened to f64. None where no
+        such form exists: then the message suggests nothing (a fix-it never changes a meaning)."""
+        first = self.first_value.get(name)
+        if first is None or t is BOOL or t is VOID:
+            return None
+        v = None
+        with contextlib.suppress(Exception):
+            v = fold(first, self.src.consts.get)
+        if isinstance(v, int) and not isinstance(v, bool):
+            if t.is_float:
+                exact = float(v) == v and (t is F64 or abs(v) <= 2 ** (11 if t.bits == 16 else 24))
+                if not exact:
+                    return None
+                return repr(float(v)) if t is F32 else f"wg.{t}({float(v)!r})"
+            return f"wg.{t}({v})" if _fits(v, t) else None
+        if isinstance(v, float) and t.is_float:
+            return f"wg.{t}({v!r})" if t is not F32 else repr(v)
+        if v is None and t is F64:
+            return f"wg.f64({ast.unparse(first)})"  # every i32, u32, f16 and f32 value is an f64
+        return None
 
     def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
         if len(call.args) != 2 or call.keywords:
@@ -1142,8 +1178,9 @@ class Frontend:
             if x.type not in takes:
                 raise self.error(
                     n.args[0],
-                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type}: "
-                    f"convert it, {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])}))",
+                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type} (the device has no {x.type} "
+                    f"{name}): {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])})) computes it in f32, "
+                    f"if that is what you mean",
                 )
             return hir.Call(x.type, sp, name, (x,))
         if name == "fma":

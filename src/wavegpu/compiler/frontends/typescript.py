@@ -157,6 +157,7 @@ class Binding:
     hi: int | None = None
     mz: bool = False
     f64name: str | None = None  # a const integer beyond 32 bits: its f64 value
+    node: Node | None = None  # the declared name (its declarator holds the initializer)
 
 
 @dataclass
@@ -226,7 +227,7 @@ class Lowerer:
             k += 1
             hname = f"{base}${k}"
         self.vars[hname] = t
-        b = Binding(hname, t, const, declared)
+        b = Binding(hname, t, const, declared, node=n)
         self.scopes[-1][name] = b
         return b
 
@@ -553,7 +554,7 @@ class Lowerer:
                 raise self.error(
                     value,
                     f"{self.text(value)!r} may be -0 (JavaScript's negative zero), which no integer holds: "
-                    f"narrow it, ({self.text(value)}) | 0, or declare {name}: number",
+                    f"declare {name} a number, `{name}: number` (an f64, which keeps -0)",
                 )
             if _fits(v.lo, v.hi, I32_RANGE) or _fits(v.lo, v.hi, U32_RANGE):
                 t = v.type
@@ -723,11 +724,17 @@ class Lowerer:
             return self.narrow_exact(v, F16)
         if t is BOOL and v.type is BOOL:
             return v.e
-        fix = {I32: "(...) | 0", U32: "(...) >>> 0", F32: "Math.fround(...)", F16: "Math.f16round(...)"}.get(t, "")
+        # the fix-it keeps JavaScript's meaning: the variable is a number (an f64) that holds this value
+        # as it is; narrowing the value (| 0, Math.fround) would change every later result
+        decl = b.node.parent if b.node is not None else None
+        init = decl.child_by_field_name("value") if decl is not None else None
+        keyword = "const" if b.const else "let"
+        shown = f"{keyword} {name}: number = {self.text(init) if init is not None else '...'}"
         raise self.error(
             n,
-            f"{name!r} holds {t} values (the type of its initializer); in JavaScript this value is not always "
-            f"one: narrow it, {fix}, or declare {name} with a type (let {name}: number = ...)",
+            f"{name!r} holds {t} values (the type of its initializer), and in JavaScript this value is not "
+            f"always one: declare {name} a number where it is declared, `{shown}` (an f64: the value "
+            f"JavaScript keeps)",
         )
 
     def for_loop(self, s: Node) -> list[hir.Stmt]:
@@ -1618,10 +1625,20 @@ class Lowerer:
                 raise self.error(n, f"Math.{name}(x) takes one argument")
             x = self.expr(args[0])
             self.number_of(x, args[0])
-            msg = (
-                f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
-                f"to f32, Math.fround(Math.{name}(x)) of an f32 x, or call wave.{name}(x)"
-            )
+            arg = self.text(args[0])
+            arg = arg if len(arg) <= 40 and "\n" not in arg else "x"
+            if self.exact_in(x, F32):
+                msg = (
+                    f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
+                    f"to f32, Math.fround(Math.{name}({arg})), or call wave.{name}({arg})"
+                )
+            else:  # the fix-it says that it rounds the argument: a change of the value, if that is meant
+                msg = (
+                    f"Math.{name} is computed by the device's f32 function, on an f32 argument, and `{arg}` is "
+                    f"an f64 (JavaScript computes {'it' if args[0].type != 'identifier' else 'this number'} in "
+                    f"f64): round the argument to f32 first if that is what you mean, "
+                    f"Math.{name}(Math.fround({arg})), where the result is rounded to f32"
+                )
             return V(hir.Const(F32, sp, math.nan), op=(name, x), only_f32=msg, node=n)  # e: never read
         if name == "abs":
             if len(args) != 1:
