@@ -100,7 +100,11 @@ def test_typescript_negative_zero_is_not_narrowed_away() -> None:
             "wg.sin(wg.f32(d[0]))",
         ),
         ("rust", "#[kernel]\nfn k(d: &[f64], o: &mut [f32]) {\n    o[0] = d[0].sin() as f32;\n}\n", "(x as f32).sin()"),
-        ("cpp", "[[wave::kernel]] void k(double* d, float* o) { o[0] = (float)sin(d[0]); }\n", "sinf(static_cast<float>(x))"),
+        (
+            "cpp",
+            "[[wave::kernel]] void k(double* d, float* o) { o[0] = (float)sin(d[0]); }\n",
+            "sinf(static_cast<float>(x))",
+        ),
     ],
 )
 def test_f64_math_the_device_lacks_says_the_f32_form_changes_the_value(lang: str, src: str, shown: str) -> None:
