@@ -6,6 +6,9 @@ with the C++ form (issue 22.8; docs/compiler.md)."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +103,21 @@ def test_opencl_local_and_constant_are_refused_with_the_cpp_form(qualifier: str,
 def test_opencl_qualifiers_in_comments_and_strings_change_nothing() -> None:
     src = "[[wave::kernel]] void k(float* x) {\n  // no __local memory, no __constant\n  x[0] = 1.0f;\n}\n"
     assert wg.compile(src, lang="cpp").kernels[0].name == "k"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_gxx_accepts_what_is_accepted_here(tmp_path: Path) -> None:
+    """With wave.hpp (which defines `__global` and `__private` empty), g++ takes the OpenCL
+    qualifiers and the unroll pragma the frontend accepts: the kernels stay C++."""
+    from wavegpu.compiler.frontends.cpp import include_dir
+
+    src = '#include "wave.hpp"\n' + (
+        "__kernel void k(__global float* x, __global const float* y) {\n  uint32_t i = wave::thread_id(0);\n"
+        "  __private float t = y[i];\n#pragma unroll 2\n  for (int j = 0; j < 2; j++) { x[i] = t * 2.0f; }\n}\n"
+    )
+    assert wg.compile(src, lang="cpp").kernels[0].name == "k"
+    p = tmp_path / "k.cpp"
+    p.write_text(src)
+    flags = ["g++", "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-unknown-pragmas", f"-I{include_dir()}"]
+    r = subprocess.run([*flags, str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
