@@ -155,3 +155,14 @@ def test_a_byte_order_mark_is_skipped_in_assembly(tmp_path: Path) -> None:
     p.write_bytes(b"\xef\xbb\xbf" + text.encode())
     r = run_wave("asm", str(p), "-o", str(tmp_path / "k.wbin"))
     assert r.returncode == 0, r.stderr
+
+
+def test_the_python_frontends_own_path_reader_names_line_and_column(tmp_path: Path) -> None:
+    from wavegpu.compiler import Options, compile_python
+
+    p = tmp_path / "bad.py"
+    p.write_bytes(b"import wavegpu as wg\n\xfe\n")
+    with pytest.raises(wg.CompileError, match="byte 0xfe") as e:
+        compile_python(str(p), Options())
+    span = e.value.diagnostics[0].span
+    assert span is not None and (span.line, span.col) == (2, 1)

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ...errors import CompileError, Diagnostic, Span
+from ...errors import CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
 from ..builtins import (
@@ -1330,8 +1330,8 @@ class PythonFrontend:
         text = str(source)
         if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
             filename = text
-            with open(text, encoding="utf-8") as f:
-                text = f.read()
+            with open(text, "rb") as f:
+                text = decode_source(f.read(), filename, "not UTF-8 text", CompileError)
         return self.parse(text, filename or "<string>")
 
 
