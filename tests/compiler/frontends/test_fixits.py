@@ -122,3 +122,25 @@ def test_python_int_to_int_type_change_offers_the_constant_start_only_where_it_f
         wg.compile(head + "    s = -1\n    s = u[0]\n    u[1] = wg.u32(s)\n")
     msg = e.value.diagnostics[0].message
     assert "wg.u32(-1)" not in msg and "use another name" in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("body", "params", "condition"),
+    [
+        (
+            "  o[0] = a[0] % u[0];\n",
+            "a: Int32Array, u: Uint32Array, o: Int32Array",
+            "if both values are always values of one",
+        ),
+        ("  o[0] = o[f[0]];\n", "f: Float32Array, o: Int32Array", "if it always holds one"),
+        ("  o[0] = f[0] % f[1];\n", "f: Float32Array, o: Float32Array", "if the operands always hold integers"),
+    ],
+)
+def test_typescript_narrowing_is_offered_only_under_its_condition(body: str, params: str, condition: str) -> None:
+    """`| 0` and `>>> 0` wrap a value that is not one of their type: the message offers them only
+    for values that always are, and says so."""
+    src = f"/** @kernel */\nexport function k({params}) {{\n{body}}}\n"
+    with pytest.raises(wg.CompileError) as e:
+        wg.compile(src, lang="typescript")
+    msg = e.value.diagnostics[0].message
+    assert condition in msg, msg

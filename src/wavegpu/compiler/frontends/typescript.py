@@ -1279,7 +1279,8 @@ class Lowerer:
             raise self.error(
                 n,
                 "% is supported on integer values (i32 or u32): JavaScript's % of other numbers is an f64 "
-                "remainder the device does not compute; narrow the operands, (x | 0) % (y | 0)",
+                "remainder the device does not compute; if the operands always hold integers, narrow them, "
+                "(x | 0) % (y | 0)",
             )
         t = _common_int(a, b)
         if t is None:
@@ -1288,10 +1289,15 @@ class Lowerer:
                     text = self.text(side.node) if side.node is not None else name
                     raise self.error(
                         side.node if side.node is not None else n,
-                        f"the {name} of % may be any integer in {side.lo}..{side.hi}, beyond one 32-bit type: "
-                        f"narrow it, ({text}) | 0 or ({text}) >>> 0",
+                        f"the {name} of % may be any integer in {side.lo}..{side.hi}, beyond one 32-bit type, and "
+                        f"the device computes % on 32-bit integers: if it always fits one, say which, ({text}) | 0 "
+                        f"or ({text}) >>> 0 (where it does not, these wrap it)",
                     )
-            raise self.error(n, "% of an i32 and a u32 value: convert one, (x | 0) or (x >>> 0), so both have one type")
+            raise self.error(
+                n,
+                "% of an i32 and a u32 value: the device computes % in one 32-bit type; if both values are "
+                "always values of one, say which, (x | 0) or (x >>> 0) (where one is not, these change it)",
+            )
         x = a.e if a.type is t else self.as_u32(a.ibits) if t is U32 else a.ibits
         y = b.e if b.type is t else self.as_u32(b.ibits) if t is U32 else b.ibits
         m = max(abs(b.lo), abs(b.hi))
@@ -1400,7 +1406,9 @@ class Lowerer:
         v = self.expr(idx_node)
         self.number_of(v, idx_node)
         if not v.is_int:
-            raise self.error(idx_node, "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+            raise self.error(
+                idx_node, "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
+            )
         assert v.ibits is not None
         if v.type in (I32, U32):
             return name, v.e  # type: ignore[return-value]
@@ -1512,7 +1520,9 @@ class Lowerer:
             if want == 2:
                 lane = self.expr(args[1])
                 if not lane.is_int or lane.type not in (I32, U32):
-                    raise self.error(args[1], "a lane or distance is an i32 or u32 value: narrow it, x | 0")
+                    raise self.error(
+                        args[1], "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
+                    )
                 hargs = (e, lane.e)  # type: ignore[assignment]
             r = hir.Call(e.type, sp, name, hargs)
             return self.int_v(r, *(I32_RANGE if e.type is I32 else U32_RANGE), n) if e.type.is_int else V(r, node=n)
@@ -1577,7 +1587,9 @@ class Lowerer:
             raise self.error(arr, why)
         idx = self.expr(args[1])
         if not idx.is_int:
-            raise self.error(args[1], "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+            raise self.error(
+                args[1], "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
+            )
         ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)  # type: ignore[arg-type]
         vals = tuple(self.convert_to(self.expr(a), elem, a) for a in args[2:])
         r = hir.Call(elem, sp, name, (ie, *vals), an)  # type: ignore[arg-type]
