@@ -63,6 +63,25 @@ def test_python_toolchain_dialect_is_only_the_bare_spelling() -> None:
     assert wg.compile(own).kernels[0].workgroup_size == (64, 1, 1)
 
 
+def test_thread_id_imported_from_wavegpu_is_ours(tmp_path: Path) -> None:
+    """`from wavegpu import thread_id` binds our builtin: a bare call of it records nothing, in
+    source text and in a decorated function alike."""
+    text = "from wavegpu import kernel, thread_id, u32\n@kernel\ndef k(o: u32[:]):\n    o[thread_id()] = 1\n"
+    assert wg.compile(text).kernels[0].workgroup_size is None
+    p = tmp_path / "ours_mod.py"
+    p.write_text(text)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ours_mod", p)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.k.program.kernels[0].workgroup_size is None
+    out = np.zeros(64, np.uint32)
+    module.k(out, grid=1, workgroup=64)  # any workgroup: none was recorded
+    assert out.all()
+
+
 def test_axis_given_records_nothing() -> None:
     """A kernel that names the axis (`thread_id(0)`) is in our own dialect: no workgroup recorded."""
     if "rust" not in FRONTENDS:

@@ -67,6 +67,7 @@ class Source:
     line_offset: int = 0  # added to ast line numbers
     lines: list[str] = field(default_factory=list)
     consts: dict[str, Constant] = field(default_factory=dict)  # module-level int/float/bool names
+    ours: set[str] = field(default_factory=set)  # names bound to wavegpu's builtins ("*": import *)
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
@@ -80,7 +81,9 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     except (OSError, TypeError) as e:
         raise CompileError([Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]) from None
     text = textwrap.dedent("".join(lines))
-    src = Source(text, file, first - 1, consts=module_constants(getattr(fn, "__globals__", {})))
+    g = getattr(fn, "__globals__", {})
+    ours = {k for k, v in g.items() if str(getattr(v, "__module__", "") or "").startswith("wavegpu")}
+    src = Source(text, file, first - 1, consts=module_constants(g), ours=ours)
     tree = ast.parse(text)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -99,6 +102,9 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
             [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
         ) from None
     src.consts = constants_in_module(tree)
+    for s in tree.body:  # `from wavegpu import thread_id`: our builtin, not the Rust toolchain's
+        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "wavegpu":
+            src.ours |= {a.asname or a.name for a in s.names}
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
     chosen = decorated or fns
@@ -453,10 +459,11 @@ class Frontend:
 
     def toolchain_spelling(self, f: ast.expr) -> bool:
         """Whether a builtin is called as the Rust toolchain's Python kernels call it: by its bare
-        name (`from wave import thread_id`) or through its module `wave`, not as `wg.thread_id`."""
-        return isinstance(f, ast.Name) or (
-            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "wave"
-        )
+        name (`from wave import thread_id`, not one imported from wavegpu) or through its module
+        `wave`, not as `wg.thread_id`."""
+        if isinstance(f, ast.Name):
+            return f.id not in self.src.ours and "*" not in self.src.ours
+        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "wave"
 
     def builtin_name(self, n: ast.expr) -> str | None:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
@@ -680,7 +687,7 @@ class Frontend:
             return None
         v = None
         with contextlib.suppress(Exception):
-            v = fold(first, self.src.consts.get)
+            v = fold(first, self.const_lookup)
         if isinstance(v, int) and not isinstance(v, bool):
             if t.is_float:
                 exact = float(v) == v and (t is F64 or abs(v) <= 2 ** (11 if t.bits == 16 else 24))
