@@ -134,6 +134,11 @@ def test_python_int_to_int_type_change_offers_the_constant_start_only_where_it_f
         ),
         ("  o[0] = o[f[0]];\n", "f: Float32Array, o: Int32Array", "if it always holds one"),
         ("  o[0] = f[0] % f[1];\n", "f: Float32Array, o: Float32Array", "if the operands always hold integers"),
+        (
+            "  o[0] = wave.wave_reduce_add(f[0] * 0.5);\n",
+            "f: Float32Array, o: Float32Array",
+            "narrow it if that is what you mean",
+        ),
     ],
 )
 def test_typescript_narrowing_is_offered_only_under_its_condition(body: str, params: str, condition: str) -> None:

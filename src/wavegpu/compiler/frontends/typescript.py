@@ -1560,7 +1560,9 @@ class Lowerer:
         if x.type is F32:
             return x.e
         raise self.error(
-            n, f"wave.{name} works on i32, u32 and f32 values: narrow this number, x | 0, x >>> 0 or Math.fround(x)"
+            n,
+            f"wave.{name} works on i32, u32 and f32 values, and this number may be none of them: narrow it if "
+            f"that is what you mean, x | 0, x >>> 0 or Math.fround(x) (each changes a value it does not hold)",
         )
 
     def allow_atomic(self, n: Node) -> None:
