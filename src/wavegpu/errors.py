@@ -137,3 +137,23 @@ def usable(setup: Callable[[], object]) -> tuple[bool, str]:
         return True, ""
     except WaveError as e:
         return False, str(e)
+
+
+BOM = "\ufeff"  # a UTF-8 byte order mark: editors write it, every reader of source text skips it
+
+
+def decode_source(
+    data: bytes, path: str, what: str = "not UTF-8 text", error: type[DiagnosticError] | None = None
+) -> str:
+    """Source bytes as text, without a leading byte order mark; the first byte that is not UTF-8
+    is an `error` (DiagnosticError unless given) at its line and column."""
+    try:
+        return data.decode("utf-8").removeprefix(BOM)
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start : len(data) if end < 0 else end].decode("utf-8", errors="replace")
+        col = len(data[start : e.start].decode("utf-8", errors="replace").removeprefix(BOM)) + 1
+        span = Span(path, data.count(b"\n", 0, e.start) + 1, col, 1, line.removeprefix(BOM))
+        diag = Diagnostic(f"{what}: byte 0x{data[e.start]:02x} cannot be decoded", span)
+        raise (error or DiagnosticError)([diag]) from None

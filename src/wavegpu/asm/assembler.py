@@ -739,4 +739,4 @@ def assemble(text: str, filename: str = "<input>", debug_lines: bool = False) ->
     With `debug_lines`, instructions without a `.loc` record their place in this text, so an
     emulator trap can name the assembly line.
     """
-    return Assembler(text, filename, debug_lines).run()
+    return Assembler(text.removeprefix("\ufeff"), filename, debug_lines).run()  # a byte order mark: skipped

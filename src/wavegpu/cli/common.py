@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Diagnostic, DiagnosticError, Span, WaveError
+from ..errors import DiagnosticError, WaveError, decode_source
 from ..wbin import Program
 from ..wbin.format import MAGIC
 
@@ -152,16 +152,9 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def decode_text(data: bytes, path: str, what: str = "not UTF-8 text") -> str:
-    """Source bytes as text; the first byte that is not UTF-8 is an error at its line and column."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        start = data.rfind(b"\n", 0, e.start) + 1
-        end = data.find(b"\n", e.start)
-        line = data[start : len(data) if end < 0 else end].decode("utf-8", errors="replace")
-        col = len(data[start : e.start].decode("utf-8")) + 1  # the bytes before the first bad one decode
-        span = Span(path, data.count(b"\n", 0, e.start) + 1, col, 1, line)
-        raise DiagnosticError(Diagnostic(f"{what}: byte 0x{data[e.start]:02x} cannot be decoded", span)) from None
+    """Source bytes as text (a leading byte order mark skipped); the first byte that is not UTF-8
+    is an error at its line and column (errors.decode_source)."""
+    return decode_source(data, path, what, DiagnosticError)
 
 
 def read_text(path: str) -> str:

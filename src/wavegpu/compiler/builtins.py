@@ -149,6 +149,43 @@ def vote_result(name: str) -> ScalarType:
     return BOOL if name in ("wave_any", "wave_all") else U32
 
 
+# The optional argument positions and the keyword a language with keywords (Python) names them by
+OPTIONAL_ARGS = {Arg.AXIS: "axis", Arg.SCOPE: "scope"}
+
+
+def arity(name: str, positional: int, keywords: tuple[str, ...] = ()) -> str | None:
+    """Why a call of builtin `name` with `positional` arguments and these keyword names does not fit
+    its table row (None: it fits). Every frontend checks its calls here before reading them."""
+    b = BUILTINS[name]
+    if b.kind is Kind.MINMAX:
+        if keywords:
+            return f"{name} takes no keyword arguments"
+        return None if positional >= 2 else f"{name}(a, b, ...) takes two or more numbers, {positional} given"
+    required = sum(1 for a in b.args if a not in OPTIONAL_ARGS)
+    names = [OPTIONAL_ARGS.get(a) for a in b.args]
+    for i, k in enumerate(keywords):
+        if k in keywords[:i]:
+            return f"{name}() got the keyword {k!r} twice"
+        if k not in names:
+            allowed = [n for n in names if n]
+            return f"{name}() has no keyword {k!r}" + (f" (it takes {', '.join(allowed)}=)" if allowed else "")
+        if names.index(k) < positional:
+            return f"{name}() got {k!r} both by position and by keyword"
+    given = positional + len(keywords)
+    if positional > len(b.args) or given < required:
+        most = len(b.args)
+        if not most:
+            want = "no arguments"
+        elif required == most:
+            want = f"{most} argument{'s' if most != 1 else ''}"
+        elif required == 0:
+            want = f"at most {most} argument{'s' if most != 1 else ''}"
+        else:
+            want = f"{required} to {most} arguments"
+        return f"{name}() takes {want}, {given} given"
+    return None
+
+
 def math_operand(t: ScalarType) -> ScalarType:
     """The type a math builtin computes in for an argument of type t (integers convert to f32)."""
     return F32 if t.is_int else t
@@ -173,4 +210,5 @@ __all__ = [
     "Arg",
     "Builtin",
     "Kind",
+    "arity",
 ]

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import inspect
 import os
+import re
 import tempfile
 import textwrap
 import types
@@ -195,6 +196,79 @@ def run_kernel(
     return res
 
 
+CALL_OPTIONS = (
+    "grid",
+    "workgroup",
+    "device",
+    "wave_width",
+    "check",
+    "max_instructions",
+    "progress",
+    "arch",
+    "engine",
+    "mma",
+)
+"""The keyword options of a kernel call, the same for `@wg.kernel` and `wg.load_kernels` kernels:
+run_kernel's keyword parameters but `boundscheck` (a kernel's own; a test checks they agree)."""
+
+
+def split_call(
+    name: str, params: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any], preset: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A call's keywords as (arguments, options). A keyword that names a kernel parameter is an
+    argument, as Python binds it, even where a call option has that name; such an option is given
+    through `kernel.configure(option=...)` (`preset`) instead (docs/sdk.md)."""
+    arguments: dict[str, Any] = {}
+    options = dict(preset)
+    for k, v in kwargs.items():
+        if k in params:
+            if k in CALL_OPTIONS and params.index(k) < len(args):
+                raise WaveError(
+                    f"kernel {name!r}: {k!r} is a parameter of the kernel, given by position, and a call "
+                    f"option: give the option with {name}.configure({k}=...)(...)"
+                )
+            arguments[k] = v
+        elif k in CALL_OPTIONS:
+            options[k] = v
+        else:
+            arguments[k] = v  # the binding names the unknown parameter
+    if "grid" not in options:
+        if "grid" in params:
+            raise WaveError(
+                f"kernel {name!r} has a parameter named 'grid' (grid= is its argument): give the launch's "
+                f"grid with {name}.configure(grid=...)(...)"
+            )
+        raise WaveError(f"kernel {name!r}: give the launch's grid, grid=N (workgroups)")
+    return arguments, options
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of `kernel.configure(...)`, each a call option."""
+    for k in options:
+        if k not in CALL_OPTIONS:
+            raise WaveError(f"kernel {name!r}: {k!r} is not a call option ({', '.join(CALL_OPTIONS)})")
+    return dict(options)
+
+
+class Configured:
+    """A kernel with call options given ahead (`kernel.configure(grid=4)`): calling it binds every
+    keyword that names a parameter to that parameter."""
+
+    def __init__(self, kernel: Any, options: Mapping[str, Any]):
+        self.kernel = kernel
+        self.options = check_options(kernel.__name__, options)
+
+    def configure(self, **options: Any) -> Configured:
+        return Configured(self.kernel, {**self.options, **options})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.kernel.call(args, kwargs, self.options)
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"{self.kernel!r}.configure({opts})"
+
+
 class KernelFunction:
     """A Python function compiled for WAVE; call it with grid= (and workgroup=) to run it."""
 
@@ -262,40 +336,24 @@ class KernelFunction:
         bound.apply_defaults()
         return dict(bound.arguments)
 
-    def __call__(
-        self,
-        *args: Any,
-        grid: int | Sequence[int],
-        workgroup: int | Sequence[int] | None = None,
-        device: str = "emulator",
-        wave_width: int | None = None,
-        check: bool = False,
-        max_instructions: int | None = None,
-        progress: bool = False,
-        arch: str | None = None,
-        engine: str | None = None,
-        mma: str | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """Run on `device` with NumPy arrays and scalars (docs/sdk.md: the calling convention).
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run on a device with NumPy arrays and scalars (docs/sdk.md: the calling convention):
+        keywords `grid=` (required), `workgroup=`, `device=`, `wave_width=`, `check=`,
+        `max_instructions=`, `progress=`, `arch=`, `engine=`, `mma=` (CALL_OPTIONS) unless the
+        kernel has a parameter of that name (then `configure(...)` gives the option).
 
         Arrays must have exactly the parameters' element types; only arrays the kernel may write
         are copied back, where they changed; nothing is copied back when the run traps."""
-        return run_kernel(
-            self.program.kernels[0],
-            self.bind(args, kwargs),
-            grid=grid,
-            workgroup=workgroup,
-            device=device,
-            wave_width=wave_width,
-            check=check,
-            max_instructions=max_instructions,
-            progress=progress,
-            boundscheck=self.boundscheck,
-            arch=arch,
-            engine=engine,
-            mma=mma,
-        )
+        return self.call(args, kwargs, {})
+
+    def configure(self, **options: Any) -> Configured:
+        """This kernel with call options given ahead: `k.configure(grid=4, device="cuda")(x, y)`."""
+        return Configured(self, options)
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], preset: Mapping[str, Any]) -> Any:
+        params = list(inspect.signature(self.python).parameters)
+        arguments, options = split_call(self.__name__, params, args, kwargs, preset)
+        return run_kernel(self.program.kernels[0], self.bind(args, arguments), boundscheck=self.boundscheck, **options)
 
     def __repr__(self) -> str:
         return f"<wavegpu kernel {self.__name__}>"
@@ -327,6 +385,55 @@ def _languages() -> dict[str, str]:
 LANGS = _languages()  # source suffix -> language (compiler/frontends: FRONTENDS and LANGUAGES)
 
 
+def is_path(source: object) -> bool:
+    """Whether wg.compile and wg.load_kernels read `source` as a path: an os.PathLike, or a string
+    of one line that names an existing file or whose last component is a file name with a suffix
+    (`k.txt`, `dir/k.wave`: no space, no parenthesis; source text is never one)."""
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str) or "\n" in source or not source.strip():
+        return False
+    return (
+        os.path.isfile(source) or re.fullmatch(r"[^\s()]*\.[A-Za-z][A-Za-z0-9_]*", os.path.basename(source)) is not None
+    )
+
+
+def read_source(
+    source: str | bytes | bytearray | os.PathLike[str], lang: str | None
+) -> tuple[str, str | None, str | None]:
+    """Source text, its file name (None for text) and its language (None: not known) from source
+    text, bytes or a path (is_path); a path's language comes from its suffix unless `lang` names
+    it. Refused with a message: a path to no file, a .wave or .wbin path (not kernel source), a
+    suffix of no language without lang=, bytes that are not UTF-8 (with their line and column).
+    A leading byte order mark is skipped."""
+    from ..errors import decode_source
+
+    if isinstance(source, bytes | bytearray):
+        return decode_source(bytes(source), "<bytes>", "source bytes are not UTF-8 text", CompileError), None, lang
+    if not is_path(source):
+        return str(source).removeprefix("\ufeff"), None, lang
+    path = Path(source)
+    filename = str(path)
+    suffix = path.suffix
+    if suffix in (".wave", ".wbin"):
+        how = "wg.assemble(text, path) or `wave asm`" if suffix == ".wave" else "wg.load(path)"
+        kind = "WAVE assembly" if suffix == ".wave" else "a compiled binary"
+        raise CompileError([Diagnostic(f"{filename} is {kind}, not kernel source: read it with {how}")])
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CompileError([Diagnostic(f"no such file: {filename}")]) from None
+    except OSError as e:
+        raise CompileError([Diagnostic(f"cannot read {filename}: {e.strerror or e}")]) from None
+    lang = lang or LANGS.get(suffix)
+    if lang is None:
+        known = ", ".join(sorted(LANGS))
+        raise CompileError(
+            [Diagnostic(f"{filename}: no kernel language has the suffix {suffix or '(none)'!r} ({known}): give lang=")]
+        )
+    return decode_source(data, filename, "not UTF-8 text", CompileError), filename, lang
+
+
 def compile(
     source: object,
     lang: str | None = None,
@@ -338,33 +445,17 @@ def compile(
 ) -> Program:
     """Compile source text, a path, or a (decorated) function to a Program.
 
-    `passes` replaces the -O pipeline by an explicit list of pass names."""
+    A string of one line that looks like a file name is a path (is_path); its suffix names the
+    language unless `lang=` does. `passes` replaces the -O pipeline by an explicit list of pass names."""
     from ..compiler import Options, compile_source
     from ..compiler.frontends import frontend
 
     options = Options(opt=opt, max_registers=max_registers, dump_after=set(dump_after), passes=passes)
     filename = None
-    if isinstance(source, bytes | bytearray):
-        try:
-            source = bytes(source).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise CompileError([Diagnostic(f"source bytes are not UTF-8 text (byte {e.start}: {e.reason})")]) from None
     if isinstance(source, KernelFunction):
         source = source.python
-    elif isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and Path(source.strip()).suffix in LANGS
-    ):
-        path = Path(source)  # type: ignore[arg-type]
-        lang = lang or LANGS.get(path.suffix)
-        filename = str(path)
-        try:
-            source = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CompileError([Diagnostic(f"no such file: {filename}")]) from None
-        except UnicodeDecodeError as e:
-            raise CompileError([Diagnostic(f"{filename}: not UTF-8 text (byte {e.start}: {e.reason})")]) from None
-        except OSError as e:
-            raise CompileError([Diagnostic(f"cannot read {filename}: {e.strerror or e}")]) from None
+    elif isinstance(source, str | bytes | bytearray | os.PathLike):
+        source, filename, lang = read_source(source, lang)
     lang = frontend(lang or "python").name  # CompileError naming the available frontends
     prog = compile_source(source, options, filename, lang)
     if dumps is not None:

@@ -8,14 +8,14 @@ by the parameter names of the source, positionally or by keyword.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import CompileError, Diagnostic, WaveError
 from ..wbin.program import Kernel, Program
 from .buffers import hidden_of
-from .kernel import LANGS, compile_cached, run_kernel
+from .kernel import Configured, compile_cached, read_source, run_kernel, split_call
 
 
 class SourceKernel:
@@ -47,17 +47,22 @@ class SourceKernel:
             raise WaveError(f"kernel {self.__name__!r}: missing argument(s) {', '.join(missing)}")
         return out
 
-    def __call__(self, *args: Any, grid: int | Sequence[int], **options: Any) -> Any:
-        """Run with `grid=` (and `workgroup=`, `device=`, `check=`, `max_instructions=`, ... as
-        for `@wg.kernel` functions); keyword arguments that name parameters are arguments."""
-        run_options = {k: options.pop(k) for k in list(options) if k in _RUN_OPTIONS}
-        return run_kernel(self.kernel, self.bind(args, options), grid=grid, boundscheck=self.boundscheck, **run_options)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run with `grid=` (and `workgroup=`, `device=`, `engine=`, `check=`, ...: every call option
+        of `@wg.kernel` functions, kernel.CALL_OPTIONS); a keyword that names a parameter is an
+        argument, and an option of that name is given through `configure(...)`."""
+        return self.call(args, kwargs, {})
+
+    def configure(self, **options: Any) -> Configured:
+        """This kernel with call options given ahead: `k.configure(grid=4, device="cuda")(x, y)`."""
+        return Configured(self, options)
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], preset: Mapping[str, Any]) -> Any:
+        arguments, options = split_call(self.__name__, list(self.params), args, kwargs, preset)
+        return run_kernel(self.kernel, self.bind(args, arguments), boundscheck=self.boundscheck, **options)
 
     def __repr__(self) -> str:
         return f"<wavegpu kernel {self.__name__} ({', '.join(self.params)})>"
-
-
-_RUN_OPTIONS = ("workgroup", "device", "wave_width", "check", "max_instructions", "progress", "arch")
 
 
 class Kernels(Mapping[str, SourceKernel]):
@@ -101,21 +106,11 @@ def load_kernels(
     from ..compiler import Options, compile_source
     from ..compiler.frontends import frontend
 
-    filename: str | None = None
-    if isinstance(source, os.PathLike) or ("\n" not in str(source) and Path(str(source)).suffix in LANGS):
-        path = Path(source)
-        filename = str(path.resolve())
-        lang = lang or LANGS.get(path.suffix)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise CompileError([Diagnostic(f"cannot read {path}: {e.strerror or e}")]) from None
-        except UnicodeDecodeError as e:
-            raise CompileError([Diagnostic(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})")]) from None
-    else:
-        text = str(source)
-        if lang is None:
-            raise CompileError([Diagnostic("load_kernels of source text needs lang= (python, rust, cpp, typescript)")])
+    text, filename, lang = read_source(source, lang)
+    if filename is not None:
+        filename = str(Path(filename).resolve())
+    elif lang is None:
+        raise CompileError([Diagnostic("load_kernels of source text needs lang= (python, rust, cpp, typescript)")])
     name = frontend(lang).name
     options = {"opt": opt, "max_registers": max_registers, "lang": name}
 

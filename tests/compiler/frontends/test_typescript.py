@@ -42,7 +42,7 @@ DIAGNOSTICS = {
     "string": ('  const s = "x";\n', "strings are not supported", 3, 13, 3),
     "any": ("  let q: any = 1;\n", "`any` has no machine type", 3, 10, 3),
     "f32 into an i32 variable": ("  let j = 0;\n  j = a[0];\n", "'j' holds i32 values", 4, 3, 8),
-    "an i32 variable outgrown": ("  let j = 0;\n  j = j + 1;\n", "narrow it, (...) | 0", 4, 3, 9),
+    "an i32 variable outgrown": ("  let j = 0;\n  j = j + 1;\n", "`let j: number = 0`", 4, 3, 9),
     "float index": ("  a[0.5] = 1;\n", "an array index is an integer value", 3, 5, 3),
     "float remainder": ("  a[0] = a[1] % 2;\n", "% is supported on integer values", 3, 10, 8),
     "var": ("  var v = 1;\n", "`var` is function-scoped", 3, 3, 10),

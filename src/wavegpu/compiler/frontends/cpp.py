@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import CompileError, Diagnostic
+from ...errors import CompileError, Diagnostic, Span
 from .. import builtins, hir
 from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
@@ -150,7 +150,18 @@ SPELLINGS: dict[str, str] = {
     "bool": "static_cast<bool>(x)",
 }
 
-MACROS = re.compile(rb"\b(__kernel|__global__|__device__|__shared__|__forceinline__)\b")
+MACROS = re.compile(
+    rb"\b(__kernel|__global__|__device__|__shared__|__forceinline__|__global|__private|__local|__constant)\b"
+)
+# OpenCL C's address-space qualifiers (docs/compiler.md): `__global` and `__private` say what a pointer
+# parameter and a variable are here anyway, and are accepted; the other two mean memory these
+# kernels declare otherwise, and are refused with the C++ form
+OPENCL_REFUSED = {
+    "__local": "`__local` is OpenCL C's workgroup memory: parameters point to global memory here; declare "
+    "workgroup memory in the kernel, `__shared__ float tile[256];`",
+    "__constant": "`__constant` is OpenCL C's constant memory: write a read-only array parameter as "
+    "`const float* x`, a constant as `constexpr float c = ...;`",
+}
 
 
 def _blank_macros(text: str) -> tuple[str, dict[int, str]]:
@@ -252,6 +263,7 @@ def read_unit(text: str, file: str) -> Unit:
     src.text = text  # diagnostics show the text as written
     src.lines = text.splitlines()
     unit = Unit(src, marks)
+    _refuse_opencl_qualifiers(src, root, marks)
     for n in _top_level(root):
         t = n.type
         if t in ("comment", "preproc_include", "using_declaration", "alias_declaration"):
@@ -260,8 +272,8 @@ def read_unit(text: str, file: str) -> Unit:
             continue
         if t == "preproc_call" and src.node_text(n).startswith("#pragma"):
             continue
-        if t in ("preproc_def", "preproc_function_def"):
-            raise src.error(n, "macros are not supported: use constexpr constants")
+        if t.startswith("preproc_"):
+            raise src.error(n, _preprocessor_message(src.node_text(n), "in kernel files"))
         if t == "function_definition":
             _add_function(unit, n, None)
             continue
@@ -284,6 +296,43 @@ def read_unit(text: str, file: str) -> Unit:
             raise src.error(n, "namespaces are not supported in kernel files: define kernels at file scope")
         raise src.error(n, f"{t.replace('_', ' ')} is not supported at file scope")
     return unit
+
+
+def _refuse_opencl_qualifiers(src: Source, root: Node, marks: dict[int, str]) -> None:
+    """A CompileError at the first `__local` or `__constant` outside comments and strings."""
+    data = src.text.encode("utf-8")
+    for q, name in sorted(marks.items()):
+        if name not in OPENCL_REFUSED:
+            continue
+        start = data.rfind(name.encode(), 0, q)
+        node = root.descendant_for_byte_range(start, start)
+        inside = node
+        while inside is not None and inside.type not in ("comment", "string_literal", "raw_string_literal"):
+            inside = inside.parent
+        if inside is not None:
+            continue
+        row = data.count(b"\n", 0, start)
+        line_start = data.rfind(b"\n", 0, start) + 1
+        col = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
+        text = src.lines[row] if row < len(src.lines) else ""
+        raise CompileError([Diagnostic(OPENCL_REFUSED[name], Span(src.file, row + 1, col, len(name), text))])
+
+
+def _preprocessor_message(text: str, where: str) -> str:
+    """What a preprocessor directive the compiler does not run is refused with, in C++ words."""
+    directive = text.split(None, 1)[0] if text.strip() else "#"
+    if directive in ("#define", "#undef"):
+        return f"macros are not supported {where}: use constexpr constants (or an inline helper function)"
+    if directive in ("#if", "#ifdef", "#ifndef", "#elif", "#else", "#endif", "#elifdef", "#elifndef"):
+        return (
+            f"conditional compilation ({directive}) is not supported {where}: the compiler does not run "
+            f"the preprocessor; use a constexpr constant in an if"
+        )
+    if directive == "#include":
+        return f"#include is not supported {where}: write includes at the top of the file"
+    if directive == "#pragma":
+        return f"this #pragma is not supported {where} (only #pragma unroll [N] before a loop, and file-level pragmas)"
+    return f"the preprocessor directive {directive} is not supported {where}"
 
 
 def _top_level(root: Node) -> Iterator[Node]:
@@ -660,7 +709,44 @@ class Lowering:
             raise self.error(n, "exceptions are not supported in kernels")
         if t in ("function_definition", "class_specifier", "struct_specifier"):
             raise self.error(n, "nested functions and classes are not supported in kernels")
+        if t == "preproc_call" and self.text(n).split(None, 1)[0] == "#pragma":
+            return self.pragma(n)
+        if t.startswith("preproc_"):
+            raise self.error(n, _preprocessor_message(self.text(n), "in kernels"))
         raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
+
+    def pragma(self, n: Node) -> list[hir.Stmt]:
+        """`#pragma unroll`, `#pragma unroll N` (or `(N)`) and `#pragma nounroll` before a loop: hints
+        to unroll it, which this compiler takes as hints only (docs/compiler.md): the loop runs as
+        written; no other pragma is accepted inside a kernel."""
+        words = self.text(n).split(None, 1)
+        arg = words[1].strip() if len(words) > 1 else ""
+        m = re.fullmatch(r"(unroll|nounroll)\s*(?:\(\s*(.*?)\s*\)|(.*?))\s*", arg)
+        if m is None:
+            first = arg.split(None, 1)[0] if arg else ""
+            raise self.error(
+                n,
+                f"#pragma {first} is not supported in kernels (only #pragma unroll [N] before a loop)".replace(
+                    "  ", " "
+                ),
+            )
+        count = m.group(2) if m.group(2) is not None else m.group(3)
+        if count:
+            if m.group(1) == "nounroll":
+                raise self.error(n, "#pragma nounroll takes no count")
+            const = self.unit.constants.get(count)  # a constexpr integer constant
+            try:
+                value = int(const.value) if const is not None and const.type.is_int else int(count, 0)
+            except ValueError:
+                value = 0
+            if value < 1:
+                raise self.error(n, f"#pragma unroll takes a positive integer count, not {count!r}")
+        after = n.next_named_sibling
+        while after is not None and after.type == "comment":
+            after = after.next_named_sibling
+        if after is None or after.type not in ("for_statement", "while_statement", "do_statement"):
+            raise self.error(n, f"#pragma {m.group(1)} applies to a loop: put it right before a for, while or do")
+        return []
 
     def after_loop(self, out: list[hir.Stmt], n: Node) -> list[hir.Stmt]:
         """In an inlined helper, a loop a `return` left breaks the enclosing loop too."""
@@ -1786,7 +1872,9 @@ class Lowering:
             if t not in takes:
                 shown = ", ".join(_cpp_name(x) for x in takes)
                 raise self.error(
-                    n, f"{name} takes {shown}, not {_cpp_name(t)}: convert it, {base}f(static_cast<float>(x))"
+                    n,
+                    f"{name} takes {shown}, not {_cpp_name(t)} (the device has no {_cpp_name(t)} {base}): "
+                    f"{base}f(static_cast<float>(x)) computes it in float, if that is what you mean",
                 )
             return hir.Call(t, sp, base, tuple(xs))
         if base == "abs":

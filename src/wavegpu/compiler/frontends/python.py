@@ -12,11 +12,24 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ...errors import CompileError, Diagnostic, Span
+from ...errors import CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
-from ..builtins import ATOMICS, BUILTINS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2, Builtin, Kind
+from ..builtins import (
+    ATOMICS,
+    BUILTINS,
+    CONSTANTS,
+    IDS,
+    MATH1,
+    TOOLCHAIN_WORKGROUP,
+    VOID,
+    WAVE1,
+    WAVE2,
+    Builtin,
+    Kind,
+)
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
+from .treesitter import param_errors
 
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
@@ -54,6 +67,7 @@ class Source:
     line_offset: int = 0  # added to ast line numbers
     lines: list[str] = field(default_factory=list)
     consts: dict[str, Constant] = field(default_factory=dict)  # module-level int/float/bool names
+    ours: set[str] = field(default_factory=set)  # names bound to wavegpu's builtins ("*": import *)
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
@@ -67,7 +81,9 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     except (OSError, TypeError) as e:
         raise CompileError([Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]) from None
     text = textwrap.dedent("".join(lines))
-    src = Source(text, file, first - 1, consts=module_constants(getattr(fn, "__globals__", {})))
+    g = getattr(fn, "__globals__", {})
+    ours = {k for k, v in g.items() if str(getattr(v, "__module__", "") or "").startswith("wavegpu")}
+    src = Source(text, file, first - 1, consts=module_constants(g), ours=ours)
     tree = ast.parse(text)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
@@ -76,6 +92,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
 
 def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
+    text = text.removeprefix("\ufeff")  # a byte order mark, as the other frontends skip it
     src = Source(text, file)
     try:
         tree = ast.parse(text, filename=file)
@@ -85,11 +102,24 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
             [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
         ) from None
     src.consts = constants_in_module(tree)
+    for s in tree.body:  # `from wavegpu import thread_id`: our builtin, not the Rust toolchain's
+        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "wavegpu":
+            src.ours |= {a.asname or a.name for a in s.names}
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
     chosen = decorated or fns
     if not chosen:
         raise CompileError([Diagnostic(f"{file}: no kernel function found")])
+    first: dict[str, ast.FunctionDef] = {}
+    twice: list[Diagnostic] = []
+    for f in chosen:  # Python would keep the last; a .wbin holds one kernel of a name
+        if f.name in first:
+            sp = Span(file, f.lineno, f.col_offset + 1, 3, src.lines[f.lineno - 1])
+            twice.append(Diagnostic(f"kernel {f.name!r} is defined twice (first on line {first[f.name].lineno})", sp))
+        else:
+            first[f.name] = f
+    if twice:
+        raise CompileError(twice)
     return [(src, f) for f in chosen]
 
 
@@ -255,6 +285,8 @@ class Frontend:
         # names the kernel assigns are its own, as in Python (a module constant of that name is hidden)
         self.assigned = {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
         self.local_shapes: dict[str, tuple[int, ...]] = {}
+        self.toolchain_dialect = False  # a bare thread_id(): the Rust toolchain's local id (COMPAT.md)
+        self.first_value: dict[str, ast.expr] = {}  # a variable's first value (the fix-it of a type change)
 
     def hidden_param(self, array: str, suffix: str) -> hir.Var:
         """A hidden i32 argument of an array parameter (its length or a dimension), which the
@@ -424,6 +456,14 @@ class Frontend:
         if isinstance(n, ast.Name) and n.id == "bool":
             return BOOL
         return None
+
+    def toolchain_spelling(self, f: ast.expr) -> bool:
+        """Whether a builtin is called as the Rust toolchain's Python kernels call it: by its bare
+        name (`from wave import thread_id`, not one imported from wavegpu) or through its module
+        `wave`, not as `wg.thread_id`."""
+        if isinstance(f, ast.Name):
+            return f.id not in self.src.ours and "*" not in self.src.ours
+        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "wave"
 
     def builtin_name(self, n: ast.expr) -> str | None:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
@@ -616,15 +656,50 @@ class Frontend:
             )
             widening = want.is_float and (value.type.is_int or value.type.bits < want.bits)
             if not const_ok and not widening:
+                first = self.first_value.get(name)
+                where = f", line {first.lineno + self.src.line_offset}" if first is not None else ""
+                better = self.first_in(name, value.type)
+                if better:
+                    fix = (
+                        f"give {name!r} this type where it is first assigned, `{name} = {better}`, or use another name"
+                    )
+                else:
+                    fix = f"use another name, or give {name!r} a type that holds both where it is first assigned"
                 raise self.error(
                     s,
-                    f"{name!r} is {want} (a variable keeps the type of its first assignment), this value "
-                    f"is {value.type}: convert it, {want}(...), or use another name",
+                    f"{name!r} is {want} (a variable keeps the type of its first assignment{where}), this "
+                    f"value is {value.type}: {fix}",
                 )
         if want is not None:
             value = self.coerce(value, want, s)
-        self.vars.setdefault(name, value.type)
+        if name not in self.vars:
+            self.vars[name] = value.type
+            if isinstance(s, ast.Assign) and s.targets[0] is tgt and s.value is not None:
+                self.first_value[name] = s.value  # (not a, b = ...: its values are temporaries)
         return hir.Assign(self.span(s), name, value)
+
+    def first_in(self, name: str, t: ScalarType) -> str | None:
+        """A variable's first value written in type t, where that keeps its meaning: a constant that
+        t holds exactly (`s = 0` -> `s = 0.0`), or an integer value widened to f64. None where no
+        such form exists: then the message suggests nothing (a fix-it never changes a meaning)."""
+        first = self.first_value.get(name)
+        if first is None or t is BOOL or t is VOID:
+            return None
+        v = None
+        with contextlib.suppress(Exception):
+            v = fold(first, self.const_lookup)
+        if isinstance(v, int) and not isinstance(v, bool):
+            if t.is_float:
+                exact = float(v) == v and (t is F64 or abs(v) <= 2 ** (11 if t.bits == 16 else 24))
+                if not exact:
+                    return None
+                return repr(float(v)) if t is F32 else f"wg.{t}({float(v)!r})"
+            return f"wg.{t}({v})" if _fits(v, t) else None
+        if isinstance(v, float) and t.is_float:
+            return f"wg.{t}({v!r})" if t is not F32 else repr(v)
+        if v is None and t is F64:
+            return f"wg.f64({ast.unparse(first)})"  # every i32, u32, f16 and f32 value is an f64
+        return None
 
     def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
         if len(call.args) != 2 or call.keywords:
@@ -1026,7 +1101,13 @@ class Frontend:
                 return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
         kw = {k.arg: k.value for k in n.keywords}
+        if name in BUILTINS:  # every builtin's arguments against its row of the table, in one place
+            why = builtins.arity(name, len(n.args), tuple(k.arg or "**" for k in n.keywords))
+            if why is not None:
+                raise self.error(n, why)
         if name in IDS:
+            if name == "thread_id" and not n.args and not kw and self.toolchain_spelling(n.func):
+                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
             axis = 0
             if name in builtins.NO_AXIS:
                 if n.args or kw:
@@ -1104,8 +1185,9 @@ class Frontend:
             if x.type not in takes:
                 raise self.error(
                     n.args[0],
-                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type}: "
-                    f"convert it, {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])}))",
+                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type} (the device has no {x.type} "
+                    f"{name}): {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])})) computes it in f32, "
+                    f"if that is what you mean",
                 )
             return hir.Call(x.type, sp, name, (x,))
         if name == "fma":
@@ -1211,16 +1293,32 @@ def _wrap32(v: int) -> int:
 
 
 def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
+    """The HIR of one kernel function (without its decorator's options)."""
+    return _lower(src, node)[0]
+
+
+def _lower(src: Source, node: ast.FunctionDef) -> tuple[hir.Function, bool]:
+    """The HIR of one kernel function, and whether it is in the Rust toolchain's dialect."""
     fe = Frontend(src, node)
     try:
-        return fe.run()
+        fn = fe.run()
     except _Bail:
         raise CompileError(fe.diags) from None
+    dup = param_errors(fn)  # Python itself: "duplicate argument 'x' in function definition"
+    if dup:
+        raise CompileError(dup)
+    return fn, fe.toolchain_dialect
 
 
 def kernel(src: Source, node: ast.FunctionDef) -> hir.Function:
-    """One kernel function in HIR, with its decorator's options (max_registers, workgroup)."""
-    return replace(frontend(src, node), options=kernel_options(node, src.consts))
+    """One kernel function in HIR, with its decorator's options (max_registers, workgroup); a
+    kernel in the Rust toolchain's dialect (a bare `thread_id()`) records the workgroup that
+    toolchain records, builtins.TOOLCHAIN_WORKGROUP, unless it gives its own."""
+    fn, toolchain = _lower(src, node)
+    options = kernel_options(node, src.consts)
+    if toolchain and "workgroup" not in options:
+        options["workgroup"] = TOOLCHAIN_WORKGROUP
+    return replace(fn, options=options)
 
 
 class PythonFrontend:
@@ -1239,8 +1337,8 @@ class PythonFrontend:
         text = str(source)
         if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
             filename = text
-            with open(text, encoding="utf-8") as f:
-                text = f.read()
+            with open(text, "rb") as f:
+                text = decode_source(f.read(), filename, "not UTF-8 text", CompileError)
         return self.parse(text, filename or "<string>")
 
 

@@ -941,6 +941,9 @@ class Lowering:
             self.infer(v.flex, rt)
         if target is not None and target.flexible and self.same_class(v.rt, target.rt):
             self.infer(frozenset({target.hir_name}), v.rt)
+        fix = self.float_start(v.flex, rt)
+        if fix is not None:
+            raise self.error(n, f"mismatched types: expected {rt}, found {v.rt}: {fix}")
         raise self.error(n, self.mismatch(rt, v.rt, n))
 
     def same_class(self, a: str, b: str) -> bool:
@@ -988,6 +991,13 @@ class Lowering:
                 self.infer(a.flex, b.rt)
             if b.flex and not a.flex:
                 self.infer(b.flex, a.rt)
+        for x, other in ((a, b), (b, a)):  # `let mut s = 0; s += x[j]`: s is a float from its start
+            fix = self.float_start(x.flex, other.rt)
+            if fix is not None:
+                raise self.error(
+                    n,
+                    f"mismatched types: {a.rt} and {b.rt} (Rust converts nothing implicitly): {fix}",
+                )
         fix_a = f"({self.text(an)} as {b.rt})" if len(self.text(an)) < 40 else f"(... as {b.rt})"
         fix_b = f"({self.text(bn)} as {a.rt})" if len(self.text(bn)) < 40 else f"(... as {a.rt})"
         raise self.error(
@@ -995,6 +1005,29 @@ class Lowering:
             f"mismatched types: {a.rt} and {b.rt} (Rust converts nothing implicitly): "
             f"convert one side with `as`, e.g. {fix_b} or {fix_a}",
         )
+
+    def float_start(self, flex: frozenset[str] | None, rt: str) -> str | None:
+        """The fix-it where a variable bound to an unsuffixed integer literal (`let mut s = 0;`) meets
+        a float: bind it to the float literal (`let mut s = 0.0;`), which keeps every value it takes
+        (an `as` on the other side would truncate them). None where that is not the case."""
+        if not flex or rt not in FLOATS:
+            return None
+        for sc in self.scopes:
+            for name, var in sc.items():
+                if not (isinstance(var, Var) and var.flexible and var.hir_name in flex):
+                    continue
+                value = var.node.child_by_field_name("value")
+                if value is None or value.type != "integer_literal":
+                    continue
+                lit = self.text(value).replace("_", "")
+                if not lit.isdigit():
+                    continue
+                mut = "mut " if var.mutable else ""
+                return (
+                    f"`{name}` is an integer because it starts as `{self.text(value)}`: start it as a float, "
+                    f"`let {mut}{name} = {int(lit)}.0;`"
+                )
+        return None
 
     def expr(self, n: Node, hint: str | None = None) -> V:
         t = n.type
@@ -1558,7 +1591,8 @@ class Lowering:
             if RUST_TYPES[rt] not in builtins.math_types(name):
                 raise self.error(
                     n,
-                    f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt}: convert it, `(x as f32).{method}()`",
+                    f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt} (the "
+                    f"device has no {rt} {method}): `(x as f32).{method}()` computes it in f32, if that is what you mean",
                 )
             return V(hir.Call(x.e.type, sp, name, (x.e,)), rt)
         if method == "abs":

@@ -157,6 +157,7 @@ class Binding:
     hi: int | None = None
     mz: bool = False
     f64name: str | None = None  # a const integer beyond 32 bits: its f64 value
+    node: Node | None = None  # the declared name (its declarator holds the initializer)
 
 
 @dataclass
@@ -226,7 +227,7 @@ class Lowerer:
             k += 1
             hname = f"{base}${k}"
         self.vars[hname] = t
-        b = Binding(hname, t, const, declared)
+        b = Binding(hname, t, const, declared, node=n)
         self.scopes[-1][name] = b
         return b
 
@@ -553,7 +554,7 @@ class Lowerer:
                 raise self.error(
                     value,
                     f"{self.text(value)!r} may be -0 (JavaScript's negative zero), which no integer holds: "
-                    f"narrow it, ({self.text(value)}) | 0, or declare {name}: number",
+                    f"declare {name} a number, `{name}: number` (an f64, which keeps -0)",
                 )
             if _fits(v.lo, v.hi, I32_RANGE) or _fits(v.lo, v.hi, U32_RANGE):
                 t = v.type
@@ -723,11 +724,17 @@ class Lowerer:
             return self.narrow_exact(v, F16)
         if t is BOOL and v.type is BOOL:
             return v.e
-        fix = {I32: "(...) | 0", U32: "(...) >>> 0", F32: "Math.fround(...)", F16: "Math.f16round(...)"}.get(t, "")
+        # the fix-it keeps JavaScript's meaning: the variable is a number (an f64) that holds this value
+        # as it is; narrowing the value (| 0, Math.fround) would change every later result
+        decl = b.node.parent if b.node is not None else None
+        init = decl.child_by_field_name("value") if decl is not None else None
+        keyword = "const" if b.const else "let"
+        shown = f"{keyword} {name}: number = {self.text(init) if init is not None else '...'}"
         raise self.error(
             n,
-            f"{name!r} holds {t} values (the type of its initializer); in JavaScript this value is not always "
-            f"one: narrow it, {fix}, or declare {name} with a type (let {name}: number = ...)",
+            f"{name!r} holds {t} values (the type of its initializer), and in JavaScript this value is not "
+            f"always one: declare {name} a number where it is declared, `{shown}` (an f64: the value "
+            f"JavaScript keeps)",
         )
 
     def for_loop(self, s: Node) -> list[hir.Stmt]:
@@ -1272,7 +1279,8 @@ class Lowerer:
             raise self.error(
                 n,
                 "% is supported on integer values (i32 or u32): JavaScript's % of other numbers is an f64 "
-                "remainder the device does not compute; narrow the operands, (x | 0) % (y | 0)",
+                "remainder the device does not compute; if the operands always hold integers, narrow them, "
+                "(x | 0) % (y | 0)",
             )
         t = _common_int(a, b)
         if t is None:
@@ -1281,10 +1289,15 @@ class Lowerer:
                     text = self.text(side.node) if side.node is not None else name
                     raise self.error(
                         side.node if side.node is not None else n,
-                        f"the {name} of % may be any integer in {side.lo}..{side.hi}, beyond one 32-bit type: "
-                        f"narrow it, ({text}) | 0 or ({text}) >>> 0",
+                        f"the {name} of % may be any integer in {side.lo}..{side.hi}, beyond one 32-bit type, and "
+                        f"the device computes % on 32-bit integers: if it always fits one, say which, ({text}) | 0 "
+                        f"or ({text}) >>> 0 (where it does not, these wrap it)",
                     )
-            raise self.error(n, "% of an i32 and a u32 value: convert one, (x | 0) or (x >>> 0), so both have one type")
+            raise self.error(
+                n,
+                "% of an i32 and a u32 value: the device computes % in one 32-bit type; if both values are "
+                "always values of one, say which, (x | 0) or (x >>> 0) (where one is not, these change it)",
+            )
         x = a.e if a.type is t else self.as_u32(a.ibits) if t is U32 else a.ibits
         y = b.e if b.type is t else self.as_u32(b.ibits) if t is U32 else b.ibits
         m = max(abs(b.lo), abs(b.hi))
@@ -1393,7 +1406,9 @@ class Lowerer:
         v = self.expr(idx_node)
         self.number_of(v, idx_node)
         if not v.is_int:
-            raise self.error(idx_node, "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+            raise self.error(
+                idx_node, "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
+            )
         assert v.ibits is not None
         if v.type in (I32, U32):
             return name, v.e  # type: ignore[return-value]
@@ -1505,7 +1520,9 @@ class Lowerer:
             if want == 2:
                 lane = self.expr(args[1])
                 if not lane.is_int or lane.type not in (I32, U32):
-                    raise self.error(args[1], "a lane or distance is an i32 or u32 value: narrow it, x | 0")
+                    raise self.error(
+                        args[1], "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
+                    )
                 hargs = (e, lane.e)  # type: ignore[assignment]
             r = hir.Call(e.type, sp, name, hargs)
             return self.int_v(r, *(I32_RANGE if e.type is I32 else U32_RANGE), n) if e.type.is_int else V(r, node=n)
@@ -1543,7 +1560,9 @@ class Lowerer:
         if x.type is F32:
             return x.e
         raise self.error(
-            n, f"wave.{name} works on i32, u32 and f32 values: narrow this number, x | 0, x >>> 0 or Math.fround(x)"
+            n,
+            f"wave.{name} works on i32, u32 and f32 values, and this number may be none of them: narrow it if "
+            f"that is what you mean, x | 0, x >>> 0 or Math.fround(x) (each changes a value it does not hold)",
         )
 
     def allow_atomic(self, n: Node) -> None:
@@ -1570,7 +1589,9 @@ class Lowerer:
             raise self.error(arr, why)
         idx = self.expr(args[1])
         if not idx.is_int:
-            raise self.error(args[1], "an array index is an integer value: narrow it, (x | 0) or (x >>> 0)")
+            raise self.error(
+                args[1], "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
+            )
         ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)  # type: ignore[arg-type]
         vals = tuple(self.convert_to(self.expr(a), elem, a) for a in args[2:])
         r = hir.Call(elem, sp, name, (ie, *vals), an)  # type: ignore[arg-type]
@@ -1618,10 +1639,20 @@ class Lowerer:
                 raise self.error(n, f"Math.{name}(x) takes one argument")
             x = self.expr(args[0])
             self.number_of(x, args[0])
-            msg = (
-                f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
-                f"to f32, Math.fround(Math.{name}(x)) of an f32 x, or call wave.{name}(x)"
-            )
+            arg = self.text(args[0])
+            arg = arg if len(arg) <= 40 and "\n" not in arg else "x"
+            if self.exact_in(x, F32):
+                msg = (
+                    f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
+                    f"to f32, Math.fround(Math.{name}({arg})), or call wave.{name}({arg})"
+                )
+            else:  # the fix-it says that it rounds the argument: a change of the value, if that is meant
+                msg = (
+                    f"Math.{name} is computed by the device's f32 function, on an f32 argument, and `{arg}` is "
+                    f"an f64 (JavaScript computes {'it' if args[0].type != 'identifier' else 'this number'} in "
+                    f"f64): round the argument to f32 first if that is what you mean, "
+                    f"Math.{name}(Math.fround({arg})), where the result is rounded to f32"
+                )
             return V(hir.Const(F32, sp, math.nan), op=(name, x), only_f32=msg, node=n)  # e: never read
         if name == "abs":
             if len(args) != 1:

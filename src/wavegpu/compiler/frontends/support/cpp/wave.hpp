@@ -11,7 +11,7 @@
 //
 // The ids are uint32_t; atomics take an element's address (&a[i], v) or (a, i, v) and return the
 // old value; fence takes a wave::scope. `__kernel`/`__global__` mark kernels and `__shared__`
-// declares workgroup-shared arrays (empty macros here). Define WAVE_USING_NAMESPACE before
+// declares workgroup-shared arrays (empty macros here, as are OpenCL's `__global` and `__private`). Define WAVE_USING_NAMESPACE before
 // including it (or with -D) to use the builtins unqualified without `using namespace wave;`.
 #ifndef WAVE_HPP
 #define WAVE_HPP
@@ -26,6 +26,12 @@
 #define __device__
 #define __shared__
 #define __forceinline__ inline
+#endif
+#ifndef __global
+#define __global
+#endif
+#ifndef __private
+#define __private
 #endif
 
 namespace wave {
