@@ -16,7 +16,7 @@ from ...errors import CompileError, Diagnostic, Span
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
 from ..builtins import ATOMICS, BUILTINS, CONSTANTS, IDS, MATH1, VOID, WAVE1, WAVE2, Builtin, Kind
-from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
+from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
 
@@ -164,7 +164,11 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
         if isinstance(op, ast.Pow):
             if isinstance(a, int) and isinstance(b, int) and abs(a) > 1 and b > 128:
                 raise ValueError("too large")
-            r = a**b
+            try:
+                r = a**b
+            except OverflowError:  # a float power beyond the double range: inf, as IEEE rounds it
+                odd = float(b).is_integer() and int(b) % 2 == 1
+                r = -math.inf if a < 0 and odd else math.inf
         elif isinstance(op, ast.LShift):
             if not (isinstance(a, int) and isinstance(b, int)) or b > 128 or b < 0:
                 return None
@@ -208,6 +212,8 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
                 return (min if name == "min" else max)(xs)  # type: ignore[type-var]
             if len(xs) != 1:
                 return None
+            if name == "int" and isinstance(xs[0], float) and not math.isfinite(xs[0]):
+                return None  # int(inf), int(nan): the cast's saturating rule, as i32(x) (DESIGN section 3)
             return {"abs": abs, "int": int, "float": float}[name](xs[0])  # type: ignore[operator]
     return None
 
@@ -299,7 +305,7 @@ class Frontend:
             return hir.Const(BOOL, sp, v)
         if isinstance(v, int):
             if hint is not None and hint.is_float:
-                return hir.Const(hint, sp, float(v))
+                return hir.Const(hint, sp, round_float(v, hint))
             if hint is not None and hint.is_int and _fits(v, hint):
                 return hir.Const(hint, sp, v)
             if _fits(v, I32):
@@ -308,7 +314,7 @@ class Frontend:
                 return hir.Const(U32, sp, v)
             raise self.error(n, f"{v} does not fit in 32 bits (i32 holds -2**31..2**31-1, u32 0..2**32-1)")
         t = hint if hint is not None and hint.is_float else F32
-        return hir.Const(t, sp, float(v))
+        return hir.Const(t, sp, round_float(v, t))  # beyond the type's range: inf, as in C
 
     def const_int(self, n: ast.expr, what: str, lo: int | None = None) -> int:
         """An integer constant expression where the language needs one (sizes, axes, offsets)."""
@@ -933,7 +939,7 @@ class Frontend:
             return e
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
-                return hir.Const(t, e.span, float(e.value))
+                return hir.Const(t, e.span, round_float(e.value, t))
             if isinstance(e.value, int) and _fits(e.value, t):
                 return hir.Const(t, e.span, e.value)
         if e.type.is_int and t.is_float:
