@@ -147,3 +147,92 @@ def test_wave_compile_of_a_constant_beyond_f32_shows_no_traceback(tmp_path: Path
     r = run_wave("compile", str(path), "-o", str(tmp_path / "big.wbin"))
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
+
+
+# -- expressions nested beyond what the compiler processes (issue 28.2, bullet 4)
+TERMS = 20_000
+
+
+def deep_sum(lang: str, terms: int = TERMS) -> str:
+    """A kernel storing the sum of `terms` array elements, in `lang`."""
+    s = " + ".join(f"a[{k % 7}]" for k in range(terms))
+    return {
+        "python": f"import wavegpu as wg\n\n@wg.kernel\ndef k(a: wg.f32[:], out: wg.f32[:]):\n    out[0] = {s}\n",
+        "cpp": f'#include "wave.hpp"\n\n[[wave::kernel]] void k(const float* a, float* out) {{\n    out[0] = {s};\n}}\n',
+        "rust": f"use wave::*;\n\n#[wave::kernel]\npub fn k(a: &[f32], out: &mut [f32]) {{\n    out[0] = {s};\n}}\n",
+        "typescript": f"/** @kernel */\nexport function k(a: Float32Array, out: Float32Array): void {{\n  out[0] = {s};\n}}\n",
+    }[lang]
+
+
+DEEP = "this nests more than 150 levels deep"
+SUFFIXES = {"python": ".py", "cpp": ".cpp", "rust": ".rs", "typescript": ".ts"}
+
+
+@pytest.mark.parametrize("lang", sorted(SUFFIXES))
+def test_a_20000_term_sum_is_refused_with_its_place_in_every_language(lang: str, tmp_path: Path) -> None:
+    """The same WaveError with the place in all four languages, through wg.compile of a path and
+    `wave compile` (Python gave a bare RecursionError)."""
+    path = tmp_path / f"deep{SUFFIXES[lang]}"
+    text = deep_sum(lang)
+    path.write_text(text)
+    line = next(n for n, x in enumerate(text.splitlines(), 1) if "out[0] =" in x)
+    with pytest.raises(wg.CompileError) as ei:
+        wg.compile(str(path))
+    (d,) = ei.value.diagnostics
+    assert DEEP in d.message and d.span is not None and d.span.line == line and d.span.file == str(path)
+    r = run_wave("compile", str(path), "-o", str(tmp_path / "deep.wbin"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"{path}:{line}:" in r.stderr and DEEP in r.stderr
+
+
+def test_python_expressions_just_within_the_limit_compile() -> None:
+    """A 140-term sum, a 140-argument min and a 140-operand chained comparison compile at -O3
+    and compute their values (the limit leaves the later stages room on the stack)."""
+    src = deep_sum("python", 140).replace("out[0] = ", "out[0] = wg.f32(0.0) + ")
+    src += (
+        "\n@wg.kernel\ndef m(a: wg.f32[:], out: wg.f32[:]):\n    out[0] = min("
+        + ", ".join(f"a[{k % 7}]" for k in range(140))
+        + ")\n"
+    )
+    src += (
+        "\n@wg.kernel\ndef c(a: wg.f32[:], out: wg.i32[:]):\n    out[0] = wg.i32("
+        + " <= ".join("a[0]" for _ in range(140))
+        + ")\n"
+    )
+    prog = wg.compile(src, opt=3)
+    a = np.arange(1, 8, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    run_kernel(prog.kernels[0], [a, out], grid=1, workgroup=1)
+    assert out[0] == np.float32(sum(float(a[k % 7]) for k in range(140)))
+    run_kernel(prog.kernels[1], [a, out], grid=1, workgroup=1)
+    assert out[0] == 1.0
+    iout = np.zeros(1, np.int32)
+    run_kernel(prog.kernels[2], [a, iout], grid=1, workgroup=1)
+    assert iout[0] == 1
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "min(" + ", ".join(f"a[{k % 7}]" for k in range(TERMS)) + ")",
+        "wg.f32(" + " and ".join(f"a[{k % 7}] > 0.0" for k in range(300)) + ")",
+        "wg.f32(" + " < ".join(f"a[{k % 7}]" for k in range(300)) + ")",
+    ],
+    ids=["min", "and", "chained-compare"],
+)
+def test_flat_python_forms_that_nest_in_hir_are_refused_with_their_place(expr: str) -> None:
+    """min(a, b, ...), `and` chains and chained comparisons are flat in Python's ast but nest in
+    HIR: the compiler checks HIR's depth before any stage recurses over it (also for the other
+    frontends), and names the kernel and the place."""
+    src = f"import wavegpu as wg\n\n@wg.kernel\ndef k(a: wg.f32[:], out: wg.f32[:]):\n    out[0] = {expr}\n"
+    with pytest.raises(wg.CompileError) as ei:
+        wg.compile(src, opt=3)
+    (d,) = ei.value.diagnostics
+    assert DEEP in d.message and "kernel 'k'" in d.message and d.span is not None and d.span.line == 5
+
+
+def test_python_nesting_that_cpython_cannot_parse_is_refused_too() -> None:
+    """300 unary minus signs overflow CPython's own parser: the same message, no traceback."""
+    src = "import wavegpu as wg\n\n@wg.kernel\ndef k(a: wg.i32[:]):\n    a[0] = " + "-" * 300 + "a[1]\n"
+    with pytest.raises(wg.CompileError, match=DEEP):
+        wg.compile(src)

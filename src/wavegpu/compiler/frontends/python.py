@@ -59,6 +59,72 @@ class Source:
         self.lines = self.text.splitlines()
 
 
+def check_depth(src: Source, tree: ast.AST) -> None:
+    """Refuse a tree deeper than hir.MAX_DEPTH (blocks and sub-expressions: `a + b + ... ` of
+    20,000 terms) with the other frontends' message, at the first node too deep; counted without
+    recursion, before anything recurses over it (constant folding, the frontend, later stages)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > hir.MAX_DEPTH:
+            line, col = getattr(n, "lineno", 1), getattr(n, "col_offset", 0) + 1
+            text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
+            span = Span(src.file, line + src.line_offset, col, 1, text)
+            raise CompileError([Diagnostic(hir.too_deep_message(), span)])
+        stack.extend((c, d + 1) for c in reversed(list(ast.iter_child_nodes(n))) if not isinstance(c, ast.expr_context))
+
+
+DEEP_PARSE_STACK = 512 << 20  # bytes of stack for parsing a source nested beyond the recursion limit
+DEEP_PARSE_LIMIT = 100_000  # the recursion limit meanwhile (CPython builds ast objects recursively)
+
+
+def _parse_deep(text: str, file: str) -> ast.Module | None:
+    """`ast.parse` of a source whose ast is deeper than the recursion limit lets CPython build (a
+    20,000-term sum), on a thread with a large stack, so that check_depth can name the place; None
+    when even that fails."""
+    import sys
+    import threading
+
+    out: list[ast.Module] = []
+
+    def work() -> None:
+        with contextlib.suppress(RecursionError, MemoryError, SyntaxError):
+            out.append(ast.parse(text, filename=file))
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    try:
+        threading.stack_size(DEEP_PARSE_STACK)
+        sys.setrecursionlimit(max(old_limit, DEEP_PARSE_LIMIT))
+        t = threading.Thread(target=work, name="wavegpu-deep-parse")
+        t.start()
+        t.join()
+    except (RuntimeError, ValueError, MemoryError):  # no thread of that stack size here
+        return None
+    finally:
+        sys.setrecursionlimit(old_limit)
+        threading.stack_size(old_stack)
+    return out[0] if out else None
+
+
+def parse_module(text: str, file: str) -> ast.Module:
+    """`ast.parse`, with a syntax error as a CompileError at its place. A source too deep for
+    CPython to build its ast at the recursion limit is parsed again with room (check_depth then
+    refuses it at the place), or refused at its first line."""
+    try:
+        return ast.parse(text, filename=file)
+    except SyntaxError as e:
+        line = (e.text or "").rstrip("\n")
+        raise CompileError(
+            [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
+        ) from None
+    except (RecursionError, MemoryError):  # "maximum recursion depth exceeded during ast construction"
+        tree = _parse_deep(text, file)
+        if tree is not None:
+            return tree
+        first = text.splitlines()[0] if text else ""
+        raise CompileError([Diagnostic(hir.too_deep_message(), Span(file, 1, 1, 1, first))]) from None
+
+
 def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]:
     """The source and ast of a Python function (its decorators are ignored)."""
     try:
@@ -68,7 +134,8 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
         raise CompileError([Diagnostic(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}")]) from None
     text = textwrap.dedent("".join(lines))
     src = Source(text, file, first - 1, consts=module_constants(getattr(fn, "__globals__", {})))
-    tree = ast.parse(text)
+    tree = parse_module(text, file)
+    check_depth(src, tree)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
     return src, node
@@ -77,13 +144,8 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
 def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
     src = Source(text, file)
-    try:
-        tree = ast.parse(text, filename=file)
-    except SyntaxError as e:
-        line = (e.text or "").rstrip("\n")
-        raise CompileError(
-            [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
-        ) from None
+    tree = parse_module(text, file)
+    check_depth(src, tree)
     src.consts = constants_in_module(tree)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
