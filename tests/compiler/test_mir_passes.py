@@ -8,13 +8,17 @@ from pathlib import Path
 import kernels as K
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import wavegpu as wg
+from wavegpu.compiler.frontends import FRONTENDS
 from wavegpu.compiler.frontends.python import frontend, function_source
 from wavegpu.compiler.mir import dump, parse, verify
 from wavegpu.compiler.mir.ir import Function, Operand, Value
 from wavegpu.compiler.mir.lower import lower
 from wavegpu.compiler.passes import PASSES, pipeline, run_passes
+from wavegpu.runtime.kernel import run_kernel
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = {"saxpy": K.saxpy, "reduce_sum": K.reduce_sum, "loops": K.loops, "floor_ops": K.floor_ops}
@@ -545,3 +549,110 @@ def test_unroll_refuses_a_counter_whose_last_step_wraps() -> None:
     (hfn,) = FRONTENDS["python"].parse(WRAPS, "wraps.py")
     fn = lower(hfn)
     assert unroll._counted(fn) == []
+
+
+# -- licm across nested loops (issue 28): an inner loop's new preheader lies inside the outer loop
+NESTED_LICM = """
+import wavegpu as wg
+
+@wg.kernel
+def nested(a: wg.i32[:], b: wg.u32[:], out: wg.i32[:], n: wg.i32):
+    i = wg.global_id()
+    v = 1
+    for k in range(i):
+        c = 0
+        while c < a[i % n]:
+            c += 1
+        v *= wg.i32(b[i % n])
+    out[i] = v
+"""
+
+
+def test_licm_keeps_an_inner_preheader_inside_the_outer_loop() -> None:
+    """The while loop's header needs a new preheader (its outside predecessor also branches to the
+    exit); what licm hoists there (the address of a[i % n]) is defined inside the for loop, so the
+    outer loop must not treat a use of it (the address of b[i % n]) as invariant and hoist that use
+    above its definition. Both now leave the loops, and the kernel's results match -O0."""
+    n = 3
+    a = np.array([2, 0, 1], np.int32)
+    b = np.array([3, 5, 7], np.uint32)
+    outs = []
+    for opt in (0, 2, 3):
+        prog = wg.compile(NESTED_LICM, opt=opt)
+        out = np.zeros(16, np.int32)
+        run_kernel(prog.kernels[0], [a, b, out, n], grid=1, workgroup=16)
+        outs.append(out)
+    want = [int(np.uint32(pow(int(b[i % n]), i, 2**32)).view(np.int32)) for i in range(16)]
+    for out in outs:
+        assert list(out) == want
+    fn = lower(FRONTENDS["python"].parse(NESTED_LICM, "nested.py")[0])
+    run_passes(fn, pipeline(2)[: pipeline(2).index("licm") + 1])  # verified after each pass
+    body = [i for blk in fn.blocks if blk is not fn.entry for i in blk.insts]
+    assert not any(i.op == "floormod" for i in body), dump(fn)  # i % n left both loops
+
+
+INVARIANT = ["i % n", "(i + n) & 15", "(i * 3) % n", "n & 7", "(i ^ n) & 15"]
+
+
+@st.composite
+def nested_loops(draw: st.DrawFn) -> str:
+    """Two or three nested loops (for over a bound, while over a loaded bound) whose headers and
+    bodies compute the same invariant indices and loads as the code after the inner loops."""
+    base, other = draw(st.sampled_from(INVARIANT)), draw(st.sampled_from(INVARIANT))
+    idx = [draw(st.sampled_from([base, base, other])) for _ in range(3)]  # mostly one: shared addresses
+    bound = draw(st.sampled_from(["i", "n", "i % 4", "3", "a[{0}] & 3"])).format(idx[0])
+
+    def inner(ind: str, depth: int) -> list[str]:
+        c = f"c{depth}"
+        kind = draw(st.sampled_from(["while", "while", "for", "while-and"]))
+        if kind == "for":
+            out = [f"{ind}for {c} in range(a[{idx[1]}] & 3):"]
+        else:
+            out = [f"{ind}{c} = 0"]
+            cond = f"{c} < a[{idx[1]}]" + (f" and {c} < {idx[2]} + 2" if kind == "while-and" else "")
+            out += [f"{ind}while {cond}:", f"{ind}    {c} += 1"]
+        out.append(f"{ind}    v += {draw(st.sampled_from([f'a[{idx[2]}]', idx[0], f'wg.i32(b[{idx[1]}])', c]))}")
+        if draw(st.booleans()):
+            out += [
+                f"{ind}    if {c} > {draw(st.integers(0, 3))}:",
+                f"{ind}        {draw(st.sampled_from(['break', 'continue']))}",
+            ]
+        if depth < 2 and draw(st.booleans()):
+            out += inner(ind + "    ", depth + 1)
+        return out
+
+    after = draw(st.sampled_from([f"v *= wg.i32(b[{idx[0]}])", f"v = v * 3 + a[{idx[2]}]", f"v ^= {idx[1]} + k"]))
+    counted = draw(st.booleans())  # for k in range(bound), or while k < bound with k += 1 last
+    outer = [f"    for k in range({bound}):"] if counted else ["    k = 0", f"    while k < {bound}:"]
+    return "\n".join(
+        [
+            "import wavegpu as wg",
+            "",
+            "@wg.kernel",
+            "def shape(a: wg.i32[:], b: wg.u32[:], out: wg.i32[:], n: wg.i32):",
+            "    i = wg.global_id()",
+            "    v = 1",
+            *outer,
+            *inner("        ", 1),
+            f"        {after}",
+            *([] if counted else ["        k += 1"]),
+            "    out[i] = v",
+            "",
+        ]
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(nested_loops(), st.integers(1, 16), st.lists(st.integers(-1, 4), min_size=16, max_size=16))
+def test_nested_loop_shapes_agree_at_o0_and_o3(text: str, n: int, avals: list[int]) -> None:
+    """Loop-invariant code in nested loops (the shapes of issue 28's licm failure): -O3 compiles
+    (MIR verifies after every pass) and computes what -O0 computes, bit for bit."""
+    a = np.array(avals, np.int32)
+    b = (np.arange(16, dtype=np.uint32) * 2654435761) & 0xFF
+    outs = []
+    for opt in (0, 3):
+        prog = wg.compile(text, opt=opt)
+        out = np.zeros(32, np.int32)
+        run_kernel(prog.kernels[0], [a, b.astype(np.uint32), out, n], grid=1, workgroup=32)
+        outs.append(out)
+    assert list(outs[0]) == list(outs[1]), text

@@ -37,6 +37,9 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
         if stage in options.dump_after or "all" in options.dump_after:
             options.dumps.append((stage, text()))
 
+    deep = hir.too_deep(fn)
+    if deep is not None:  # before any stage that recurses over it (the printer included)
+        raise CompileError([Diagnostic(f"kernel {fn.name!r}: {hir.too_deep_message()}", deep)])
     dump("hir", lambda: hir.dump(fn))
     wide = [p for p in fn.params if not isinstance(p.type, ArrayType) and p.type.size > 4]
     if wide:

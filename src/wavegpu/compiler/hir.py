@@ -228,6 +228,62 @@ class Function:
         raise KeyError(name)
 
 
+# ---- depth ---------------------------------------------------------------------------------------
+# The deepest source tree the frontends take, and the deepest HIR the later stages (which recurse
+# over expressions and blocks: HIR to MIR, the printers) process within Python's recursion limit,
+# with a margin (measured: MIR lowering of a chain of nested min() calls fails near 300 levels).
+MAX_DEPTH = 150
+MAX_HIR_DEPTH = 200
+
+
+def too_deep_message(limit: int = MAX_DEPTH) -> str:
+    """What every frontend says of a source that nests more than `limit` levels."""
+    return (
+        f"this nests more than {limit} levels deep (blocks and sub-expressions), beyond what the "
+        "compiler processes: split it, e.g. into variables or a loop"
+    )
+
+
+def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
+    if isinstance(x, Unary | Cast):
+        return (x.operand,)
+    if isinstance(x, Binary | Compare | Logical):
+        return (x.left, x.right)
+    if isinstance(x, IfExpr):
+        return (x.cond, x.then, x.other)
+    if isinstance(x, Load):
+        return (x.index,)
+    if isinstance(x, Call):
+        return x.args
+    if isinstance(x, Assign):
+        return (x.value,)
+    if isinstance(x, Store):
+        return (x.index, x.value)
+    if isinstance(x, ExprStmt):
+        return (x.expr,)
+    if isinstance(x, If):
+        return (x.cond, *x.then, *x.other)
+    if isinstance(x, While):
+        return (x.cond, *x.body)
+    if isinstance(x, For):
+        return (x.start, x.stop, x.step, *x.body)
+    return ()
+
+
+def too_deep(fn: Function, limit: int = MAX_HIR_DEPTH) -> Span | None:
+    """The place of the first HIR node (statement or expression) deeper than `limit`, if any
+    (a frontend may build deeper HIR than its source: `min(a, b, c, ...)` is a chain of calls).
+    Iterative: it must not itself run out of stack."""
+    stack: list[tuple[Stmt | Expr, int, Span | None]] = [(s, 1, s.span) for s in reversed(fn.body)]
+    while stack:
+        x, d, near = stack.pop()
+        near = x.span or near
+        if d > limit:
+            return near
+        stack.extend((c, d + 1, near) for c in reversed(_children(x)))
+    return None
+
+
 # ---- printer -----------------------------------------------------------------------------------
 def show_expr(e: Expr) -> str:
     if isinstance(e, Const):

@@ -6,12 +6,14 @@ i32 value (wrapping, as C's conversions do)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..isa.semantics import CANON_F16, CANON_F32, CANON_F64
 from ..isa.types import DataType
 
 
@@ -110,6 +112,27 @@ I16 = ScalarType("i16", 16, "int")
 # storage-only: array element types, never the type of a value (see the module docstring)
 NARROW = {t.name: t for t in (U8, I8, U16, I16)}
 ELEMENTS = {**SCALARS, **NARROW}
+
+
+_FLOAT_DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64}
+
+
+def round_float(v: float, t: ScalarType) -> float:
+    """The number v rounded once to the float type t, as IEEE rounding does: beyond the type's
+    range it is inf of v's sign (1.0e39 in f32), below it a subnormal or zero; never a warning."""
+    with np.errstate(all="ignore"):
+        return float(_FLOAT_DTYPES[t.name](v))
+
+
+def float_bits(v: float, t: ScalarType) -> int:
+    """The IEEE bits of v rounded to the float type t (f16 and f32: 16 and 32 bits, f64: 64); a
+    NaN is the canonical NaN of DESIGN section 3 (0x7FFF, 0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF), the bits
+    the ISA's operations give one."""
+    if math.isnan(v):
+        return int({"f16": CANON_F16, "f32": CANON_F32, "f64": CANON_F64}[t.name])
+    with np.errstate(all="ignore"):
+        x = np.asarray(float(v), np.float64).astype(_FLOAT_DTYPES[t.name])
+    return int(x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize]))
 
 
 def _bool(v: object) -> bool:

@@ -28,7 +28,7 @@ from ..builtins import (
     Builtin,
     Kind,
 )
-from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType
+from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 from .treesitter import param_errors
 
 MODULES = {"wg", "wavegpu", "wave", "math"}  # "wave": the Rust toolchain's module name (COMPAT.md)
@@ -73,6 +73,72 @@ class Source:
         self.lines = self.text.splitlines()
 
 
+def check_depth(src: Source, tree: ast.AST) -> None:
+    """Refuse a tree deeper than hir.MAX_DEPTH (blocks and sub-expressions: `a + b + ... ` of
+    20,000 terms) with the other frontends' message, at the first node too deep; counted without
+    recursion, before anything recurses over it (constant folding, the frontend, later stages)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > hir.MAX_DEPTH:
+            line, col = getattr(n, "lineno", 1), getattr(n, "col_offset", 0) + 1
+            text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
+            span = Span(src.file, line + src.line_offset, col, 1, text)
+            raise CompileError([Diagnostic(hir.too_deep_message(), span)])
+        stack.extend((c, d + 1) for c in reversed(list(ast.iter_child_nodes(n))) if not isinstance(c, ast.expr_context))
+
+
+DEEP_PARSE_STACK = 512 << 20  # bytes of stack for parsing a source nested beyond the recursion limit
+DEEP_PARSE_LIMIT = 100_000  # the recursion limit meanwhile (CPython builds ast objects recursively)
+
+
+def _parse_deep(text: str, file: str) -> ast.Module | None:
+    """`ast.parse` of a source whose ast is deeper than the recursion limit lets CPython build (a
+    20,000-term sum), on a thread with a large stack, so that check_depth can name the place; None
+    when even that fails."""
+    import sys
+    import threading
+
+    out: list[ast.Module] = []
+
+    def work() -> None:
+        with contextlib.suppress(RecursionError, MemoryError, SyntaxError):
+            out.append(ast.parse(text, filename=file))
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    try:
+        threading.stack_size(DEEP_PARSE_STACK)
+        sys.setrecursionlimit(max(old_limit, DEEP_PARSE_LIMIT))
+        t = threading.Thread(target=work, name="wavegpu-deep-parse")
+        t.start()
+        t.join()
+    except (RuntimeError, ValueError, MemoryError):  # no thread of that stack size here
+        return None
+    finally:
+        sys.setrecursionlimit(old_limit)
+        threading.stack_size(old_stack)
+    return out[0] if out else None
+
+
+def parse_module(text: str, file: str) -> ast.Module:
+    """`ast.parse`, with a syntax error as a CompileError at its place. A source too deep for
+    CPython to build its ast at the recursion limit is parsed again with room (check_depth then
+    refuses it at the place), or refused at its first line."""
+    try:
+        return ast.parse(text, filename=file)
+    except SyntaxError as e:
+        line = (e.text or "").rstrip("\n")
+        raise CompileError(
+            [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
+        ) from None
+    except (RecursionError, MemoryError):  # "maximum recursion depth exceeded during ast construction"
+        tree = _parse_deep(text, file)
+        if tree is not None:
+            return tree
+        first = text.splitlines()[0] if text else ""
+        raise CompileError([Diagnostic(hir.too_deep_message(), Span(file, 1, 1, 1, first))]) from None
+
+
 def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]:
     """The source and ast of a Python function (its decorators are ignored)."""
     try:
@@ -84,7 +150,8 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     g = getattr(fn, "__globals__", {})
     ours = {k for k, v in g.items() if str(getattr(v, "__module__", "") or "").startswith("wavegpu")}
     src = Source(text, file, first - 1, consts=module_constants(g), ours=ours)
-    tree = ast.parse(text)
+    tree = parse_module(text, file)
+    check_depth(src, tree)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
     return src, node
@@ -94,13 +161,8 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
     text = text.removeprefix("\ufeff")  # a byte order mark, as the other frontends skip it
     src = Source(text, file)
-    try:
-        tree = ast.parse(text, filename=file)
-    except SyntaxError as e:
-        line = (e.text or "").rstrip("\n")
-        raise CompileError(
-            [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
-        ) from None
+    tree = parse_module(text, file)
+    check_depth(src, tree)
     src.consts = constants_in_module(tree)
     for s in tree.body:  # `from wavegpu import thread_id`: our builtin, not the Rust toolchain's
         if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "wavegpu":
@@ -194,7 +256,11 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
         if isinstance(op, ast.Pow):
             if isinstance(a, int) and isinstance(b, int) and abs(a) > 1 and b > 128:
                 raise ValueError("too large")
-            r = a**b
+            try:
+                r = a**b
+            except OverflowError:  # a float power beyond the double range: inf, as IEEE rounds it
+                odd = float(b).is_integer() and int(b) % 2 == 1
+                r = -math.inf if a < 0 and odd else math.inf
         elif isinstance(op, ast.LShift):
             if not (isinstance(a, int) and isinstance(b, int)) or b > 128 or b < 0:
                 return None
@@ -238,6 +304,8 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
                 return (min if name == "min" else max)(xs)  # type: ignore[type-var]
             if len(xs) != 1:
                 return None
+            if name == "int" and isinstance(xs[0], float) and not math.isfinite(xs[0]):
+                return None  # int(inf), int(nan): the cast's saturating rule, as i32(x) (DESIGN section 3)
             return {"abs": abs, "int": int, "float": float}[name](xs[0])  # type: ignore[operator]
     return None
 
@@ -331,7 +399,7 @@ class Frontend:
             return hir.Const(BOOL, sp, v)
         if isinstance(v, int):
             if hint is not None and hint.is_float:
-                return hir.Const(hint, sp, float(v))
+                return hir.Const(hint, sp, round_float(v, hint))
             if hint is not None and hint.is_int and _fits(v, hint):
                 return hir.Const(hint, sp, v)
             if _fits(v, I32):
@@ -340,7 +408,7 @@ class Frontend:
                 return hir.Const(U32, sp, v)
             raise self.error(n, f"{v} does not fit in 32 bits (i32 holds -2**31..2**31-1, u32 0..2**32-1)")
         t = hint if hint is not None and hint.is_float else F32
-        return hir.Const(t, sp, float(v))
+        return hir.Const(t, sp, round_float(v, t))  # beyond the type's range: inf, as in C
 
     def const_int(self, n: ast.expr, what: str, lo: int | None = None) -> int:
         """An integer constant expression where the language needs one (sizes, axes, offsets)."""
@@ -1008,7 +1076,7 @@ class Frontend:
             return e
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
-                return hir.Const(t, e.span, float(e.value))
+                return hir.Const(t, e.span, round_float(e.value, t))
             if isinstance(e.value, int) and _fits(e.value, t):
                 return hir.Const(t, e.span, e.value)
         if e.type.is_int and t.is_float:

@@ -116,8 +116,9 @@ def syntax_errors(src: Source, root: Node, describe: Callable[[Node], str | None
 
 # The deepest syntax tree the frontends and the compiler's recursive stages lower within Python's
 # recursion limit, with a margin (a 64-term sum is about 70 levels, a block about 2 per nesting;
-# measured: the first failures were near 200 levels of nested TypeScript blocks).
-MAX_DEPTH = 150
+# measured: the first failures were near 200 levels of nested TypeScript blocks). One limit and one
+# message for every frontend (hir.py; the Python frontend counts its ast the same way).
+MAX_DEPTH = hir.MAX_DEPTH
 
 
 def too_deep(src: Source, root: Node, limit: int = MAX_DEPTH) -> Diagnostic | None:
@@ -126,11 +127,7 @@ def too_deep(src: Source, root: Node, limit: int = MAX_DEPTH) -> Diagnostic | No
     while stack:
         n, d = stack.pop()
         if d > limit:
-            return Diagnostic(
-                f"this nests more than {limit} levels deep (blocks and sub-expressions), beyond what the "
-                "compiler processes: split it, e.g. into variables or a loop",
-                src.span(n),
-            )
+            return Diagnostic(hir.too_deep_message(limit), src.span(n))
         stack.extend((c, d + 1) for c in reversed(n.children))
     return None
 

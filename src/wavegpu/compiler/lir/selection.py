@@ -9,7 +9,6 @@ Every other MIR operation goes to the handler of its family in MIR's op table (`
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from ...errors import CompileError, Diagnostic, Span
@@ -18,7 +17,7 @@ from ...isa.table import BY_KEY
 from ..mir.ir import Const, Function, Inst, Operand, Value
 from ..mir.ops import OPS, Family, OpSpec
 from ..select import row_for
-from ..types import BOOL, F16, F32, F64, NARROW, U32, ScalarType
+from ..types import BOOL, F16, F32, F64, NARROW, U32, ScalarType, float_bits
 from . import rows
 from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
 
@@ -291,14 +290,8 @@ def cls_of(t: ScalarType) -> str:
 
 def imm(c: Const) -> Imm:
     t = c.type
-    if t is F32:
-        return Imm(struct.unpack("<I", struct.pack("<f", float(c.value)))[0])
-    if t is F64:
-        return Imm(struct.unpack("<Q", struct.pack("<d", float(c.value)))[0], 64)
-    if t is F16:
-        import numpy as np
-
-        return Imm(int(np.asarray(float(c.value), np.float16).view(np.uint16)))
+    if t.is_float:  # the constant rounded to its type (beyond f32's range: inf)
+        return Imm(float_bits(float(c.value), t), 64 if t is F64 else 32)
     return Imm(int(c.value) & 0xFFFFFFFF)
 
 

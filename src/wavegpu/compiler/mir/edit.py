@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 import numpy as np
 
-from ..types import ScalarType
+from ..types import ScalarType, float_bits
 from .ir import Block, Br, CondBr, Const, Function, Inst, Operand, Value
 
 
@@ -102,12 +101,8 @@ def const_bits(c: Const) -> np.ndarray:
     t, v = c.type, c.value
     if t.kind == "bool":
         return np.asarray(bool(v))
-    if t.name == "f32":
-        return np.asarray(struct.unpack("<I", struct.pack("<f", float(v)))[0], dtype=np.uint32)
-    if t.name == "f64":
-        return np.asarray(struct.unpack("<Q", struct.pack("<d", float(v)))[0], dtype=np.uint64)
-    if t.name == "f16":
-        return np.asarray(int(np.asarray(float(v), np.float16).view(np.uint16)), dtype=np.uint32)
+    if t.is_float:  # rounded to the type (a value beyond f32's range is inf), f64 in 64 bits
+        return np.asarray(float_bits(float(v), t), dtype=np.uint64 if t.name == "f64" else np.uint32)
     return np.asarray(int(v) & 0xFFFFFFFF, dtype=np.uint32)
 
 

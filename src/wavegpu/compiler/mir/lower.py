@@ -7,7 +7,7 @@ import math
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.capabilities import EMULATOR
 from .. import builtins, hir
-from ..types import BOOL, F32, F64, I32, U32, ScalarType
+from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
 
@@ -277,7 +277,7 @@ class Lowerer:
                 x = int(v) & 0xFFFFFFFF
                 v = x if t is U32 else (x - (1 << 32) if x >> 31 else x)
             elif t.is_float:
-                v = float(v)
+                v = round_float(float(v), t)  # one rounding to the type: 1.0e39 in f32 is inf
             return Const(v, t)
         if isinstance(e, hir.Var):
             if e.name in self.scalar:

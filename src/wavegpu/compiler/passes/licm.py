@@ -1,5 +1,10 @@
 """Loop-invariant code motion: pure instructions whose operands come from outside a loop move to
-a preheader (created when the header has several outside predecessors)."""
+a preheader (created when the header has several outside predecessors, or one that branches
+elsewhere too).
+
+Loops are visited innermost first, so a preheader created for an inner loop lies inside every
+enclosing loop: it joins their block sets, so that what it defines counts as defined in them
+(and may move further out), never as invariant."""
 
 from __future__ import annotations
 
@@ -51,5 +56,9 @@ def run(fn: Function) -> bool:
         if hoist:
             ph = _preheader(fn, lp)
             ph.insts.extend(hoist)
+            outer = lp.parent
+            while outer is not None:  # the preheader is inside every enclosing loop
+                outer.blocks.add(ph)
+                outer = outer.parent
             changed = True
     return changed

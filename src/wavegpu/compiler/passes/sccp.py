@@ -6,6 +6,8 @@ Folding uses the ISA's own value semantics (isa.semantics), so it agrees with th
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...isa.semantics import SEMANTICS
 from ..mir.analysis import rpo
 from ..mir.edit import const_bits, const_from_bits, replace_uses
@@ -38,7 +40,8 @@ def fold(i: Inst, args: list[Const]) -> Const | None:
     if key is None or key not in SEMANTICS:
         return None
     try:
-        bits = SEMANTICS[key](*[const_bits(a) for a in args])
+        with np.errstate(all="ignore"):  # inf * 0, overflow, sqrt(-1): the defined result, silently
+            bits = SEMANTICS[key](*[const_bits(a) for a in args])
     except (ValueError, TypeError, OverflowError, ZeroDivisionError):
         return None
     return const_from_bits(bits, t)
