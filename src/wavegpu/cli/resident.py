@@ -33,6 +33,8 @@ TYPE_CHECKING = False  # the console scripts import this module: without WAVEGPU
 if TYPE_CHECKING:  # nothing beyond os and sys (socket, struct and zlib are imported where used)
     import socket
 
+    from ..paths import PrivateDir
+
 CONNECT_TIMEOUT = 0.2
 """Seconds a client waits for a server's greeting before running the command itself."""
 ENV_PREFIXES = ("WAVEGPU_", "NUMBA_", "OMP_", "OPENBLAS_", "MKL_", "PYTHON")
@@ -107,7 +109,7 @@ def forward(prog: str, argv: list[str]) -> int | None:
         folder.close()
 
 
-def _forward(folder, prog: str, argv: list[str]) -> int | None:  # type: ignore[no-untyped-def]
+def _forward(folder: PrivateDir, prog: str, argv: list[str]) -> int | None:
     name = socket_name()
     try:
         cwd = os.getcwd()  # (a folder deleted under the caller: the local run says so)
@@ -263,7 +265,7 @@ def serve(name: str) -> None:
         _serve(folder, name)
 
 
-def _serve(folder, name: str) -> None:  # type: ignore[no-untyped-def]
+def _serve(folder: PrivateDir, name: str) -> None:
     import fcntl
     import socket
 

@@ -172,8 +172,8 @@ def _no_disk_cache(mod: ModuleType) -> None:
     from numba.core.dispatcher import Dispatcher
 
     for v in list(vars(mod).values()):
-        if isinstance(v, Dispatcher) and not isinstance(v._cache, NullCache):
-            v._cache = NullCache()
+        if isinstance(v, Dispatcher) and not isinstance(getattr(v, "_cache", None), NullCache):
+            v._cache = NullCache()  # type: ignore[attr-defined]  # numba's default (enable_caching replaced it)
 
 
 @functools.cache
