@@ -83,9 +83,9 @@ def as_attacker(work: Callable[[Callable[[], bool]], int]) -> Iterator[list[int]
     os.close(w)
     os.close(stop_r)
     out: list[int] = []
-    select.select([r], [], [], 10)
-    assert os.read(r, 1) == b".", "the attacker did not start"
     try:
+        select.select([r], [], [], 10)
+        assert os.read(r, 1) == b".", "the attacker did not start"
         yield out
     finally:
         os.close(stop_w)
