@@ -277,6 +277,7 @@ MALFORMED_EMU = [
     (("--arg", "0:{d}/garbage.npy"), 1, "cannot read"),
     (("--grid", "1,x"), 2, "--grid"),
     (("--device-memory", "99999999999"), 2, "--device-memory"),
+    (("--local-memory", "65537"), 2, "65537 is not in the range 0<=x<=65536"),  # the reader's limit
 ]
 
 
@@ -290,6 +291,11 @@ def test_malformed_input_is_a_message_not_a_traceback(
     assert needle in r.stderr
     assert "trap:" not in r.stderr  # nothing ran
     assert not list(bad_files.glob("*.npy*"))[1:] and not list(bad_files.glob("**/*.tmp"))
+
+
+def test_wave_emu_accepts_local_memory_up_to_the_limit() -> None:
+    r = _emu(VADD, "--set-reg", "3:0", "--local-memory", "65536")
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("args, status, needle", MALFORMED_EMU, ids=[c[0][0] for c in MALFORMED_EMU])
@@ -660,3 +666,33 @@ def test_translate_mma_path(tmp_path: Path) -> None:
     assert exact.stdout == run("translate", str(src), "-t", "ptx").stdout
     bad = run("translate", str(src), "-t", "opencl", "--mma", "tensor")
     assert bad.returncode != 0 and "ptx target only" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_wave_run_makes_no_host_copy_of_the_buffers(tmp_path: Path) -> None:
+    """The device image is the one copy `wave run` makes of its buffers (zeros, iota and a .npy
+    file are written straight into it); the emulator's own working copy is the only other one
+    (issue 28.6: the buffers were held a second time as host arrays)."""
+    import tracemalloc
+
+    import numpy as np
+    from click.testing import CliRunner
+
+    from wavegpu.cli.wave import main
+
+    n = 1 << 20
+    a = np.arange(n, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    args = ["run", str(ROOT / "examples" / "vector_add.wave"), "--grid", "1", f"a={tmp_path / 'a.npy'}", f"b=iota:{n}"]
+    args += [f"c=zeros:{n}", "n=256", "--engine", "numpy", "--out", f"c={tmp_path / 'c.npy'}", "--print", "b:3"]
+    tracemalloc.start()
+    try:
+        r = CliRunner().invoke(main, args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.exit_code == 0, r.output
+    assert "b[:3] = [0. 1. 2.]" in r.output
+    c = np.load(tmp_path / "c.npy")
+    assert np.array_equal(c[:256], 2 * a[:256]) and not c[256:].any()
+    image = 3 * 4 * n  # three buffers of n floats
+    assert peak < 2.4 * image, f"peak {peak / image:.2f} x the device image"

@@ -160,7 +160,8 @@ def test_key_follows_code_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_client_imports_neither_numpy_nor_the_emulator() -> None:
     code = (
-        "import sys; from wavegpu.cli import resident; resident.socket_path(); "
+        "import sys; from wavegpu.cli import resident; from wavegpu.paths import open_private; "
+        "resident.socket_name(); open_private('server').close(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'typing', 'pathlib', 'json') "
         "or m.startswith(('wavegpu.emulator', 'wavegpu.errors'))))"
     )

@@ -207,6 +207,27 @@ def test_a_program_planted_in_place_of_the_host_program_never_runs(
 
 
 @needs_sycl
+def test_a_refused_host_program_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner refused because its digest record may be written by others, or because another
+    user owns it, is rebuilt in a fresh private folder (issue 28.6: device="sycl" stayed broken;
+    each refusal alone: tests/runtime/test_files.py)."""
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path / "cache"))
+    exe = sycl.runner()
+    record = exe.parent / "sha256"
+    os.chmod(record, 0o666)
+    if os.geteuid() == 0:
+        os.chown(exe, 65534, 65534)
+    assert sycl.runner() == exe
+    assert os.stat(exe).st_uid == os.geteuid() and stat.S_IMODE(os.stat(record).st_mode) == 0o600
+    src, launches, want = _vector_add(str(tmp_path))
+    try:
+        (out,) = sycl.run_many(src, launches)
+    finally:
+        sycl._close_all()
+    assert np.array_equal(out, want)
+
+
+@needs_sycl
 def test_the_host_program_finds_the_cpu_beside_the_users_icd_settings(tmp_path: Path) -> None:
     """The host process gets Intel's library through OCL_ICD_FILENAMES (added to the user's
     value); the user's OCL_ICD_VENDORS is passed on unchanged and no longer keeps the CPU away."""

@@ -455,3 +455,33 @@ def test_write_back_temporaries_stay_chunk_sized() -> None:
         tracemalloc.stop()
     assert np.array_equal(y, 2 * x)
     assert peak < 3 * buffers.COMPARE_CHUNK, peak  # whole-buffer bool arrays were 4 x 16 MiB
+
+
+def test_a_huge_broadcast_argument_is_refused_before_anything_is_copied() -> None:
+    """8 GiB of a broadcast scalar (4 bytes of memory) is refused from its shape and dtype: no
+    copy is made first (issue 28.6: it took 38 s and 8 GiB)."""
+    import time
+    import tracemalloc
+
+    x = np.broadcast_to(np.float32(1), (2**31,))
+    y = np.zeros(4, np.float32)
+    tracemalloc.start()
+    t = time.perf_counter()
+    try:
+        with pytest.raises(wg.WaveError, match="more than the 32-bit address space"):
+            double(x, y, 4, grid=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20 and time.perf_counter() - t < 5
+
+
+def test_strided_and_broadcast_arguments_are_packed_as_their_values() -> None:
+    x = np.broadcast_to(np.arange(3, dtype=np.float32), (4, 3))
+    strided = np.arange(20, dtype=np.float32)[::-3]
+    y = np.zeros(12, np.float32)
+    double(x, y, 12, grid=1)  # a read-only view whose rows share memory
+    assert np.array_equal(y, 2 * np.tile(np.arange(3, dtype=np.float32), 4))
+    y = np.zeros(7, np.float32)
+    double(strided, y, 7, grid=1)
+    assert np.array_equal(y, 2 * strided)

@@ -53,11 +53,11 @@ def test_the_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch,
 def test_private_folders_are_created_0700_whatever_the_umask(root: Path) -> None:
     old = os.umask(0o002)
     try:
-        d = files.private_dir("sycl", "inner")
+        with files.open_private("sycl", "inner") as d:
+            assert d.path == str(root / "sycl" / "inner")
     finally:
         os.umask(old)
-    assert d == root / "sycl" / "inner"
-    assert [mode(p) for p in (root, root / "sycl", d)] == [0o700] * 3
+    assert [mode(p) for p in (root, root / "sycl", root / "sycl" / "inner")] == [0o700] * 3
 
 
 @pytest.mark.parametrize("bits", [0o020, 0o002, 0o777])
@@ -65,10 +65,10 @@ def test_a_folder_others_may_write_is_refused_with_its_path(root: Path, bits: in
     (root / "sycl").mkdir(parents=True, mode=0o700)
     os.chmod(root / "sycl", 0o700 | bits)
     with pytest.raises(wg.WaveError, match=f"{root / 'sycl'}: writable by group or others"):
-        files.private_dir("sycl")
+        files.open_private("sycl")
     os.chmod(root, 0o777)
     with pytest.raises(wg.WaveError, match=f"{root}: writable by group or others"):
-        files.private_dir("opencl")
+        files.open_private("opencl")
     assert not (root / "opencl").exists()  # refused before anything is created in it
 
 
@@ -81,76 +81,112 @@ def test_a_folder_someone_else_owns_is_refused(root: Path, monkeypatch: pytest.M
         assert os.stat(root).st_uid != os.geteuid()
         monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(root))
     with pytest.raises(wg.WaveError, match=f"{root}: owned by uid {os.stat(root).st_uid}, not by this user"):
-        files.private_dir("sycl")
+        files.open_private("sycl")
 
 
-def test_a_build_happens_in_a_fresh_private_folder_renamed_into_place(root: Path) -> None:
-    parent = files.private_dir("t")
+@pytest.fixture
+def parent(root: Path):  # type: ignore[no-untyped-def]
+    with files.open_private("t") as d:
+        yield d
+
+
+def test_a_build_happens_in_a_fresh_private_folder_renamed_into_place(root: Path, parent: files.PrivateDir) -> None:
+    where = root / "t"
     seen: list[tuple[Path, bool, int]] = []
 
     def build(path: Path) -> None:
-        seen.append((path, (parent / "k").exists(), mode(path.parent)))
+        seen.append((path, (where / "k").exists(), mode(path.parent)))
         path.write_text("#!/bin/sh\necho built\n")
 
     exe = files.executable(parent, "k", build)
-    assert exe == parent / "k" / files.EXE
+    assert exe == where / "k" / files.EXE
     (tmp, final_existed, tmp_mode), *_ = seen
-    assert tmp.parent.parent == parent and tmp.parent.name.startswith(".k-") and tmp.parent.name != ".k-"
     assert not final_existed and tmp_mode == 0o700 and not tmp.parent.exists()
     assert mode(exe) == 0o700 and mode(exe.parent / files.RECORD) == 0o600
-    files.discard(exe.parent)
+    files.discard(parent, "k")
     files.executable(parent, "k", build)
-    assert seen[0][0].parent != seen[1][0].parent  # not a predictable name
-    assert sorted(os.listdir(parent)) == ["k"]  # no temporary folder left behind
+    assert sorted(os.listdir(where)) == ["k"]  # no temporary folder left behind
 
 
-def test_a_verified_executable_runs(root: Path) -> None:
-    exe = files.executable(files.private_dir("t"), "k", script('echo "hello $1"'))
-    p = files.spawn(exe, ["there"], stdout=-1, text=True)
+def test_a_build_folder_has_an_unpredictable_name(parent: files.PrivateDir, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real = parent.mkdtemp
+    monkeypatch.setattr(files.PrivateDir, "mkdtemp", lambda self, prefix: made.append(real(prefix)) or made[-1])
+    for _ in range(2):
+        files.executable(parent, "k", script("echo built"))
+        files.discard(parent, "k")
+    assert len(made) == 2 and made[0] != made[1] and all(m.startswith(".k-") and len(m) > 8 for m in made)
+
+
+def test_a_verified_executable_runs(parent: files.PrivateDir) -> None:
+    files.executable(parent, "k", script('echo "hello $1"'))
+    p = files.spawn(parent, "k", ["there"], stdout=-1, text=True)
     assert p.communicate()[0] == "hello there\n" and p.returncode == 0
 
 
-def test_an_executable_changed_after_its_build_is_not_started(root: Path, tmp_path: Path) -> None:
-    exe = files.executable(files.private_dir("t"), "k", script("echo good"))
+def test_an_executable_changed_after_its_build_is_not_started(parent: files.PrivateDir, tmp_path: Path) -> None:
+    exe = files.executable(parent, "k", script("echo good"))
     marker = tmp_path / "planted-ran"
     exe.write_text(f"#!/bin/sh\ntouch {marker}\n")
     with pytest.raises(files.Tampered, match=f"{exe}: SHA-256 .* differs from the .* recorded"):
-        files.spawn(exe, [], stdout=-1)
+        files.spawn(parent, "k", [], stdout=-1)
     time.sleep(0.1)
     assert not marker.exists()
 
 
-def test_a_changed_executable_is_rebuilt_before_it_is_used(root: Path, tmp_path: Path) -> None:
+def test_a_changed_executable_is_rebuilt_before_it_is_used(parent: files.PrivateDir, tmp_path: Path) -> None:
     build = script("echo good")
-    parent = files.private_dir("t")
     exe = files.executable(parent, "k", build)
     exe.write_text(f"#!/bin/sh\ntouch {tmp_path / 'planted-ran'}\n")
-    again = files.executable(parent, "k", build)
+    files.executable(parent, "k", build)
     assert len(build.calls) == 2  # type: ignore[attr-defined]
-    p = files.spawn(again, [], stdout=-1, text=True)
+    p = files.spawn(parent, "k", [], stdout=-1, text=True)
     assert p.communicate()[0] == "good\n" and not (tmp_path / "planted-ran").exists()
 
 
-@pytest.mark.parametrize("damage", ["record", "no record", "group-writable"])
-def test_a_damaged_record_fails_verification(root: Path, damage: str) -> None:
-    exe = files.executable(files.private_dir("t"), "k", script("echo good"))
+@pytest.mark.parametrize("damage", ["record", "no record", "group-writable", "record 0666", "foreign exe", "foreign record"])
+def test_a_damaged_runner_fails_verification_and_is_rebuilt(parent: files.PrivateDir, damage: str) -> None:
+    """Whatever makes a built executable untrusted (a changed digest, a missing record, a file or
+    record others may write or that another user owns) is Tampered, and the next executable()
+    builds it again in a fresh private folder, which then runs."""
+    build = script("echo good")
+    exe = files.executable(parent, "k", build)
     rec = exe.parent / files.RECORD
     if damage == "record":
         rec.write_text("0" * 64 + "\n")
     elif damage == "no record":
         rec.unlink()
-    else:
+    elif damage == "group-writable":
         os.chmod(exe, 0o770)
-    with pytest.raises(files.Tampered if damage != "group-writable" else wg.WaveError):
-        files.open_verified(exe)
+    elif damage == "record 0666":
+        os.chmod(rec, 0o666)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give a file to another user")
+        os.chown(exe if damage == "foreign exe" else rec, 65534, 65534)
+    with pytest.raises(files.Tampered):
+        files.open_verified(parent, "k")
+    files.executable(parent, "k", build)
+    assert len(build.calls) == 2  # type: ignore[attr-defined]
+    p = files.spawn(parent, "k", [], stdout=-1, text=True)
+    assert p.communicate()[0] == "good\n"
+    assert all(os.stat(f).st_uid == os.geteuid() for f in (exe, rec)) and mode(rec) == 0o600
 
 
-def test_concurrent_builders_agree_on_one_executable(root: Path) -> None:
-    parent = files.private_dir("t")
+def test_a_runner_folder_another_user_owns_is_moved_aside_and_rebuilt(root: Path, parent: files.PrivateDir) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder to another user")
+    build = script("echo good")
+    exe = files.executable(parent, "k", build)
+    os.chown(exe.parent, 65534, 65534)
+    files.executable(parent, "k", build)
+    assert os.stat(exe.parent).st_uid == os.geteuid() and len(build.calls) == 2  # type: ignore[attr-defined]
 
+
+def test_concurrent_builders_agree_on_one_executable(root: Path, parent: files.PrivateDir) -> None:
     def build(path: Path) -> None:
         time.sleep(0.2)
-        path.write_text(f"#!/bin/sh\necho {path.parent.name}\n")
+        path.write_text(f"#!/bin/sh\necho {os.path.basename(os.path.dirname(os.path.realpath(path)))}\n")
 
     out: list[Path] = []
     threads = [threading.Thread(target=lambda: out.append(files.executable(parent, "k", build))) for _ in range(4)]
@@ -159,5 +195,5 @@ def test_concurrent_builders_agree_on_one_executable(root: Path) -> None:
     for t in threads:
         t.join()
     assert len(out) == 4 and len(set(out)) == 1
-    os.close(files.open_verified(out[0]))
-    assert sorted(os.listdir(parent)) == ["k"]
+    os.close(files.open_verified(parent, "k"))
+    assert sorted(os.listdir(root / "t")) == ["k"]

@@ -224,7 +224,7 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~mask
 
 
-def write_output(path: str, data: bytes | str, inputs: tuple[str, ...]) -> None:
+def write_output(path: str, data: bytes | memoryview | str, inputs: tuple[str, ...]) -> None:
     """Write an output file, refusing to overwrite an input.
 
     The bytes go to a fresh temporary file beside `path` (a unique name: no other file is
@@ -352,10 +352,11 @@ def npy_header(path: str, what: str) -> tuple[int, Any]:
     return int(a.size), a.dtype
 
 
-def load_npy(path: str, what: str) -> Any:
+def load_npy(path: str, what: str, mmap: bool = False) -> Any:
+    """The array in a .npy file; mmap: mapped copy-on-write (read as it is copied, never held twice)."""
     import numpy as np
 
     try:
-        return np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False, mmap_mode="c" if mmap else None)
     except (OSError, ValueError, EOFError) as e:
         raise WaveError(f"{what}: cannot read {path}: {e}") from None

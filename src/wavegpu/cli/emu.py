@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from ..errors import WaveError
+from ..wbin.format import MAX_LOCAL
 from .common import (
     DEVICE_MEMORY_LIMIT,
     NO_PROGRESS_HELP,
@@ -244,6 +245,7 @@ OPTIONS = (
         "local_memory",
         16384,
         lo=0,
+        hi=MAX_LOCAL,
         help="local memory bytes (a kernel's .local_memory takes precedence)",
     ),
     _Option("--device-memory", "device_memory", 1048576, lo=0, hi=DEVICE_MEMORY_LIMIT),

@@ -17,9 +17,11 @@ command at a time and exits after WAVEGPU_SERVER_IDLE seconds without one (defau
 A server is keyed by what could make its answers differ from a local run's: the Python
 executable and version, wavegpu's location and the size and modification time of each of its
 modules (an edited checkout gets a new server), and every WAVEGPU_*, NUMBA_*, OMP_*, OPENBLAS_*,
-PYTHON* and colour variable (read at import time by some libraries). Its socket lives in the
-private cache folder (`paths.private_dir_str`, 0700), and on Linux it also checks that a connecting
-process belongs to the same user (SO_PEERCRED).
+PYTHON* and colour variable (read at import time by some libraries). Its socket and lock file
+live in the private cache folder `server` (0700), which the client and the server each open once
+(`paths.open_private`) and then bind, connect and open through its descriptor
+(`/proc/self/fd/N/<key>.sock`; no path is resolved again after the check). On Linux each side
+also checks that the other belongs to the same user (SO_PEERCRED).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import sys
 TYPE_CHECKING = False  # the console scripts import this module: without WAVEGPU_SERVER=1 it costs
 if TYPE_CHECKING:  # nothing beyond os and sys (socket, struct and zlib are imported where used)
     import socket
+
+    from ..paths import PrivateDir
 
 CONNECT_TIMEOUT = 0.2
 """Seconds a client waits for a server's greeting before running the command itself."""
@@ -76,12 +80,9 @@ def server_key() -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
-def socket_path() -> str | None:
-    """This user's server socket for the current key (None where the path is too long for a Unix socket)."""
-    from ..paths import private_dir_str
-
-    path = os.path.join(private_dir_str("server"), server_key() + ".sock")
-    return path if len(path.encode()) < 100 else None
+def socket_name() -> str:
+    """This user's server socket for the current key: a name inside the private folder `server`."""
+    return server_key() + ".sock"
 
 
 def _frame(data: bytes) -> bytes:
@@ -96,12 +97,20 @@ def forward(prog: str, argv: list[str]) -> int | None:
     it itself (not enabled, no server yet: one is started for the next call, or busy)."""
     if not enabled(prog, argv):
         return None
+    from ..paths import open_private
+
     try:
-        path = socket_path()
+        folder = open_private("server")
     except Exception:  # an unusable cache folder: the local run reports it if it matters
         return None
-    if path is None:
-        return None
+    try:
+        return _forward(folder, prog, argv)
+    finally:
+        folder.close()
+
+
+def _forward(folder: PrivateDir, prog: str, argv: list[str]) -> int | None:
+    name = socket_name()
     try:
         cwd = os.getcwd()  # (a folder deleted under the caller: the local run says so)
     except OSError:
@@ -114,11 +123,11 @@ def forward(prog: str, argv: list[str]) -> int | None:
     try:
         conn.settimeout(CONNECT_TIMEOUT)
         try:
-            conn.connect(path)
-            if conn.recv(1) != b"R":  # the greeting: the server is free for this command
+            folder.connect(conn, name)  # through the folder's descriptor: this user's own socket
+            if not _peer_is_me(conn) or conn.recv(1) != b"R":  # the greeting: the server is free
                 return None
         except (FileNotFoundError, ConnectionRefusedError):
-            _start(path)
+            _start(name)
             return None
         except OSError:  # busy (timeout) or gone
             return None
@@ -154,15 +163,15 @@ def _stopped(prog: str) -> int:
     return 1
 
 
-def _start(path: str) -> None:
-    """A server for `path`, detached from this process (its own session, no inherited output)."""
+def _start(name: str) -> None:
+    """A server for socket `name` (in the private folder `server`), detached from this process (its own session, no inherited output)."""
     import contextlib
     import subprocess
 
     with contextlib.suppress(OSError):  # no server then: every call runs here
         subprocess.Popen(
             # -c, not -m: click names the program after sys.argv[0] only when __main__ has no package
-            [sys.executable, "-c", "import sys; from wavegpu.cli.resident import serve; serve(sys.argv[1])", path],
+            [sys.executable, "-c", "import sys; from wavegpu.cli.resident import serve; serve(sys.argv[1])", name],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -245,17 +254,30 @@ def run_command(prog: str, argv: list[str], cwd: str, umask: int, out_fd: int, e
     return code
 
 
-def serve(path: str) -> None:
-    """Serve commands on `path` until idle for WAVEGPU_SERVER_IDLE seconds (one server per path:
-    a lock beside the socket)."""
+def serve(name: str) -> None:
+    """Serve commands on socket `name` in the private folder `server` until idle for
+    WAVEGPU_SERVER_IDLE seconds (one server per socket: a lock file beside it)."""
+    from ..paths import open_private
+
+    if not name.endswith(".sock") or "/" in name or name.startswith("."):
+        raise SystemExit(f"not a server socket name: {name!r}")
+    with open_private("server") as folder:
+        _serve(folder, name)
+
+
+def _serve(folder: PrivateDir, name: str) -> None:
     import fcntl
     import socket
 
     idle = float(os.environ.get("WAVEGPU_SERVER_IDLE") or 600)
-    lock = open(path + ".lock", "a+")  # noqa: SIM115 (held for the server's life)
+    # created or opened through the folder's descriptor, never through a link; this user's own
+    # regular file with one name (folder.open_file), so the truncation below cannot reach another
+    fd = folder.open_file(name + ".lock", os.O_RDWR | os.O_CREAT)
+    lock = os.fdopen(fd, "r+")  # held for the server's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
+        lock.close()
         return  # another server has it
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n")  # which process serves this socket (`kill $(cat ...lock)` stops it)
@@ -272,11 +294,9 @@ def serve(path: str) -> None:
         from ..emulator.compiled import engine  # noqa: F401
     except ImportError:
         pass
-    if os.path.exists(path):
-        os.unlink(path)  # a socket left by a server that died (we hold the lock)
+    folder.unlink(name, missing_ok=True)  # a socket left by a server that died (we hold the lock)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(path)
-    os.chmod(path, 0o600)
+    folder.bind(sock, name)
     sock.listen(16)
     sock.settimeout(idle)
     try:
@@ -289,8 +309,8 @@ def serve(path: str) -> None:
                 _serve_one(conn)
     finally:
         sock.close()
-        if os.path.exists(path):
-            os.unlink(path)
+        folder.unlink(name, missing_ok=True)
+        lock.close()
 
 
 def _serve_one(conn: socket.socket) -> None:
@@ -339,4 +359,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "serve":
         serve(sys.argv[2])
     else:
-        sys.exit("usage: python -m wavegpu.cli.resident serve SOCKET")
+        sys.exit("usage: python -m wavegpu.cli.resident serve NAME.sock")

@@ -43,7 +43,10 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     from rich.table import Table
+
+    from ..runtime.buffers import Slot
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -334,12 +337,18 @@ def run_cmd(
                 )
         saves.append((name, path))
 
-    for name, (kind, n) in fills.items():
-        dt = NUMPY_TYPES[params[name].dtype]
-        values[name] = np.zeros(n, dt) if kind == "zeros" else np.arange(n).astype(dt)
+    # the device image is the only copy of the buffers this process makes: zeros and iota are
+    # written into it, a .npy file is mapped and copied straight into it (no host array each)
+    for name, (_kind, n) in fills.items():
+        values[name] = n  # n zeros (pack)
     for name, path in files.items():
-        values[name] = load_npy(path, name)
+        values[name] = load_npy(path, name, mmap=True)
     layout = pack(k, values)
+    values.clear()  # the mapped files: unmapped once the layout lets go of them too
+    layout.groups.clear()  # (they serve write_back, which `wave run` does not use)
+    for name, (kind, n) in fills.items():
+        if kind == "iota":
+            _iota_into(layout.memory, layout.buffers[name], n)
     startup_done()
     t0 = time.perf_counter()
     res = launch(
@@ -361,18 +370,35 @@ def run_cmd(
         f"ran {k.name!r}: {res.stats.workgroups} workgroup(s) x {res.stats.threads // max(res.stats.workgroups, 1)}"
         f" threads in {dt * 1e3:.1f} ms"
     )
+    slots = layout.buffers
+    del layout  # the input image: from here on only the result's memory is held
+
+    def result(name: str) -> np.ndarray:  # a view of a buffer in the result (no copy)
+        s = slots[name]
+        return res.memory[s.offset : s.offset + s.nbytes].view(s.dtype)
+
     for name, count in shows:
-        arr = layout.read(res.memory, name)
+        arr = result(name)
         n = min(arr.size, 16) if count is None else count
         with np.printoptions(threshold=64, edgeitems=8):
             click.echo(f"{name}[:{n}] = {arr[:n]}")
     for name, path in saves:
         buf = io.BytesIO()
-        np.save(buf, layout.read(res.memory, name))
-        write_output(path, buf.getvalue(), (source,))
+        np.save(buf, result(name))
+        write_output(path, buf.getbuffer(), (source,))
+        del buf
         click.echo(f"wrote {path}")
     if show_stats:
         out.print(stats_table(res.stats, dt))
+
+
+def _iota_into(memory: np.ndarray, slot: Slot, n: int) -> None:
+    """0, 1, .., n - 1 (converted to the buffer's type) into the buffer's place in the image."""
+    import numpy as np
+
+    image = memory[slot.offset : slot.offset + slot.nbytes].view(slot.dtype)
+    for lo in range(0, n, 1 << 16):  # in chunks: small temporaries
+        image[lo : lo + (1 << 16)] = np.arange(lo, min(n, lo + (1 << 16))).astype(slot.dtype)
 
 
 @main.command("compile")

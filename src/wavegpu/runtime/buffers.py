@@ -391,14 +391,15 @@ def pack(
     for comp in _components([a for _, a in arrays]):
         members = [arrays[c] for c in comp]
         views = {_view_key(a) for _, a in members}
-        if len(views) == 1:  # one array (passed once, or the same view several times): a contiguous copy
-            data = np.ascontiguousarray(members[0][1]).reshape(-1)
-            at = place(data.nbytes)
-            g = _Group(at, data.nbytes, [])
+        if len(views) == 1:  # one array (passed once, or the same view several times): copied into the image
+            first = members[0][1]
+            nbytes = first.size * first.dtype.itemsize  # from shape and dtype: nothing copied before the size check
+            at = place(nbytes)
+            g = _Group(at, nbytes, [])
             for i, a in members:
                 s = Slot(params[i].name, at, a.size, a.dtype, i)
                 g.members.append((params[i], s, a))
-            images.append((at, data.view(np.uint8)))
+            images.append((at, first))
         else:  # overlapping views of one array: one buffer, each parameter at its own address
             for i, a in members:
                 if not a.flags.c_contiguous:
@@ -438,7 +439,8 @@ def pack(
     if total > (1 << 32):
         raise WaveError(f"arguments need {total} bytes of device memory, more than the 32-bit address space")
     mem = np.zeros(total, dtype=np.uint8)
-    for at, data in images:
-        mem[at : at + data.size] = data
+    for at, data in images:  # straight into the image (a strided or broadcast array is never copied twice)
+        n = data.size * data.dtype.itemsize
+        mem[at : at + n].view(data.dtype).reshape(data.shape)[...] = data
     slots = dict(sorted(slots.items(), key=lambda kv: kv[1].index))
     return Layout(mem, args, slots, groups)

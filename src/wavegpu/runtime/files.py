@@ -6,23 +6,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
-import stat
 import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import WaveError
-from ..paths import cache_root, check_private, private_dir
+from ..paths import PrivateDir, cache_root, check_private, disk_cache_off, open_private
 
 EXE = "exe"  # the executable inside its folder
 RECORD = "sha256"  # its digest, written when it was built
 
 
 class Tampered(WaveError):
-    """A cached executable whose bytes no longer match the digest recorded when it was built."""
+    """A cached executable that cannot be trusted as built: its bytes no longer match the digest
+    recorded when it was built, or it, its record or its folder is not private to this user."""
 
 
 def sha256_fd(fd: int) -> str:
@@ -34,32 +32,34 @@ def sha256_fd(fd: int) -> str:
     return h.hexdigest()
 
 
-def _recorded(folder: Path) -> str:
-    """The digest recorded in folder/RECORD (the folder and the record checked as private)."""
-    check_private(folder)
+def open_verified(parent: PrivateDir, key: str) -> int:
+    """A read-only descriptor of parent/key/EXE once its bytes match the digest recorded beside
+    it, everything opened through parent's descriptor (Tampered if not)."""
     try:
-        fd = os.open(folder / RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as e:
-        raise Tampered(f"{folder / RECORD}: no recorded digest ({e.strerror})") from None
+        folder = parent.subdir(key, create=False)
+    except FileNotFoundError:
+        raise Tampered(f"{parent.where(key)}: not built") from None
+    except WaveError as e:
+        raise Tampered(str(e)) from None
+    with folder:
+        try:
+            rec = folder.open_file(RECORD)
+        except FileNotFoundError as e:
+            raise Tampered(f"{folder.where(RECORD)}: no recorded digest ({e.strerror})") from None
+        except WaveError as e:
+            raise Tampered(str(e)) from None
+        try:
+            want = os.read(rec, 256).decode(errors="replace").strip()
+        finally:
+            os.close(rec)
+        exe = folder.where(EXE)
+        try:
+            fd = folder.open_file(EXE)
+        except OSError as e:
+            raise Tampered(f"{exe}: cannot open the cached executable ({e.strerror})") from None
+        except WaveError as e:
+            raise Tampered(str(e)) from None
     try:
-        check_private(folder / RECORD, os.fstat(fd))
-        return os.read(fd, 256).decode(errors="replace").strip()
-    finally:
-        os.close(fd)
-
-
-def open_verified(exe: Path) -> int:
-    """A read-only descriptor of exe once its bytes match the digest recorded beside it (Tampered if not)."""
-    want = _recorded(exe.parent)
-    try:
-        fd = os.open(exe, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as e:
-        raise Tampered(f"{exe}: cannot open the cached executable ({e.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Tampered(f"{exe}: not a regular file")
-        check_private(exe, st)
         got = sha256_fd(fd)
         if got != want:
             raise Tampered(f"{exe}: SHA-256 {got} differs from the {want} recorded when it was built")
@@ -69,66 +69,75 @@ def open_verified(exe: Path) -> int:
     return fd
 
 
-def spawn(exe: Path, args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
-    """Start exe (verified first; see open_verified) with args. Where /proc is present the process
-    executes the very descriptor that was hashed, so a file swapped in after the check is not run."""
-    fd = open_verified(exe)
+def spawn(parent: PrivateDir, key: str, args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Start parent/key/EXE (verified first; see open_verified) with args. Where /proc is present
+    the process executes the very descriptor that was hashed, so a file swapped in after the
+    check is not run."""
+    fd = open_verified(parent, key)
     try:
         if os.path.isdir("/proc/self/fd"):
             return subprocess.Popen([f"/proc/self/fd/{fd}", *args], pass_fds=(fd,), **popen)
-        return subprocess.Popen([str(exe), *args], **popen)
+        return subprocess.Popen([parent.fs_path(key) + "/" + EXE, *args], **popen)
     finally:
         os.close(fd)
 
 
-def discard(folder: Path) -> None:
-    """Move folder aside (one rename, so no one sees it half deleted), then delete it."""
-    aside = Path(tempfile.mkdtemp(prefix=".discard-", dir=folder.parent))
-    with contextlib.suppress(FileNotFoundError):  # another process discarded it first
-        os.rename(folder, aside / "x")
-    shutil.rmtree(aside, ignore_errors=True)
+def discard(parent: PrivateDir, key: str) -> None:
+    """Move parent/key aside (one rename inside parent, so no one sees it half deleted, and it
+    works whoever owns the folder moved), then delete what can be deleted of it."""
+    aside = f".discard-{key}-{os.urandom(6).hex()}"
+    try:
+        parent.rename(key, aside)
+    except FileNotFoundError:  # another process discarded it first
+        return
+    parent.rmtree(aside)
 
 
-def executable(parent: Path, key: str, build: Callable[[Path], None]) -> Path:
-    """parent/key/EXE, verified (open_verified). When it is missing or fails verification,
-    build(path) writes it into a fresh private temporary folder, its digest is recorded there,
-    and the folder is renamed into place in one step (a concurrent builder's folder wins)."""
-    folder = parent / key
+def executable(parent: PrivateDir, key: str, build: Callable[[Path], None]) -> Path:
+    """Make sure parent/key/EXE is built and verified (open_verified); its path, for messages
+    (what runs is started through parent: spawn). When it is missing or fails verification (its
+    bytes changed, or it, its record or its folder is not private), it is moved aside and
+    build(path) writes a new one into a fresh private temporary folder, whose digest is recorded
+    there before the folder is renamed into place in one step (a concurrent builder's folder wins)."""
+    shown = Path(parent.where(key)) / EXE
     for _ in range(3):
-        if folder.exists():
+        if parent.exists(key):
             try:
-                os.close(open_verified(folder / EXE))
-                return folder / EXE
+                os.close(open_verified(parent, key))
+                return shown
             except Tampered:
-                discard(folder)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=parent))  # 0700, an unpredictable name
+                discard(parent, key)
+        tmp = parent.mkdtemp(f".{key}-")  # 0700, an unpredictable name
         try:
-            build(tmp / EXE)
-            os.chmod(tmp / EXE, 0o700)  # whatever the umask gave the compiler's output
-            fd = os.open(tmp / EXE, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                digest = sha256_fd(fd)
-            finally:
-                os.close(fd)
-            rec = os.open(tmp / RECORD, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            with os.fdopen(rec, "w") as f:
-                f.write(digest + "\n")
+            with parent.subdir(tmp, create=False) as folder:
+                build(Path(folder.fs_path(EXE, for_children=True)))  # g++ writes it
+                fd = folder.open_file(EXE, os.O_RDONLY)  # the compiler's output: ours, not a link
+                try:
+                    os.fchmod(fd, 0o700)  # whatever the umask gave it
+                    digest = sha256_fd(fd)
+                finally:
+                    os.close(fd)
+                rec = folder.open(RECORD, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(rec, "w") as f:
+                    f.write(digest + "\n")
             with contextlib.suppress(OSError):  # ENOTEMPTY/EEXIST: another build is in place; verify that
-                os.rename(tmp, folder)
+                parent.rename(tmp, key)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    raise WaveError(f"{folder}: the built executable does not stay as built (something rewrites the cache)")
+            parent.rmtree(tmp)
+    raise WaveError(f"{parent.where(key)}: the built executable does not stay as built (something rewrites the cache)")
 
 
 __all__ = [
     "EXE",
     "RECORD",
+    "PrivateDir",
     "Tampered",
     "cache_root",
     "check_private",
     "discard",
+    "disk_cache_off",
     "executable",
+    "open_private",
     "open_verified",
-    "private_dir",
     "spawn",
 ]

@@ -9,7 +9,6 @@ import hashlib
 import inspect
 import os
 import re
-import tempfile
 import textwrap
 import types
 import warnings
@@ -31,13 +30,14 @@ DEFAULT_WORKGROUP = 256
 SIMPLE_VALUES = (int, float, bool, str, complex, bytes, np.generic)
 
 
-def cache_dir() -> Path | None:
-    """The folder of compiled kernels (cache root/kernels, private: 0700 and owned by the user), or
-    None: the disk cache is off (WAVEGPU_CACHE_DIR set empty) or its folder is refused (a warning)."""
-    if os.environ.get("WAVEGPU_CACHE_DIR") == "":
+def cache_dir() -> files.PrivateDir | None:
+    """The folder of compiled kernels (cache root/kernels, private: 0700 and owned by the user),
+    open (close it), or None: the disk cache is off (WAVEGPU_CACHE_DIR set empty) or its folder
+    is refused (a warning)."""
+    if files.disk_cache_off():
         return None
     try:
-        return files.private_dir("kernels")
+        return files.open_private("kernels")
     except WaveError as e:
         warnings.warn(f"wavegpu: compile cache off: {e}", stacklevel=3)
         return None
@@ -102,34 +102,23 @@ def compile_cached(source_key: str, context: dict[str, object], build: Callable[
     if prog is not None:
         return prog
     d = cache_dir()
-    path = d / f"{key}.wbin" if d is not None else None
-    if path is not None:
-        try:
-            prog = Program.from_bytes(path.read_bytes(), str(path))
-        except Exception:
-            prog = None
-    if prog is None:
-        prog = build()
-        if path is not None:
-            _store(path, prog.to_bytes())
+    try:
+        name = f"{key}.wbin"
+        if d is not None:
+            try:  # read through the folder's descriptor: the file checked is the file read
+                prog = Program.from_bytes(d.read_bytes(name), d.where(name))
+            except Exception:
+                prog = None
+        if prog is None:
+            prog = build()
+            if d is not None:
+                with contextlib.suppress(OSError):  # the cache is an optimisation; a read-only home still compiles
+                    d.write_bytes(name, prog.to_bytes())
+    finally:
+        if d is not None:
+            d.close()
     _MEMORY_CACHE[key] = prog
     return prog
-
-
-def _store(path: Path, data: bytes) -> None:
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass  # the cache is an optimisation; a read-only home still compiles
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def run_kernel(

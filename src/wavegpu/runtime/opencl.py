@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import warnings
 from collections.abc import Iterator, Mapping
 from importlib import metadata
@@ -83,19 +82,24 @@ def _intel_visible() -> Iterator[None]:
     if lib is None or str(lib) in names:
         yield
         return
-    with tempfile.TemporaryDirectory(prefix="icd-", dir=files.private_dir("opencl")) as tmp:
-        for name, text in entries.items():
-            (Path(tmp) / name).write_bytes(text)
-        (Path(tmp) / "wavegpu-intel-cpu.icd").write_text(f"{lib}\n")
-        before = os.environ.get("OCL_ICD_VENDORS")
-        os.environ["OCL_ICD_VENDORS"] = tmp
+    with files.open_private("opencl") as parent:
+        tmp = parent.mkdtemp("icd-")
         try:
-            yield
+            with parent.subdir(tmp, create=False) as folder:  # written and read through its descriptor
+                for name, text in entries.items():
+                    folder.write_bytes(name, text)
+                folder.write_bytes("wavegpu-intel-cpu.icd", f"{lib}\n".encode())
+                before = os.environ.get("OCL_ICD_VENDORS")
+                os.environ["OCL_ICD_VENDORS"] = folder.fs_path()
+                try:
+                    yield
+                finally:
+                    if before is None:
+                        del os.environ["OCL_ICD_VENDORS"]
+                    else:
+                        os.environ["OCL_ICD_VENDORS"] = before
         finally:
-            if before is None:
-                del os.environ["OCL_ICD_VENDORS"]
-            else:
-                os.environ["OCL_ICD_VENDORS"] = before
+            parent.rmtree(tmp)
 
 
 def available() -> tuple[bool, str]:

@@ -107,27 +107,39 @@ def _build(cxx: str, prefix: Path) -> Callable[[Path], None]:
     return build
 
 
-def runner() -> Path:
-    """The host program, built on first use with g++ into the private cache folder `sycl` (see
-    files.private_dir) beside the SHA-256 of what was built, which is checked again before each run."""
+def _runner_spec() -> tuple[str, Callable[[Path], None]]:
+    """The runner's folder name (a hash of what it is built from) and its build function."""
     prefix = _prefix()
     cxx = shutil.which("g++")
     if cxx is None:
         raise WaveError("the SYCL device needs g++ to build its host program")
     key = hashlib.sha256((RUNNER + str(prefix) + cxx).encode()).hexdigest()[:16]
-    return files.executable(files.private_dir("sycl"), f"host-{key}", _build(cxx, prefix))
+    return f"host-{key}", _build(cxx, prefix)
+
+
+def runner() -> Path:
+    """The host program, built on first use with g++ into the private cache folder `sycl` (see
+    files.open_private) beside the SHA-256 of what was built, which is checked again before each
+    run; a runner that fails the check (changed, or not private to this user) is rebuilt. The
+    path is for messages: the program is started through the folder's descriptor (_start)."""
+    key, build = _runner_spec()
+    with files.open_private("sycl") as d:
+        return files.executable(d, key, build)
 
 
 def _start(args: Sequence[str]) -> subprocess.Popen[str]:
     """The host program started on args, verified just before; rebuilt once when it fails verification."""
     env = loader_env()
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-    exe = runner()
-    try:
-        return files.spawn(exe, args, env=env, **pipes)
-    except files.Tampered:
-        files.discard(exe.parent)
-        return files.spawn(runner(), args, env=env, **pipes)
+    key = runner().parent.name
+    with files.open_private("sycl") as d:
+        try:
+            return files.spawn(d, key, args, env=env, **pipes)
+        except files.Tampered:
+            files.discard(d, key)
+    key = runner().parent.name
+    with files.open_private("sycl") as d:
+        return files.spawn(d, key, args, env=env, **pipes)
 
 
 def available() -> tuple[bool, str]:

@@ -1,23 +1,35 @@
 """Where translated kernels live: a private per-user folder of generated modules, one per
-translation key, beside numba's own cache of their machine code (`cache=True`)."""
+translation key, beside numba's own cache of their machine code (`cache=True`).
+
+The folder (cache root/compiled) is opened once per cache root and kept open (paths.PrivateDir):
+a module is written through its descriptor, compiled from the very bytes generated (never
+imported by path), and numba reaches its cache through /proc/self/fd/N/<key>/__pycache__, so
+what it reads (pickles) is what this user wrote there, whatever the cache root's path says
+later. With WAVEGPU_CACHE_DIR set empty, or where there is no /proc, nothing is written: modules
+compile in memory and numba caches nothing of wavegpu's, so every process compiles its kernels
+again (seconds each)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
-import os
+import linecache
 import sys
-import tempfile
 import threading
+import types
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ...errors import WaveError
-from ...paths import cache_root, private_dir
+from ...paths import PrivateDir, cache_root_str, disk_cache_off, open_private, proc_available
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, ModuleType] = {}
+_DIRS: dict[str, PrivateDir] = {}  # cache root -> its compiled/ folder, open for the process's life
+# a generated module's file name -> (numba's cache folder for it, or None: memory only; its source's hash)
+_SOURCES: dict[str, tuple[str | None, bytes]] = {}
+_MEMORY_PATH = "<wavegpu: no disk cache>"
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,7 +50,15 @@ def engine_digest() -> str:
 
 def is_cached(key: str) -> bool:
     """Whether the translation `key` is loaded in this process or its module is on disk."""
-    return key in _LOADED or (cache_root() / "compiled" / key / "kernel.py").is_file()
+    if key in _LOADED:
+        return True
+    if disk_cache_off() or not proc_available():
+        return False
+    try:
+        with open_private("compiled", key, create=False) as d:
+            return d.exists("kernel.py")
+    except (OSError, WaveError):
+        return False
 
 
 def load_rows() -> ModuleType:
@@ -53,9 +73,24 @@ def load_rows() -> ModuleType:
     return load("rows-" + engine_digest()[:32], module(), OPS_MODULE)
 
 
+def _folder() -> PrivateDir | None:
+    """The open compiled/ folder of the current cache root (None: nothing on disk). Kept open:
+    the modules loaded from it compile, and numba caches, through its descriptor."""
+    if disk_cache_off() or not proc_available():
+        return None
+    fresh = open_private("compiled")
+    old = _DIRS.get(cache_root_str())
+    if old is not None and old.identity() == fresh.identity():
+        fresh.close()
+        return old
+    _DIRS[cache_root_str()] = fresh  # an older one stays open: its modules may still compile
+    return fresh
+
+
 def load(key: str, source: str, name: str | None = None) -> ModuleType:
-    """The generated module for `key` (written atomically on first use, then imported; numba
-    caches its machine code in the folder's __pycache__)."""
+    """The generated module for `key`: written (through the folder's descriptor) on first use,
+    compiled from `source` itself into a fresh module; numba caches its machine code in the
+    folder's __pycache__ (nothing on disk when the disk cache is off)."""
     mod = _LOADED.get(key)
     if mod is not None:
         return mod
@@ -63,35 +98,92 @@ def load(key: str, source: str, name: str | None = None) -> ModuleType:
         mod = _LOADED.get(key)
         if mod is not None:
             return mod
-        folder = private_dir("compiled", key)
-        path = folder / "kernel.py"
         data = source.encode()
-        if not path.is_file() or path.read_bytes() != data:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".kernel-", suffix=".py")
+        folder = _folder()
+        if folder is None:
+            filename, cache = f"{_MEMORY_PATH} {key}/kernel.py", None
+        else:
             try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
+                with folder.subdir(key) as sub:
+                    try:
+                        same = sub.read_bytes("kernel.py") == data
+                    except (OSError, WaveError):  # missing, or not this user's own file: rewritten
+                        same = False
+                    if not same:
+                        sub.write_bytes("kernel.py", data)
+                    sub.subdir("__pycache__").close()  # numba's, private like the rest
             except OSError as e:
-                with _suppress():
-                    os.unlink(tmp)
-                raise WaveError(f"{path}: cannot write the compiled kernel: {e.strerror}") from None
+                raise WaveError(f"{folder.where(key)}: cannot write the compiled kernel: {e.strerror}") from None
+            filename = folder.fs_path(key) + "/kernel.py"
+            cache = folder.fs_path(key) + "/__pycache__"
+        _SOURCES[filename] = (cache, hashlib.sha256(data).digest())
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        _install_locator()
+        if cache is None:
+            _memory_only_helpers()
         name = name or f"_wavegpu_compiled_{key[:24]}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
+        mod = types.ModuleType(name)
+        mod.__file__ = filename
         sys.modules[name] = mod  # numba's cache finds the functions' module by name
-        spec.loader.exec_module(mod)
+        exec(compile(data, filename, "exec", dont_inherit=True), mod.__dict__)
+        if cache is None:
+            _no_disk_cache(mod)
         _LOADED[key] = mod
         return mod
 
 
-class _suppress:
-    def __enter__(self) -> None:
-        return None
+@functools.cache
+def _install_locator() -> None:
+    """Put _Locator first among numba's cache locators (once)."""
+    from numba.core.caching import CacheImpl, _CacheLocator
 
-    def __exit__(self, *exc: object) -> bool:
-        return True
+    class _Locator(_CacheLocator):
+        """numba's cache of a generated module: in its folder reached through the descriptor
+        (never a path resolved again), its freshness the hash of the source compiled."""
+
+        def __init__(self, py_func: Any, cache: str | None, stamp: bytes) -> None:
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache = cache
+            self._stamp = stamp
+
+        def ensure_cache_path(self) -> None:  # made (and checked) by load()
+            pass
+
+        def get_cache_path(self) -> str:
+            return self._cache if self._cache is not None else _MEMORY_PATH
+
+        def get_source_stamp(self) -> bytes:
+            return self._stamp
+
+        def get_disambiguator(self) -> str:
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> _Locator | None:
+            entry = _SOURCES.get(py_file)
+            return None if entry is None else cls(py_func, *entry)
+
+    CacheImpl._locator_classes.insert(0, _Locator)
+
+
+def _no_disk_cache(mod: ModuleType) -> None:
+    """Turn numba's disk cache off for the functions of mod (before any of them compiles)."""
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
+
+    for v in list(vars(mod).values()):
+        if isinstance(v, Dispatcher) and not isinstance(getattr(v, "_cache", None), NullCache):
+            v._cache = NullCache()  # type: ignore[attr-defined]  # numba's default (enable_caching replaced it)
+
+
+@functools.cache
+def _memory_only_helpers() -> None:
+    """The engine's own numba functions (control, scalar) cache nothing either when the disk cache
+    is off (they would write beside the package or under ~/.cache/numba)."""
+    from . import control, scalar
+
+    for m in (control, scalar):
+        _no_disk_cache(m)
 
 
 def key_of(source: str) -> str:
