@@ -67,7 +67,18 @@ def heap_bytes() -> int:
 _CANARY = np.frombuffer(b"WAVE\xa5guard\x5a\xc3!\x96\x0f\xf0", np.uint8)
 
 
-READ_SLACK = 64 << 10  # canary ranges closer than this come back from "cuda" in one copy
+_PATTERN_WORDS = tuple(int(w) for w in _CANARY.view("<u4"))  # the canary_check kernel's p0..p3
+
+READ_SLACK = 64 << 10  # Heap.damage: canary ranges closer than this come back in one copy
+
+
+def check_table(ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The canary check's block for ranges before a check: start, end, and two minima at
+    0xFFFFFFFF (nothing changed) per range (canary_check.py)."""
+    table = np.full((len(ranges), 4), 0xFFFFFFFF, np.uint32)
+    if ranges:
+        table[:, :2] = ranges
+    return table
 
 
 def canary(at: int, nbytes: int) -> np.ndarray:
@@ -87,6 +98,11 @@ class Heap:
         self.live: dict[int, int] = {}  # heap address -> bytes of each array alive in the heap
         self.host: np.ndarray | None = None
         self.ptr = 0  # "cuda": the device address of heap address 0
+        # "cuda": the canary check's block (canary_check.py), its capacity in ranges, and the
+        # ranges its table holds now (None: to be written before the next check)
+        self.block = 0
+        self.block_cap = 0
+        self.block_ranges: list[tuple[int, int]] | None = None
         if device == "cuda":
             from . import cuda
 
@@ -208,6 +224,50 @@ class Heap:
         """Write the canaries around arrays again (after a reported overrun)."""
         for lo, hi in self.gaps(arrays):
             self.write(lo, canary(lo, hi - lo))
+        self.block_ranges = None  # the check's minima are reset with the table
+
+    # -- the device-side canary check ("cuda": canary_check.py)
+    def prepare_check(self, arrays: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+        """The canary ranges around arrays and the check kernel's arguments for them. The
+        check's block is allocated (or grown) here, and its table written only when the ranges
+        differ from the last call's: a call with the same arrays as the one before copies
+        nothing to the device."""
+        from .canary_check import WORDS
+
+        ranges = self.gaps(arrays)
+        if len(ranges) > self.block_cap:
+            if self.block:
+                self.release(self.block, self.block_cap * WORDS * 4)
+            cap = max(8, 2 * len(ranges))
+            self.block = self.alloc(cap * WORDS * 4)
+            self.block_cap = cap
+            self.block_ranges = None
+        if ranges != self.block_ranges:
+            self.write(self.block, check_table(ranges))
+            self.block_ranges = ranges
+        return ranges, [0, self.block, len(ranges), *_PATTERN_WORDS]
+
+    def check_result(self, ranges: Sequence[tuple[int, int]], got: np.ndarray) -> list[tuple[int, int]]:
+        """(first, last) changed heap address of each range whose canary the check found
+        changed, from the block as it came back (`got`, the words of len(ranges) entries). A
+        table entry that is not what was written means a write out of bounds landed in the block
+        itself: it is reported at the changed word. The block is written afresh before the next
+        check when anything was found."""
+        from .canary_check import WORDS
+
+        rows = got.reshape(-1, WORDS)
+        want = check_table(ranges)
+        out = []
+        for i in np.flatnonzero((rows != want).any(axis=1)):
+            lo, hi, first, nlast = (int(v) for v in rows[i])
+            if (lo, hi) != ranges[i]:
+                word = self.block + WORDS * 4 * int(i) + (0 if lo != ranges[i][0] else 4)
+                out.append((word, word + 3))
+            else:
+                out.append((first, 0xFFFFFFFF - nlast))
+        if out:
+            self.block_ranges = None
+        return out
 
 
 _HEAPS: dict[str, Heap] = {}
@@ -500,8 +560,15 @@ def run_resident(
                 r = render(k, target, wave_width=wave_width, nargs=len(args), mma=path)
                 text = r.source if device == "cuda" else cuda.nvrtc_ptx(r.source, cuda.arch())
                 src = _RENDERED[key] = (k, text, r.entry)
-            res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
-            check_canaries(h, k, device, named)
+            spans = [(d.address, d.nbytes) for _, d in named]
+            if spans:  # the canary check runs after the kernel; its block comes back in one copy
+                ranges, check_args = h.prepare_check(spans)
+                got = np.empty(len(ranges) * 4, np.uint32)
+                check = (*_check_kernel(), check_args, got, h.block)
+                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args, check=check)
+                check_canaries(h, k, device, named, h.check_result(ranges, got))
+            else:
+                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
         else:
             assert h.host is not None
             res = launch(
@@ -566,12 +633,31 @@ def _gap_of(at: int, spans: Sequence[tuple[str, int, int, int, str]]) -> str:
     return "memory that belongs to no array it was given"
 
 
-def check_canaries(h: Heap, k: Kernel, device: str, arrays: Sequence[tuple[str, DeviceArray]]) -> None:
+_CHECK_KERNEL: list[tuple[str, str]] = []  # the canary check's PTX and entry, rendered once
+
+
+def _check_kernel() -> tuple[str, str]:
+    """The PTX of canary_check.py's kernel (compiled once, through the compile cache)."""
+    if not _CHECK_KERNEL:
+        from ..backends import render
+        from .canary_check import canary_check
+
+        r = render(canary_check.program.kernels[0], "ptx", nargs=7)
+        _CHECK_KERNEL.append((r.source, r.entry))
+    return _CHECK_KERNEL[0]
+
+
+def check_canaries(
+    h: Heap, k: Kernel, device: str, arrays: Sequence[tuple[str, DeviceArray]], hit: list[tuple[int, int]] | None = None
+) -> None:
     """After a launch on the heap: a WaveError when the kernel changed a canary around one of the
-    call's arrays (a write out of bounds, which the device did not trap). The canaries are armed
-    again first, so that the next call reports only its own writes."""
+    call's arrays (a write out of bounds, which the device did not trap). `hit`: what the device
+    check found (Heap.check_result); None: the canaries are read back and compared here
+    (Heap.damage). The canaries are armed again first, so that the next call reports only its
+    own writes."""
     spans = [(d.address, d.nbytes) for _, d in arrays]
-    hit = h.damage(spans)
+    if hit is None:
+        hit = h.damage(spans)
     if not hit:
         return
     h.rearm(spans)
