@@ -175,3 +175,29 @@ def test_the_canary_check_kernel_assembles(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=600)  # fmt: skip
         assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-2000:]
     assert f".entry {entry}(" in text
+
+
+def test_scalar_bits_fast_paths_give_the_general_results() -> None:
+    """The f32 and int shortcuts of scalar_bits give NumPy's conversion bits, and out-of-range
+    values still get the general path's messages."""
+    from wavegpu.isa.types import DataType
+    from wavegpu.runtime.buffers import scalar_bits
+    from wavegpu.wbin.program import Param
+
+    f = Param("a", "scalar", DataType.F32)
+    floats = [0.0, -0.0, 1.0, 0.1, 1e-40, -1e-45, 3.4028235e38, 3.4028235677973362e38, float("inf"), 2.0**-149]
+    floats += [np.float32(0.3), np.float64(1 / 3), 1.0000000596046448]  # a tie: rounds to even
+    for v in floats:
+        assert scalar_bits(v, f) == int(np.array(np.float32(float(v))).view(np.uint32)), v
+    with pytest.raises(wg.WaveError, match=r"parameter 'a' \(f32\): 1e\+39 is out of range"):
+        scalar_bits(1e39, f)
+    for dt, good, bad in [
+        (DataType.S32, [-(1 << 31), -1, 0, (1 << 31) - 1], [1 << 31]),
+        (DataType.U32, [0, (1 << 32) - 1], [-1]),
+    ]:
+        p = Param("n", "scalar", dt)
+        for v in good:
+            assert scalar_bits(v, p) == v & 0xFFFFFFFF
+        for v in bad:
+            with pytest.raises(wg.WaveError, match=r"parameter 'n' .* is out of range"):
+                scalar_bits(v, p)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import wavegpu as wg
 
-WORDS = 4  # per range: start, end, first changed address, ~last changed address
-THREADS = 256  # one workgroup: the canary ranges of a call are a few hundred bytes each
+from .device_arrays import CHECK_THREADS as THREADS
+from .device_arrays import CHECK_WORDS as WORDS  # the 4 in the kernel's indexing
+
+__all__ = ["THREADS", "WORDS", "canary_check"]
 
 
 @wg.kernel(workgroup=THREADS)

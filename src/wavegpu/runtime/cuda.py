@@ -218,13 +218,13 @@ def run_resident(
     workgroup: tuple[int, int, int],
     base: int,
     args: list[int],
-    check: tuple[str, str, list[int], np.ndarray, int] | None = None,
+    check: tuple[str, str, int, list[int], np.ndarray, int] | None = None,
 ) -> None:
     """Launch entry on device memory already in place (a device-array heap at `base`): no
     allocation and no copy; returns when the kernel has finished (a fault is a WaveError).
 
-    `check` = (ptx, entry, args, out, at): a second kernel (device_arrays' canary check, one
-    workgroup of canary_check.THREADS) launched after the first on the same memory, then
+    `check` = (ptx, entry, threads, args, out, at): a second kernel (device_arrays' canary
+    check) launched as one workgroup of `threads` after the first on the same memory, then
     `out.nbytes` bytes at heap address `at` copied into `out`. The copy waits for both kernels,
     so a call makes two launches and one small copy, and no other driver call."""
     drv = _driver()
@@ -237,13 +237,11 @@ def run_resident(
     if check is None:
         _check(drv.cuCtxSynchronize(), fault)
         return
-    from .canary_check import THREADS
-
-    cptx, centry, cargs, out, at = check
+    cptx, centry, threads, cargs, out, at = check
     cfn = _function(cptx, centry)
     cvalues = (base, cmem, *[int(a) & 0xFFFFFFFF for a in cargs])
     ctypes_ = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(cargs)))
-    _check(drv.cuLaunchKernel(cfn, 1, 1, 1, THREADS, 1, 1, 0, 0, (cvalues, ctypes_), 0), f"launching {centry}")
+    _check(drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, (cvalues, ctypes_), 0), f"launching {centry}")
     _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " or in the canary check after it")
 
 

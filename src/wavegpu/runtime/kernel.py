@@ -142,6 +142,9 @@ def _store(path: Path, data: bytes) -> None:
                 os.unlink(tmp)
 
 
+_CALL: list[Any] = []  # run_kernel's functions from device_arrays and launch, imported on its first call
+
+
 def run_kernel(
     k: Kernel,
     values: Sequence[object] | Mapping[str, object],
@@ -161,8 +164,12 @@ def run_kernel(
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back.
     `mma`: the mma path on device="cuda" (wg.launch)."""
-    from .device_arrays import has_device_arrays, run_resident
-    from .launch import check_mma, launch
+    if not _CALL:
+        from .device_arrays import has_device_arrays, run_resident
+        from .launch import check_mma, launch
+
+        _CALL.extend((has_device_arrays, run_resident, check_mma, launch))
+    has_device_arrays, run_resident, check_mma, launch = _CALL
 
     check_mma(mma, device)
 
@@ -336,9 +343,9 @@ class KernelFunction:
 
     @property
     def program(self) -> Program:
-        from ..compiler import Options, compile_python
-
         def build() -> Program:
+            from ..compiler import Options, compile_python
+
             return compile_python(
                 self.python,
                 Options(opt=self.opt, max_registers=self.max_registers, workgroup=self.workgroup),
