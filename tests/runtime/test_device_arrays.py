@@ -235,7 +235,7 @@ class FakeGPU:
 
         self.driver.cuMemcpyDtoH = counted  # type: ignore[method-assign]
         self.read = 0
-        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda"])
+        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda", "cuda-cpp"])
         monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 20))
         self.using = cuda.use_driver(self.driver)
 
@@ -296,15 +296,29 @@ def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPat
         with pytest.raises(wg.WaveError, match=r"guard gap after array 'x' \(the uint32 device array \(40000,\)"):
             one_past(far, 40000, grid=1, workgroup=32, device="cuda")  # the far gap of a large array
         one_past(far, 39999, grid=1, workgroup=32, device="cuda")
-        h = device_arrays.heap("cuda")
-        block = h.block
-        with pytest.raises(wg.WaveError, match=r"wrote out of bounds on device 'cuda': heap address"):
-            one_past(d, (block - d.address) // 4 + 1, grid=1, workgroup=32, device="cuda")  # into the check's table
+        block = device_arrays.heap("cuda").block  # the check's own block: a write there is caught too
+        at = f"heap address {block + 4:#x} is in memory that belongs to no array it was given"
+        with pytest.raises(wg.WaveError, match=f"wrote out of bounds on device 'cuda': {at}"):
+            one_past(d, ((block - d.address) // 4 + 1) & 0xFFFFFFFF, grid=1, workgroup=32, device="cuda")
         one_past(d, 1, grid=1, workgroup=32, device="cuda")  # the table is written afresh
         x = np.zeros(64, np.uint32)  # a NumPy argument beside device arrays: not copied back
         with pytest.raises(wg.WaveError, match="NumPy arguments were not copied back"):
             add_past(x, nxt, grid=1, workgroup=32, device="cuda")
         assert not x.any()
+
+
+def test_on_cuda_cpp_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA C++ path (NVRTC, no GPU needed to compile) shares the heap and its canary check."""
+    with FakeGPU(monkeypatch, one_past.program) as gpu:
+        d = to_device(np.arange(64, dtype=np.uint32), "cuda-cpp")
+        one_past(d, 5, grid=1, workgroup=32, device="cuda-cpp")
+        assert d.copy_to_host()[5] == 7
+        gpu.driver.calls.clear()
+        with pytest.raises(wg.WaveError, match=r"'one_past' wrote out of bounds on device 'cuda-cpp'.* past its end"):
+            one_past(d, 70, grid=1, workgroup=32, device="cuda-cpp")
+        calls = gpu.driver.calls
+        assert calls[:3] == ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyDtoH"]
+        assert set(calls[3:]) == {"cuMemcpyHtoD"}  # the canaries armed again
 
 
 def test_dlpack_views_the_heap_in_place() -> None:

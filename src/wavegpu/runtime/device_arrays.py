@@ -116,6 +116,9 @@ class Heap:
         else:  # zero pages the OS maps lazily: an unused heap costs no memory
             self.host = np.zeros(capacity, np.uint8)
         self.write(0, canary(0, GUARD))
+        if device == "cuda":  # the canary check's block, made before any array: a call never needs a slot
+            self.block_cap = 16
+            self.block = self.alloc(self.block_cap * CHECK_WORDS * 4)
 
     # -- the sub-allocator
     def alloc(self, nbytes: int) -> int:

@@ -361,15 +361,16 @@ class KernelFunction:
             and _same_globals(self.python, hit[2])
         ):
             return hit[3]  # type: ignore[return-value]
-        context = self.context()
-        prog = compile_cached(self.source, context, build)
-        file = context["file"]
-        self._file = file if isinstance(file, str) else None
-        stamp = self._stamp()  # after reading the source: a file edited meanwhile misses next time
+        options = (self.opt, self.max_registers, self.workgroup)
         g = getattr(self.python, "__globals__", {})
         names = sorted(_names(self.python.__code__)) if hasattr(self.python, "__code__") else []
         seen = tuple((n, g.get(n, _MISSING)) for n in names)
-        self._hit = (stamp, (self.opt, self.max_registers, self.workgroup), seen, prog)
+        context = self.context()
+        file = context["file"]
+        self._file = file if isinstance(file, str) else None
+        stamp = self._stamp()  # before the text is read: a file edited meanwhile misses next time
+        prog = compile_cached(self.source, context, build)
+        self._hit = (stamp, options, seen, prog)
         return prog
 
     def _stamp(self) -> tuple[int, ...] | None:
