@@ -201,11 +201,11 @@ def scalar_bits(value: object, p: Param) -> int:
     """A scalar argument's 32 register bits for a parameter of type p.dtype; out of range is an error."""
     dt = p.dtype
     # the common cases first, with the general path's results; anything else (errors) below
-    if dt is DataType.F32 and isinstance(value, float | np.float32 | np.float64):
+    if dt is DataType.F32 and isinstance(value, float | np.floating):
         v = float(value)
         if v == v:  # not a NaN (whose bits the general path's NumPy conversion gives)
             with contextlib.suppress(OverflowError):  # a finite value beyond f32's range: named below
-                return struct.unpack("<I", struct.pack("<f", v))[0]  # type: ignore[no-any-return]
+                return struct.unpack("<I", struct.pack("<f", v))[0]
     elif type(value) is int and dt in INT_RANGES:
         lo, hi = INT_RANGES[dt]
         if lo <= value <= hi:

@@ -12,6 +12,8 @@ threads matters; 0xFFFFFFFF: nothing changed). The copy brings back the ranges t
 out of bounds that lands in the block itself cannot hide an overrun: a range that is not the
 one the host wrote, or a minimum that is not 0xFFFFFFFF, is reported."""
 
+# pyright: reportInvalidTypeForm=false, reportGeneralTypeIssues=false
+# (the kernel's annotations are WAVE types, read by the Python frontend, not Python types)
 from __future__ import annotations
 
 import wavegpu as wg

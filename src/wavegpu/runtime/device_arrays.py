@@ -263,10 +263,10 @@ class Heap:
         rows = got.reshape(-1, CHECK_WORDS)
         want = check_table(ranges)
         out = []
-        for i in np.flatnonzero((rows != want).any(axis=1)):
+        for i in map(int, np.flatnonzero((rows != want).any(axis=1))):
             lo, hi, first, nlast = (int(v) for v in rows[i])
             if (lo, hi) != ranges[i]:
-                word = self.block + CHECK_WORDS * 4 * int(i) + (0 if lo != ranges[i][0] else 4)
+                word = self.block + CHECK_WORDS * 4 * i + (0 if lo != ranges[i][0] else 4)
                 out.append((word, word + 3))
             else:
                 out.append((first, 0xFFFFFFFF - nlast))
@@ -576,8 +576,8 @@ def run_resident(
             if spans:  # the canary check runs after the kernel; its block comes back in one copy
                 ranges, check_args = h.prepare_check(spans)
                 got = np.empty(len(ranges) * CHECK_WORDS, np.uint32)
-                check = (*_check_kernel(), CHECK_THREADS, check_args, got, h.block)
-                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args, check=check)
+                verify = (*_check_kernel(), CHECK_THREADS, check_args, got, h.block)
+                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args, check=verify)
                 check_canaries(h, k, device, named, h.check_result(ranges, got))
             else:
                 res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
