@@ -305,15 +305,24 @@ class KernelFunction:
         self.opt = opt
         self.max_registers = max_registers
         self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
-        self._signature = inspect.signature(fn)
-        self._params = tuple(self._signature.parameters)
-        # the plain case (every parameter positional-or-keyword, no defaults) binds without inspect
-        self._plain = all(
-            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is inspect.Parameter.empty
-            for p in self._signature.parameters.values()
-        )
         self._file: str | None = None  # the source file (abspath), found on the first compile
-        self._hit: tuple[object, ...] | None = None  # what the last full key saw (program_fast)
+        self._hit: tuple[object, ...] | None = None  # (stamp, options, globals seen, program): `program`
+        self._signature: inspect.Signature | None = None  # read on the first call (`_binder`)
+        self._params: tuple[str, ...] = ()
+        self._plain = False  # every parameter positional-or-keyword without a default: bound by zip
+
+    def _binder(self) -> inspect.Signature:
+        """The function's signature, read once (on the first call, as before: an object whose
+        signature cannot be read fails there)."""
+        if self._signature is None:
+            sig = inspect.signature(self.python)
+            self._params = tuple(sig.parameters)
+            self._plain = all(
+                p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is inspect.Parameter.empty
+                for p in sig.parameters.values()
+            )
+            self._signature = sig
+        return self._signature
 
     @property
     def source(self) -> str:
@@ -390,6 +399,7 @@ class KernelFunction:
         """Positional and keyword arguments by parameter name, as Python binds them (the
         signature is read once; the plain case, every argument given once, binds by zip, and
         anything else goes through inspect's binding for its exact messages)."""
+        sig = self._binder()
         params = self._params
         if self._plain and len(args) + len(kwargs) == len(params):
             if not kwargs:
@@ -401,7 +411,7 @@ class KernelFunction:
                     out[k] = kwargs[k]
                 return out
         try:
-            bound = self._signature.bind(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise WaveError(f"kernel {self.__name__!r}: {e}") from None
         bound.apply_defaults()
@@ -422,6 +432,7 @@ class KernelFunction:
         return Configured(self, options)
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], preset: Mapping[str, Any]) -> Any:
+        self._binder()
         arguments, options = split_call(self.__name__, self._params, args, kwargs, preset)
         return run_kernel(self.program.kernels[0], self.bind(args, arguments), boundscheck=self.boundscheck, **options)
 
