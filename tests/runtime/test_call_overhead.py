@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -201,3 +202,19 @@ def test_scalar_bits_fast_paths_give_the_general_results() -> None:
         for v in bad:
             with pytest.raises(wg.WaveError, match=r"parameter 'n' .* is out of range"):
                 scalar_bits(v, p)
+
+
+def test_the_benchmark_prints_the_fake_driver_row(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/gpu.py's call-overhead rows run on every machine: the fake driver's figure, with
+    its driver calls per call; the real driver's only where a GPU is (here: "not measured")."""
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("gpu_benchmark", root / "benchmarks" / "gpu.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    before = device_arrays._HEAPS.get("cuda")
+    bench.host_overhead(5, None)
+    out = capsys.readouterr().out
+    assert re.search(r"fake CUDA driver \(runtime/fakecuda\.py\) +\d+\.\d us .*; 3 driver calls per call\)", out), out
+    assert re.search(r"real driver +not measured", out), out
+    assert device_arrays._HEAPS.get("cuda") is before  # the fake's heap is gone with it
