@@ -163,6 +163,20 @@ def test_a_device_array_call_makes_two_launches_and_one_copy(fake: FakeDriver) -
     ]  # x in (zeroed slot, its data), the check's block
 
 
+def test_a_fault_is_reported_as_the_kernels(fake: FakeDriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that faults shows in the next driver call (here the check's copy): the WaveError
+    names the kernel and what a fault there means."""
+    from wavegpu.runtime.fakecuda import CUresult
+
+    d = wg.device_array(64, np.uint32, "cuda")
+    copy_n(d, d, grid=1, workgroup=64, device="cuda")
+    monkeypatch.setattr(fake, "cuMemcpyDtoH", lambda *a: (CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,))
+    with pytest.raises(
+        wg.WaveError, match=r"cuda: running copy_n \(a fault here is an out-of-bounds .*CUDA_ERROR_ILLEGAL"
+    ):
+        copy_n(d, d, grid=1, workgroup=64, device="cuda")
+
+
 def test_the_canary_check_kernel_assembles(tmp_path: Path) -> None:
     """The PTX the canary check launches is accepted by ptxas (sm_75 and sm_90)."""
     tool = toolchains.ptxas().path

@@ -241,8 +241,11 @@ def run_resident(
     cfn = _function(cptx, centry)
     cvalues = (base, cmem, *[int(a) & 0xFFFFFFFF for a in cargs])
     ctypes_ = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(cargs)))
-    _check(drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, (cvalues, ctypes_), 0), f"launching {centry}")
-    _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " or in the canary check after it")
+    _check(
+        drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, (cvalues, ctypes_), 0),
+        fault + " (or launching the canary check after it)",
+    )
+    _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " (or the canary check after it)")
 
 
 # ------------------------------------------------------------------ the CUDA C++ backend through NVRTC

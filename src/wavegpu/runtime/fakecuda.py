@@ -23,6 +23,7 @@ class CUresult(enum.IntEnum):
     CUDA_SUCCESS = 0
     CUDA_ERROR_INVALID_VALUE = 1
     CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700
 
 
 class CUdevice_attribute(enum.IntEnum):
