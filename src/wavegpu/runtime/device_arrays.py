@@ -4,8 +4,9 @@ Each device has one heap: a range of WAVE's 32-bit device memory that kernels ad
 addresses, carved by a first-fit sub-allocator into slots (256-byte aligned, each followed by a
 guard gap that belongs to no array, as in a call's layout: docs/sdk.md). The bytes from an
 array's end to its slot's end, and the heap's first GUARD bytes, hold a canary pattern: after a
-call on "cuda" (where nothing traps a write out of bounds) the canaries around the call's arrays
-are read back, and a changed one is a WaveError naming the array and the kernel. The emulator
+call on "cuda" (where nothing traps a write out of bounds) a small kernel (canary_check.py)
+compares the canaries around the call's arrays on the GPU and its findings come back in one
+small copy; a changed canary is a WaveError naming the array and the kernel. The emulator
 traps such a write itself (the call's arrays are its buffer regions); on OpenCL and SYCL the
 heap image comes back from the device and is taken only when every changed byte lies in an
 array the kernel may write (`_adopt`), which catches the same writes. A kernel call whose
