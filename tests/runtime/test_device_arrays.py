@@ -216,63 +216,70 @@ def test_a_write_one_element_past_the_end_names_the_array_and_the_kernel(device:
 
 
 class FakeGPU:
-    """The CUDA driver calls the heap uses, over host memory, with a 'GPU' that runs the kernel
-    on the emulator without bounds checks (as a GPU would: nothing traps a write out of bounds),
-    counting the bytes copied back to the host."""
-
-    BASE = 0x7F0000000000
+    """The CUDA device on fakecuda.FakeDriver (the driver module's stand-in, over simulated
+    memory) with a 'GPU' that runs each launched kernel on the emulator without bounds checks
+    (as a GPU would: nothing traps a write out of bounds), the canary check included; it counts
+    the driver calls and the bytes copied back to the host."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *kernels: wg.Program) -> None:
-        self.mem = np.zeros(0, np.uint8)
-        self.kernels = {p.kernels[0].name: p for p in kernels}
-        self.read = self.copies = 0
-        monkeypatch.setattr(cuda, "heap_alloc", self.heap_alloc)
-        monkeypatch.setattr(cuda, "memset", lambda p, n: self.view(p, n).fill(0))
-        monkeypatch.setattr(cuda, "copy_in", lambda p, data: self.view(p, data.nbytes).__setitem__(slice(None), data))
-        monkeypatch.setattr(cuda, "copy_out", self.copy_out)
-        monkeypatch.setattr(cuda, "run_resident", self.run)
-        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda"])
+        from wavegpu.runtime.canary_check import canary_check
+        from wavegpu.runtime.fakecuda import FakeDriver
+
+        self.kernels = {p.kernels[0].name: p for p in (*kernels, canary_check.program)}
+        self.driver = FakeDriver(launch=self.run)
+        copy = self.driver.cuMemcpyDtoH
+
+        def counted(dst: int, src: int, n: int) -> tuple:
+            self.read += n
+            return copy(dst, src, n)
+
+        self.driver.cuMemcpyDtoH = counted  # type: ignore[method-assign]
+        self.read = 0
+        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda", "cuda-cpp"])
         monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 20))
-        monkeypatch.delitem(device_arrays._HEAPS, "cuda", raising=False)
+        self.using = cuda.use_driver(self.driver)
 
-    def heap_alloc(self, n: int) -> int:
-        self.mem = np.zeros(n, np.uint8)
-        return self.BASE
+    def __enter__(self) -> FakeGPU:
+        self.using.__enter__()
+        return self
 
-    def view(self, ptr: int, n: int) -> np.ndarray:
-        return self.mem[ptr - self.BASE : ptr - self.BASE + n]
+    def __exit__(self, *exc: object) -> None:
+        self.using.__exit__(None, None, None)
 
-    def copy_out(self, out: np.ndarray, ptr: int) -> None:
-        self.read += out.nbytes
-        self.copies += 1
-        out[:] = self.view(ptr, out.nbytes)
+    @property
+    def copies(self) -> list[str]:
+        return [c for c in self.driver.calls if c.startswith("cuMemcpy")]
 
-    def run(self, ptx: str, entry: str, grid: tuple, workgroup: tuple, base: int, args: list[int]) -> None:
-        assert f".entry {entry}(" in ptx and base == self.BASE
-        res = wg.launch(self.kernels[entry], grid=grid, workgroup=workgroup, memory=self.mem, args=args)
-        self.mem[:] = res.memory
+    def run(self, entry: str, ptx: str, grid: tuple, workgroup: tuple, values: tuple) -> None:
+        assert f".entry {entry}(" in ptx
+        mem = self.driver.view(values[0], 1 << 20)
+        res = wg.launch(self.kernels[entry], grid=grid, workgroup=workgroup, memory=mem, args=list(values[2:]))
+        mem[:] = res.memory
 
 
 def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
-    """device="cuda" runs the kernel where nothing traps; after the launch the canaries around
-    the call's arrays come back (ranges close together in one copy; far apart, one copy each),
-    and a changed one is a WaveError naming the kernel, the array and the element; the canary
-    is armed again, so the next call reports only its own writes. Runs without a GPU (the driver
-    calls are simulated over host memory: FakeGPU); test_an_overrun_on_the_gpu_is_reported
+    """device="cuda" runs the kernel where nothing traps; after the launch the canary check
+    (runtime/canary_check.py) compares the canaries around the call's arrays on the device, and
+    its block comes back in one small copy whatever the arrays' sizes; a changed canary is a
+    WaveError naming the kernel, the array and the element; the canary is armed again, so the
+    next call reports only its own writes. Runs without a GPU (fakecuda's driver over host
+    memory, the kernels on the emulator: FakeGPU); test_an_overrun_on_the_gpu_is_reported
     checks the real thing."""
-    gpu = FakeGPU(monkeypatch, one_past.program, add_past.program)
-    try:
+    with FakeGPU(monkeypatch, one_past.program, add_past.program) as gpu:
         d = to_device(np.arange(64, dtype=np.uint32), "cuda")
         nxt = to_device(np.full(64, 5, np.uint32), "cuda")
-        gpu.read = gpu.copies = 0
-        one_past(d, 10, grid=1, workgroup=32, device="cuda")  # in bounds
-        assert (gpu.copies, gpu.read) == (1, 768)  # the gap before x, x, the gap after: one copy
+        one_past(d, 10, grid=1, workgroup=32, device="cuda")  # in bounds (the first call writes the table)
         assert d.copy_to_host()[10] == 7
-        far = device_array(40000, np.uint32, "cuda")  # 160000 bytes: its two gaps far apart
-        gpu.read = gpu.copies = 0
-        one_past(far, 3, grid=1, workgroup=32, device="cuda")
-        assert gpu.copies == 2 and gpu.read == 256 + slot_bytes(160000) - 160000
+        gpu.driver.calls.clear()
         gpu.read = 0
+        one_past(d, 11, grid=1, workgroup=32, device="cuda")  # the same array: nothing copied in
+        assert gpu.driver.calls == ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyDtoH"]
+        assert gpu.read == 2 * 16  # the gap before x, the gap after it: two ranges of 16 bytes
+        far = device_array(40000, np.uint32, "cuda")  # 160000 bytes: its two gaps far apart
+        gpu.driver.calls.clear()
+        gpu.read = 0
+        one_past(far, 3, grid=1, workgroup=32, device="cuda")
+        assert gpu.copies == ["cuMemcpyHtoD", "cuMemcpyDtoH"] and gpu.read == 2 * 16  # new ranges: table
         with pytest.raises(
             wg.WaveError,
             match=r"kernel 'one_past' wrote out of bounds on device 'cuda': heap address 0x[0-9a-f]+ is in the "
@@ -280,19 +287,38 @@ def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPat
             r"end \(element 64\)\. .*Run the call on device='emulator'",
         ):
             one_past(d, 64, grid=1, workgroup=32, device="cuda")
-        assert gpu.read == 768
         assert (nxt.copy_to_host() == 5).all()
         one_past(d, 63, grid=1, workgroup=32, device="cuda")  # armed again: no stale report
         with pytest.raises(wg.WaveError, match=r"guard gap before array 'x' .* 4 bytes before its start"):
             one_past(d, 0xFFFFFFFF, grid=1, workgroup=32, device="cuda")  # x[-1]: the address wraps
         with pytest.raises(wg.WaveError, match=r"guard gap after array 'x' .* 252 bytes past its end \(element 127\)"):
             one_past(d, 127, grid=1, workgroup=32, device="cuda")  # the gap's last word
+        with pytest.raises(wg.WaveError, match=r"guard gap after array 'x' \(the uint32 device array \(40000,\)"):
+            one_past(far, 40000, grid=1, workgroup=32, device="cuda")  # the far gap of a large array
+        one_past(far, 39999, grid=1, workgroup=32, device="cuda")
+        block = device_arrays.heap("cuda").block  # the check's own block: a write there is caught too
+        at = f"heap address {block + 4:#x} is in memory that belongs to no array it was given"
+        with pytest.raises(wg.WaveError, match=f"wrote out of bounds on device 'cuda': {at}"):
+            one_past(d, ((block - d.address) // 4 + 1) & 0xFFFFFFFF, grid=1, workgroup=32, device="cuda")
+        one_past(d, 1, grid=1, workgroup=32, device="cuda")  # the table is written afresh
         x = np.zeros(64, np.uint32)  # a NumPy argument beside device arrays: not copied back
         with pytest.raises(wg.WaveError, match="NumPy arguments were not copied back"):
             add_past(x, nxt, grid=1, workgroup=32, device="cuda")
         assert not x.any()
-    finally:
-        device_arrays._HEAPS.pop("cuda", None)
+
+
+def test_on_cuda_cpp_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA C++ path (NVRTC, no GPU needed to compile) shares the heap and its canary check."""
+    with FakeGPU(monkeypatch, one_past.program) as gpu:
+        d = to_device(np.arange(64, dtype=np.uint32), "cuda-cpp")
+        one_past(d, 5, grid=1, workgroup=32, device="cuda-cpp")
+        assert d.copy_to_host()[5] == 7
+        gpu.driver.calls.clear()
+        with pytest.raises(wg.WaveError, match=r"'one_past' wrote out of bounds on device 'cuda-cpp'.* past its end"):
+            one_past(d, 70, grid=1, workgroup=32, device="cuda-cpp")
+        calls = gpu.driver.calls
+        assert calls[:3] == ["cuLaunchKernel", "cuLaunchKernel", "cuMemcpyDtoH"]
+        assert set(calls[3:]) == {"cuMemcpyHtoD"}  # the canaries armed again
 
 
 def test_dlpack_views_the_heap_in_place() -> None:

@@ -136,6 +136,8 @@ def _malloc_tuned() -> Iterator[None]:
 
 def dim3(value: object, what: str) -> tuple[int, int, int]:
     """A grid or workgroup size: an int or 1 to 3 positive ints; anything else says what is expected."""
+    if type(value) is int and value >= 1:
+        return value, 1, 1
     expected = f"{what} must be a positive int or a tuple of 1 to 3 positive ints (x, y, z)"
     items = [value] if isinstance(value, int | np.integer) else value
     if not isinstance(items, list | tuple) or not 1 <= len(items) <= 3:

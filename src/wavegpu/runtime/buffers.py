@@ -9,6 +9,7 @@ change lies inside such an array.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
@@ -199,6 +200,16 @@ def device_bytes(sizes: Iterable[int]) -> int:
 def scalar_bits(value: object, p: Param) -> int:
     """A scalar argument's 32 register bits for a parameter of type p.dtype; out of range is an error."""
     dt = p.dtype
+    # the common cases first, with the general path's results; anything else (errors) below
+    if dt is DataType.F32 and isinstance(value, float | np.floating):
+        v = float(value)
+        if v == v:  # not a NaN (whose bits the general path's NumPy conversion gives)
+            with contextlib.suppress(OverflowError):  # a finite value beyond f32's range: named below
+                return struct.unpack("<I", struct.pack("<f", v))[0]
+    elif type(value) is int and dt in INT_RANGES:
+        lo, hi = INT_RANGES[dt]
+        if lo <= value <= hi:
+            return value & 0xFFFFFFFF
     where = f"parameter {p.name!r} ({type_name(dt)})"
     if isinstance(value, np.ndarray | list | tuple | str | bytes | complex | np.complexfloating) or value is None:
         raise WaveError(f"{where} needs a number, got {type(value).__name__} {value!r:.60}")
@@ -270,10 +281,16 @@ def _device_like(v: object) -> bool:
     return hasattr(v, "__dlpack_device__") and hasattr(v, "shape") and not isinstance(v, np.ndarray)
 
 
+_HIDDEN: dict[int, tuple[Kernel, dict[str, tuple[str, str]]]] = {}  # id(kernel) -> (kernel, hidden_of)
+
+
 def bind(kernel: Kernel, values: Sequence[object] | Mapping[str, object]) -> list[object]:
     """The arguments in parameter order, from positions or names; a count or name mismatch is an
     error. Hidden parameters (hidden_of) are not passed: they are computed from their arrays."""
-    hidden = hidden_of(kernel)
+    seen = _HIDDEN.get(id(kernel))
+    if seen is None or seen[0] is not kernel:
+        seen = _HIDDEN[id(kernel)] = (kernel, hidden_of(kernel))
+    hidden = seen[1]
     if hidden:
         params = [p for p in kernel.params if p.name not in hidden]
         got = _bind(kernel.name, params, values)

@@ -5,8 +5,10 @@ argument value reuses the loaded module."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,14 +17,45 @@ from ..errors import WaveError, usable
 
 _STATE: dict[str, Any] = {}
 _MODULES: dict[str, Any] = {}
+_FUNCTIONS: dict[tuple[str, str], Any] = {}  # (PTX text, entry) -> its loaded function
+_INJECTED: list[Any] = []  # a stand-in for cuda.bindings.driver (use_driver), innermost last
 
 
 def _driver() -> Any:
+    """The driver module every call goes through: cuda.bindings.driver, or the stand-in that
+    use_driver put in its place."""
+    if _INJECTED:
+        return _INJECTED[-1]
     try:
         from cuda.bindings import driver
     except ImportError:
         raise WaveError("the CUDA device needs cuda-bindings (pip install 'wavegpu[cuda]')") from None
     return driver
+
+
+@contextlib.contextmanager
+def use_driver(driver: Any) -> Iterator[Any]:
+    """Run the CUDA device on `driver`, an object with cuda.bindings.driver's functions and
+    return conventions (runtime/fakecuda.py's FakeDriver: the whole call path without a GPU).
+    What was set up on one driver (the context, loaded modules, the device-array heap) is put
+    aside for the block and comes back after it, so the two never mix."""
+    from . import device_arrays
+
+    saved = (dict(_STATE), dict(_MODULES), dict(_FUNCTIONS), device_arrays._HEAPS.pop("cuda", None))
+    _STATE.clear()
+    _MODULES.clear()
+    _FUNCTIONS.clear()
+    _INJECTED.append(driver)
+    try:
+        yield driver
+    finally:
+        _INJECTED.pop()
+        device_arrays._HEAPS.pop("cuda", None)
+        for table, old in zip((_STATE, _MODULES, _FUNCTIONS), saved[:3]):
+            table.clear()
+            table.update(old)  # type: ignore[attr-defined]
+        if saved[3] is not None:
+            device_arrays._HEAPS["cuda"] = saved[3]
 
 
 def _check(res: Any, what: str) -> Any:
@@ -78,12 +111,20 @@ def device_name() -> str:
 
 
 def _function(ptx: str, entry: str) -> Any:
+    """The loaded function `entry` of `ptx`: loaded and looked up once, then found by the text
+    itself (a string caches its hash, so a call with the same text costs one dictionary look-up)."""
+    fn = _FUNCTIONS.get((ptx, entry))
+    if fn is not None:
+        return fn
     drv = _driver()
+    context()
     key = hashlib.sha256(ptx.encode()).hexdigest()
     if key not in _MODULES:
         data = ptx.encode() + b"\0"
         _MODULES[key] = _check(drv.cuModuleLoadData(data), f"loading the PTX of {entry} (cuModuleLoadData)")
-    return _check(drv.cuModuleGetFunction(_MODULES[key], entry.encode()), f"cuModuleGetFunction({entry})")
+    fn = _check(drv.cuModuleGetFunction(_MODULES[key], entry.encode()), f"cuModuleGetFunction({entry})")
+    _FUNCTIONS[(ptx, entry)] = fn
+    return fn
 
 
 def run(
@@ -177,15 +218,34 @@ def run_resident(
     workgroup: tuple[int, int, int],
     base: int,
     args: list[int],
+    check: tuple[str, str, int, list[int], np.ndarray, int] | None = None,
 ) -> None:
     """Launch entry on device memory already in place (a device-array heap at `base`): no
-    allocation and no copy; returns when the kernel has finished (a fault is a WaveError)."""
+    allocation and no copy; returns when the kernel has finished (a fault is a WaveError).
+
+    `check` = (ptx, entry, threads, args, out, at): a second kernel (device_arrays' canary
+    check) launched as one workgroup of `threads` after the first on the same memory, then
+    `out.nbytes` bytes at heap address `at` copied into `out`. The copy waits for both kernels,
+    so a call makes two launches and one small copy, and no other driver call."""
     drv = _driver()
     fn = _function(ptx, entry)
-    values = (base, _constants(), *(int(a) & 0xFFFFFFFF for a in args))
+    cmem = _STATE.get("cmem") or _constants()
+    values = (base, cmem, *[int(a) & 0xFFFFFFFF for a in args])
     types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
     _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
-    _check(drv.cuCtxSynchronize(), f"running {entry} (a fault here is an out-of-bounds or misaligned access)")
+    fault = f"running {entry} (a fault here is an out-of-bounds or misaligned access)"
+    if check is None:
+        _check(drv.cuCtxSynchronize(), fault)
+        return
+    cptx, centry, threads, cargs, out, at = check
+    cfn = _function(cptx, centry)
+    cvalues = (base, cmem, *[int(a) & 0xFFFFFFFF for a in cargs])
+    ctypes_ = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(cargs)))
+    _check(
+        drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, (cvalues, ctypes_), 0),
+        fault + " (or launching the canary check after it)",
+    )
+    _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " (or the canary check after it)")
 
 
 # ------------------------------------------------------------------ the CUDA C++ backend through NVRTC

@@ -4,8 +4,9 @@ Each device has one heap: a range of WAVE's 32-bit device memory that kernels ad
 addresses, carved by a first-fit sub-allocator into slots (256-byte aligned, each followed by a
 guard gap that belongs to no array, as in a call's layout: docs/sdk.md). The bytes from an
 array's end to its slot's end, and the heap's first GUARD bytes, hold a canary pattern: after a
-call on "cuda" (where nothing traps a write out of bounds) the canaries around the call's arrays
-are read back, and a changed one is a WaveError naming the array and the kernel. The emulator
+call on "cuda" (where nothing traps a write out of bounds) a small kernel (canary_check.py)
+compares the canaries around the call's arrays on the GPU and its findings come back in one
+small copy; a changed canary is a WaveError naming the array and the kernel. The emulator
 traps such a write itself (the call's arrays are its buffer regions); on OpenCL and SYCL the
 heap image comes back from the device and is taken only when every changed byte lies in an
 array the kernel may write (`_adopt`), which catches the same writes. A kernel call whose
@@ -33,9 +34,12 @@ from typing import Any
 import numpy as np
 
 from ..emulator import BufferRegion
+from ..emulator.launch import check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Param
+from . import cuda
 from .buffers import ALIGN, GUARD, NUMPY_TYPES, _array, bind, scalar_bits, slot_bytes, type_name
+from .launch import launch
 
 DEVICES = ("emulator", "opencl", "sycl", "cuda", "cuda-cpp")
 
@@ -67,7 +71,20 @@ def heap_bytes() -> int:
 _CANARY = np.frombuffer(b"WAVE\xa5guard\x5a\xc3!\x96\x0f\xf0", np.uint8)
 
 
-READ_SLACK = 64 << 10  # canary ranges closer than this come back from "cuda" in one copy
+CHECK_WORDS = 4  # canary_check.py: per range its start, end, first changed address, ~last one
+CHECK_THREADS = 256  # canary_check.py: one workgroup (a call's canary ranges are small)
+_PATTERN_WORDS = tuple(int(w) for w in _CANARY.view("<u4"))  # the canary_check kernel's p0..p3
+
+READ_SLACK = 64 << 10  # Heap.damage: canary ranges closer than this come back in one copy
+
+
+def check_table(ranges: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The canary check's block for ranges before a check: start, end, and two minima at
+    0xFFFFFFFF (nothing changed) per range (canary_check.py)."""
+    table = np.full((len(ranges), CHECK_WORDS), 0xFFFFFFFF, np.uint32)
+    if ranges:
+        table[:, :2] = ranges
+    return table
 
 
 def canary(at: int, nbytes: int) -> np.ndarray:
@@ -87,13 +104,22 @@ class Heap:
         self.live: dict[int, int] = {}  # heap address -> bytes of each array alive in the heap
         self.host: np.ndarray | None = None
         self.ptr = 0  # "cuda": the device address of heap address 0
+        # "cuda": the canary check's block (canary_check.py), its capacity in ranges, and the
+        # ranges its table holds now (None: to be written before the next check)
+        self.block = 0
+        self.block_cap = 0
+        self.block_ranges: list[tuple[int, int]] | None = None
+        self.block_clean = b""  # the block's bytes as written (a check that found nothing)
+        self.block_spans: tuple[tuple[int, int], ...] = ()  # the last call's arrays and their gaps
+        self.block_gaps: list[tuple[int, int]] = []
         if device == "cuda":
-            from . import cuda
-
             self.ptr = cuda.heap_alloc(capacity)
         else:  # zero pages the OS maps lazily: an unused heap costs no memory
             self.host = np.zeros(capacity, np.uint8)
         self.write(0, canary(0, GUARD))
+        if device == "cuda":  # the canary check's block, made before any array: a call never needs a slot
+            self.block_cap = 16
+            self.block = self.alloc(self.block_cap * CHECK_WORDS * 4)
 
     # -- the sub-allocator
     def alloc(self, nbytes: int) -> int:
@@ -142,8 +168,6 @@ class Heap:
         if self.host is not None:
             self.host[at : at + nbytes] = 0
         else:
-            from . import cuda
-
             cuda.memset(self.ptr + at, nbytes)
 
     def write(self, at: int, data: np.ndarray) -> None:
@@ -151,15 +175,11 @@ class Heap:
         if self.host is not None:
             self.host[at : at + raw.size] = raw
         elif raw.size:
-            from . import cuda
-
             cuda.copy_in(self.ptr + at, raw)
 
     def read(self, at: int, nbytes: int) -> np.ndarray:
         if self.host is not None:
             return self.host[at : at + nbytes].copy()
-        from . import cuda
-
         out = np.empty(nbytes, np.uint8)
         if nbytes:
             cuda.copy_out(out, self.ptr + at)
@@ -208,6 +228,52 @@ class Heap:
         """Write the canaries around arrays again (after a reported overrun)."""
         for lo, hi in self.gaps(arrays):
             self.write(lo, canary(lo, hi - lo))
+        self.block_ranges = None  # the check's minima are reset with the table
+
+    # -- the device-side canary check ("cuda": canary_check.py)
+    def prepare_check(self, arrays: Sequence[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+        """The canary ranges around arrays and the check kernel's arguments for them. The
+        check's block is allocated (or grown) here, and its table written only when the ranges
+        differ from the last call's: a call with the same arrays as the one before copies
+        nothing to the device."""
+        key = tuple(arrays)
+        if key != self.block_spans:
+            self.block_spans, self.block_gaps = key, self.gaps(arrays)
+        ranges = self.block_gaps
+        if len(ranges) > self.block_cap:
+            if self.block:
+                self.release(self.block, self.block_cap * CHECK_WORDS * 4)
+            cap = max(8, 2 * len(ranges))
+            self.block = self.alloc(cap * CHECK_WORDS * 4)
+            self.block_cap = cap
+            self.block_ranges = None
+        if ranges != self.block_ranges:
+            table = check_table(ranges)
+            self.write(self.block, table)
+            self.block_ranges, self.block_clean = ranges, table.tobytes()
+        return ranges, [0, self.block, len(ranges), *_PATTERN_WORDS]
+
+    def check_result(self, ranges: Sequence[tuple[int, int]], got: np.ndarray) -> list[tuple[int, int]]:
+        """(first, last) changed heap address of each range whose canary the check found
+        changed, from the block as it came back (`got`, the words of len(ranges) entries). A
+        table entry that is not what was written means a write out of bounds landed in the block
+        itself: it is reported at the changed word. The block is written afresh before the next
+        check when anything was found."""
+        if ranges is self.block_ranges and got.tobytes() == self.block_clean:
+            return []  # the block as written: no canary changed
+        rows = got.reshape(-1, CHECK_WORDS)
+        want = check_table(ranges)
+        out = []
+        for i in map(int, np.flatnonzero((rows != want).any(axis=1))):
+            lo, hi, first, nlast = (int(v) for v in rows[i])
+            if (lo, hi) != ranges[i]:
+                word = self.block + CHECK_WORDS * 4 * i + (0 if lo != ranges[i][0] else 4)
+                out.append((word, word + 3))
+            else:
+                out.append((first, 0xFFFFFFFF - nlast))
+        if out:
+            self.block_ranges = None
+        return out
 
 
 _HEAPS: dict[str, Heap] = {}
@@ -400,9 +466,12 @@ def has_device_arrays(values: Sequence[object] | Mapping[str, object]) -> bool:
     return any(isinstance(v, DeviceArray) or _foreign(v) is not None for v in seq)
 
 
+_PLAIN = (DeviceArray, np.ndarray, int, float, np.generic)  # values that are never a CUDA array
+
+
 def _foreign(v: object) -> dict[str, Any] | None:
     """The __cuda_array_interface__ of a CuPy array or PyTorch CUDA tensor, else None."""
-    if isinstance(v, DeviceArray | np.ndarray):
+    if isinstance(v, _PLAIN):
         return None
     try:
         return getattr(v, "__cuda_array_interface__", None)
@@ -412,6 +481,8 @@ def _foreign(v: object) -> dict[str, Any] | None:
 
 def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
     dt = NUMPY_TYPES[p.dtype]
+    if v.device == home(device) and v.dtype == dt:
+        return
     where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
     if v.device != home(device):
         raise WaveError(f"{where}: the device array lives on {v.device!r}; call the kernel with device={v.device!r}")
@@ -422,6 +493,16 @@ def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
 
 
 _RENDERED: dict[tuple[int, str, int, int, str], Any] = {}  # kernel, device, W, nargs, mma path
+_BACKENDS: list[Any] = []  # backends.render and the PTX backend's MMA_PATH, imported on first use
+
+
+def _backends() -> list[Any]:
+    if not _BACKENDS:
+        from ..backends import render
+        from ..backends.ptx import MMA_PATH
+
+        _BACKENDS.extend((render, MMA_PATH))
+    return _BACKENDS
 
 
 def run_resident(
@@ -441,9 +522,6 @@ def run_resident(
     """One kernel call on the device's heap (docs/sdk.md, device arrays): the launch result on
     the emulator, OpenCL and SYCL (its memory is the heap's image); None on "cuda", where nothing
     comes back to the host."""
-    from ..emulator.launch import check_threads, dim3
-    from .launch import launch
-
     g, wg = dim3(grid, "grid"), dim3(workgroup, "workgroup")
     check_threads(g, wg)
     seq = bind(k, values)
@@ -478,9 +556,6 @@ def run_resident(
             regions.append(BufferRegion(i, p.name, d.address, d.nbytes, d.dtype.itemsize))
             named.append((p.name, d))
         if home(device) == "cuda":
-            from ..backends import render
-            from . import cuda
-
             for flag, given in (
                 ("check=True", check),
                 ("boundscheck=True", boundscheck),
@@ -490,18 +565,23 @@ def run_resident(
                     raise WaveError(
                         f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it"
                     )
-            from ..backends.ptx import MMA_PATH
-
-            policy = mma if mma is not None else MMA_PATH.get()
+            policy = mma if mma is not None else _backends()[1].get()
             key = (id(k), device, wave_width, len(args), policy)
             src = _RENDERED.get(key)
             if src is None or src[0] is not k:
                 target, path = ("ptx", policy) if device == "cuda" else ("cuda", None)
-                r = render(k, target, wave_width=wave_width, nargs=len(args), mma=path)
+                r = _backends()[0](k, target, wave_width=wave_width, nargs=len(args), mma=path)
                 text = r.source if device == "cuda" else cuda.nvrtc_ptx(r.source, cuda.arch())
                 src = _RENDERED[key] = (k, text, r.entry)
-            res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
-            check_canaries(h, k, device, named)
+            spans = [(d.address, d.nbytes) for _, d in named]
+            if spans:  # the canary check runs after the kernel; its block comes back in one copy
+                ranges, check_args = h.prepare_check(spans)
+                got = np.empty(len(ranges) * CHECK_WORDS, np.uint32)
+                verify = (*_check_kernel(), CHECK_THREADS, check_args, got, h.block)
+                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args, check=verify)
+                check_canaries(h, k, device, named, h.check_result(ranges, got))
+            else:
+                res = cuda.run_resident(src[1], src[2], g, wg, h.ptr, args)
         else:
             assert h.host is not None
             res = launch(
@@ -526,8 +606,6 @@ def run_resident(
             if not p.writable:
                 continue
             if foreign:
-                from . import cuda
-
                 cuda.copy_device(int(_foreign(a)["data"][0]), h.ptr + d.address, d.nbytes)  # type: ignore[index]
             else:
                 new = d.copy_to_host()
@@ -566,12 +644,32 @@ def _gap_of(at: int, spans: Sequence[tuple[str, int, int, int, str]]) -> str:
     return "memory that belongs to no array it was given"
 
 
-def check_canaries(h: Heap, k: Kernel, device: str, arrays: Sequence[tuple[str, DeviceArray]]) -> None:
+_CHECK_KERNEL: list[tuple[str, str]] = []  # the canary check's PTX and entry, rendered once
+
+
+def _check_kernel() -> tuple[str, str]:
+    """The PTX of canary_check.py's kernel (compiled once, through the compile cache)."""
+    if not _CHECK_KERNEL:
+        from .canary_check import canary_check
+
+        r = _backends()[0](canary_check.program.kernels[0], "ptx", nargs=7)
+        _CHECK_KERNEL.append((r.source, r.entry))
+    return _CHECK_KERNEL[0]
+
+
+def check_canaries(
+    h: Heap, k: Kernel, device: str, arrays: Sequence[tuple[str, DeviceArray]], hit: list[tuple[int, int]] | None = None
+) -> None:
     """After a launch on the heap: a WaveError when the kernel changed a canary around one of the
-    call's arrays (a write out of bounds, which the device did not trap). The canaries are armed
-    again first, so that the next call reports only its own writes."""
+    call's arrays (a write out of bounds, which the device did not trap). `hit`: what the device
+    check found (Heap.check_result); None: the canaries are read back and compared here
+    (Heap.damage). The canaries are armed again first, so that the next call reports only its
+    own writes."""
+    if hit is not None and not hit:
+        return
     spans = [(d.address, d.nbytes) for _, d in arrays]
-    hit = h.damage(spans)
+    if hit is None:
+        hit = h.damage(spans)
     if not hit:
         return
     h.rearm(spans)
@@ -648,8 +746,6 @@ def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> Devi
         )
     if p.writable and cai["data"][1]:
         raise WaveError(f"{where}: the kernel may write this array, but the array passed is read-only")
-    from . import cuda
-
     d = DeviceArray(shape, dt, device)
     cuda.copy_device(d.pointer, int(cai["data"][0]), d.nbytes)
     return d

@@ -83,6 +83,16 @@ def used_globals(fn: Callable[..., Any]) -> dict[str, str]:
     return out
 
 
+_MISSING = object()
+
+
+def _same_globals(fn: Callable[..., Any], seen: tuple[tuple[str, object], ...]) -> bool:
+    """Whether every module-level name the function uses still holds the very object it held
+    (an identical object has the repr and type used_globals gave the full key)."""
+    g = getattr(fn, "__globals__", {})
+    return all(g.get(n, _MISSING) is v for n, v in seen)
+
+
 def _cache_key(source: str, context: dict[str, object]) -> str:
     h = hashlib.sha256()
     h.update(compiler_version().encode())
@@ -121,6 +131,9 @@ def compile_cached(source_key: str, context: dict[str, object], build: Callable[
     return prog
 
 
+_CALL: list[Any] = []  # run_kernel's functions from device_arrays and launch, imported on its first call
+
+
 def run_kernel(
     k: Kernel,
     values: Sequence[object] | Mapping[str, object],
@@ -140,8 +153,12 @@ def run_kernel(
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back.
     `mma`: the mma path on device="cuda" (wg.launch)."""
-    from .device_arrays import has_device_arrays, run_resident
-    from .launch import check_mma, launch
+    if not _CALL:
+        from .device_arrays import has_device_arrays, run_resident
+        from .launch import check_mma, launch
+
+        _CALL.extend((has_device_arrays, run_resident, check_mma, launch))
+    has_device_arrays, run_resident, check_mma, launch = _CALL
 
     check_mma(mma, device)
 
@@ -277,6 +294,24 @@ class KernelFunction:
         self.opt = opt
         self.max_registers = max_registers
         self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
+        self._file: str | None = None  # the source file (abspath), found on the first compile
+        self._hit: tuple[object, ...] | None = None  # (stamp, options, globals seen, program): `program`
+        self._signature: inspect.Signature | None = None  # read on the first call (`_binder`)
+        self._params: tuple[str, ...] = ()
+        self._plain = False  # every parameter positional-or-keyword without a default: bound by zip
+
+    def _binder(self) -> inspect.Signature:
+        """The function's signature, read once (on the first call, as before: an object whose
+        signature cannot be read fails there)."""
+        if self._signature is None:
+            sig = inspect.signature(self.python)
+            self._params = tuple(sig.parameters)
+            self._plain = all(
+                p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is inspect.Parameter.empty
+                for p in sig.parameters.values()
+            )
+            self._signature = sig
+        return self._signature
 
     @property
     def source(self) -> str:
@@ -306,20 +341,66 @@ class KernelFunction:
 
     @property
     def program(self) -> Program:
-        from ..compiler import Options, compile_python
-
         def build() -> Program:
+            from ..compiler import Options, compile_python
+
             return compile_python(
                 self.python,
                 Options(opt=self.opt, max_registers=self.max_registers, workgroup=self.workgroup),
             )  # type: ignore[arg-type]
 
-        return compile_cached(self.source, self.context(), build)
+        stamp = self._stamp()
+        hit = self._hit
+        if (
+            stamp is not None
+            and hit is not None
+            and hit[0] == stamp
+            and hit[1] == (self.opt, self.max_registers, self.workgroup)
+            and _same_globals(self.python, hit[2])
+        ):
+            return hit[3]  # type: ignore[return-value]
+        options = (self.opt, self.max_registers, self.workgroup)
+        g = getattr(self.python, "__globals__", {})
+        names = sorted(_names(self.python.__code__)) if hasattr(self.python, "__code__") else []
+        seen = tuple((n, g.get(n, _MISSING)) for n in names)
+        context = self.context()
+        file = context["file"]
+        self._file = file if isinstance(file, str) else None
+        stamp = self._stamp()  # before the text is read: a file edited meanwhile misses next time
+        prog = compile_cached(self.source, context, build)
+        self._hit = (stamp, options, seen, prog)
+        return prog
+
+    def _stamp(self) -> tuple[int, ...] | None:
+        """The identity of the source file as the file system sees it (device, inode, size,
+        modification time in ns, change time in ns), or None (no file: every call takes the full
+        key). A program compiled from a file with the same stamp, the same options and the same
+        module-level objects is the one the full key would find: the text was not read again."""
+        if self._file is None:
+            return None
+        try:
+            st = os.stat(self._file)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Positional and keyword arguments by parameter name, as Python binds them."""
+        """Positional and keyword arguments by parameter name, as Python binds them (the
+        signature is read once; the plain case, every argument given once, binds by zip, and
+        anything else goes through inspect's binding for its exact messages)."""
+        sig = self._binder()
+        params = self._params
+        if self._plain and len(args) + len(kwargs) == len(params):
+            if not kwargs:
+                return dict(zip(params, args))
+            out = dict(zip(params, args))
+            rest = params[len(args) :]
+            if all(k in kwargs for k in rest):
+                for k in rest:
+                    out[k] = kwargs[k]
+                return out
         try:
-            bound = inspect.signature(self.python).bind(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise WaveError(f"kernel {self.__name__!r}: {e}") from None
         bound.apply_defaults()
@@ -340,8 +421,8 @@ class KernelFunction:
         return Configured(self, options)
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], preset: Mapping[str, Any]) -> Any:
-        params = list(inspect.signature(self.python).parameters)
-        arguments, options = split_call(self.__name__, params, args, kwargs, preset)
+        self._binder()
+        arguments, options = split_call(self.__name__, self._params, args, kwargs, preset)
         return run_kernel(self.program.kernels[0], self.bind(args, arguments), boundscheck=self.boundscheck, **options)
 
     def __repr__(self) -> str:
