@@ -1,11 +1,8 @@
-"""Compiler tests: a private compile cache per session."""
+"""Compiler tests: their helpers importable (the run's private compile cache is set in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-os.environ.setdefault("WAVEGPU_CACHE_DIR", tempfile.mkdtemp(prefix="wavegpu-cache-"))
