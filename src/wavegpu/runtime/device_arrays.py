@@ -445,7 +445,7 @@ def run_resident(
     from .launch import launch
 
     g, wg = dim3(grid, "grid"), dim3(workgroup, "workgroup")
-    check_threads(g, wg)
+    check_threads(g, wg, k)
     seq = bind(k, values)
     h = heap(device)
     args: list[int] = []
