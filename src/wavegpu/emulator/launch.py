@@ -160,9 +160,9 @@ def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int], k
     total = grid[0] * grid[1] * grid[2] * workgroup[0] * workgroup[1] * workgroup[2]
     if total > 1 << 32:
         raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
-    limit = None if kernel is None else kernel.max_global_size
-    if limit is None:
+    if kernel is None or kernel.max_global_size is None:
         return
+    limit = kernel.max_global_size
     for axis, (g, w) in enumerate(zip(grid, workgroup)):
         if g * w > limit:
             raise WaveError(
