@@ -62,6 +62,8 @@ def corpus_images() -> dict[str, bytes]:
         prog = compiled(name)
         out[name] = prog.to_bytes()
         out[f"{name}+accesses"] = annotate(prog).to_bytes()
+    limited = wg.Program(tuple(dataclasses.replace(k, max_global_size=2**31 - 1) for k in compiled("saxpy").kernels))
+    out["saxpy+max_global_size"] = limited.to_bytes()
     for path in EXAMPLES:
         if path.name in ("sgemm_tiled.wave", "vector_add.wave", "reduce.wave"):
             out[path.name] = annotate(wg.assemble(path.read_text(), path.name, debug_lines=True)).to_bytes()
@@ -70,7 +72,8 @@ def corpus_images() -> dict[str, bytes]:
 
 @st.composite
 def annotated_programs(draw: st.DrawFn) -> wg.Program:
-    """Random programs whose buffers may be read-only and whose global accesses may name them."""
+    """Random programs whose buffers may be read-only, whose global accesses may name them, and
+    whose kernels may record a largest global size."""
     prog = draw(programs())
     kernels = []
     for k in prog.kernels:
@@ -84,5 +87,6 @@ def annotated_programs(draw: st.DrawFn) -> wg.Program:
             options = (writable if inst.spec.side_effects else readable) if is_global_access(inst.spec) else []
             accesses.append(draw(st.one_of(st.none(), st.sampled_from(options))) if options else None)
         table = tuple(accesses) if any(a is not None for a in accesses) else None
-        kernels.append(dataclasses.replace(k, params=params, accesses=table))
+        limit = draw(st.one_of(st.none(), st.sampled_from([1, 2**31 - 1, 2**32 - 1]), st.integers(1, 2**32 - 1)))
+        kernels.append(dataclasses.replace(k, params=params, accesses=table, max_global_size=limit))
     return wg.Program(tuple(kernels))

@@ -157,6 +157,7 @@ class _Kernel:
     predicates: int | None = None
     local_memory: int = 0
     workgroup_size: tuple[int, int, int] | None = None
+    max_global_size: int | None = None
     params: list[Param] = field(default_factory=list)
     insts: list[_Inst] = field(default_factory=list)
     labels: dict[str, tuple[int, Span]] = field(default_factory=dict)
@@ -290,6 +291,14 @@ class Assembler:
                         len(ops[0].text),
                     )
                 k.local_memory = v
+            return
+        if name == ".max_global_size":
+            v = self.int_operands(head, ops, 1, 1)[0]
+            if not 1 <= v <= 0xFFFFFFFF:
+                raise SyntaxProblem(
+                    ".max_global_size must be 1..4294967295 threads along one axis", ops[0].col, len(ops[0].text)
+                )
+            k.max_global_size = v
             return
         if name == ".workgroup_size":
             vals = self.int_operands(head, ops, 1, 3)
@@ -657,6 +666,7 @@ class Assembler:
             tuple(k.params),
             lines=lines,
             accesses=accesses,
+            max_global_size=k.max_global_size,
         )
 
     def accesses(self, k: _Kernel) -> tuple[int | None, ...] | None:

@@ -426,7 +426,7 @@ def _emu(
     import numpy as np
 
     from ..emulator import emulate
-    from ..emulator.launch import arg_bits
+    from ..emulator.launch import arg_bits, check_threads, dim3
 
     grid_dims = parse_dims(grid, "--grid")
     wg_launch = parse_dims(workgroup, "--workgroup")
@@ -504,6 +504,8 @@ def _emu(
 
     prog = load_program(binary, debug_lines=True)
     k = prog.kernel(kernel_selector(kernel_name))
+    # the launch's size before the device memory is built (emulate checks it again)
+    check_threads(dim3(grid_dims or 1, "--grid"), dim3(k.workgroup_size or wg_launch or wave_width, "--workgroup"), k)
     mem = np.zeros(device_memory, dtype=np.uint8)
 
     def put(off: int, data: np.ndarray, what: str) -> None:

@@ -168,6 +168,9 @@ def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> N
             )
         out.print(t)
         for k in prog.kernels:
+            if k.max_global_size is not None:
+                out.print(f"{k.name}: at most {k.max_global_size} threads along an axis (ids read as i32)")
+        for k in prog.kernels:
             if not k.params:
                 continue
             pt = Table(title=f"{k.name}: parameters (r0..r{len(k.params) - 1} at thread start)")
@@ -243,6 +246,7 @@ def run_cmd(
 
     import numpy as np
 
+    from ..emulator.launch import check_threads, dim3
     from ..runtime.buffers import NUMPY_TYPES, device_bytes, hidden_of, pack, type_name
     from ..runtime.launch import launch
 
@@ -254,6 +258,8 @@ def run_cmd(
         from ..runtime.kernel import DEFAULT_WORKGROUP
 
         wg_dims = (DEFAULT_WORKGROUP,)  # a kernel source runs as a kernel call does (docs/sdk.md)
+    # the launch's size before any argument is read or built (launch checks it again)
+    check_threads(dim3(grid_dims, "--grid"), dim3(wg_dims or k.workgroup_size or wave_width, "--workgroup"), k)
     if not k.params:
         raise WaveError(f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets")
     params = {p.name: p for p in k.params}

@@ -4,11 +4,12 @@ structured LIR -> Chaitin-Briggs allocation -> .wbin. Everything below HIR is la
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import CompileError, Diagnostic
 from ..wbin.program import Kernel, Param, Program
 from . import hir
+from .builtins import I32_ID_LIMIT, WIDE_IDS
 from .lir import ir as lir_ir
 from .lir.lower import lower as lower_lir
 from .mir import dump as dump_mir
@@ -78,7 +79,20 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
     ]
     from .emit import emit
 
-    return emit(lf, alloc, params)
+    kernel = emit(lf, alloc, params)
+    limit = id_limit(fn)
+    return kernel if limit is None else replace(kernel, max_global_size=limit)
+
+
+def id_limit(fn: hir.Function) -> int | None:
+    """The most threads along one axis the kernel's ids are correct for (Kernel.max_global_size):
+    builtins.I32_ID_LIMIT where it reads a growing id or size as i32, or where its frontend says
+    so (fn.options["max_global_size"]: TypeScript's ids carry the range 0..2**31-1); None else."""
+    own = fn.options.get("max_global_size")
+    limits = [own] if isinstance(own, int) else []
+    if hir.i32_id(fn, WIDE_IDS) is not None:
+        limits.append(I32_ID_LIMIT)
+    return min(limits) if limits else None
 
 
 def compile_functions(fns: list[hir.Function], options: Options) -> Program:
@@ -112,6 +126,7 @@ def compile_functions(fns: list[hir.Function], options: Options) -> Program:
                 fn.locals,
                 fn.source_file,
                 (t[0], t[1], t[2]),
+                fn.options,
             )
         kernels.append(compile_hir(fn, o))
     return Program(tuple(kernels))

@@ -108,6 +108,13 @@ AXES = (0, 1, 2)
 # thread_id() and no workgroup of its own) records this workgroup too, so `wave-emu` runs it as
 # that toolchain's CI does.
 TOOLCHAIN_WORKGROUP = (256, 1, 1)
+# The ids that grow with the launch (the others are below MAX_WORKGROUP_SIZE). Every frontend's
+# call is typed i32 here; Rust and C++ cast it to u32 at once (their ids are unsigned), Python and
+# TypeScript keep it i32. A kernel that reads one of them as i32 is correct for at most
+# I32_ID_LIMIT threads along an axis (beyond, ids and sizes turn negative): the compiler records
+# it (Kernel.max_global_size) and every launch path refuses larger launches.
+WIDE_IDS = frozenset({"workgroup_id", "grid_size", "global_id", "global_size"})
+I32_ID_LIMIT = 2**31 - 1
 ATOMIC_TYPES = (I32, U32, F32)  # the element types atomics work on
 F32_ATOMICS = frozenset({"atomic_add", "atomic_exchange", "atomic_cas"})
 WAVE_TYPES = (I32, U32, F32)

@@ -284,6 +284,20 @@ def too_deep(fn: Function, limit: int = MAX_HIR_DEPTH) -> Span | None:
     return None
 
 
+def i32_id(fn: Function, names: frozenset[str]) -> Span | None:
+    """The place of the first call of a builtin in `names` whose i32 value the kernel uses as
+    i32, None when every such call is cast to u32 at once (the same bits, read unsigned).
+    Iterative, as too_deep."""
+    stack: list[tuple[Stmt | Expr, bool]] = [(s, False) for s in reversed(fn.body)]
+    while stack:
+        x, as_u32 = stack.pop()
+        if isinstance(x, Call) and x.name in names and x.type.name == "i32" and not as_u32:
+            return x.span
+        to_u32 = isinstance(x, Cast) and x.type.name == "u32"
+        stack.extend((c, to_u32) for c in reversed(_children(x)))
+    return None
+
+
 # ---- printer -----------------------------------------------------------------------------------
 def show_expr(e: Expr) -> str:
     if isinstance(e, Const):

@@ -106,6 +106,8 @@ def format_kernel(k: Kernel) -> str:
         out.append(f".local_memory {k.local_memory}")
     if k.workgroup_size is not None:
         out.append(".workgroup_size " + ", ".join(map(str, k.workgroup_size)))
+    if k.max_global_size is not None:
+        out.append(f".max_global_size {k.max_global_size}")
     for p in k.params:
         out.append(f".param {p.name}, {p.kind}, {p.dtype.text}" + ("" if p.writable else ", readonly"))
     depths = nesting(k.instructions, strict=False).depth

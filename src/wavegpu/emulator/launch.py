@@ -150,8 +150,9 @@ def dim3(value: object, what: str) -> tuple[int, int, int]:
     return t[0], t[1], t[2]
 
 
-def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -> None:
-    """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids."""
+def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int], kernel: Kernel | None = None) -> None:
+    """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids;
+    more than `kernel.max_global_size` along an axis would make the ids it reads as i32 negative."""
     for axis, (g, w) in enumerate(zip(grid, workgroup)):
         if g * w > 1 << 32:
             raise WaveError(
@@ -161,6 +162,17 @@ def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int]) -
     total = grid[0] * grid[1] * grid[2] * workgroup[0] * workgroup[1] * workgroup[2]
     if total > 1 << 32:
         raise WaveError(f"grid {grid} x workgroup {workgroup}: {total} threads, more than 2**32 in one launch")
+    if kernel is None or kernel.max_global_size is None:
+        return
+    limit = kernel.max_global_size
+    for axis, (g, w) in enumerate(zip(grid, workgroup)):
+        if g * w > limit:
+            raise WaveError(
+                f"kernel {kernel.name!r}: grid {grid} x workgroup {workgroup} launches {g * w} threads along "
+                f"axis {'xyz'[axis]}, more than the {limit} its ids are correct for (it reads a global id, "
+                f"workgroup id or size as i32, which would turn negative): launch at most {limit} threads "
+                f"along an axis, or read the ids as u32 (Python: wg.u32(wg.global_id()))"
+            )
 
 
 def arg_bits(a: object) -> int:
@@ -302,7 +314,7 @@ def emulate(
             raise WaveError(
                 f"kernel {k.name!r} requires workgroup size {k.workgroup_size} (.workgroup_size), launched with {wg}"
             )
-    check_threads(g, wg)
+    check_threads(g, wg, k)
     caps = EMULATOR.with_wave_width(wave_width)
     threads = wg[0] * wg[1] * wg[2]
     if threads > caps.constants["MAX_WORKGROUP_SIZE"]:

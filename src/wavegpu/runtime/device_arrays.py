@@ -523,7 +523,7 @@ def run_resident(
     the emulator, OpenCL and SYCL (its memory is the heap's image); None on "cuda", where nothing
     comes back to the host."""
     g, wg = dim3(grid, "grid"), dim3(workgroup, "workgroup")
-    check_threads(g, wg)
+    check_threads(g, wg, k)
     seq = bind(k, values)
     h = heap(device)
     args: list[int] = []

@@ -179,6 +179,11 @@ def run_kernel(
             boundscheck=boundscheck,
             mma=mma,
         )
+    from ..emulator.launch import check_threads, dim3
+
+    # the launch's size first: a refused launch builds no memory image of the arrays
+    wg_size = workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP)
+    check_threads(dim3(grid, "grid"), dim3(wg_size, "workgroup"), k)
     layout = pack(k, values, counts=False)
     res = launch(
         k,

@@ -84,7 +84,7 @@ def launch(
         raise WaveError(f"arch={arch!r} applies to device='amdgcn-sim' only, not {device!r}")
     g = dim3(grid, "grid")
     wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
-    check_threads(g, wg)
+    check_threads(g, wg, k)
     if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
         raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if device == "emulator":

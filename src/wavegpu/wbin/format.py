@@ -72,7 +72,7 @@ KERNEL_V10_FIELDS = (
     "param_count",
     "line_first",
     "line_count",
-    "reserved1",
+    "max_global_size",  # 1.1: Kernel.max_global_size (0: none); 1.0: reserved, 0
 )
 KERNEL_V10 = struct.Struct("<IIIHBBIIIIHHIIIII")
 KERNEL_FIELDS = (*KERNEL_V10_FIELDS, "access_first", "access_count")
@@ -213,6 +213,11 @@ def write(prog: Program, version: tuple[int, int] = FORMAT_VERSION) -> bytes:
                 accesses += ACCESS.pack(pc, a)
                 naccesses += 1
         wg = k.workgroup_size or (0, 0, 0)
+        limit = k.max_global_size or 0
+        if not 0 <= limit <= 0xFFFFFFFF:
+            raise WbinError(f"kernel {k.name!r}: max_global_size {limit} does not fit 32 bits")
+        if limit and not lay.v11:
+            raise WbinError(f"kernel {k.name!r}: format 1.0 cannot record a largest global size")
         entry = [
             strings.add(k.name),
             start,
@@ -227,7 +232,7 @@ def write(prog: Program, version: tuple[int, int] = FORMAT_VERSION) -> bytes:
             len(k.params),
             l_first if nlines > l_first else 0,
             nlines - l_first,
-            0,
+            limit,
         ]
         if lay.v11:
             entry += [a_first if naccesses > a_first else 0, naccesses - a_first]
@@ -431,7 +436,7 @@ def _read_kernel(r: _Reader, lay: _Layout, h: dict[str, int], ki: int, names: se
         return _field_offset(base, lay.kernel_fields, lay.kernel, name)
 
     name = _kernel_name(r, h, k, ki, names, koff)
-    wgs = _check_kernel_fields(r, h, k, name, koff)
+    wgs = _check_kernel_fields(r, lay, h, k, name, koff)
     params = _read_params(r, lay, h, k, name, koff)
     insts, pcs = _read_code(r, h, k, name)
     index = {pc: i for i, pc in enumerate(pcs)}
@@ -448,6 +453,7 @@ def _read_kernel(r: _Reader, lay: _Layout, h: dict[str, int], ki: int, names: se
         (k["isa_major"], k["isa_minor"]),
         lines,
         accesses,
+        k["max_global_size"] or None,
     )
 
 
@@ -465,14 +471,14 @@ def _kernel_name(
 
 
 def _check_kernel_fields(
-    r: _Reader, h: dict[str, int], k: dict[str, int], name: str, koff: Callable[[str], int]
+    r: _Reader, lay: _Layout, h: dict[str, int], k: dict[str, int], name: str, koff: Callable[[str], int]
 ) -> tuple[int, int, int] | None:
     """Reserved fields, the code range, resource limits and the ISA version; returns the
     workgroup size hint (None when absent)."""
     if k["reserved0"]:
         raise r.fail(f"kernel {name!r}: reserved field is not zero", koff("reserved0"))
-    if k["reserved1"]:
-        raise r.fail(f"kernel {name!r}: reserved field is not zero", koff("reserved1"))
+    if k["max_global_size"] and not lay.v11:  # 1.1: the largest global size (any value; 0: none)
+        raise r.fail(f"kernel {name!r}: reserved field is not zero", koff("max_global_size"))
     if k["code_start"] % 4 or k["code_size"] % 4:
         raise r.fail(f"kernel {name!r}: code range is not 4-byte aligned", koff("code_start"))
     if k["code_start"] + k["code_size"] > h["code_size"]:

@@ -42,6 +42,10 @@ class Kernel:
     # One per instruction: for a global-memory access, the index of the buffer parameter whose
     # array it addresses (known to the compiler), else None; None as a whole: no access table.
     accesses: tuple[int | None, ...] | None = None
+    # The most threads along any one axis (grid x workgroup) the kernel's id arithmetic is correct
+    # for: 2**31 - 1 where it reads a global id, workgroup id or size as i32 (the Python and
+    # TypeScript frontends); None: only the ISA's own limit (emulator.launch.check_threads).
+    max_global_size: int | None = None
 
     def loc(self, index: int) -> SourceLoc | None:
         if self.lines is None or not 0 <= index < len(self.lines):

@@ -1487,6 +1487,8 @@ class Lowerer:
                     raise self.error(args[0], "axis must be the constant 0, 1 or 2")
                 axis = int(v)  # type: ignore[arg-type]
             e = hir.Call(I32, sp, name, (), None, (("axis", axis),))
+            if name in builtins.WIDE_IDS:  # its range below is correct only up to 2**31 - 1 threads an axis
+                self.options["max_global_size"] = builtins.I32_ID_LIMIT
             sizes = ("workgroup_size", "grid_size", "global_size", "wave_width")
             return self.int_v(e, 1 if name in sizes else 0, 2**31 - 1, n)
         if name == "barrier":
