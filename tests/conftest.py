@@ -29,6 +29,37 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files for review")
 
 
+# Tests that take a minute or more on a 2-core CI machine (cold numba compiles of generated
+# kernels, Intel's SYCL JIT, hypothesis round trips of whole programs). Under pytest-xdist a run
+# ends when its last worker does, so these are handed out first (longest first, as `make test`
+# runs with --dist load and small chunks); a serial run keeps the file order.
+LONG_FIRST = (
+    "tests/emulator/compiled/test_compiled_programs.py::test_generated_programs",
+    "tests/emulator/compiled/test_compiled_programs.py::test_loops_run_lane_by_lane",
+    "tests/wbin/test_wbin.py::test_programs_round_trip",
+    "tests/emulator/compiled/test_compiled_rows.py::test_atomic_rows_match",
+    "tests/emulator/compiled/test_compiled_programs.py::test_compiler_corpus",
+    "tests/wbin/test_wbin.py::test_annotated_programs_round_trip",
+    "tests/dis/test_roundtrip.py::test_random_programs_reassemble_byte_for_byte",
+    "tests/backends/test_sycl.py::test_random_structured_programs_match",
+    "tests/dis/test_roundtrip.py::test_read_only_buffers_and_access_tables_reassemble_byte_for_byte",
+    "tests/emulator/compiled/test_compiled_rows.py",
+    "tests/backends/test_sycl.py",
+    "tests/emulator/compiled/",
+    "tests/backends/test_toolchains.py::test_random_structured_programs_compile",
+)
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    if not config.getoption("numprocesses", None):
+        return
+
+    def rank(item) -> int:  # type: ignore[no-untyped-def]
+        return next((i for i, p in enumerate(LONG_FIRST) if item.nodeid.startswith(p)), len(LONG_FIRST))
+
+    items.sort(key=rank)  # stable: the file order within each rank
+
+
 def pytest_unconfigure(config):  # type: ignore[no-untyped-def]
     """The run's cache folder goes with the process that made it (the last to finish)."""
     if os.environ.get("WAVEGPU_TEST_CACHE_OWNER") == str(os.getpid()):
