@@ -483,7 +483,9 @@ class PTXRenderer:
         self.pc = pc
         for r in self.nan.at_use.get(pc, ()):  # the canonicalisation plan: bits observed here
             f, q = self.tmp(_F), self.tmp(_P)
-            self.emit(f"mov.b32 {f}, %r{r};", f"setp.nan.f32 {q}, {f}, {f};", f"selp.b32 %r{r}, 0x7FFFFFFF, %r{r}, {q};")
+            self.emit(
+                f"mov.b32 {f}, %r{r};", f"setp.nan.f32 {q}, {f}, {f};", f"selp.b32 %r{r}, 0x7FFFFFFF, %r{r}, {q};"
+            )
         in_region = IN_REGION.get(spec.op)
         if in_region is not None:  # these handle the guard and the region themselves
             in_region(self, inst, region)

@@ -1,0 +1,241 @@
+"""codegen/canonical: where float results must be canonical NaNs, checked on the emulator.
+
+The plan is proved by running each kernel twice on the emulator: as it is, and rewritten to act
+like a backend that follows the plan on the worst hardware: every float row the plan leaves
+bare turns a NaN result into a *non-canonical* NaN (a payload and sign the emulator never
+makes), and the plan's canonicalisation points put the canonical NaN back. Memory must be
+bit-identical: no payload the plan leaves in place is ever observed."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import wavegpu as wg
+from wavegpu.codegen import canonical
+from wavegpu.isa import Imm, Instruction, Pair, Reg, row
+from wavegpu.wbin import Kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "emulator"))
+sys.path.insert(0, str(ROOT / "tests" / "backends"))
+
+PAYLOADS = (0x7FC0BEEF, 0xFF800001, 0x7F800123, 0xFFFFFFFF, 0x7FBFFFFF)
+
+
+def _select_nan(guard: object, hi: int, t: int, c: int, writes: list[tuple[int, int]]) -> list[Instruction]:
+    """Where register `hi` holds a NaN pattern (as f32; the high word of an f64 canonical NaN
+    too), write each (register, bits) of `writes`; t and c are scratch registers."""
+
+    def mk(key: str, *ops: object) -> Instruction:
+        return Instruction(row(key), tuple(ops), guard)  # type: ignore[arg-type]
+
+    lim = 0x7F800000 if len(writes) == 1 else 0x7FF00000
+    out = [mk("and.b32", Reg(t), Reg(hi), Imm(0x7FFFFFFF)), mk("sub.s32", Reg(t), Imm(lim), Reg(t))]
+    for r, bits in writes:  # t < 0 exactly where the pattern is a NaN
+        out += [mk("mov.b32", Reg(c), Imm(bits)), mk("slct.b32.s32", Reg(r), Reg(r), Reg(c), Reg(t))]
+    return out
+
+
+def worst_case(k: Kernel, payload: int) -> Kernel:
+    """k as a backend following canonical.plan(k) would run it on hardware whose bare float
+    rows give the NaN `payload` (f32; f64: a payload NaN too)."""
+    plan = canonical.plan(k.instructions)
+    t, c = k.registers, k.registers + 1
+    out: list[Instruction] = []
+    acc: list[int | None] = []
+    for pc, inst in enumerate(k.instructions):
+        before = [x for r in plan.at_use.get(pc, ()) for x in _select_nan(None, r, t, c, [(r, 0x7FFFFFFF)])]
+        after: list[Instruction] = []
+        if plan.bare(pc, inst.spec.key):
+            d = inst.operands[inst.spec.dests[0]]
+            if isinstance(d, Pair):
+                after = _select_nan(inst.guard, d.n + 1, t, c, [(d.n, 0x1234), (d.n + 1, payload | 0x7FF80000)])
+            else:
+                assert isinstance(d, Reg) and d.sel == 0
+                after = _select_nan(inst.guard, d.n, t, c, [(d.n, payload)])
+        out += [*before, inst, *after]
+        a = None if k.accesses is None else k.accesses[pc]
+        acc += [None] * len(before) + [a] + [None] * len(after)
+    return dataclasses.replace(
+        k,
+        instructions=tuple(out),
+        registers=k.registers + 2,
+        lines=None,
+        accesses=None if k.accesses is None else tuple(acc),
+    )
+
+
+def same_memory(k: Kernel, payload: int, **launch: object) -> None:
+    a = wg.launch(k, device="emulator", **launch).memory  # type: ignore[arg-type]
+    b = wg.launch(worst_case(k, payload), device="emulator", **launch).memory  # type: ignore[arg-type]
+    assert np.array_equal(a, b), wg.disassemble(k)
+
+
+def _k(src: str) -> Kernel:
+    return wg.assemble(src, "t.wave").kernels[0]
+
+
+# ------------------------------------------------------------------ the plan on small kernels
+def test_an_accumulator_stored_after_its_loop_is_canonicalised_at_the_store() -> None:
+    k = _k(
+        """.kernel k
+.registers 6
+.predicates 1
+    mov.b32 r2, 0
+    mov.b32 r3, 0
+    loop
+        mov.b32 r4, r2
+        setp.ge.u32 p0, r3, r1
+        break p0
+        ld.global.b32 r5, [r0]
+        fma.f32 r2, r5, r5, r4
+        add.u32 r3, r3, 1
+    endloop
+    st.global.b32 [r0], r4
+"""
+    )
+    p = canonical.plan(k.instructions)
+    fma = next(i for i, x in enumerate(k.instructions) if x.spec.key == "fma.f32")
+    assert p.bare(fma, "fma.f32") and not p.at_def
+    assert p.at_use == {len(k.instructions) - 1: (4,)}
+
+
+def test_observations_and_mixed_origins() -> None:
+    k = _k(
+        """.kernel k
+.registers 8
+.predicates 1
+    ld.global.b32 r1, [r0]
+    add.f32 r2, r1, r1
+    mul.f32 r3, r2, r2
+    and.b32 r4, r3, 1
+    sub.f32 r5, r1, r1
+    setp.lt.f32 p0, r5, r1
+    mov.b32 r6, r1
+    @p0 div.f32 r6, r1, r1
+    st.global.b32 [r0+4], r6
+    neg.f32 r7, r2
+    add.f64 r0:r1, r0:r1, r0:r1
+    st.global.b64 [r0+8], r0:r1
+    add.f32 r7, r7, r7
+    st.global.b32 [r0+16], r7.lo
+"""
+    )
+    p = canonical.plan(k.instructions)
+    assert p.bare(1, "add.f32")  # read by the float mul only
+    assert p.at_use[3] == (3,)  # the and observes the mul's bits: canonical there
+    assert p.bare(4, "sub.f32")  # compared only
+    assert 7 in p.at_def  # r6 is the loaded value or the div's: the div canonicalises
+    assert p.at_use[9] == (2,)  # neg flips the bits of whatever NaN comes in
+    assert 10 in p.at_def  # an observed f64 is canonical where it is made
+    assert p.at_use[13] == (7,) and p.at_def == {7, 10}  # a sub-register read: the whole register
+
+
+def test_a_value_from_the_previous_iteration() -> None:
+    """r2 is observed at the top of the loop, before the add of this iteration writes it."""
+    k = _k(
+        """.kernel k
+.registers 4
+.predicates 1
+    mov.b32 r3, 0
+    ld.global.b32 r2, [r0]
+    loop
+        st.global.b32 [r0], r2
+        setp.ge.u32 p0, r3, r1
+        break p0
+        add.f32 r2, r2, r2
+        add.u32 r3, r3, 1
+    endloop
+"""
+    )
+    p = canonical.plan(k.instructions)
+    assert 6 in p.at_def and not p.at_use  # the load is not a float: the add canonicalises
+
+
+# ------------------------------------------------------------------ worst-case hardware on the emulator
+@pytest.mark.parametrize("payload", PAYLOADS[:2])
+def test_examples_and_compiled_corpus_are_bit_identical(payload: int) -> None:
+    from test_opencl import compiled_cases, example_cases
+
+    for prog, grid, wgs, mem, args in example_cases():
+        m = mem.copy().view(np.uint32)
+        m[::7] = payload  # NaN payloads among the inputs
+        for k in prog.kernels:
+            same_memory(k, payload, grid=grid, workgroup=wgs, memory=m, args=args)
+    from wavegpu.runtime.kernel import run_kernel
+
+    for fn, args, grid, wgs in compiled_cases():
+        k = fn.program.kernels[0]  # type: ignore[attr-defined]
+        outs = []
+        for kk in (k, worst_case(k, payload)):
+            run = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            run_kernel(kk, fn.bind(tuple(run), {}), grid=grid, workgroup=wgs, device="emulator")  # type: ignore[attr-defined]
+            outs.append([a for a in run if isinstance(a, np.ndarray)])
+        for x, y in zip(*outs):
+            assert np.array_equal(x.view(np.uint8), y.view(np.uint8)), k.name
+
+
+def test_the_register_blocked_sgemm_is_bit_identical() -> None:
+    prog = wg.assemble((ROOT / "examples" / "sgemm_blocked" / "sgemm_blocked.wave").read_text(), "s.wave")
+    n = 64
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(n * n).astype(np.float32)
+    b = rng.standard_normal(n * n).astype(np.float32)
+    a.view(np.uint32)[::97] = 0x7FC0BEEF
+    b.view(np.uint32)[5] = 0xFF800001
+    mem = np.concatenate([a, b, np.zeros(n * n, np.float32)])
+    same_memory(
+        prog.kernels[0], 0xFFC00001, grid=(1, 1), workgroup=(16, 16), memory=mem, args=[0, 4 * n * n, 8 * n * n, n]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_random_structured_programs_are_bit_identical(data: st.DataObject) -> None:
+    import test_differential as D
+
+    W = data.draw(st.sampled_from([4, 8]))
+    threads = W * 2
+    D.SHARED_BASE = threads * D.SLOT_WORDS * 4
+    seeds = data.draw(st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(PAYLOADS), min_size=24, max_size=24))
+    body = data.draw(D.block())
+    from wavegpu.isa.structure import check_structure
+
+    assume(not check_structure(body))
+    k = Kernel("rnd", tuple(D.prologue(seeds) + body + D.epilogue()), 19, 8)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
+    mem = rng.integers(0, 256, D.SHARED_BASE + 16, dtype=np.uint8)
+    mem.view(np.uint32)[rng.integers(0, 2, mem.size // 4).astype(bool)] = data.draw(st.sampled_from(PAYLOADS))
+    try:
+        wg.launch(k, device="emulator", workgroup=threads, memory=mem, wave_width=W)
+    except wg.Trap:
+        assume(False)
+    same_memory(k, data.draw(st.sampled_from(PAYLOADS)), workgroup=threads, memory=mem, wave_width=W)
+
+
+def test_the_rewrite_catches_a_plan_that_leaves_an_observation_out() -> None:
+    """The check is not vacuous: dropping the plan's canonicalisation before a store shows."""
+    k = _k(
+        """.kernel k
+.registers 3
+    ld.global.b32 r1, [r0]
+    add.f32 r2, r1, r1
+    st.global.b32 [r0+4], r2
+"""
+    )
+    mem = np.array([0x7FC0BEEF, 0], np.uint32).view(np.uint8)
+    real = canonical.plan
+    try:
+        canonical.plan = lambda insts: canonical.Plan(frozenset(), {})  # type: ignore[assignment]
+        with pytest.raises(AssertionError):
+            same_memory(k, 0xFFC00001, workgroup=1, memory=mem)
+    finally:
+        canonical.plan = real  # type: ignore[assignment]
+    same_memory(k, 0xFFC00001, workgroup=1, memory=mem)
