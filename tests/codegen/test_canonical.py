@@ -25,6 +25,8 @@ from wavegpu.wbin import Kernel
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "emulator"))
 sys.path.insert(0, str(ROOT / "tests" / "backends"))
+import test_differential as D  # noqa: E402  (the emulator's random structured programs)
+from test_opencl import OK, compiled_cases, example_cases  # noqa: E402
 
 PAYLOADS = (0x7FC0BEEF, 0xFF800001, 0x7F800123, 0xFFFFFFFF, 0x7FBFFFFF)
 
@@ -162,8 +164,6 @@ def test_a_value_from_the_previous_iteration() -> None:
 # ------------------------------------------------------------------ worst-case hardware on the emulator
 @pytest.mark.parametrize("payload", PAYLOADS[:2])
 def test_examples_and_compiled_corpus_are_bit_identical(payload: int) -> None:
-    from test_opencl import compiled_cases, example_cases
-
     for prog, grid, wgs, mem, args in example_cases():
         m = mem.copy().view(np.uint32)
         m[::7] = payload  # NaN payloads among the inputs
@@ -199,8 +199,6 @@ def test_the_register_blocked_sgemm_is_bit_identical() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_random_structured_programs_are_bit_identical(data: st.DataObject) -> None:
-    import test_differential as D
-
     W = data.draw(st.sampled_from([4, 8]))
     threads = W * 2
     D.SHARED_BASE = threads * D.SLOT_WORDS * 4
@@ -239,3 +237,72 @@ def test_the_rewrite_catches_a_plan_that_leaves_an_observation_out() -> None:
     finally:
         canonical.plan = real  # type: ignore[assignment]
     same_memory(k, 0xFFC00001, workgroup=1, memory=mem)
+
+
+# ------------------------------------------------------------------ float-heavy programs on every target here
+FLOATS = [0x7FC0BEEF, 0xFF800001, 0x7F800123, 0xFFC00000, 0x3FC00000, 0xC0000000, 0x7F800000, 0xFF800000, 0, 0x80000000]
+FLOATS += [0x00000003, 0x40400000, 0x3F800000, 0x7F7FFFFF]
+_R = st.integers(1, 8).map(lambda n: f"r{n}")
+
+
+@st.composite
+def float_body(draw: st.DrawFn, depth: int = 0) -> list[str]:
+    """Float rows mixed with the places their bits show (bit ops, copies, selects, conversions)."""
+    out: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        a, b, c, d = (draw(_R) for _ in range(4))
+        pick = draw(st.integers(0, 15 if depth < 2 else 13))
+        if pick == 14:
+            out += ["mov.b32 r9, 2", "loop", "setp.eq.u32 p1, r9, 0", "break p1", "sub.u32 r9, r9, 1"]
+            out += [*draw(float_body(depth + 1)), "endloop"]
+        elif pick == 15:
+            out += [f"setp.lt.f32 p0, {a}, {b}", "if p0", *draw(float_body(depth + 1)), "endif"]
+        else:
+            out += [
+                [f"fma.f32 {a}, {b}, {c}, {d}"],
+                [f"add.f32 {a}, {b}, {c}"],
+                [f"mul.f32 {a}, {b}, {c}"],
+                [f"sub.f32 {a}, {b}, {c}", f"div.f32 {d}, {a}, {b}"],
+                [f"sqrt.f32 {a}, {b}", f"cvt.rni.f32.f32 {c}, {a}"],
+                [f"neg.f32 {a}, {b}", f"abs.f32 {c}, {d}"],
+                [f"min.f32 {a}, {b}, {c}"],
+                [f"mov.b32 {a}, {b}"],
+                [f"and.b32 {a}, {b}, 0xFFFFFFF7"],
+                [f"setp.lt.f32 p0, {a}, {b}", f"selp.b32 {c}, {d}, {a}, p0"],
+                [f"setp.gtu.f32 p0, {a}, {b}", f"@p0 mul.f32 {c}, {d}, {a}"],
+                [f"cvt.f64.f32 r10:r11, {a}", "add.f64 r12:r13, r12:r13, r10:r11", f"cvt.f32.f64 {b}, r12:r13"],
+                [f"cvt.rzi.s32.f32 {a}, {b}", f"slct.s32.f32 {c}, {d}, {a}, {b}"],
+                [f"add.u32 {a}, {b}, 1"],
+            ][pick]
+    return out
+
+
+def float_kernel(body: list[str]) -> Kernel:
+    head = [".kernel fp", ".registers 16", ".predicates 2", "mov.b32 r0, %tid.x", "shl.b32 r0, r0, 6"]
+    head += [f"ld.global.b32 r{i}, [r0+{4 * (i - 1)}]" for i in range(1, 9)]
+    head += ["mov.b32 r9, 0", *(f"mov.b32 r{i}, 0" for i in range(10, 14))]
+    tail = [f"st.global.b32 [r0+{4 * (i - 1)}], r{i}" for i in range(1, 9)]
+    tail += ["st.global.b64 [r0+32], r10:r11", "st.global.b64 [r0+40], r12:r13", "ret", ".end"]
+    return _k("\n".join(head + body + tail) + "\n")
+
+
+def _targets() -> list[str]:
+    return ["opencl", "amdgcn-sim"] if OK else ["amdgcn-sim"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(float_body(), st.lists(st.sampled_from(FLOATS) | st.integers(0, 2**32 - 1), min_size=16, max_size=16))
+def test_float_programs_with_nan_payloads_are_bit_identical_on_every_target(body: list[str], words: list[int]) -> None:
+    """Float-heavy programs (loops, ifs, guarded rows, f64 through f32) fed NaNs of every kind:
+    the worst-case rewrite on the emulator, and OpenCL and the AMDGCN interpreter, give the
+    emulator's bits."""
+    k = float_kernel(body)
+    mem = np.zeros(32 * 16, np.uint32)
+    mem[: 32 * 16] = np.resize(np.array(words, np.uint32), 32 * 16)
+    mem = np.roll(mem, 3)  # lanes see different words
+    launch = {"workgroup": 32, "memory": mem.view(np.uint8)}
+    want = wg.launch(k, device="emulator", **launch).memory  # type: ignore[arg-type]
+    same_memory(k, 0xFFC0BEEF, **launch)
+    for device in _targets():
+        got = wg.launch(k, device=device, **launch).memory  # type: ignore[arg-type]
+        assert np.array_equal(want, got), f"{device}\n{wg.disassemble(k)}"

@@ -355,7 +355,7 @@ class PTXRenderer:
     entry: str = ""
     plan: MaskPlan = field(default_factory=lambda: MaskPlan(False, frozenset(), frozenset()))
     mma_policy: str = field(default_factory=MMA_PATH.get)
-    nan: canonical.Plan = field(default_factory=lambda: canonical.Plan(frozenset(), {}))
+    nan: canonical.Plan = field(default_factory=lambda: canonical.Plan.off())
     pc: int = 0  # the pc of the instruction being rendered
 
     # -- registers and labels

@@ -85,10 +85,17 @@ class Plan:
 
     at_def: frozenset[int]
     at_use: dict[int, tuple[int, ...]]
+    active: bool = True  # False: no plan, every float row canonicalises its result (`Plan.off`)
+
+    @classmethod
+    def off(cls) -> Plan:
+        """The plan of a backend that canonicalises every float result where it is made."""
+        return cls(frozenset(), {}, False)
 
     def bare(self, pc: int, key: str) -> bool:
-        """The float row `key` at pc may skip canonicalising its result."""
-        return key in FLOAT_ROWS and pc not in self.at_def
+        """The float row `key` at pc (an index into the plan's instructions) may skip
+        canonicalising its result."""
+        return self.active and pc >= 0 and key in FLOAT_ROWS and pc not in self.at_def
 
 
 def _successors(insts: Sequence[Instruction]) -> list[list[int]]:
