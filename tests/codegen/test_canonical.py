@@ -325,3 +325,29 @@ def test_amdgcn_sgemm_inner_loop_has_no_nan_checks() -> None:
     ops = [x.split()[0] for x in lines[inner[0][0] + 1 : inner[0][1] + 1] if x and not x.endswith(":")]
     assert ops.count("v_fma_f32") + ops.count("v_fmac_f32") == 256
     assert "v_cmp_u_f32" not in ops and "v_cndmask_b32" not in ops
+
+
+def test_a_value_checked_once_is_not_checked_again() -> None:
+    """After the in-place check before the first store, the second store and the and read a
+    canonical value; in the loop the check stays (the mul runs again), the last store needs none."""
+    k = _k(
+        """.kernel k
+.registers 4
+.predicates 1
+    ld.global.b32 r1, [r0]
+    add.f32 r2, r1, r1
+    st.global.b32 [r0], r2
+    st.global.b32 [r0+4], r2
+    and.b32 r3, r2, 1
+    loop
+        setp.ge.u32 p0, r3, r1
+        break p0
+        mul.f32 r2, r2, r2
+        st.global.b32 [r0+8], r2
+        add.u32 r3, r3, 1
+    endloop
+    st.global.b32 [r0+12], r2
+"""
+    )
+    p = canonical.plan(k.instructions)
+    assert p.at_use == {2: (2,), 9: (2,)} and not p.at_def  # the last store: canonical either way

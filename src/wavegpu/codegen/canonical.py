@@ -21,7 +21,8 @@ anything else. At every observing read of a register:
 - when every origin is an f32 float row or such a stable value, the backend canonicalises the
   register in place just before the read (`Plan.at_use`): an f32 NaN test and select, which is
   the identity on stable values and on results already canonical. A loop's accumulator stored
-  after the loop is canonicalised once, at the store, not on every iteration;
+  after the loop is canonicalised once, at the store, not on every iteration; the register is
+  then a stable value for the reads after it (a value stored twice is checked once);
 - otherwise every float-row origin of the register is canonicalised where it is defined
   (`Plan.at_def`).
 
@@ -126,6 +127,28 @@ def _successors(insts: Sequence[Instruction]) -> list[list[int]]:
     return succ
 
 
+def _observed(inst: Instruction) -> list[int]:
+    """The registers whose bits inst observes (see the module docstring), each once."""
+    spec = inst.spec
+    out: list[int] = []
+    copy_srcs = 0
+    if spec.key in COPIES:
+        d = inst.operands[spec.dests[0]]
+        if not (isinstance(d, Reg) and d.sel):
+            copy_srcs = 2 if spec.key[0] == "s" else 1
+    nsrc = 0
+    for slot, (o, s) in enumerate(zip(inst.operands, spec.operands)):
+        if s.role is Role.SRC and not isinstance(o, Mem):
+            nsrc += 1
+            whole = not isinstance(o, Reg) or o.sel == 0
+            if whole and (nsrc <= copy_srcs or _transparent(inst, slot)):
+                continue
+            out += operand_registers(o)
+        elif isinstance(o, Mem) or (isinstance(o, Reg) and o.sel):
+            out += operand_registers(o)
+    return list(dict.fromkeys(out))
+
+
 def plan(insts: Sequence[Instruction]) -> Plan:
     """The canonicalisation plan of a kernel's instruction list (structured, as in a .wbin)."""
     n = len(insts)
@@ -143,10 +166,30 @@ def plan(insts: Sequence[Instruction]) -> Plan:
         ):
             cls[pc] = _STABLE  # immediates that are no non-canonical NaN, whole registers copied
 
+    f32_bits = f64_bits = stable_bits = 0
+    for pc, c in enumerate(cls):
+        if c == _F32:
+            f32_bits |= 1 << (pc + 1)
+        elif c == _F64:
+            f64_bits |= 1 << (pc + 1)
+        elif c == _STABLE:
+            stable_bits |= 1 << (pc + 1)
+    floats = f32_bits | f64_bits
+    # bit n + 1 + pc: "made canonical in place before pc" (a stable origin for later reads)
+    stable_bits |= ((1 << n) - 1) << (n + 1)
+    observed = [_observed(inst) for inst in insts]
+
+    def in_place(origins: int) -> bool:
+        """A read with these origins is canonicalised in place (else: at the float defs)."""
+        return bool(origins & floats) and origins & ~(f32_bits | stable_bits) == 0
+
     def transfer(pc: int, state: list[int]) -> list[int]:
         inst = insts[pc]
         spec = inst.spec
         out = list(state)
+        for r in observed[pc]:
+            if in_place(state[r]):
+                out[r] = state[r] = 1 << (n + 1 + pc)
         own = 1 << (pc + 1)
         dests = spec.dests
         if not dests:
@@ -181,14 +224,14 @@ def plan(insts: Sequence[Instruction]) -> Plan:
     ins[0] = [1] * nregs
     work = [0]
     queued = {0}
-    while work:
+    while work:  # the sets only grow: a fixpoint
         pc = heapq.heappop(work)  # forward order keeps the sweep short
         queued.discard(pc)
         if pc == n:
             continue
         st = ins[pc]
         assert st is not None
-        out = transfer(pc, st)
+        out = transfer(pc, list(st))
         for s in succ[pc]:
             cur = ins[s]
             if cur is None:
@@ -202,15 +245,6 @@ def plan(insts: Sequence[Instruction]) -> Plan:
                 queued.add(s)
                 heapq.heappush(work, s)
 
-    f32_bits = f64_bits = stable_bits = 0
-    for pc, c in enumerate(cls):
-        if c == _F32:
-            f32_bits |= 1 << (pc + 1)
-        elif c == _F64:
-            f64_bits |= 1 << (pc + 1)
-        elif c == _STABLE:
-            stable_bits |= 1 << (pc + 1)
-    floats = f32_bits | f64_bits
     at_def = 0
     for pc, inst in enumerate(insts):  # a float row writing part of a register: canonical there
         if cls[pc] in (_F32, _F64) and any(
@@ -218,37 +252,16 @@ def plan(insts: Sequence[Instruction]) -> Plan:
         ):
             at_def |= 1 << (pc + 1)
     at_use: dict[int, tuple[int, ...]] = {}
-    for pc, inst in enumerate(insts):
+    for pc in range(n):
         st = ins[pc]
         if st is None:  # unreachable
             continue
-        spec = inst.spec
-        observed: list[int] = []
-        copy_srcs = 0
-        if spec.key in COPIES:
-            d = inst.operands[spec.dests[0]]
-            if not (isinstance(d, Reg) and d.sel):
-                copy_srcs = 2 if spec.key[0] == "s" else 1
-        nsrc = 0
-        for slot, (o, s) in enumerate(zip(inst.operands, spec.operands)):
-            if s.role is Role.SRC and not isinstance(o, Mem):
-                nsrc += 1
-                if nsrc <= copy_srcs and (not isinstance(o, Reg) or o.sel == 0):
-                    continue
-                if _transparent(inst, slot) and (not isinstance(o, Reg) or o.sel == 0):
-                    continue
-                observed += operand_registers(o)
-            elif isinstance(o, Mem) or (isinstance(o, Reg) and o.sel):
-                observed += operand_registers(o)
         here: list[int] = []
-        for r in dict.fromkeys(observed):
-            origins = st[r]
-            if not origins & floats:
-                continue
-            if origins & ~(f32_bits | stable_bits) == 0:
+        for r in observed[pc]:
+            if in_place(st[r]):
                 here.append(r)
             else:
-                at_def |= origins & floats
+                at_def |= st[r] & floats
         if here:
             at_use[pc] = tuple(here)
     return Plan(frozenset(pc for pc in range(n) if at_def >> (pc + 1) & 1), at_use)
