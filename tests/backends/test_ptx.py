@@ -283,16 +283,27 @@ def test_mma_path_as_a_keyword_of_translate_and_launch(tmp_path: Path) -> None:
 def test_float_results_are_canonical_and_never_contracted() -> None:
     text = render(wg.assemble(MULADD, "m.wave"), "ptx").source
     assert "mul.rn.f32" in text and "add.rn.f32" in text and "fma" not in text
-    # a NaN result becomes the canonical 0x7FFFFFFF: an unordered self-compare and a float select
-    assert len(re.findall(r"setp\.nan\.f32 (%q\d+), (%f\d+), \2;\n\tselp\.f32 %f\d+, 0f7FFFFFFF, \2, \1;", text)) == 2
+    # the mul's result is read by the add only: no check; the add's is stored: canonicalised in
+    # place just before the store (codegen/canonical), an unordered self-compare and a select
+    assert "selp.f32" not in text
+    at_use = re.findall(
+        r"mov\.b32 (%f\d+), %r2;\n\tsetp\.nan\.f32 (%q\d+), \1, \1;\n\tselp\.b32 %r2, 0x7FFFFFFF, %r2, \2;", text
+    )
+    assert len(at_use) == 1 and text.index("selp.b32 %r2") < text.index("st.global.u32")
+
+
+_AT_DEF = r"setp\.nan\.{ty} (%q\d+), (%fd?\d+), \2;\n\tselp\.{ty} %fd?\d+, {nan}, \2, \1;"
+_AT_USE = r"setp\.nan\.f32 (%q\d+), (%f\d+), \2;\n\tselp\.b32 %r\d+, 0x7FFFFFFF, %r\d+, \1;"
 
 
 def test_every_float_row_that_can_give_a_nan_canonicalises_it() -> None:
     """The PTX ISA leaves the NaN of every f32 and f16 instruction unspecified and propagates
     f64 payloads (section 9.7.3; docs/backends.md, "NaN results"), so each inline row with a
-    float result is followed by the setp.nan + selp to the canonical NaN; only conversions from
-    integers, which cannot give a NaN, are exempt. Dropping a row's check needs the ISA to
-    promise its NaN first, and this test, the docs and tests/backends/test_cuda.py to change."""
+    float result is canonicalised where its bits are observed (here: the store of the row's
+    result): f32 results by an in-place setp.nan + selp before the store, f64 results where they
+    are made; only conversions from integers, which cannot give a NaN, are exempt. Dropping a
+    row's check needs the ISA to promise its NaN first, and this test, the docs and
+    tests/backends/test_cuda.py to change."""
     assert {"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32"} == ptx.NEVER_NAN
     rows = [r for r in ROWS if r.key in ptx.NATIVE and ptx.NATIVE[r.key][0] in ("f32", "f64")]
     assert len(rows) >= 20
@@ -300,8 +311,10 @@ def test_every_float_row_that_can_give_a_nan_canonicalises_it() -> None:
         text = render(D.row_kernel(r), "ptx").source
         ty = ptx.NATIVE[r.key][0]
         nan = "0f7FFFFFFF" if ty == "f32" else "0d7FFFFFFFFFFFFFFF"
-        checks = re.findall(rf"setp\.nan\.{ty} (%q\d+), (%fd?\d+), \2;\n\tselp\.{ty} %fd?\d+, {nan}, \2, \1;", text)
-        assert len(checks) == (0 if r.key in ptx.NEVER_NAN else 1), r.key
+        at_def = re.findall(_AT_DEF.format(ty=ty, nan=nan), text)
+        at_use = re.findall(_AT_USE, text)
+        want = 0 if r.key in ptx.NEVER_NAN else 1
+        assert (len(at_def), len(at_use)) == ((0, want) if ty == "f32" else (want, 0)), r.key
 
 
 def test_refusals_name_the_reason() -> None:

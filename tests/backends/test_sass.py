@@ -155,6 +155,38 @@ def test_ptx_innermost_loops_within_ten_percent_of_nvcc(label: str, prog: wg.Pro
     assert ours <= theirs * (1 + TOLERANCE), f"{label}: PTX {ours} SASS instructions ({nl} loops), nvcc {theirs} ({cl})"
 
 
+# The register-blocked SGEMM's inner loop (issue 25): 256 FFMA, and no NaN test and select after
+# them since float results are canonicalised only where their bits become visible
+# (codegen/canonical.py); before, each FFMA had its FSETP and FSEL (256 of each, 29 % FFMA). The
+# rest of the loop is the kernel's own (32 scalar LDS, the next tile's loads and index arithmetic):
+# 85 % FFMA needs the wider tile and 128-bit local loads of a new kernel.
+SGEMM_FFMA_SHARE = 0.65
+
+
+@pytest.mark.toolchain
+def test_sgemm_blocked_inner_loop_is_ffma_without_nan_selects() -> None:
+    ptxas, _, nvd = tools()
+    if ptxas is None or nvd is None:
+        pytest.skip("needs ptxas and nvdisasm (pip install nvidia-cuda-nvdisasm)")
+    prog = wg.assemble((ROOT / "examples" / "sgemm_blocked" / "sgemm_blocked.wave").read_text(), "sgemm_blocked.wave")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        (tmp / "k.ptx").write_text(render(prog, "ptx", "sgemm_blocked", arch=ARCH).source)
+        subprocess.run([ptxas, f"-arch={ARCH}", "-O3", str(tmp / "k.ptx"), "-o", str(tmp / "p.cubin")], check=True)
+        sass = subprocess.run([nvd, "-c", str(tmp / "p.cubin")], check=True, capture_output=True, text=True).stdout
+    body = parse(sass, "sgemm_blocked")
+    ls = loops(body)
+    inner = [(a, b) for a, b in ls if not any((c, d) != (a, b) and a <= c and d <= b for c, d in ls)]
+    assert len(inner) == 1, ls
+    ops = [
+        re.sub(r"^@!?U?P[T0-9]+\s+", "", t).split()[0].split(".")[0] for a, t in body if inner[0][0] <= a <= inner[0][1]
+    ]
+    ffma = ops.count("FFMA")
+    assert ffma == 256, ops
+    assert "FSETP" not in ops and "FSEL" not in ops, ops
+    assert ffma / len(ops) >= SGEMM_FFMA_SHARE, f"{ffma} FFMA of {len(ops)} instructions"
+
+
 def test_the_loop_finder_on_a_known_listing() -> None:
     sass = """
 .text.k:

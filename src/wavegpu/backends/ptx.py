@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from ..codegen import canonical
 from ..errors import WaveError
 from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
@@ -354,6 +355,8 @@ class PTXRenderer:
     entry: str = ""
     plan: MaskPlan = field(default_factory=lambda: MaskPlan(False, frozenset(), frozenset()))
     mma_policy: str = field(default_factory=MMA_PATH.get)
+    nan: canonical.Plan = field(default_factory=lambda: canonical.Plan.off())
+    pc: int = 0  # the pc of the instruction being rendered
 
     # -- registers and labels
     def tmp(self, ty: str) -> str:
@@ -474,9 +477,15 @@ class PTXRenderer:
         return d
 
     # -- instructions
-    def inst(self, inst: Instruction, region: _Region) -> None:
+    def inst(self, inst: Instruction, region: _Region, pc: int = -1) -> None:
         spec = inst.spec
         key = spec.key
+        self.pc = pc
+        for r in self.nan.at_use.get(pc, ()):  # the canonicalisation plan: bits observed here
+            f, q = self.tmp(_F), self.tmp(_P)
+            self.emit(
+                f"mov.b32 {f}, %r{r};", f"setp.nan.f32 {q}, {f}, {f};", f"selp.b32 %r{r}, 0x7FFFFFFF, %r{r}, {q};"
+            )
         in_region = IN_REGION.get(spec.op)
         if in_region is not None:  # these handle the guard and the region themselves
             in_region(self, inst, region)
@@ -495,7 +504,8 @@ class PTXRenderer:
                 if "{" + t + "}" in text:
                     names[t] = self.tmp(ty)
             self.emit(text.format(d=d, **names))
-            self.store(ops[spec.dests[0]], dty, d, canonical=key in NEVER_NAN)
+            bare = key in NEVER_NAN or self.nan.bare(pc, key)
+            self.store(ops[spec.dests[0]], dty, d, canonical=bare)
         elif key in HELPER_ROWS:
             self.call_helper(inst)
         elif spec.op in STATEMENTS:
@@ -796,7 +806,7 @@ class PTXRenderer:
                 continue
             n, r = item
             if isinstance(n, Op):
-                self.inst(n.inst, r)
+                self.inst(n.inst, r, n.pc)
             elif not self.plan.tracks(n):
                 work.extend(reversed(self.plain_if(n, r) if isinstance(n, If) else self.plain_loop(n)))
             else:
@@ -910,6 +920,7 @@ class PTXRenderer:
         if k.local_memory:
             self.emit("mov.u32 %wv_lbase, wv_lmem;")
         self.plan = mask_plan(tree)
+        self.nan = canonical.plan(k.instructions)
         top = _Region("%wv_m0" if self.plan.root else None, "$L_end")
         self.nodes(tree, top)
         self.emit("$L_end:", "exit;")

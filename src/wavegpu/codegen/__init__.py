@@ -14,6 +14,8 @@ caller adapts its own IR.
   and the per-instruction refinement inside one block.
 - `interference`: an interference graph with per-node size, alignment, spill cost and pinned
   register, and a builder from per-instruction live-out bitsets.
+- `canonical`: where float results must be canonical NaNs (their bits observed), per WAVE
+  instruction: the plan PTX, the C-style dialects and AMDGCN follow.
 - `coloring`: Chaitin-Briggs colouring with conservative coalescing (Briggs and George),
   optimistic simplification, spill choice by cost/degree and aligned multi-register tuples.
 

@@ -18,7 +18,8 @@ extern "C" __global__ void __launch_bounds__(128) flat_saxpy(uchar* __restrict__
         r9 = (*((uint*)(mem + (r8))));
         r10 = (r1 + r7);
         r11 = (*((uint*)(mem + (r10))));
-        r11 = wv_c32(fma(F(r2), F(r9), F(r11)));
+        r11 = U(fma(F(r2), F(r9), F(r11)));
+        r11 = wv_c32(F(r11));
         *((uint*)(mem + (r10))) = r11;
     }
     return;

@@ -32,7 +32,8 @@ kernel void flat_saxpy(
         r9 = (*((device uint*)(mem + (r8))));
         r10 = (r1 + r7);
         r11 = (*((device uint*)(mem + (r10))));
-        r11 = wv_c32(fma(F(r2), F(r9), F(r11)));
+        r11 = U(fma(F(r2), F(r9), F(r11)));
+        r11 = wv_c32(F(r11));
         *((device uint*)(mem + (r10))) = r11;
     }
     return;

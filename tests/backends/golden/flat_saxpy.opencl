@@ -19,7 +19,8 @@ __kernel void flat_saxpy(__global uchar* restrict mem, __global const uchar* res
         r9 = (*((__global uint*)(mem + (r8))));
         r10 = (r1 + r7);
         r11 = (*((__global uint*)(mem + (r10))));
-        r11 = wv_c32(fma(F(r2), F(r9), F(r11)));
+        r11 = U(fma(F(r2), F(r9), F(r11)));
+        r11 = wv_c32(F(r11));
         *((__global uint*)(mem + (r10))) = r11;
     }
     return;

@@ -53,9 +53,6 @@ sgemm_tiled:
   ds_read_b32 v0, v0
   s_waitcnt lgkmcnt(0)
   v_fma_f32 v7, v1, v0, v7
-  v_cmp_u_f32 vcc, v7, v7
-  s_nop 1  ; hazard
-  v_cndmask_b32 v7, v7, v10, vcc
   s_add_u32 s1, s1, 4
   s_add_u32 s0, s0, 64
   s_branch .Lsgemm_tiled_loop_3
@@ -69,6 +66,9 @@ sgemm_tiled:
   v_mul_lo_u32 v0, v8, s7
   v_add_u32 v0, v0, v9
   v_lshl_add_u32 v0, v0, 2, s6
+  v_cmp_u_f32 vcc, v7, v7
+  s_nop 1  ; hazard
+  v_cndmask_b32 v7, v7, v10, vcc
   global_store_dword v0, v7, s[8:9]
   s_endpgm
 .Lfunc_end_sgemm_tiled:

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_tiled(uchar* __restrict_
             r18 = (*((uint*)(lmem + (r23))));
             r24 = (r22 + r10);
             r19 = (*((uint*)(lmem + (r24))));
-            r8 = wv_c32(fma(F(r18), F(r19), F(r8)));
+            r8 = U(fma(F(r18), F(r19), F(r8)));
             r21 = (r21 + 0x4u);
             r22 = (r22 + 0x40u);
         }
@@ -57,6 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_tiled(uchar* __restrict_
     r20 = (r7 * r3 + r6);
     r20 = wv_shl(r20, 0x2u);
     r20 = (r2 + r20);
+    r8 = wv_c32(F(r8));
     *((uint*)(mem + (r20))) = r8;
     return;
 }

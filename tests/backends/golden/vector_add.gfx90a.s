@@ -33,9 +33,9 @@ vector_add:
   global_load_dword v0, v0, s[10:11]
   s_waitcnt vmcnt(0)
   v_add_f32 v1, v1, v0
+  v_add_u32 v0, s6, v2
   v_cmp_u_f32 vcc, v1, v1
   v_cndmask_b32 v1, v1, v3, vcc
-  v_add_u32 v0, s6, v2
   global_store_dword v0, v1, s[10:11]
   s_endpgm
 .Lfunc_end_vector_add:

@@ -19,8 +19,9 @@ extern "C" __global__ void __launch_bounds__(256) vector_add(uchar* __restrict__
     r7 = (*((uint*)(mem + (r6))));
     r6 = (r1 + r5);
     r8 = (*((uint*)(mem + (r6))));
-    r7 = wv_c32(F(r7) + F(r8));
+    r7 = U(F(r7) + F(r8));
     r6 = (r2 + r5);
+    r7 = wv_c32(F(r7));
     *((uint*)(mem + (r6))) = r7;
     return;
 }

@@ -33,8 +33,9 @@ kernel void vector_add(
     r7 = (*((device uint*)(mem + (r6))));
     r6 = (r1 + r5);
     r8 = (*((device uint*)(mem + (r6))));
-    r7 = wv_c32(F(r7) + F(r8));
+    r7 = U(F(r7) + F(r8));
     r6 = (r2 + r5);
+    r7 = wv_c32(F(r7));
     *((device uint*)(mem + (r6))) = r7;
     return;
 }

@@ -20,8 +20,9 @@ __kernel void vector_add(__global uchar* restrict mem, __global const uchar* res
     r7 = (*((__global uint*)(mem + (r6))));
     r6 = (r1 + r5);
     r8 = (*((__global uint*)(mem + (r6))));
-    r7 = wv_c32(F(r7) + F(r8));
+    r7 = U(F(r7) + F(r8));
     r6 = (r2 + r5);
+    r7 = wv_c32(F(r7));
     *((__global uint*)(mem + (r6))) = r7;
     return;
 }

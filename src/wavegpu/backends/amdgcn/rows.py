@@ -672,7 +672,8 @@ def _f32(s: Selector, inst: Instruction) -> None:
             return
         else:
             raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
-        canon32(s, t)
+        if not s.nan.bare(s.pc, spec.key):  # codegen/canonical: canonical here, or where observed
+            canon32(s, t)
 
     vector_into(s, d, body)
 
@@ -853,7 +854,8 @@ def _f64(s: Selector, inst: Instruction) -> None:
         _cndmask(s, _half(t, 1), _half(t, 1), hi, zero)
     else:
         raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
-    canon64(s, t)
+    if not s.nan.bare(s.pc, spec.key):
+        canon64(s, t)
     if t is not dst:
         for i in range(2):
             s.emit("v_readfirstlane_b32", _half(dst, i), _half(t, i))
@@ -1007,11 +1009,12 @@ def _cvt(s: Selector, inst: Instruction) -> None:
             t = dst if is_v(dst) else s.vtmp(2)
             if dfrom is T.F64:
                 s.emit(ROUND_F64[rnd], t, src)  # type: ignore[index]
-                canon64(s, t)
+                if not s.nan.bare(s.pc, spec.key):
+                    canon64(s, t)
             else:
                 mn = {T.F32: "v_cvt_f64_f32", T.S32: "v_cvt_f64_i32", T.U32: "v_cvt_f64_u32"}[dfrom]
                 s.emit(mn, t, src)
-                if dfrom is T.F32:
+                if dfrom is T.F32 and not s.nan.bare(s.pc, spec.key):
                     canon64(s, t)
             if t is not dst:
                 for i in range(2):
@@ -1026,7 +1029,7 @@ def _cvt(s: Selector, inst: Instruction) -> None:
                 s.emit("s_setreg_imm32_b32", Raw("hwreg(HW_REG_MODE, 0, 2)"), Imm(0), ndefs=0)
             else:
                 s.emit(mn, t, src)
-            if dto is T.F32:
+            if dto is T.F32 and not s.nan.bare(s.pc, spec.key):
                 canon32(s, t)
 
         vector_into(s, d, from64)
@@ -1036,7 +1039,8 @@ def _cvt(s: Selector, inst: Instruction) -> None:
         x = a_v
         if dto is T.F32 and dfrom is T.F32:
             s._valu(ROUND_F32[rnd], t, [x])  # type: ignore[index]
-            canon32(s, t)
+            if not s.nan.bare(s.pc, spec.key):
+                canon32(s, t)
         elif dto is T.F32 and dfrom in (T.S32, T.U32):
             s._valu("v_cvt_f32_i32" if dfrom is T.S32 else "v_cvt_f32_u32", t, [x])
         elif dfrom is T.F32 and dto in (T.S32, T.U32):

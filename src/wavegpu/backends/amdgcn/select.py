@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
+from ...codegen import canonical
 from ...errors import WaveError
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
@@ -133,6 +134,7 @@ class Selector:
         # before writing them (lift.preset_count, as every backend)
         self.nargs = preset_count(k, self.tree) if nargs is None else nargs
         self.u = analyse(self.tree)
+        self.nan = canonical.plan(k.instructions)  # where float results must be canonical NaNs
         self.mis: list[MI] = []
         self.nlabel = 0
         self.div = False  # emitting under a partial EXEC (divergent region)
@@ -213,6 +215,20 @@ class Selector:
         if n not in self.single:
             self.single[n] = VR("s" if self.u.reg_uniform(n) else "v", name=f"r{n}")
         return self.single[n]
+
+    def canon_in_place(self, n: int) -> None:
+        """WAVE register n as f32: a NaN becomes 0x7FFFFFFF (codegen/canonical's plan: its bits
+        are observed next). A uniform register by scalar integer compares (SCC), a VGPR by
+        v_cmp_u_f32 on the active lanes."""
+        x = self.reg(n)
+        if is_v(x):
+            self._valu("v_cmp_u_f32", None, [x, x])
+            self._valu("v_cndmask_b32", x, [x, self.const_v(0x7FFFFFFF)])
+            return
+        t = self.stmp()
+        self.emit("s_and_b32", t, x, Imm(0x7FFFFFFF))
+        self.emit("s_cmp_gt_u32", t, Imm(0x7F800000), ndefs=0)
+        self.emit("s_cselect_b32", x, Imm(0x7FFFFFFF), x)
 
     def reg_range(self, n: int, count: int) -> VR | Sub:
         vr, i = self.group_of[n]
@@ -526,6 +542,8 @@ class Selector:
                 continue
             if isinstance(x, Op):
                 self.pc = x.pc
+                for r in self.nan.at_use.get(x.pc, ()):
+                    self.canon_in_place(r)
                 self._op(x.inst)
             elif isinstance(x, If):
                 todo.extend(reversed(self._if(x)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from ...codegen import canonical
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
@@ -198,6 +199,10 @@ class Dialect:
 
     name = "c"
     unsupported: dict[str, str] = {}
+    # Canonicalise float results only where their bits are observed (codegen/canonical). A
+    # dialect whose compiler may contract a * b + c across statements once no NaN select stands
+    # between them keeps the check after every float row (False).
+    nan_plan = True
     exprs: dict[str, str] = {}  # EXPR templates this dialect spells differently
 
     def prelude(self) -> str:
@@ -338,6 +343,7 @@ class CRenderer:
     def __init__(self, dialect: Dialect):
         self.d = dialect
         self.exprs = {**EXPR, **dialect.exprs}
+        self.nan = canonical.Plan.off()
 
     # -- operands
     def src(self, op: object, kind: Kind) -> str:
@@ -377,7 +383,11 @@ class CRenderer:
         return base if off == 0 else f"({base} + 0x{off:x}u)"
 
     # -- instructions
-    def inst(self, inst: Instruction, mask: str | None = None) -> list[str]:
+    def inst(self, inst: Instruction, mask: str | None = None, pc: int = -1) -> list[str]:
+        canon = [f"r{r} = wv_c32(F(r{r}));" for r in self.nan.at_use.get(pc, ())]  # observed here
+        return canon + self.inst_body(inst, mask, pc)
+
+    def inst_body(self, inst: Instruction, mask: str | None, pc: int) -> list[str]:
         spec = inst.spec
         if mask is not None and spec.op in MASK_USERS:
             return self.on_active(inst, mask)
@@ -392,6 +402,10 @@ class CRenderer:
             srcs = [self.src(o, s.kind) for o, s in zip(ops, spec.operands) if s.role is Role.SRC]
             names = dict(zip("abce", srcs))
             expr = self.exprs[key].format(**names)
+            if self.nan.bare(pc, key):  # no bits of this result are observed before a plan's check
+                for c, cast in (("wv_c32(", "U("), ("wv_c64(", "UL(")):
+                    if expr.startswith(c):
+                        expr = cast + expr[len(c) :]
             lines = self.assign(ops[spec.dests[0]], expr)
         elif spec.op in STATEMENTS:
             lines = STATEMENTS[spec.op](self, inst)
@@ -549,7 +563,7 @@ class CRenderer:
             if isinstance(n, str):
                 out.append(ind + n)
             elif isinstance(n, Op):
-                for line in self.inst(n.inst, m):
+                for line in self.inst(n.inst, m, n.pc):
                     out.append(ind + line)
             else:
                 inner = ind + "    "
@@ -621,6 +635,7 @@ class CRenderer:
                         f"{self.d.name}: kernel {k.name!r} reads %clock, which has no {self.d.name} equivalent"
                     )
         tree = lift(k)
+        self.nan = canonical.plan(k.instructions) if self.d.nan_plan else canonical.Plan.off()
         self.plan = mask_plan(tree) if self.d.explicit_mask else MaskPlan(False, frozenset(), frozenset())
         self.masks = 0
         params = [f"a{i}" for i in range(preset_count(k, tree) if nargs is None else nargs)]

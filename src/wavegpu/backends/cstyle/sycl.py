@@ -87,6 +87,10 @@ _GROUP_OP = {
 
 class SYCL(GenericPointers):
     name = "sycl"
+    # the SYCL device compiler may contract a * b + c across statements (clang's default for
+    # offload languages) and we set no pragma for it here: every float row keeps its NaN check,
+    # which also stands between a product and a sum (docs/backends.md, "Where NaNs are canonicalised")
+    nan_plan = False
 
     def prelude(self) -> str:
         return HEADER + HELPERS
