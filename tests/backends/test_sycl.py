@@ -70,6 +70,12 @@ def test_every_value_row_matches_the_emulator() -> None:
 
 
 @needs_sycl
+def test_wave_operations_match_the_emulator() -> None:
+    """Every wave operation in divergent code (test_opencl.check_wave_ops) at W = 8 and 64."""
+    O.check_wave_ops("sycl", (8, 64), range(2))
+
+
+@needs_sycl
 def test_examples_match_the_emulator() -> None:
     O.check_examples("sycl")
 

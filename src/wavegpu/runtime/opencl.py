@@ -122,8 +122,11 @@ def ctx() -> tuple[Any, Any, Any]:
     devices = [d for d in devices if "cl_khr_subgroup_non_uniform_arithmetic" in d.extensions]
     if not devices:
         raise WaveError("no OpenCL device with non-uniform sub-group operations")
-    context = cl.Context([devices[0]])
-    queue = cl.CommandQueue(context)
+    try:
+        context = cl.Context([devices[0]])
+        queue = cl.CommandQueue(context)
+    except cl.Error as e:
+        raise WaveError(f"the OpenCL device {devices[0].name.strip()!r} cannot start: {e}{_settings_note()}") from None
     _STATE["ctx"] = (cl, context, queue)
     return _STATE["ctx"]
 
@@ -131,6 +134,29 @@ def ctx() -> tuple[Any, Any, Any]:
 def device_name() -> str:
     _cl, context, _queue = ctx()
     return str(context.devices[0].name).strip()
+
+
+def runtime_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings of Intel's CPU runtime in env (default os.environ): its CL_CONFIG_* variables
+    (target ISA, vectoriser, ...), which change the code it generates for the same source."""
+    return {k: v for k, v in sorted((os.environ if env is None else env).items()) if k.startswith("CL_CONFIG_")}
+
+
+def _settings_note() -> str:
+    s = runtime_settings()
+    return f" (runtime settings: {', '.join(f'{k}={v}' for k, v in s.items())})" if s else ""
+
+
+def build_options(env: Mapping[str, str] | None = None) -> str:
+    """The compiler options: OpenCL C 3.0, and under runtime settings a define naming them, so
+    that pyopencl's binary cache (keyed by device, options and source, not the environment)
+    never hands back a binary the runtime built for another ISA (it refuses it as INVALID_BINARY
+    and pyopencl 2026.1 then fails with a KeyError)."""
+    s = runtime_settings(env)
+    if not s:
+        return "-cl-std=CL3.0"
+    tag = hashlib.sha256(repr(sorted(s.items())).encode()).hexdigest()[:16]
+    return f"-cl-std=CL3.0 -D WV_RUNTIME_SETTINGS=0x{tag}"
 
 
 def build(source: str) -> Any:
@@ -141,9 +167,9 @@ def build(source: str) -> Any:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the compiler's notes on unused helpers
-                cache[key] = cl.Program(context, source).build(options="-cl-std=CL3.0")
+                cache[key] = cl.Program(context, source).build(options=build_options())
         except cl.RuntimeError as e:
-            raise WaveError(f"the OpenCL compiler rejected the generated source:\n{e}") from None
+            raise WaveError(f"the OpenCL compiler rejected the generated source{_settings_note()}:\n{e}") from None
     return cache[key]
 
 

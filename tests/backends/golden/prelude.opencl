@@ -14,6 +14,21 @@
 #define GLOBAL_ATOMIC_PTR volatile __global uint*
 #define LOCAL_ATOMIC_PTR volatile __local uint*
 #define ATOMIC_CAS(p, c, v) atomic_cmpxchg(p, c, v)
+/* and/or/xor over the active lanes, in lane order: Intel's CPU runtime has no
+   sub_group_non_uniform_reduce_and/or/xor for sub-groups of 32 or 64 on SSE4.2 hosts (the JIT
+   fails on the missing symbols), so these never depend on the host's vector ISA */
+WV_FN uint wv_sg_bits(int op, uint x) {
+    uint4 b = sub_group_ballot(1);
+    ulong m = (ulong)b.x | ((ulong)b.y << 32);
+    uint r = op == 0 ? 0xFFFFFFFFu : 0u;
+    for (uint i = 0u; m != 0ul; i++, m >>= 1) {
+        if (m & 1ul) {
+            uint v = sub_group_non_uniform_broadcast(x, i);
+            r = op == 0 ? (r & v) : op == 1 ? (r | v) : (r ^ v);
+        }
+    }
+    return r;
+}
 WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return (uint)h; }
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 
@@ -213,4 +228,14 @@ WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
     uint old = *p, prev;
     do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
     return old;
+}
+
+/* f32 bits -> an int ordered as WAVE's min/max order floats (-0 below +0); a NaN -> nan */
+WV_FN int wv_fkey(uint u, int nan) {
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? nan : (int)(u ^ ((uint)((int)u >> 31) >> 1));
+}
+/* the inverse of wv_fkey; the NaN identities (INT_MAX, INT_MIN) give the canonical NaN */
+WV_FN uint wv_funkey(int k) {
+    uint u = (uint)k ^ ((uint)(k >> 31) >> 1);
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...isa.registers import SReg
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
-from .prelude import HELPERS
+from .prelude import FLOAT_KEYS, HELPERS
 from .render import Dialect
 
 HEADER = r"""
@@ -25,6 +25,21 @@ HEADER = r"""
 #define GLOBAL_ATOMIC_PTR volatile __global uint*
 #define LOCAL_ATOMIC_PTR volatile __local uint*
 #define ATOMIC_CAS(p, c, v) atomic_cmpxchg(p, c, v)
+/* and/or/xor over the active lanes, in lane order: Intel's CPU runtime has no
+   sub_group_non_uniform_reduce_and/or/xor for sub-groups of 32 or 64 on SSE4.2 hosts (the JIT
+   fails on the missing symbols), so these never depend on the host's vector ISA */
+WV_FN uint wv_sg_bits(int op, uint x) {
+    uint4 b = sub_group_ballot(1);
+    ulong m = (ulong)b.x | ((ulong)b.y << 32);
+    uint r = op == 0 ? 0xFFFFFFFFu : 0u;
+    for (uint i = 0u; m != 0ul; i++, m >>= 1) {
+        if (m & 1ul) {
+            uint v = sub_group_non_uniform_broadcast(x, i);
+            r = op == 0 ? (r & v) : op == 1 ? (r | v) : (r ^ v);
+        }
+    }
+    return r;
+}
 WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return (uint)h; }
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 """
@@ -58,12 +73,14 @@ _ATOM = {
     AtomOp.EXCH: "atomic_xchg",
 }
 
+_BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's operators
+
 
 class OpenCL(Dialect):
     name = "opencl"
 
     def prelude(self) -> str:
-        return HEADER + HELPERS
+        return HEADER + HELPERS + FLOAT_KEYS
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         attrs = [f"__attribute__((intel_reqd_sub_group_size({wave_width})))"]
@@ -105,6 +122,8 @@ class OpenCL(Dialect):
         return f"sub_group_shuffle({x}, {src})"
 
     def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
+        if op in _BITS:
+            return f"({ctype})wv_sg_bits({_BITS[op]}, (uint)({x}))"
         return f"sub_group_non_uniform_reduce_{op.value}({x})"
 
     def prefix_add(self, x: str) -> str:

@@ -3,6 +3,7 @@
 CORE needs no double precision (every dialect, Metal included); WIDE computes f32 corner cases
 and f16/bf16 arithmetic exactly in double (every dialect but Metal, which has its own); ATOMICS
 is the f32 atomic add as a CAS loop over plain pointers. HELPERS = CORE + WIDE + HALF + ATOMICS.
+FLOAT_KEYS serves the dialects whose wave reductions are the runtime's (Dialect.reduce).
 
 A dialect's header defines the macros they use: WV_FN (function qualifiers), F/U/D/UL (bit
 reinterpretation), POPC, CLZ, optionally BREV (bit reversal), NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
@@ -228,5 +229,18 @@ def float_add(exprs: dict[str, str], old: str, value: str) -> str:
 
 
 ATOMICS = _ATOMICS.replace("COMBINE", float_add(EXPR, "prev", "v"))
+
+# f32 min/max wave reductions as integer reductions (Dialect.reduce: OpenCL and SYCL)
+FLOAT_KEYS = r"""
+/* f32 bits -> an int ordered as WAVE's min/max order floats (-0 below +0); a NaN -> nan */
+WV_FN int wv_fkey(uint u, int nan) {
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? nan : (int)(u ^ ((uint)((int)u >> 31) >> 1));
+}
+/* the inverse of wv_fkey; the NaN identities (INT_MAX, INT_MIN) give the canonical NaN */
+WV_FN uint wv_funkey(int k) {
+    uint u = (uint)k ^ ((uint)(k >> 31) >> 1);
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
+}
+"""
 
 HELPERS = CORE + WIDE + HALF + ATOMICS

@@ -246,17 +246,23 @@ class Dialect:
         raise NotImplementedError
 
     def reduce(self, spec: InstrSpec, x: str) -> str:
-        """wave.reduce.<op>.<dtype>: the dialect's group_reduce on float, int or uint; f32 results
-        canonicalised."""
+        """wave.reduce.<op>.<dtype>: the dialect's group_reduce on int or uint.
+
+        f32 min/max reduce integers, never floats: the runtimes' float reductions are trees of
+        the vector ISA's min/max (x86 `minps` returns its second operand when either is a NaN),
+        so a NaN among the lanes was kept or dropped by its place in the tree, and -0 against +0
+        by the order (Intel's CPU runtime on AVX2 gave 0x3F800001 for the minimum of 0x3F800000..7
+        with one NaN). `wv_fkey` maps f32 bits to an int that orders as WAVE's min/max do (-0
+        below +0, NaN to the operator's identity, INT_MAX for min and INT_MIN for max), and
+        `wv_funkey` maps back (the identity to the canonical NaN: a wave of NaNs gives NaN).
+        Integer min/max are exact in any order and tree shape, so the result does not depend
+        on the sub-group width, the vectoriser or the ISA."""
         op = spec.variant
         assert isinstance(op, ReduceOp)
         if spec.dtype is DataType.F32:
-            r = self.group_reduce(op, "float", f"F({x})")
-            if op in (ReduceOp.MIN, ReduceOp.MAX):
-                # min/max skip NaN, so a wave of NaNs gives NaN (DESIGN section 3); runtimes give
-                # their reduction's identity (+-inf) instead
-                r = f"({self.vote(VOp.ALL, f'isnan(F({x}))')} ? F(0x7fffffffu) : {r})"
-            return f"wv_c32({r})"
+            assert op in (ReduceOp.MIN, ReduceOp.MAX), spec.key
+            nan = "(int)0x7FFFFFFF" if op is ReduceOp.MIN else "(int)0x80000000"
+            return f"wv_funkey({self.group_reduce(op, 'int', f'wv_fkey({x}, {nan})')})"
         ct = "int" if spec.signed else "uint"
         return f"(uint){self.group_reduce(op, ct, f'({ct}){x}')}"
 

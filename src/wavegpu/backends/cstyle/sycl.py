@@ -15,7 +15,7 @@ from ...errors import WaveError
 from ...isa.registers import SReg
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
-from .prelude import HELPERS
+from .prelude import FLOAT_KEYS, HELPERS
 from .render import GenericPointers
 
 HEADER = r"""
@@ -44,6 +44,18 @@ static inline uint wv_brev_loop(uint v) { uint r = 0u; for (int i = 0; i < 32; i
 #define LOCAL_ATOMIC_PTR uint*
 #define WV_ATOMIC(T, p) sycl::atomic_ref<T, sycl::memory_order::relaxed, sycl::memory_scope::device>(*(p))
 WV_FN uint ATOMIC_CAS(uint* p, uint c, uint v) { WV_ATOMIC(uint, p).compare_exchange_strong(c, v); return c; }
+/* and/or/xor over the active lanes (the opportunistic group), one lane's value at a time:
+   Intel's CPU runtime has no sub_group_non_uniform_reduce_and/or/xor for sub-groups of 32 or 64
+   on SSE4.2 hosts, which reduce_over_group with bit_and/bit_or/bit_xor becomes */
+static inline uint wv_sg_bits(int op, uint x) {
+    auto g = syclex::this_work_item::get_opportunistic_group();
+    uint r = op == 0 ? 0xFFFFFFFFu : 0u, n = (uint)g.get_local_linear_range();
+    for (uint i = 0u; i < n; i++) {
+        uint v = sycl::select_from_group(g, x, i);
+        r = op == 0 ? (r & v) : op == 1 ? (r | v) : (r ^ v);
+    }
+    return r;
+}
 WV_FN uint D2H_BITS(double x) { return (uint)sycl::bit_cast<ushort>((_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u); }
 """
@@ -84,12 +96,14 @@ _GROUP_OP = {
     ReduceOp.XOR: "bit_xor",
 }
 
+_BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's operators
+
 
 class SYCL(GenericPointers):
     name = "sycl"
 
     def prelude(self) -> str:
-        return HEADER + HELPERS
+        return HEADER + HELPERS + FLOAT_KEYS
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width not in (8, 16, 32, 64):
@@ -157,6 +171,8 @@ class SYCL(GenericPointers):
         return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
 
     def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
+        if op in _BITS:
+            return f"({ctype})wv_sg_bits({_BITS[op]}, (uint)({x}))"
         return (
             f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), {x}, "
             f"sycl::{_GROUP_OP[op]}<{ctype}>())"
@@ -169,10 +185,11 @@ class SYCL(GenericPointers):
         )
 
     def vote(self, op: Op, p: str) -> str:
+        """Votes through add, max and min (built-ins every host has): a ballot sums distinct bits."""
         if op is Op.BALLOT:
             lane = self.lane
-            return self.group_reduce(ReduceOp.OR, "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
-        combine = ReduceOp.OR if op is Op.ANY else ReduceOp.AND
+            return self.group_reduce(ReduceOp.ADD, "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
+        combine = ReduceOp.MAX if op is Op.ANY else ReduceOp.MIN
         return f"({self.group_reduce(combine, 'uint', f'(({p}) ? 1u : 0u)')} != 0u)"
 
     def barrier(self) -> str:
