@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import WaveError, usable
-from . import files
+from . import faults, files
 
 _STATE: dict[str, Any] = {}
 
@@ -181,17 +181,27 @@ def run(
     memory: np.ndarray,
     constants: np.ndarray,
     args: list[int],
+    span: tuple[int, int] | None = None,
+    checked: bool = True,
 ) -> np.ndarray:
-    """Run one kernel; returns the device memory afterwards."""
+    """Run one kernel; returns the device memory afterwards. A kernel the OpenCL backend wrote
+    checks its accesses (`checked`, runtime/faults.py): it gets the allowed bytes (`span` of device
+    memory, default all of it) and a fault slot, and a fault it records is a DeviceFault.
+    `checked=False` runs a hand-written kernel taking (mem, cmem, args...)."""
     cl, context, queue = ctx()
     prg = build(source)
     mf = cl.mem_flags
-    mem = np.ascontiguousarray(memory, dtype=np.uint8).copy()
+    image = np.ascontiguousarray(memory, dtype=np.uint8)
+    if checked:
+        mem, bounds, slot = faults.arm(image, np.asarray(constants).size, span)
+        args = [*bounds, *args]
+    else:
+        mem = image.copy()
     if mem.size == 0:
         mem = np.zeros(16, np.uint8)
     cmem = np.ascontiguousarray(constants, dtype=np.uint8)
-    if cmem.size == 0:
-        cmem = np.zeros(16, np.uint8)
+    if cmem.size < 16:  # a checked load that may not happen reads address 0: 16 bytes are there
+        cmem = np.concatenate([cmem, np.zeros(16 - cmem.size, np.uint8)])
     dbuf = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=mem)
     cbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=cmem)
     kernels = _STATE.setdefault("kernels", {})
@@ -202,4 +212,6 @@ def run(
     kern(queue, global_size, workgroup, dbuf, cbuf, *[np.uint32(a & 0xFFFFFFFF) for a in args])
     cl.enqueue_copy(queue, mem, dbuf)
     queue.finish()
-    return mem[: memory.size]
+    if checked:
+        faults.check(entry, mem, slot)
+    return mem[: image.size]

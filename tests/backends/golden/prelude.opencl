@@ -1,5 +1,7 @@
 
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define F(x) as_float((uint)(x))
 #define U(x) as_uint(x)
 #define D(x) as_double((ulong)(x))
@@ -29,6 +31,16 @@ WV_FN uint wv_sg_bits(int op, uint x) {
     }
     return r;
 }
+/* the thread's first out-of-bounds or misaligned access: the minima of (thread << 32 | address)
+   and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
+WV_FN void wv_fault(__global uchar* mem, uint err, uint a, uint pc) {
+    ulong g = ((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
+    ulong t = g * (get_local_size(0) * get_local_size(1) * get_local_size(2)) + get_local_linear_id();
+    volatile __global ulong* e = (volatile __global ulong*)mem + err;
+    atom_min(e, (t << 32) | a);
+    atom_min(e + 1, (t << 32) | pc);
+}
+#define WV_REPORT() if (wv_bad) wv_fault(mem, wv_err, wv_fa, wv_fpc)
 WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return (uint)h; }
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 
@@ -239,3 +251,8 @@ WV_FN uint wv_funkey(int k) {
     uint u = (uint)k ^ ((uint)(k >> 31) >> 1);
     return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
 }
+
+WV_FN bool wv_in(uint a, uint w, uint lo, uint last) {
+    return a >= lo && (ulong)a + (ulong)(w - 1u) <= (ulong)last && (a & (w - 1u)) == 0u;
+}
+#define WV_NOTE(ok, a, pc) if (!(ok) && !wv_bad) { wv_bad = true; wv_fa = (a); wv_fpc = (pc); }

@@ -243,4 +243,14 @@ WV_FN uint wv_funkey(int k) {
 }
 """
 
+# the bounds check of the dialects that cannot trap (Dialect.checks_bounds, runtime/faults.py):
+# w bytes at a lie in [lo, last] and a is a multiple of w (an empty range is lo = 1, last = 0);
+# WV_NOTE keeps a thread's first fault in private variables, the dialect's WV_REPORT() writes it
+CHECKS = r"""
+WV_FN bool wv_in(uint a, uint w, uint lo, uint last) {
+    return a >= lo && (ulong)a + (ulong)(w - 1u) <= (ulong)last && (a & (w - 1u)) == 0u;
+}
+#define WV_NOTE(ok, a, pc) if (!(ok) && !wv_bad) { wv_bad = true; wv_fa = (a); wv_fpc = (pc); }
+"""
+
 HELPERS = CORE + WIDE + HALF + ATOMICS

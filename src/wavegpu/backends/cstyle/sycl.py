@@ -15,8 +15,8 @@ from ...errors import WaveError
 from ...isa.registers import SReg
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
-from .prelude import FLOAT_KEYS, HELPERS
-from .render import GenericPointers
+from .prelude import CHECKS, FLOAT_KEYS, HELPERS
+from .render import BOUND_ARGS, GenericPointers
 
 HEADER = r"""
 #include <sycl/sycl.hpp>
@@ -56,6 +56,17 @@ static inline uint wv_sg_bits(int op, uint x) {
     }
     return r;
 }
+/* the thread's first out-of-bounds or misaligned access: the minima of (thread << 32 | address)
+   and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
+static inline void wv_fault(sycl::nd_item<3> it, uchar* mem, uint err, uint a, uint pc) {
+    ulong t = (ulong)it.get_group_linear_id() * (ulong)it.get_local_range().size() + (ulong)it.get_local_linear_id();
+    ulong* e = (ulong*)mem + err;
+    sycl::atomic_ref<ulong, sycl::memory_order::relaxed, sycl::memory_scope::device,
+                     sycl::access::address_space::global_space>(e[0]).fetch_min((t << 32) | a);
+    sycl::atomic_ref<ulong, sycl::memory_order::relaxed, sycl::memory_scope::device,
+                     sycl::access::address_space::global_space>(e[1]).fetch_min((t << 32) | pc);
+}
+#define WV_REPORT() if (wv_bad) wv_fault(it_, mem, wv_err, wv_fa, wv_fpc)
 WV_FN uint D2H_BITS(double x) { return (uint)sycl::bit_cast<ushort>((_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u); }
 """
@@ -103,7 +114,7 @@ class SYCL(GenericPointers):
     name = "sycl"
 
     def prelude(self) -> str:
-        return HEADER + HELPERS + FLOAT_KEYS
+        return HEADER + HELPERS + FLOAT_KEYS + CHECKS
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width not in (8, 16, 32, 64):
@@ -113,14 +124,15 @@ class SYCL(GenericPointers):
             "uchar* lmem",
             "uchar* mem",
             "const uchar* cmem",
+            *(f"uint {b}" for b in BOUND_ARGS),
             *(f"uint {p}" for p in params),
         ]
         return f"static inline void wv_body_{k.name}({', '.join(args)}) {{\n    auto sg_ = it_.get_sub_group();"
 
     def kernel_close(self, k: Kernel, params: list[str], wave_width: int) -> str:
         words = (k.local_memory + 7) // 8
-        uargs = "".join(f", uint {p}" for p in params)
-        pargs = "".join(f", {p}" for p in params)
+        uargs = "".join(f", uint {p}" for p in (*BOUND_ARGS, *params))
+        pargs = "".join(f", {p}" for p in (*BOUND_ARGS, *params))
         accessor, lmem = "", "nullptr"
         if k.local_memory:
             accessor = f"        sycl::local_accessor<ulong, 1> lmem_(sycl::range<1>({words}), h);\n"
@@ -166,6 +178,7 @@ class SYCL(GenericPointers):
         return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
 
     lane = "(uint)sg_.get_local_linear_id()"
+    checks_bounds = True
 
     def shuffle(self, x: str, src: str) -> str:
         return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
