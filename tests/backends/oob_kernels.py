@@ -1,4 +1,4 @@
-"""Kernels for the bounds tests (test_bounds.py): one kernel, so each device builds it once."""
+"""Kernels for the bounds tests (test_device_bounds.py): one kernel, so each device builds it once."""
 
 import wavegpu as wg
 
