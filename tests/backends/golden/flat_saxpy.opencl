@@ -44,5 +44,4 @@ __kernel void flat_saxpy(__global uchar* restrict mem, __global const uchar* res
     }
     WV_REPORT();
     return;
-    WV_REPORT();
 }

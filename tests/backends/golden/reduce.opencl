@@ -85,5 +85,4 @@ __kernel void reduce_sum(__global uchar* restrict mem, __global const uchar* res
     }
     WV_REPORT();
     return;
-    WV_REPORT();
 }

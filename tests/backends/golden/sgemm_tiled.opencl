@@ -104,5 +104,4 @@ __kernel void sgemm_tiled(__global uchar* restrict mem, __global const uchar* re
     }
     WV_REPORT();
     return;
-    WV_REPORT();
 }

@@ -46,5 +46,4 @@ __kernel void vector_add(__global uchar* restrict mem, __global const uchar* res
     }
     WV_REPORT();
     return;
-    WV_REPORT();
 }

@@ -49,5 +49,4 @@ __kernel void wave_scan(__global uchar* restrict mem, __global const uchar* rest
     }
     WV_REPORT();
     return;
-    WV_REPORT();
 }

@@ -42,7 +42,7 @@ WV_FN uint wv_sg_bits(int op, uint x) {
     }
     return r;
 }
-/* the thread's first out-of-bounds or misaligned access: the minima of (thread << 32 | address)
+/* the thread's first out-of-bounds or misaligned access (once per thread, at its end): the minima of (thread << 32 | address)
    and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
 WV_FN void wv_fault(__global uchar* mem, uint err, uint a, uint pc) {
     ulong g = ((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);

@@ -698,7 +698,7 @@ class CRenderer:
         self.nodes(tree, "    ", body, root)
         head = self.d.kernel_open(k, params, wave_width)
         tail = self.d.kernel_close(k, params, wave_width)
-        if self.d.checks_bounds:
+        if self.d.checks_bounds and body[-1] != "    return;":
             body.append("    WV_REPORT();")
         src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n" + tail
         return Rendered(src, k.name, wave_width)

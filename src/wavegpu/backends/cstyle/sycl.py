@@ -56,9 +56,10 @@ static inline uint wv_sg_bits(int op, uint x) {
     }
     return r;
 }
-/* the thread's first out-of-bounds or misaligned access: the minima of (thread << 32 | address)
+/* the thread's first out-of-bounds or misaligned access (once per thread, at its end: out of
+   line, so the checks add little code to each kernel and the run-time compile stays short): the minima of (thread << 32 | address)
    and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
-static inline void wv_fault(sycl::nd_item<3> it, uchar* mem, uint err, uint a, uint pc) {
+__attribute__((noinline)) static void wv_fault(sycl::nd_item<3> it, uchar* mem, uint err, uint a, uint pc) {
     ulong t = (ulong)it.get_group_linear_id() * (ulong)it.get_local_range().size() + (ulong)it.get_local_linear_id();
     ulong* e = (ulong*)mem + err;
     sycl::atomic_ref<ulong, sycl::memory_order::relaxed, sycl::memory_scope::device,
