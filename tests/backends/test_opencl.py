@@ -587,3 +587,95 @@ def test_the_register_blocked_sgemm_is_bit_identical_on_opencl() -> None:
 
     run_kernel(asm.kernels[0], [a.reshape(-1), b.reshape(-1), c.reshape(-1), n], grid=(2, 2))
     assert np.array_equal(c.view(np.uint32), outs["emulator"].view(np.uint32))
+
+
+# ---- wave operations on every host: exact whatever the runtime's vector width and ISA ---------
+WAVE_REDUCTIONS = [r.name for r in ROWS if r.name.startswith(("wave.reduce.", "wave.prefix."))]
+WAVE_SHUFFLES = [r.name for r in ROWS if r.name.startswith(("wave.shuffle", "wave.broadcast"))]
+WAVE_FLOATS = [
+    0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF, 0x7FFFFFFF,  # NaNs, payloads and signs
+    0x00000000, 0x80000000, 0x7F800000, 0xFF800000,  # zeros and infinities
+    0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0x3F800001, 0xBF800000, 0x7F7FFFFF,
+]  # fmt: skip
+
+
+def wave_ops_kernel(threads: int) -> wg.Program:
+    """Every wave reduction, the prefix sum and the votes inside an `if` that leaves a chosen set
+    of lanes active; every shuffle and broadcast with all lanes active. Memory per thread t:
+    x at 4t, the active flag at 4(T+t), a shuffle lane or amount at 4(2T+t), then one output
+    column of T words per operation."""
+    T = 4 * threads
+    lines = [
+        ".kernel waves",
+        ".registers 12",
+        "    mov.u32 r0, %tid.x",
+        "    shl.b32 r1, r0, 2",
+        "    ld.global.b32 r2, [r1]",
+        f"    ld.global.b32 r3, [r1+{T}]",
+        f"    ld.global.b32 r4, [r1+{2 * T}]",
+        "    and.b32 r5, r2, 1",
+        "    setp.ne.u32 p1, r5, 0",
+        "    setp.ne.u32 p0, r3, 0",
+        "    mov.u32 r7, 1",
+        "    if p0, L_else, L_end",
+    ]
+    col = 3
+    for name in WAVE_REDUCTIONS:
+        lines += [f"        {name} r6, r2", f"        st.global.b32 [r1+{col * T}], r6"]
+        col += 1
+    lines += ["        wave.ballot.b32 r6, p1", f"        st.global.b32 [r1+{col * T}], r6"]
+    col += 1
+    for vote in ("any", "all"):
+        lines += [
+            f"        wave.{vote} p2, p1",
+            "        selp.b32 r6, r7, 0, p2",
+            f"        st.global.b32 [r1+{col * T}], r6",
+        ]
+        col += 1
+    lines += ["    L_else:", "    L_end: endif"]
+    for name in WAVE_SHUFFLES:
+        lines += [f"    {name} r6, r2, r4", f"    st.global.b32 [r1+{col * T}], r6"]
+        col += 1
+    lines += ["    ret", ".end"]
+    return wg.assemble("\n".join(lines), "waves.wave")
+
+
+def wave_ops_memory(threads: int, w: int, seed: int) -> np.ndarray:
+    """Values (float specials, ints of both signs, random bits) and per wave an active set: all,
+    one lane, alternate lanes, the upper half or random lanes."""
+    rng = np.random.default_rng(seed)
+    ncols = 3 + len(WAVE_REDUCTIONS) + 3 + len(WAVE_SHUFFLES)
+    mem = np.zeros((ncols, threads), np.uint32)
+    x = rng.choice(np.array(WAVE_FLOATS, np.uint32), threads)
+    ints = rng.integers(-(2**31), 2**31, threads).astype(np.int64).astype(np.uint32)
+    x = np.where(rng.random(threads) < 0.3, ints, x)
+    x[:: max(1, w // 2)] = rng.choice(np.array([0x7FC00000, 0x80000000, 0], np.uint32), x[:: max(1, w // 2)].size)
+    mem[0] = x
+    for base in range(0, threads, w):
+        kind = (base // w + seed) % 5
+        lanes = np.arange(w)
+        on = [lanes >= 0, lanes == rng.integers(w), lanes % 2 == 1, lanes >= w // 2, rng.random(w) < 0.5][kind]
+        mem[1, base : base + w] = on
+    mem[2] = rng.integers(0, w + 3, threads)
+    return mem.view(np.uint8).reshape(-1)
+
+
+def check_wave_ops(device: str, widths: tuple[int, ...] = (8, 16, 32), seeds: range = range(3)) -> None:
+    """The wave operations on device against the emulator (check=True: no undefined behaviour),
+    bit for bit, at each W, one workgroup of two waves per launch, several data seeds."""
+    for w in widths:
+        threads = 2 * w
+        prog = wave_ops_kernel(threads)
+        for seed in seeds:
+            mem = wave_ops_memory(threads, w, seed)
+            a = wg.launch(prog, workgroup=threads, memory=mem, wave_width=w, check=True).memory.view(np.uint32)
+            b = wg.launch(prog, device=device, workgroup=threads, memory=mem, wave_width=w).memory.view(np.uint32)
+            bad = np.flatnonzero(a != b)
+            names = ["x", "on", "src", *WAVE_REDUCTIONS, "ballot", "any", "all", *WAVE_SHUFFLES]
+            where = [(names[i // threads], i % threads, hex(a[i]), hex(b[i])) for i in bad[:6]]
+            assert not bad.size, (device, w, seed, where)
+
+
+@needs_opencl
+def test_wave_operations_match_the_emulator() -> None:
+    check_wave_ops("opencl")

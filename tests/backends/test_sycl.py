@@ -70,6 +70,12 @@ def test_every_value_row_matches_the_emulator() -> None:
 
 
 @needs_sycl
+def test_wave_operations_match_the_emulator() -> None:
+    """Every wave operation in divergent code (test_opencl.check_wave_ops) at W = 8 and 64."""
+    O.check_wave_ops("sycl", (8, 64), range(2))
+
+
+@needs_sycl
 def test_examples_match_the_emulator() -> None:
     O.check_examples("sycl")
 
@@ -133,7 +139,7 @@ def test_the_classic_form_is_compiled_as_a_device_kernel() -> None:
     """Every source the SYCL device builds holds both forms, so the run-time compiler checks the
     kernel lambda as device code: code a kernel may not contain, put in the lambda, is refused."""
     src = wg.translate(O._example("sgemm_tiled.wave"), "sycl")
-    line = "            wv_body_sgemm_tiled(it_, (uchar*)&lmem_[0], mem, cmem, a0, a1, a2, a3);\n"
+    line = "            wv_body_sgemm_tiled(it_, (uchar*)&lmem_[0], mem, cmem, wv_glo, wv_glast, wv_clo, wv_clast, wv_err, a0, a1, a2, a3);\n"
     assert line in src
     bad = src.replace(line, line + "            if (a0 == 7u) throw 1;\n")
     with pytest.raises(wg.WaveError, match=r"(?s)SYCL kernel cannot use exceptions"):

@@ -114,11 +114,15 @@ def _check(st: State, pc: int, idx: np.ndarray | None, addr: np.ndarray, width: 
         first = int(np.flatnonzero(bad)[0])
         lane = _lane(st, idx, first, uniform)
         a = int(a64[first])
-        if a + width > limit:
-            why = f"out-of-bounds {space} access of {width} byte(s) at address {a} ({space} memory has {limit} bytes)"
-        else:
-            why = f"misaligned {space} access: address {a} is not a multiple of {width}"
-        raise st.trap(pc, why, lane, a)
+        raise st.trap(pc, access_reason(space, width, a, limit), lane, a)
+
+
+def access_reason(space: str, width: int, a: int, limit: int) -> str:
+    """Why an access of `width` bytes at a, in a space of `limit` bytes, traps (out of bounds,
+    else misaligned); also the devices' reports (runtime/faults.py)."""
+    if a + width > limit:
+        return f"out-of-bounds {space} access of {width} byte(s) at address {a} ({space} memory has {limit} bytes)"
+    return f"misaligned {space} access: address {a} is not a multiple of {width}"
 
 
 def _lane(st: State, idx: np.ndarray | None, pos: int, uniform: bool) -> int:

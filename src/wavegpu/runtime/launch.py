@@ -142,12 +142,21 @@ def launch(
 
         text = src.source if device == "cuda" else cuda.nvrtc_ptx(src.source, cuda.arch())
         out = cuda.run(text, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
-    elif device == "opencl":
-        out = opencl.run(src.source, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
     else:
-        from . import sycl
+        from . import faults, sycl
 
-        out = sycl.run_many(src.source, [(src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)])[0]
+        # with the arrays' places known, the kernel may touch only the bytes from the first to
+        # the end of the last (the emulator traps anything outside every array)
+        span = (min(r.offset for r in buffers), max(r.end for r in buffers)) if buffers else None
+        job = (src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
+        try:
+            if device == "opencl":
+                out = opencl.run(src.source, *job, span=span)
+            else:
+                out = sycl.run_many(src.source, [job], span=span)[0]
+        except faults.DeviceFault as f:
+            limits = {"global": dev.size, "const": const.size, "local": k.local_memory}
+            raise faults.trap_of(f, k, g, wg, limits, buffers) from None
     threads = wg[0] * wg[1] * wg[2]
     stats = Stats(
         wave_width=wave_width,

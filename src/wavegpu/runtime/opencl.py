@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import WaveError, usable
-from . import files
+from . import faults, files
 
 _STATE: dict[str, Any] = {}
 
@@ -126,8 +126,11 @@ def ctx() -> tuple[Any, Any, Any]:
     devices = [d for d in devices if "cl_khr_subgroup_non_uniform_arithmetic" in d.extensions]
     if not devices:
         raise WaveError("no OpenCL device with non-uniform sub-group operations")
-    context = cl.Context([devices[0]])
-    queue = cl.CommandQueue(context)
+    try:
+        context = cl.Context([devices[0]])
+        queue = cl.CommandQueue(context)
+    except cl.Error as e:
+        raise WaveError(f"the OpenCL device {devices[0].name.strip()!r} cannot start: {e}{_settings_note()}") from None
     _STATE["ctx"] = (cl, context, queue)
     return _STATE["ctx"]
 
@@ -135,6 +138,29 @@ def ctx() -> tuple[Any, Any, Any]:
 def device_name() -> str:
     _cl, context, _queue = ctx()
     return str(context.devices[0].name).strip()
+
+
+def runtime_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings of Intel's CPU runtime in env (default os.environ): its CL_CONFIG_* variables
+    (target ISA, vectoriser, ...), which change the code it generates for the same source."""
+    return {k: v for k, v in sorted((os.environ if env is None else env).items()) if k.startswith("CL_CONFIG_")}
+
+
+def _settings_note() -> str:
+    s = runtime_settings()
+    return f" (runtime settings: {', '.join(f'{k}={v}' for k, v in s.items())})" if s else ""
+
+
+def build_options(env: Mapping[str, str] | None = None) -> str:
+    """The compiler options: OpenCL C 3.0, and under runtime settings a define naming them, so
+    that pyopencl's binary cache (keyed by device, options and source, not the environment)
+    never hands back a binary the runtime built for another ISA (it refuses it as INVALID_BINARY
+    and pyopencl 2026.1 then fails with a KeyError)."""
+    s = runtime_settings(env)
+    if not s:
+        return "-cl-std=CL3.0"
+    tag = hashlib.sha256(repr(sorted(s.items())).encode()).hexdigest()[:16]
+    return f"-cl-std=CL3.0 -D WV_RUNTIME_SETTINGS=0x{tag}"
 
 
 def build(source: str) -> Any:
@@ -145,9 +171,9 @@ def build(source: str) -> Any:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the compiler's notes on unused helpers
-                cache[key] = cl.Program(context, source).build(options="-cl-std=CL3.0")
+                cache[key] = cl.Program(context, source).build(options=build_options())
         except cl.RuntimeError as e:
-            raise WaveError(f"the OpenCL compiler rejected the generated source:\n{e}") from None
+            raise WaveError(f"the OpenCL compiler rejected the generated source{_settings_note()}:\n{e}") from None
     return cache[key]
 
 
@@ -159,17 +185,27 @@ def run(
     memory: np.ndarray,
     constants: np.ndarray,
     args: list[int],
+    span: tuple[int, int] | None = None,
+    checked: bool = True,
 ) -> np.ndarray:
-    """Run one kernel; returns the device memory afterwards."""
+    """Run one kernel; returns the device memory afterwards. A kernel the OpenCL backend wrote
+    checks its accesses (`checked`, runtime/faults.py): it gets the allowed bytes (`span` of device
+    memory, default all of it) and a fault slot, and a fault it records is a DeviceFault.
+    `checked=False` runs a hand-written kernel taking (mem, cmem, args...)."""
     cl, context, queue = ctx()
     prg = build(source)
     mf = cl.mem_flags
-    mem = np.ascontiguousarray(memory, dtype=np.uint8).copy()
+    image = np.ascontiguousarray(memory, dtype=np.uint8)
+    if checked:
+        mem, bounds, slot = faults.arm(image, np.asarray(constants).size, span)
+        args = [*bounds, *args]
+    else:
+        mem = image.copy()
     if mem.size == 0:
         mem = np.zeros(16, np.uint8)
     cmem = np.ascontiguousarray(constants, dtype=np.uint8)
-    if cmem.size == 0:
-        cmem = np.zeros(16, np.uint8)
+    if cmem.size < 16:  # a checked load that may not happen reads address 0: 16 bytes are there
+        cmem = np.concatenate([cmem, np.zeros(16 - cmem.size, np.uint8)])
     dbuf = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=mem)
     cbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=cmem)
     kernels = _STATE.setdefault("kernels", {})
@@ -180,4 +216,6 @@ def run(
     kern(queue, global_size, workgroup, dbuf, cbuf, *[np.uint32(a & 0xFFFFFFFF) for a in args])
     cl.enqueue_copy(queue, mem, dbuf)
     queue.finish()
-    return mem[: memory.size]
+    if checked:
+        faults.check(entry, mem, slot)
+    return mem[: image.size]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WaveError, usable
-from . import files
+from . import faults, files
 from .opencl import loader_env
 
 RUNNER = r"""
@@ -232,15 +232,24 @@ def _close_all() -> None:
     _SESSIONS.clear()
 
 
-def run_many(source: str, launches: Sequence[Launch]) -> list[np.ndarray]:
+def run_many(source: str, launches: Sequence[Launch], span: tuple[int, int] | None = None) -> list[np.ndarray]:
     """Build source once (kept in a live host process for later calls) and run each (kernel,
-    grid, workgroup, memory, constants, args); returns each launch's memory afterwards."""
+    grid, workgroup, memory, constants, args); returns each launch's memory afterwards. The
+    kernels check their accesses (runtime/faults.py: `span`, the bytes of device memory they may
+    access, default all); a fault one records is a DeviceFault."""
     s = _session(source)
-    try:
-        return [s.launch(*job) for job in launches]
-    except WaveError:
-        _SESSIONS.pop(hashlib.sha256(source.encode()).hexdigest(), None)
-        raise
+    out = []
+    for name, g, wgs, mem, const, args in launches:
+        image = np.ascontiguousarray(mem, np.uint8)
+        armed, bounds, slot = faults.arm(image, np.asarray(const).size, span)
+        try:
+            got = s.launch(name, g, wgs, armed, const, [*bounds, *args])
+        except WaveError:
+            _SESSIONS.pop(hashlib.sha256(source.encode()).hexdigest(), None)
+            raise
+        faults.check(name, got, slot)
+        out.append(got[: image.size])
+    return out
 
 
 __all__ = ["available", "run_many", "runner"]

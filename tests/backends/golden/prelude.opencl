@@ -1,5 +1,7 @@
 
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 #define F(x) as_float((uint)(x))
 #define U(x) as_uint(x)
 #define D(x) as_double((ulong)(x))
@@ -14,6 +16,31 @@
 #define GLOBAL_ATOMIC_PTR volatile __global uint*
 #define LOCAL_ATOMIC_PTR volatile __local uint*
 #define ATOMIC_CAS(p, c, v) atomic_cmpxchg(p, c, v)
+/* and/or/xor over the active lanes, in lane order: Intel's CPU runtime has no
+   sub_group_non_uniform_reduce_and/or/xor for sub-groups of 32 or 64 on SSE4.2 hosts (the JIT
+   fails on the missing symbols), so these never depend on the host's vector ISA */
+WV_FN uint wv_sg_bits(int op, uint x) {
+    uint4 b = sub_group_ballot(1);
+    ulong m = (ulong)b.x | ((ulong)b.y << 32);
+    uint r = op == 0 ? 0xFFFFFFFFu : 0u;
+    for (uint i = 0u; m != 0ul; i++, m >>= 1) {
+        if (m & 1ul) {
+            uint v = sub_group_non_uniform_broadcast(x, i);
+            r = op == 0 ? (r & v) : op == 1 ? (r | v) : (r ^ v);
+        }
+    }
+    return r;
+}
+/* the thread's first out-of-bounds or misaligned access (once per thread, at its end): the minima of (thread << 32 | address)
+   and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
+WV_FN void wv_fault(__global uchar* mem, uint err, uint a, uint pc) {
+    ulong g = ((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
+    ulong t = g * (get_local_size(0) * get_local_size(1) * get_local_size(2)) + get_local_linear_id();
+    volatile __global ulong* e = (volatile __global ulong*)mem + err;
+    atom_min(e, (t << 32) | a);
+    atom_min(e + 1, (t << 32) | pc);
+}
+#define WV_REPORT() if (wv_bad) wv_fault(mem, wv_err, wv_fa, wv_fpc)
 WV_FN uint D2H_BITS(double x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return (uint)h; }
 WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__private const half*)&s); }
 
@@ -214,3 +241,18 @@ WV_FN uint wv_atomic_addf_l(LOCAL_ATOMIC_PTR p, uint v) {
     do { prev = old; old = ATOMIC_CAS(p, prev, wv_c32(F(prev) + F(v))); } while (old != prev);
     return old;
 }
+
+/* f32 bits -> an int ordered as WAVE's min/max order floats (-0 below +0); a NaN -> nan */
+WV_FN int wv_fkey(uint u, int nan) {
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? nan : (int)(u ^ ((uint)((int)u >> 31) >> 1));
+}
+/* the inverse of wv_fkey; the NaN identities (INT_MAX, INT_MIN) give the canonical NaN */
+WV_FN uint wv_funkey(int k) {
+    uint u = (uint)k ^ ((uint)(k >> 31) >> 1);
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
+}
+
+WV_FN bool wv_in(uint a, uint w, uint lo, uint last) {
+    return a >= lo && (ulong)a + (ulong)(w - 1u) <= (ulong)last && (a & (w - 1u)) == 0u;
+}
+#define WV_NOTE(ok, a, pc) if (!(ok) && !wv_bad) { wv_bad = true; wv_fa = (a); wv_fpc = (pc); }

@@ -3,6 +3,7 @@
 CORE needs no double precision (every dialect, Metal included); WIDE computes f32 corner cases
 and f16/bf16 arithmetic exactly in double (every dialect but Metal, which has its own); ATOMICS
 is the f32 atomic add as a CAS loop over plain pointers. HELPERS = CORE + WIDE + HALF + ATOMICS.
+FLOAT_KEYS serves the dialects whose wave reductions are the runtime's (Dialect.reduce).
 
 A dialect's header defines the macros they use: WV_FN (function qualifiers), F/U/D/UL (bit
 reinterpretation), POPC, CLZ, optionally BREV (bit reversal), NEXT_F/NEXT_D (nextafter), WV_INF, D2H_BITS/H2F_BITS (f16),
@@ -228,5 +229,28 @@ def float_add(exprs: dict[str, str], old: str, value: str) -> str:
 
 
 ATOMICS = _ATOMICS.replace("COMBINE", float_add(EXPR, "prev", "v"))
+
+# f32 min/max wave reductions as integer reductions (Dialect.reduce: OpenCL and SYCL)
+FLOAT_KEYS = r"""
+/* f32 bits -> an int ordered as WAVE's min/max order floats (-0 below +0); a NaN -> nan */
+WV_FN int wv_fkey(uint u, int nan) {
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? nan : (int)(u ^ ((uint)((int)u >> 31) >> 1));
+}
+/* the inverse of wv_fkey; the NaN identities (INT_MAX, INT_MIN) give the canonical NaN */
+WV_FN uint wv_funkey(int k) {
+    uint u = (uint)k ^ ((uint)(k >> 31) >> 1);
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : u;
+}
+"""
+
+# the bounds check of the dialects that cannot trap (Dialect.checks_bounds, runtime/faults.py):
+# w bytes at a lie in [lo, last] and a is a multiple of w (an empty range is lo = 1, last = 0);
+# WV_NOTE keeps a thread's first fault in private variables, the dialect's WV_REPORT() writes it
+CHECKS = r"""
+WV_FN bool wv_in(uint a, uint w, uint lo, uint last) {
+    return a >= lo && (ulong)a + (ulong)(w - 1u) <= (ulong)last && (a & (w - 1u)) == 0u;
+}
+#define WV_NOTE(ok, a, pc) if (!(ok) && !wv_bad) { wv_bad = true; wv_fa = (a); wv_fpc = (pc); }
+"""
 
 HELPERS = CORE + WIDE + HALF + ATOMICS

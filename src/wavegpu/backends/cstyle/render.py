@@ -194,6 +194,10 @@ for _r in ROWS:
         EXPR[_r.key] = f"(!{_nan} && {_v}({{a}}) {_CMP[_c]} {_v}({{b}}))"
 
 
+# the arguments of a bounds-checked kernel before its register presets (runtime/faults.py)
+BOUND_ARGS = ("wv_glo", "wv_glast", "wv_clo", "wv_clast", "wv_err")
+
+
 class Dialect:
     """Spellings of one C-family target. Subclasses override what differs."""
 
@@ -251,17 +255,23 @@ class Dialect:
         raise NotImplementedError
 
     def reduce(self, spec: InstrSpec, x: str) -> str:
-        """wave.reduce.<op>.<dtype>: the dialect's group_reduce on float, int or uint; f32 results
-        canonicalised."""
+        """wave.reduce.<op>.<dtype>: the dialect's group_reduce on int or uint.
+
+        f32 min/max reduce integers, never floats: the runtimes' float reductions are trees of
+        the vector ISA's min/max (x86 `minps` returns its second operand when either is a NaN),
+        so a NaN among the lanes was kept or dropped by its place in the tree, and -0 against +0
+        by the order (Intel's CPU runtime on AVX2 gave 0x3F800001 for the minimum of 0x3F800000..7
+        with one NaN). `wv_fkey` maps f32 bits to an int that orders as WAVE's min/max do (-0
+        below +0, NaN to the operator's identity, INT_MAX for min and INT_MIN for max), and
+        `wv_funkey` maps back (the identity to the canonical NaN: a wave of NaNs gives NaN).
+        Integer min/max are exact in any order and tree shape, so the result does not depend
+        on the sub-group width, the vectoriser or the ISA."""
         op = spec.variant
         assert isinstance(op, ReduceOp)
         if spec.dtype is DataType.F32:
-            r = self.group_reduce(op, "float", f"F({x})")
-            if op in (ReduceOp.MIN, ReduceOp.MAX):
-                # min/max skip NaN, so a wave of NaNs gives NaN (DESIGN section 3); runtimes give
-                # their reduction's identity (+-inf) instead
-                r = f"({self.vote(VOp.ALL, f'isnan(F({x}))')} ? F(0x7fffffffu) : {r})"
-            return f"wv_c32({r})"
+            assert op in (ReduceOp.MIN, ReduceOp.MAX), spec.key
+            nan = "(int)0x7FFFFFFF" if op is ReduceOp.MIN else "(int)0x80000000"
+            return f"wv_funkey({self.group_reduce(op, 'int', f'wv_fkey({x}, {nan})')})"
         ct = "int" if spec.signed else "uint"
         return f"(uint){self.group_reduce(op, ct, f'({ct}){x}')}"
 
@@ -310,6 +320,8 @@ class Dialect:
     def trap(self, why: str) -> str | None:
         """A statement that aborts the kernel (the emulator's trap), or None when the target has none."""
         return None
+
+    checks_bounds = False  # True: every access is checked and a fault recorded (runtime/faults.py)
 
 
 class GenericPointers(Dialect):
@@ -448,13 +460,51 @@ class CRenderer:
         assert isinstance(scope, Scope)
         return [self.d.fence(scope)]
 
+    def in_bounds(self, space: str, addr: str, width: int) -> str:
+        """C for: `width` bytes at addr lie in the space's allowed bytes and are aligned."""
+        if space == "local":
+            n = self.k.local_memory
+            lo, last = ("0u", f"{n - 1}u") if n else ("1u", "0u")
+        else:
+            lo, last = ("wv_glo", "wv_glast") if space == "global" else ("wv_clo", "wv_clast")
+        return f"wv_in({addr}, {width}u, {lo}, {last})"
+
+    def checked(self, inst: Instruction, render: Callable[[str], list[str]]) -> list[str]:
+        """The access of a load, store or atomic (render(address) -> its statements), checked on
+        dialects that cannot trap: `wv_ok` says the access is allowed; the thread's first fault
+        is noted in private variables (WV_NOTE), reported once when it ends (WV_REPORT). A store
+        or atomic happens only when allowed; a load reads address 0 instead (always mapped), so
+        loads stay branch-free for the vectoriser. A faulting run's results are never used: the
+        runtime reports the fault."""
+        if not self.d.checks_bounds:
+            return render(self.addr(self._mem(inst)))
+        spec = inst.spec
+        assert spec.space is not None
+        a = self.addr(self._mem(inst))
+        head = [f"bool wv_ok = {self.in_bounds(spec.space, a, spec.width)};", f"WV_NOTE(wv_ok, {a}, {self.pc}u);"]
+        if spec.space == "local" and not self.k.local_memory:  # nothing to access: every access faults
+            return ["{", *("    " + x for x in head), "}"]
+        body = ["if (wv_ok) {", *("    " + x for x in render(a)), "}"]
+        return ["{", *("    " + x for x in head), *("    " + x for x in body), "}"]
+
+    def _mem(self, inst: Instruction) -> Mem:
+        assert inst.spec.mem_index is not None
+        m = inst.operands[inst.spec.mem_index]
+        assert isinstance(m, Mem)
+        return m
+
+    def ret(self) -> list[str]:
+        """`ret`: a checked kernel reports its fault first."""
+        return ["WV_REPORT();", "return;"] if self.d.checks_bounds else ["return;"]
+
     def memory(self, inst: Instruction) -> list[str]:
+        return self.checked(inst, lambda a: self.access(inst, a))
+
+    def access(self, inst: Instruction, a: str) -> list[str]:
+        """The statements of a load or store at byte address a (a C expression)."""
         spec = inst.spec
         space = spec.space
         assert space is not None and spec.mem_index is not None
-        m = inst.operands[spec.mem_index]
-        assert isinstance(m, Mem)
-        a = self.addr(m)
         vec = next((o.kind.vector_len for o in spec.operands if o.kind in (Kind.VEC2, Kind.VEC4)), 0)
         if spec.cls == "load":
             dst = inst.operands[0]
@@ -495,10 +545,12 @@ class CRenderer:
         assert isinstance(m, Mem)
         args = [self.src(o, Kind.REG) for o in inst.operands[mi + 1 :]]
         ctype = "float" if spec.dtype is DataType.F32 else "int" if spec.signed else "uint"
-        call = self.d.atomic(space, op, ctype, self.addr(m), args)
-        if spec.op is VOp.ATOM:
-            return self.assign(inst.operands[0], f"(uint)({call})")
-        return [f"(void)({call});"]
+
+        def call(a: str) -> list[str]:
+            c = self.d.atomic(space, op, ctype, a, args)
+            return self.assign(inst.operands[0], f"(uint)({c})") if spec.op is VOp.ATOM else [f"(void)({c});"]
+
+        return self.checked(inst, call)
 
     def wave(self, inst: Instruction) -> list[str]:
         spec = inst.spec
@@ -563,6 +615,7 @@ class CRenderer:
             if isinstance(n, str):
                 out.append(ind + n)
             elif isinstance(n, Op):
+                self.pc = n.pc
                 for line in self.inst(n.inst, m, n.pc):
                     out.append(ind + line)
             else:
@@ -623,6 +676,8 @@ class CRenderer:
         kernel's parameters, or for a kernel declaring none the registers it reads before writing,
         lift.preset_count)."""
         self.w = wave_width
+        self.k = k
+        self.pc = -1
         for inst in k.instructions:
             if inst.spec.key in self.d.unsupported:
                 raise WaveError(
@@ -647,6 +702,9 @@ class CRenderer:
             body.append(f"    r{i} = a{i};")
         if k.local_memory:
             body.append("    " + self.d.local_decl(k.local_memory))
+        if self.d.checks_bounds:
+            body.append("    uint wv_fa = 0u, wv_fpc = 0u;")
+            body.append("    bool wv_bad = false;")
         root = None
         if self.plan.root:  # WAVE's active set at entry: the lanes of the wave that exist
             root = "wv_m0"
@@ -655,6 +713,8 @@ class CRenderer:
         self.nodes(tree, "    ", body, root)
         head = self.d.kernel_open(k, params, wave_width)
         tail = self.d.kernel_close(k, params, wave_width)
+        if self.d.checks_bounds and body[-1] != "    return;":
+            body.append("    WV_REPORT();")
         src = self.d.prelude() + "\n" + head + "\n" + "\n".join(body) + "\n}\n" + tail
         return Rendered(src, k.name, wave_width)
 
@@ -683,7 +743,7 @@ STATEMENTS: dict[VOp, Callable[[CRenderer, Instruction], list[str]]] = {
     VOp.NOP: lambda r, inst: [],
     VOp.BREAK: CRenderer.leave,
     VOp.CONTINUE: CRenderer.leave,
-    VOp.RET: lambda r, inst: ["return;"],
+    VOp.RET: lambda r, inst: r.ret(),
 }
 # Operations the tree walk renders (if/else/endif, loop/endloop): lift.py made them the tree.
 TREE = frozenset(o for o, n in NEST_OF.items() if n in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.OPEN_LOOP))

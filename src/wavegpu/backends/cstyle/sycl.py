@@ -15,8 +15,8 @@ from ...errors import WaveError
 from ...isa.registers import SReg
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
-from .prelude import HELPERS
-from .render import GenericPointers
+from .prelude import CHECKS, FLOAT_KEYS, HELPERS
+from .render import BOUND_ARGS, GenericPointers
 
 HEADER = r"""
 #include <sycl/sycl.hpp>
@@ -44,6 +44,30 @@ static inline uint wv_brev_loop(uint v) { uint r = 0u; for (int i = 0; i < 32; i
 #define LOCAL_ATOMIC_PTR uint*
 #define WV_ATOMIC(T, p) sycl::atomic_ref<T, sycl::memory_order::relaxed, sycl::memory_scope::device>(*(p))
 WV_FN uint ATOMIC_CAS(uint* p, uint c, uint v) { WV_ATOMIC(uint, p).compare_exchange_strong(c, v); return c; }
+/* and/or/xor over the active lanes (the opportunistic group), one lane's value at a time:
+   Intel's CPU runtime has no sub_group_non_uniform_reduce_and/or/xor for sub-groups of 32 or 64
+   on SSE4.2 hosts, which reduce_over_group with bit_and/bit_or/bit_xor becomes */
+static inline uint wv_sg_bits(int op, uint x) {
+    auto g = syclex::this_work_item::get_opportunistic_group();
+    uint r = op == 0 ? 0xFFFFFFFFu : 0u, n = (uint)g.get_local_linear_range();
+    for (uint i = 0u; i < n; i++) {
+        uint v = sycl::select_from_group(g, x, i);
+        r = op == 0 ? (r & v) : op == 1 ? (r | v) : (r ^ v);
+    }
+    return r;
+}
+/* the thread's first out-of-bounds or misaligned access (once per thread, at its end: out of
+   line, so the checks add little code to each kernel and the run-time compile stays short): the minima of (thread << 32 | address)
+   and (thread << 32 | pc) in the fault slot, 64-bit word err of mem (runtime/faults.py) */
+__attribute__((noinline)) static void wv_fault(sycl::nd_item<3> it, uchar* mem, uint err, uint a, uint pc) {
+    ulong t = (ulong)it.get_group_linear_id() * (ulong)it.get_local_range().size() + (ulong)it.get_local_linear_id();
+    ulong* e = (ulong*)mem + err;
+    sycl::atomic_ref<ulong, sycl::memory_order::relaxed, sycl::memory_scope::device,
+                     sycl::access::address_space::global_space>(e[0]).fetch_min((t << 32) | a);
+    sycl::atomic_ref<ulong, sycl::memory_order::relaxed, sycl::memory_scope::device,
+                     sycl::access::address_space::global_space>(e[1]).fetch_min((t << 32) | pc);
+}
+#define WV_REPORT() if (wv_bad) wv_fault(it_, mem, wv_err, wv_fa, wv_fpc)
 WV_FN uint D2H_BITS(double x) { return (uint)sycl::bit_cast<ushort>((_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u); }
 """
@@ -84,6 +108,8 @@ _GROUP_OP = {
     ReduceOp.XOR: "bit_xor",
 }
 
+_BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's operators
+
 
 class SYCL(GenericPointers):
     name = "sycl"
@@ -93,7 +119,7 @@ class SYCL(GenericPointers):
     nan_plan = False
 
     def prelude(self) -> str:
-        return HEADER + HELPERS
+        return HEADER + HELPERS + FLOAT_KEYS + CHECKS
 
     def kernel_open(self, k: Kernel, params: list[str], wave_width: int) -> str:
         if wave_width not in (8, 16, 32, 64):
@@ -103,14 +129,15 @@ class SYCL(GenericPointers):
             "uchar* lmem",
             "uchar* mem",
             "const uchar* cmem",
+            *(f"uint {b}" for b in BOUND_ARGS),
             *(f"uint {p}" for p in params),
         ]
         return f"static inline void wv_body_{k.name}({', '.join(args)}) {{\n    auto sg_ = it_.get_sub_group();"
 
     def kernel_close(self, k: Kernel, params: list[str], wave_width: int) -> str:
         words = (k.local_memory + 7) // 8
-        uargs = "".join(f", uint {p}" for p in params)
-        pargs = "".join(f", {p}" for p in params)
+        uargs = "".join(f", uint {p}" for p in (*BOUND_ARGS, *params))
+        pargs = "".join(f", {p}" for p in (*BOUND_ARGS, *params))
         accessor, lmem = "", "nullptr"
         if k.local_memory:
             accessor = f"        sycl::local_accessor<ulong, 1> lmem_(sycl::range<1>({words}), h);\n"
@@ -156,11 +183,14 @@ class SYCL(GenericPointers):
         return f"WV_ATOMIC({ctype}, {p}).{_ATOM[op]}(({ctype}){args[0]})"
 
     lane = "(uint)sg_.get_local_linear_id()"
+    checks_bounds = True
 
     def shuffle(self, x: str, src: str) -> str:
         return f"sycl::select_from_group(sg_, (uint)({x}), (uint)({src}))"
 
     def group_reduce(self, op: ReduceOp, ctype: str, x: str) -> str:
+        if op in _BITS:
+            return f"({ctype})wv_sg_bits({_BITS[op]}, (uint)({x}))"
         return (
             f"sycl::reduce_over_group(syclex::this_work_item::get_opportunistic_group(), {x}, "
             f"sycl::{_GROUP_OP[op]}<{ctype}>())"
@@ -173,10 +203,11 @@ class SYCL(GenericPointers):
         )
 
     def vote(self, op: Op, p: str) -> str:
+        """Votes through add, max and min (built-ins every host has): a ballot sums distinct bits."""
         if op is Op.BALLOT:
             lane = self.lane
-            return self.group_reduce(ReduceOp.OR, "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
-        combine = ReduceOp.OR if op is Op.ANY else ReduceOp.AND
+            return self.group_reduce(ReduceOp.ADD, "uint", f"((({p}) && {lane} < 32u) ? (1u << {lane}) : 0u)")
+        combine = ReduceOp.MAX if op is Op.ANY else ReduceOp.MIN
         return f"({self.group_reduce(combine, 'uint', f'(({p}) ? 1u : 0u)')} != 0u)"
 
     def barrier(self) -> str:
