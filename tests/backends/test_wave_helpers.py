@@ -25,11 +25,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import wavegpu as wg
+from wavegpu.backends.cstyle import CRenderer
 from wavegpu.backends.cstyle import cuda as cuda_dialect
 from wavegpu.backends.cstyle import hip as hip_dialect
 from wavegpu.backends.cstyle import metal as metal_dialect
-from wavegpu.backends.cstyle.prelude import CORE
+from wavegpu.backends.cstyle.prelude import CORE, HELPERS
 from wavegpu.isa import semantics as sem
+from wavegpu.wbin import Kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wave_sync_check as W
@@ -268,3 +271,108 @@ def test_the_model_rejects_the_old_scan(tmp_path: Path) -> None:
     assert r.returncode == 3 and "ITS:" in r.stderr, (r.returncode, r.stderr[-500:])
     r = _run_helpers(exe, 32, list(range(32)), [True] * 32)  # a whole wave takes the scan, fine
     assert r.returncode == 0, r.stderr[-500:]
+
+
+# ------------------------------------------------------------------ whole CUDA kernels
+KDRIVER = r"""
+#include <iostream>
+int main() {
+    unsigned threads, nargs, size;
+    std::cin >> threads >> nargs;
+    std::vector<uint> args(nargs + 1);
+    for (unsigned i = 0; i < nargs; i++) std::cin >> args[i];
+    std::cin >> size;
+    std::vector<uchar> mem(size), cmem(16);
+    for (auto& b : mem) { unsigned v; std::cin >> v; b = (uchar)v; }
+    blockDim = {threads, 1, 1}; gridDim = {1, 1, 1}; blockIdx = {0, 0, 0};
+    its::exit_arrives = true;  /* a lane that returned from the kernel: the .sync calls ignore it */
+    its::run(threads, [&](unsigned t) { threadIdx = {t, 0, 0}; KERNEL_CALL; });
+    for (auto b : mem) std::cout << (unsigned)b << "\n";
+}
+"""
+F16 = """
+WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
+WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
+"""
+
+
+def run_cuda_on_model(k: Kernel, threads: int, mem: np.ndarray, args: list[int], tmp: Path) -> np.ndarray:
+    """Kernel k as the CUDA backend renders it, compiled for the host model (one workgroup)."""
+    d = cuda_dialect.CUDA()
+    r = CRenderer(d).render(k, 32, nargs=len(args))
+    assert r.source.startswith(d.prelude())
+    header = "\n".join(ln for ln in cuda_dialect.HEADER.splitlines() if "asm(" not in ln)  # PTX cvt: F16 below
+    call = f"{r.entry}(mem.data(), cmem.data(){''.join(f', args[{i}]' for i in range(len(args)))})"
+    src = '#include "cuda_host.h"\n' + header + F16 + HELPERS + d.loops() + r.source[len(d.prelude()) :]
+    exe = _compile(src + KDRIVER.replace("KERNEL_CALL", call), tmp, r.entry)
+    u8 = np.ascontiguousarray(mem).view(np.uint8).reshape(-1)
+    text = f"{threads} {len(args)} {' '.join(map(str, args))}\n{u8.size}\n{' '.join(map(str, u8.tolist()))}\n"
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[:3000]
+    return np.array(out.stdout.split(), np.uint8)
+
+
+WAVES_IN_BRANCHES = """
+.kernel waves_in_branches
+    mov.u32 r1, %tid.x
+    shl.b32 r2, r1, 2
+    ld.global.u32 r3, [r2]
+    sub.u32 r4, r1, 56
+    setp.lt.u32 p0, r4, 4
+    @p0 ret
+    and.b32 r4, r1, 4
+    setp.eq.u32 p1, r4, 0
+    and.b32 r10, r3, 3
+    setp.ne.u32 p4, r10, 0
+    setp.gt.u32 p5, r3, 500
+    mov.u32 r7, 7
+    mov.u32 r8, 8
+    mov.u32 r9, 9
+    if p1
+        wave.shuffle.b32 r5, r3, r1
+        wave.shuffle.xor.b32 r6, r3, 3
+        wave.broadcast.b32 r7, r3, 0
+        if p4
+            wave.reduce.min.f32 r8, r3
+            wave.any p2, p5
+            selp.b32 r9, r4, r1, p2
+        endif
+    else
+        wave.shuffle.up.b32 r5, r3, 16
+        wave.shuffle.down.b32 r6, r3, 16
+        if p4
+            wave.prefix.add.u32 r7, r3
+            wave.reduce.max.s32 r8, r3
+            wave.all p2, p5
+            wave.ballot.b32 r9, p5
+            @p2 add.u32 r9, r9, 1
+        endif
+    endif
+    xor.b32 r5, r5, r6
+    xor.b32 r5, r5, r7
+    add.u32 r5, r5, r8
+    add.u32 r5, r5, r9
+    st.global.u32 [r2+256], r5
+    ret
+.end
+"""
+
+
+@needs_gxx
+def test_cuda_kernels_with_divergent_wave_operations_on_the_model(tmp_path: Path) -> None:
+    """The kernels the H200 got wrong through CUDA C++ (a prefix sum in a divergent if; the flat
+    dialect's wave kernel, a loop lanes leave at different trips behind an early return), and
+    shuffles (sources in the same branch), broadcasts, votes and reductions on both sides of an if
+    and in data-dependent ifs within them, behind an early return:
+    the CUDA backend's whole output under the model, against the emulator."""
+    from test_lane_loops import DIVERGENT_SCAN, FLAT_WAVES
+
+    rng = np.random.default_rng(22)
+    for text, args in ((DIVERGENT_SCAN, []), (FLAT_WAVES, [0, 256]), (WAVES_IN_BRANCHES, [])):
+        k = wg.assemble(text, "k.wave").kernels[0]
+        mem = np.zeros(128, np.uint32)
+        mem[:64] = rng.integers(0, 1000, 64)
+        mem[3] = 0  # an early return before any wave operation (FLAT_WAVES: a trip count of 0)
+        want = wg.launch(k, workgroup=64, memory=mem.view(np.uint8), args=args, check=True).memory  # no UB
+        got = run_cuda_on_model(k, 64, mem, args, tmp_path)
+        assert np.array_equal(want, got), (k.name, np.nonzero(want != got)[0][:8])
