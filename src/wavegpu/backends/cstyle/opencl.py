@@ -61,6 +61,7 @@ _ATOM = {
 
 class OpenCL(Dialect):
     name = "opencl"
+    opaque_at_barrier = True  # Intel's CPU runtime: render.Dialect.opaque_at_barrier
 
     def prelude(self) -> str:
         return HEADER + HELPERS

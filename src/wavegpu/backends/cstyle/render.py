@@ -296,6 +296,11 @@ class Dialect:
     def barrier(self) -> str:
         raise NotImplementedError
 
+    # True: before each barrier every register and predicate passes through a volatile copy, so
+    # the optimiser cannot carry a value across the barrier in a form it then mistranslates
+    # (Intel's CPU OpenCL runtime, which also runs SYCL here: docs/backends.md, "The OpenCL device")
+    opaque_at_barrier = False
+
     def fence(self, scope: Scope) -> str:
         raise NotImplementedError
 
@@ -600,6 +605,13 @@ class CRenderer:
         steps += [("}", c, None) for c in reversed(closers)]
         return steps
 
+    def barrier(self, inst: Instruction) -> list[str]:
+        if not self.d.opaque_at_barrier:
+            return [self.d.barrier()]
+        regs = [f"volatile uint v{i}_ = r{i}; r{i} = v{i}_;" for i in range(self.nregs)]
+        regs += [f"volatile bool q{i}_ = p{i}; p{i} = q{i}_;" for i in range(self.npreds)]
+        return ["{ " + " ".join(regs) + " }", self.d.barrier()]
+
     def mask_var(self) -> str:
         self.masks += 1
         return f"wv_m{self.masks}"
@@ -625,6 +637,7 @@ class CRenderer:
         self.masks = 0
         params = [f"a{i}" for i in range(preset_count(k, tree) if nargs is None else nargs)]
         nregs = max(k.registers, len(params), 1)
+        self.nregs, self.npreds = nregs, max(k.predicates, 1)
         body: list[str] = []
         body.append("    uint " + ", ".join(f"r{i} = 0u" for i in range(nregs)) + ";")
         body.append("    bool " + ", ".join(f"p{i} = false" for i in range(max(k.predicates, 1))) + ";")
@@ -662,7 +675,7 @@ STATEMENTS: dict[VOp, Callable[[CRenderer, Instruction], list[str]]] = {
     **{o: CRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
     VOp.ANY: CRenderer.wave,
     VOp.ALL: CRenderer.wave,
-    VOp.BARRIER: lambda r, inst: [r.d.barrier()],
+    VOp.BARRIER: CRenderer.barrier,
     VOp.FENCE: CRenderer.fence,
     VOp.MMA: CRenderer.mma,
     VOp.NOP: lambda r, inst: [],

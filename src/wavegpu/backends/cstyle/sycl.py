@@ -87,6 +87,7 @@ _GROUP_OP = {
 
 class SYCL(GenericPointers):
     name = "sycl"
+    opaque_at_barrier = True  # Intel's CPU runtime: render.Dialect.opaque_at_barrier
 
     def prelude(self) -> str:
         return HEADER + HELPERS
