@@ -6,6 +6,8 @@ barrier, render.Dialect.opaque_at_barrier). Bit for bit against the emulator."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -38,10 +40,14 @@ def test_a_quotient_carried_across_a_barrier(device: str) -> None:
     )[0][:8]
 
 
-def test_the_opencl_and_sycl_sources_pass_registers_through_a_volatile_before_each_barrier() -> None:
+def test_the_opencl_and_sycl_sources_pass_live_registers_through_a_volatile_before_each_barrier() -> None:
+    """Only what is read after the barrier is copied: here the sum's two operands (f0 and the
+    quotient) and the output address, not the input's address."""
     for target in ("opencl", "sycl"):
         src = wg.translate(across_barrier.program, target)
         body = src[src.rindex("r0 = 0u") :]
-        assert "volatile uint v0_ = r0; r0 = v0_;" in body and "volatile bool q0_ = p0;" in body, target
-        assert body.index("volatile uint v0_") < body.index("barrier"), target
+        line = next(ln for ln in body.splitlines() if "volatile uint" in ln)
+        assert body.index(line) < body.index("barrier"), target
+        copied = re.findall(r"volatile uint v(\d+)_ = r\1;", line)
+        assert 3 <= len(copied) <= 4, (target, line)
     assert "volatile" not in wg.translate(across_barrier.program, "cuda")

@@ -15,7 +15,7 @@ __kernel void reduce_sum(__global uchar* restrict mem, __global const uchar* res
     r6 = (*((__global uint*)(mem + (r5))));
     r7 = wv_shl(r2, 0x2u);
     *((__local uint*)(lmem + (r7))) = r6;
-    { volatile uint v0_ = r0; r0 = v0_; volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v5_ = r5; r5 = v5_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile bool q0_ = p0; p0 = q0_; volatile bool q1_ = p1; p1 = q1_; volatile bool q2_ = p2; p2 = q2_; }
+    { volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v7_ = r7; r7 = v7_; }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     r8 = wv_shr_u(r4, 0x1u);
     for (;;) {
@@ -30,7 +30,7 @@ __kernel void reduce_sum(__global uchar* restrict mem, __global const uchar* res
             r11 = (r11 + r10);
             *((__local uint*)(lmem + (r7))) = r11;
         }
-        { volatile uint v0_ = r0; r0 = v0_; volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v5_ = r5; r5 = v5_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile bool q0_ = p0; p0 = q0_; volatile bool q1_ = p1; p1 = q1_; volatile bool q2_ = p2; p2 = q2_; }
+        { volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r8 = wv_shr_u(r8, 0x1u);
     }

@@ -35,7 +35,7 @@ __kernel void sgemm_tiled(__global uchar* restrict mem, __global const uchar* re
         *((__local uint*)(lmem + (r11))) = r16;
         r17 = (*((__global uint*)(mem + (r13))));
         *((__local uint*)(lmem + ((r11 + 0x400u)))) = r17;
-        { volatile uint v0_ = r0; r0 = v0_; volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v5_ = r5; r5 = v5_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; volatile uint v16_ = r16; r16 = v16_; volatile uint v17_ = r17; r17 = v17_; volatile uint v18_ = r18; r18 = v18_; volatile uint v19_ = r19; r19 = v19_; volatile uint v20_ = r20; r20 = v20_; volatile uint v21_ = r21; r21 = v21_; volatile uint v22_ = r22; r22 = v22_; volatile uint v23_ = r23; r23 = v23_; volatile uint v24_ = r24; r24 = v24_; volatile bool q0_ = p0; p0 = q0_; volatile bool q1_ = p1; p1 = q1_; }
+        { volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r21 = 0x0u;
         r22 = 0x400u;
@@ -50,7 +50,7 @@ __kernel void sgemm_tiled(__global uchar* restrict mem, __global const uchar* re
             r21 = (r21 + 0x4u);
             r22 = (r22 + 0x40u);
         }
-        { volatile uint v0_ = r0; r0 = v0_; volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v5_ = r5; r5 = v5_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; volatile uint v16_ = r16; r16 = v16_; volatile uint v17_ = r17; r17 = v17_; volatile uint v18_ = r18; r18 = v18_; volatile uint v19_ = r19; r19 = v19_; volatile uint v20_ = r20; r20 = v20_; volatile uint v21_ = r21; r21 = v21_; volatile uint v22_ = r22; r22 = v22_; volatile uint v23_ = r23; r23 = v23_; volatile uint v24_ = r24; r24 = v24_; volatile bool q0_ = p0; p0 = q0_; volatile bool q1_ = p1; p1 = q1_; }
+        { volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r12 = (r12 + 0x40u);
         r13 = (r13 + r14);
