@@ -137,13 +137,20 @@ def test_calls_keep_the_calling_conventions_rules() -> None:
     y = to_device(np.ones(n, np.float32))
     with pytest.raises(wg.WaveError, match="needs an array of float32, got a device array of float64"):
         saxpy(np.float32(1), x, y, n, grid=1, workgroup=64)
-    with pytest.raises(wg.WaveError, match="lives on 'emulator'; call the kernel with device='emulator'"):
-        saxpy(np.float32(1), y, y, n, grid=1, workgroup=64, device="opencl")
     with pytest.raises(wg.WaveError, match="out of range"):
         saxpy(np.float32(1), y, y, 2**40, grid=1, workgroup=64)
     big = np.zeros(n, np.float32)  # overlapping NumPy views beside a device array: refused
     with pytest.raises(wg.WaveError, match="share memory"):
         add3(big[:32], big[16:48], y, grid=1, workgroup=32)
+
+
+@pytest.mark.skipif(not opencl.available()[0], reason=f"another device is needed: {opencl.available()[1]}")
+def test_a_device_array_is_refused_on_another_device() -> None:
+    """The device rule of the calling convention needs a second device: a GPU machine may have
+    no pyopencl, so it is apart from the rules above, which run anywhere."""
+    y = to_device(np.ones(64, np.float32))
+    with pytest.raises(wg.WaveError, match="lives on 'emulator'; call the kernel with device='emulator'"):
+        saxpy(np.float32(1), y, y, 64, grid=1, workgroup=64, device="opencl")
 
 
 def test_an_overrun_traps_on_the_emulator_and_leaves_the_host_alone() -> None:

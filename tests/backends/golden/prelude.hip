@@ -262,7 +262,10 @@ WV_FN uint wv_prefix_add_u32(wv_mask m, uint x, uint me) {
     }
     uint acc = 0x0u;
     for (int i = 0; i < WV_LANES; i++)
-        if (((m >> i) & 1u) && (uint)i < me) { uint a = acc, b = WV_SHFL(m, x, i); acc = (a + b); }
+        if ((m >> i) & 1u) {  /* every lane of m shuffles; the lanes above i take the value */
+            uint b = WV_SHFL(m, x, i);
+            if ((uint)i < me) { uint a = acc; acc = (a + b); }
+        }
     return acc;
 }
 

@@ -29,6 +29,7 @@ __kernel void reduce_sum(__global uchar* restrict mem, __global const uchar* res
             *((__local uint*)(lmem + (r7))) = r6;
         }
     }
+    { volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v4_ = r4; r4 = v4_; volatile uint v7_ = r7; r7 = v7_; }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     r8 = wv_shr_u(r4, 0x1u);
     for (;;) {
@@ -61,6 +62,7 @@ __kernel void reduce_sum(__global uchar* restrict mem, __global const uchar* res
                 }
             }
         }
+        { volatile uint v1_ = r1; r1 = v1_; volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r8 = wv_shr_u(r8, 0x1u);
     }

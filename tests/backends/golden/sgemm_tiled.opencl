@@ -61,6 +61,7 @@ __kernel void sgemm_tiled(__global uchar* restrict mem, __global const uchar* re
                 *((__local uint*)(lmem + ((r11 + 0x400u)))) = r17;
             }
         }
+        { volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r21 = 0x0u;
         r22 = 0x400u;
@@ -87,6 +88,7 @@ __kernel void sgemm_tiled(__global uchar* restrict mem, __global const uchar* re
             r21 = (r21 + 0x4u);
             r22 = (r22 + 0x40u);
         }
+        { volatile uint v2_ = r2; r2 = v2_; volatile uint v3_ = r3; r3 = v3_; volatile uint v6_ = r6; r6 = v6_; volatile uint v7_ = r7; r7 = v7_; volatile uint v8_ = r8; r8 = v8_; volatile uint v9_ = r9; r9 = v9_; volatile uint v10_ = r10; r10 = v10_; volatile uint v11_ = r11; r11 = v11_; volatile uint v12_ = r12; r12 = v12_; volatile uint v13_ = r13; r13 = v13_; volatile uint v14_ = r14; r14 = v14_; volatile uint v15_ = r15; r15 = v15_; }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         r12 = (r12 + 0x40u);
         r13 = (r13 + r14);

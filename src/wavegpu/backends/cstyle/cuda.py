@@ -66,7 +66,13 @@ WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDi
 # the whole wave is active (WV_FULL) a butterfly over WV_SHFL_XOR (log2 W steps) and a
 # Kogge-Stone scan do it; otherwise a loop visits the lanes of the mask, since a lane that is not
 # running has no value to give. Every operator is associative and commutative, so both paths
-# give the emulator's bits.
+# give the emulator's bits. Every lane of the mask executes every WV_SHFL/WV_SHFL_XOR call: a
+# `*_sync` primitive whose mask names a lane that does not reach the same call is undefined
+# under independent thread scheduling (CUDA), and a shuffle reads 0 from a lane the exec mask
+# has switched off (AMD) or undefined bits (Metal). So a condition around a call may depend only
+# on the mask and loop counters (uniform); a lane-dependent choice (the scan's "lanes below me")
+# selects after the call. tests/backends/test_wave_helpers.py checks this statically and by
+# running the helpers under a model of independent thread scheduling.
 _LOOP = """
 WV_FN uint {fn}(wv_mask m, uint x) {{
     if (WV_FULL(m)) {{
@@ -92,7 +98,10 @@ WV_FN uint {fn}(wv_mask m, uint x, uint me) {{
     }}
     uint acc = 0x{identity:x}u;
     for (int i = 0; i < WV_LANES; i++)
-        if (((m >> i) & 1u) && (uint)i < me) {{ uint a = acc, b = WV_SHFL(m, x, i); acc = {combine}; }}
+        if ((m >> i) & 1u) {{  /* every lane of m shuffles; the lanes above i take the value */
+            uint b = WV_SHFL(m, x, i);
+            if ((uint)i < me) {{ uint a = acc; acc = {combine}; }}
+        }}
     return acc;
 }}
 """

@@ -90,6 +90,7 @@ _BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's opera
 
 class OpenCL(Dialect):
     name = "opencl"
+    opaque_at_barrier = True  # Intel's CPU runtime: render.Dialect.opaque_at_barrier
 
     def prelude(self) -> str:
         return HEADER + HELPERS + FLOAT_KEYS + CHECKS

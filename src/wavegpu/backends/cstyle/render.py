@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ...codegen import canonical
+from ...codegen import canonical, instruction_liveness
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
+from ...isa.structure import operand_registers, successors
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import SUBREGS, DataType, Kind, Role
 from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
@@ -310,6 +311,11 @@ class Dialect:
 
     def barrier(self) -> str:
         raise NotImplementedError
+
+    # True: before each barrier every register and predicate passes through a volatile copy, so
+    # the optimiser cannot carry a value across the barrier in a form it then mistranslates
+    # (Intel's CPU OpenCL runtime, which also runs SYCL here: docs/backends.md, "The OpenCL device")
+    opaque_at_barrier = False
 
     def fence(self, scope: Scope) -> str:
         raise NotImplementedError
@@ -667,6 +673,40 @@ class CRenderer:
         steps += [("}", c, None) for c in reversed(closers)]
         return steps
 
+    def barrier(self, inst: Instruction) -> list[str]:
+        if not self.d.opaque_at_barrier:
+            return [self.d.barrier()]
+        live = self.live_at.get(id(inst))  # the registers and predicates read after it
+        regs = [i for i in range(self.nregs) if live is None or (live >> i) & 1]
+        preds = [i for i in range(self.npreds) if live is None or (live >> (self.nregs + i)) & 1]
+        copies = [f"volatile uint v{i}_ = r{i}; r{i} = v{i}_;" for i in regs]
+        copies += [f"volatile bool q{i}_ = p{i}; p{i} = q{i}_;" for i in preds]
+        return (["{ " + " ".join(copies) + " }"] if copies else []) + [self.d.barrier()]
+
+    def live_after_barriers(self, k: Kernel) -> dict[int, int]:
+        """id(barrier instruction) -> what some later instruction may read before writing it,
+        registers as bits 0.. and predicates as bits nregs.. (a guarded write keeps the old value,
+        so it reads too)."""
+        if not self.d.opaque_at_barrier or not any(i.spec.op is VOp.BARRIER for i in k.instructions):
+            return {}
+        defs, uses = [], []
+        for inst in k.instructions:
+            d = u = 0
+            if inst.guard is not None:
+                u |= 1 << (self.nregs + inst.guard.pred)
+            for o, sp in zip(inst.operands, inst.spec.operands):
+                bits = (
+                    1 << (self.nregs + o.n) if isinstance(o, Pred) else sum(1 << r for r in set(operand_registers(o)))
+                )
+                if sp.role is Role.SRC or isinstance(o, Mem) or (isinstance(o, Reg) and o.sel):
+                    u |= bits
+                else:
+                    d |= bits
+            defs.append(0 if inst.guard is not None else d)
+            uses.append(u)
+        _, live_out = instruction_liveness(successors(k.instructions), defs, uses)
+        return {id(inst): live_out[i] for i, inst in enumerate(k.instructions) if inst.spec.op is VOp.BARRIER}
+
     def mask_var(self) -> str:
         self.masks += 1
         return f"wv_m{self.masks}"
@@ -695,6 +735,8 @@ class CRenderer:
         self.masks = 0
         params = [f"a{i}" for i in range(preset_count(k, tree) if nargs is None else nargs)]
         nregs = max(k.registers, len(params), 1)
+        self.nregs, self.npreds = nregs, max(k.predicates, 1)
+        self.live_at = self.live_after_barriers(k)
         body: list[str] = []
         body.append("    uint " + ", ".join(f"r{i} = 0u" for i in range(nregs)) + ";")
         body.append("    bool " + ", ".join(f"p{i} = false" for i in range(max(k.predicates, 1))) + ";")
@@ -737,7 +779,7 @@ STATEMENTS: dict[VOp, Callable[[CRenderer, Instruction], list[str]]] = {
     **{o: CRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
     VOp.ANY: CRenderer.wave,
     VOp.ALL: CRenderer.wave,
-    VOp.BARRIER: lambda r, inst: [r.d.barrier()],
+    VOp.BARRIER: CRenderer.barrier,
     VOp.FENCE: CRenderer.fence,
     VOp.MMA: CRenderer.mma,
     VOp.NOP: lambda r, inst: [],

@@ -117,6 +117,7 @@ class SYCL(GenericPointers):
     # offload languages) and we set no pragma for it here: every float row keeps its NaN check,
     # which also stands between a product and a sum (docs/backends.md, "Where NaNs are canonicalised")
     nan_plan = False
+    opaque_at_barrier = True  # Intel's CPU runtime: render.Dialect.opaque_at_barrier
 
     def prelude(self) -> str:
         return HEADER + HELPERS + FLOAT_KEYS + CHECKS
