@@ -262,6 +262,16 @@ def proc_available() -> bool:
     return _proc_fd() is not None
 
 
+def _verified(fd: int, shown: str) -> PrivateDir:
+    """The folder open on fd, once check_private holds for the descriptor itself (closed if not)."""
+    try:
+        check_private(shown, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return PrivateDir(fd, shown)
+
+
 def _open_child(parent: int, name: str, shown: str, create: bool) -> PrivateDir:
     """A private folder `name` of the folder open as `parent` (no symbolic link followed)."""
     for _ in range(3):
@@ -279,12 +289,7 @@ def _open_child(parent: int, name: str, shown: str, create: bool) -> PrivateDir:
             continue
         except OSError as e:
             raise _error(f"{shown}: not a folder ({e.strerror}); refusing to use it") from None
-        try:
-            check_private(shown, os.fstat(fd))
-        except BaseException:
-            os.close(fd)
-            raise
-        return PrivateDir(fd, shown)
+        return _verified(fd, shown)
     raise _error(f"{shown}: cannot open the cache folder (it keeps changing)")
 
 
@@ -358,12 +363,7 @@ def open_private(*parts: str, create: bool = True) -> PrivateDir:
         fd = _walk(root, create)
     except OSError as e:
         raise _error(f"{root}: cannot open the cache folder: {e.strerror}") from None
-    try:
-        check_private(root, os.fstat(fd))
-    except BaseException:
-        os.close(fd)
-        raise
-    d = PrivateDir(fd, root)
+    d = _verified(fd, root)
     try:
         for p in parts:
             inner = d.subdir(p, create)
