@@ -153,11 +153,36 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 # Rows whose float result is never a NaN (conversions from integers): nothing to canonicalise.
 NEVER_NAN = frozenset({"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32"})
+
+
+# ptxas (CUDA 13.0.88, -O1 and above, sm_75 to sm_90) miscompiles two branches on the same integer
+# ordering of the same operands that differ only in signedness (`setp.lt.u32 p, a, b; @!p bra L;
+# ... L: setp.lt.s32 q, a, b; @!q bra M`): it threads the second branch under the first, so the
+# second test is skipped wherever the first one failed (a = -7, b = 5 loses its signed flag).
+# Swapping the operands of one of them (`setp.gt.s32 q, b, a`) avoids it only for two registers:
+# ptxas moves a constant to the second operand itself. So the workaround is in the strictness,
+# which no swap changes: unsigned orderings are written non-strict (le/ge), signed ones strict
+# (lt/gt), a comparison of the other strictness as its complement through setp's second
+# destination (docs/backends.md, "A ptxas miscompile of mixed-signedness branches").
+_COMPLEMENT = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def int_setp(cmp: str, ty: str, d: str, a: str, b: str, spare: str) -> str:
+    """`setp.{cmp}.{ty} d, a, b` (ty an integer type: u32, s32, u64, s64) in the shape of its
+    signedness: an unsigned lt/gt or a signed le/ge as `setp.{complement}.{ty} spare|d, a, b`
+    (d = !(a complement b); spare, a predicate, gets the complement)."""
+    if cmp in _COMPLEMENT and (cmp in ("lt", "gt")) != ty.startswith("s"):
+        return f"setp.{_COMPLEMENT[cmp]}.{ty} {spare}|{d}, {a}, {b};"
+    return f"setp.{cmp}.{ty} {d}, {a}, {b};"
+
+
 for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered, u forms unordered
     if _r.op is VOp.SETP:
         assert _r.dtype is not None
         _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
-        NATIVE[_r.key] = (_P, (_k, _k), f"{_r.name} {{d}}, {{a}}, {{b}};")
+        _cmp, _ty = _r.name.split(".")[1:3]
+        _text = f"{_r.name} {{d}}, {{a}}, {{b}};" if _k != _B else int_setp(_cmp, _ty, "{d}", "{a}", "{b}", "{q}")
+        NATIVE[_r.key] = (_P, (_k, _k), _text)
 
 # The value rows (base.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
 # (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
@@ -711,12 +736,13 @@ class PTXRenderer:
             else:  # out of the wave: the lane's own value (the full b, unlike shfl's 5 bits)
                 q, t = self.tmp(_P), self.tmp(_B)
                 if mode is ShuffleMode.XOR:
-                    self.emit(f"xor.b32 {t}, {lane}, {b};", f"setp.lt.u32 {q}, {t}, 32;")
+                    self.emit(f"xor.b32 {t}, {lane}, {b};", int_setp("lt", "u32", q, t, "32", self.tmp(_P)))
                 elif mode is ShuffleMode.UP:
-                    self.emit(f"sub.u32 {t}, {lane}, {b};", f"setp.le.u32 {q}, {b}, {lane};")
+                    self.emit(f"sub.u32 {t}, {lane}, {b};", int_setp("le", "u32", q, b, lane, ""))
                 else:
                     r = self.tmp(_B)
-                    self.emit(f"add.u32 {t}, {lane}, {b};", f"sub.u32 {r}, 32, {lane};", f"setp.lt.u32 {q}, {b}, {r};")
+                    self.emit(f"add.u32 {t}, {lane}, {b};", f"sub.u32 {r}, 32, {lane};")
+                    self.emit(int_setp("lt", "u32", q, b, r, self.tmp(_P)))
                 self.emit(f"selp.b32 {src}, {t}, {lane}, {q};")
             out = self.tmp(_B)
             self.emit(f"shfl.sync.idx.b32 {out}, {x}, {src}, 31, {act};")
@@ -761,10 +787,10 @@ class PTXRenderer:
         self.emit(f"shr.b32 {bit}, {act}, {i};", f"and.b32 {bit}, {bit}, 1;", f"setp.eq.u32 {q}, {bit}, 0;")
         if prefix:
             lt = self.tmp(_P)
-            self.emit(f"setp.ge.u32 {lt}, {i}, %wv_lane;", f"or.pred {q}, {q}, {lt};")
+            self.emit(int_setp("ge", "u32", lt, i, "%wv_lane", ""), f"or.pred {q}, {q}, {lt};")
         self.emit(f"@{q} bra {nxt};")
         self.combine(red, acc, v)
-        self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.lt.u32 {done}, {i}, 32;", f"@{done} bra {top};")
+        self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.ge.u32 {done}, {i}, 32;", f"@!{done} bra {top};")
         return acc
 
     # -- structure
