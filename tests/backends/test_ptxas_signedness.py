@@ -23,12 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import toolchains
 import wavegpu as wg
 from wavegpu.backends import ptx, render
 from wavegpu.isa import ROWS
 from wavegpu.isa.vocabulary import Op
-
-import toolchains
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sass import nvdisasm, parse  # nvdisasm's listing as (address, instruction), branches resolved
@@ -39,7 +38,7 @@ ARCHES = ("sm_75", "sm_90")
 # a constant) in consecutive ifs, for each ordering, the unsigned one first for < and >, second
 # for <= and >=.
 FLAGS = {
-    "python": '''
+    "python": """
 import wavegpu as wg
 
 
@@ -88,7 +87,7 @@ def flags(v: wg.i32[:], out: wg.u32[:]):
     if wg.u32(h) >= 2:
         f |= 32768
     out[i] = f
-''',
+""",
     "rust": """
 use wave::*;
 
@@ -398,6 +397,12 @@ def test_no_helper_tests_the_same_operands_with_both_signednesses() -> None:
     assert orderings > 100  # the check read them
 
 
+def _renumbered(listing: str) -> str:
+    """A SASS listing with its predicate registers renamed in the order of their first use."""
+    names: dict[str, str] = {}
+    return re.sub(r"\bP\d\b", lambda m: names.setdefault(m.group(), f"P{len(names)}"), listing)
+
+
 @pytest.mark.toolchain
 def test_a_complement_compiles_to_the_comparison(tmp_path: Path) -> None:
     """`setp.ge.u32 t|d, a, b` is `setp.lt.u32 d, a, b` to ptxas: the four complemented rows give
@@ -408,12 +413,12 @@ def test_a_complement_compiles_to_the_comparison(tmp_path: Path) -> None:
     assert all("|" in line for line in ours)
     listings = []
     for n, lines in enumerate((plain, ours)):
-        body = "".join(f"\t{s}\n\tselp.b32 %r4, 1, 0, %p{i};\n\tst.global.u32 [%rd4+{4 * i}], %r4;\n" for i, s in enumerate(lines))
+        body = "".join(
+            f"\t{s}\n\tselp.b32 %r4, 1, 0, %p{i};\n\tst.global.u32 [%rd4+{4 * i}], %r4;\n" for i, s in enumerate(lines)
+        )
         text = COMPARE.format(arch="sm_90", body=body)
         (tmp_path / str(n)).mkdir()
-        listing = "\n".join(t for _, t in _sass(text, "sm_90", "k", tmp_path / str(n)))
-        names: dict[str, str] = {}  # predicate registers renamed in order of first use
-        listings.append(re.sub(r"\bP\d\b", lambda m: names.setdefault(m.group(), f"P{len(names)}"), listing))
+        listings.append(_renumbered("\n".join(t for _, t in _sass(text, "sm_90", "k", tmp_path / str(n)))))
     assert listings[0] == listings[1]
     assert listings[0].count("ISETP") == 4
 
@@ -438,7 +443,9 @@ def test_every_comparison_runs_on_every_path_in_sass(lang: str, arch: str, tmp_p
     every path to the store: no test is threaded under the other signedness's branch."""
     body = _sass(_ptx(lang, arch), arch, "flags", tmp_path)
     got = fewest_tests(body)
-    assert got == {"s": PAIRS, "u": PAIRS}, f"fewest tests on a path to the store: {got}\n" + "\n".join(t for _, t in body)
+    assert got == {"s": PAIRS, "u": PAIRS}, f"fewest tests on a path to the store: {got}\n" + "\n".join(
+        t for _, t in body
+    )
 
 
 @pytest.mark.toolchain
