@@ -23,14 +23,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import toolchains
 import wavegpu as wg
 from wavegpu.backends import ptx, render
 from wavegpu.isa import ROWS
 from wavegpu.isa.vocabulary import Op
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script too
 from test_sass import nvdisasm, parse  # nvdisasm's listing as (address, instruction), branches resolved
+
+import toolchains
 
 ARCHES = ("sm_75", "sm_90")
 
@@ -491,3 +493,97 @@ def test_the_path_count_on_a_known_listing() -> None:
     assert _successors(body)[2] == [5, 3]
     loop = [(0, "ISETP.LT.AND P0, PT, R0, R1, PT"), (16, "@P0 BRA @0"), (32, "STG.E [R2], R0"), (48, "EXIT")]
     assert fewest_tests(loop) == {"s": 1, "u": 0}
+
+
+# ------------------------------------------------------------------ the characterisation
+# Run as a script to test every pair of a signed and an unsigned ordering through ptxas, as
+# written (`raw`) or in int_setp's shapes (`ours`), of two registers or of a register and a
+# constant, in straight code, apart (other code between), in a loop, or with the branches taken on
+# true (docs/backends.md lists what it printed):
+#     .venv/bin/python tests/backends/test_ptxas_signedness.py sm_90 raw const loop -O3
+PROBE = """.version 7.8
+.target {arch}
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 in)
+{{
+	.reg .b32 %r<16>;
+	.reg .pred %p<8>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u64 %rd2, [in];
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd3, %r1, 8;
+	add.s64 %rd4, %rd2, %rd3;
+	ld.global.u32 %r2, [%rd4];
+	ld.global.u32 %r3, [%rd4+4];
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd5, %rd1, %rd3;
+	mov.b32 %r4, 0;
+	mov.b32 %r5, 0;
+	mov.b32 %r6, 5;
+{body}	st.global.u32 [%rd5], %r4;
+	ret;
+}}
+"""
+_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
+
+
+def _probe_body(pair: tuple[tuple[str, str, bool], ...], shapes: str, operand: str, context: str) -> str:
+    out = ""
+    for n, (sign, cmp, swapped) in enumerate(pair, 1):
+        a, b = "%r2", "%r3" if operand == "reg" else "%r6"
+        x, y = (b, a) if swapped else (a, b)
+        ty = f"{sign}32"
+        line = (
+            f"setp.{cmp}.{ty} %p{n}, {x}, {y};"
+            if shapes == "raw"
+            else ptx.int_setp(cmp, ty, f"%p{n}", x, y, f"%p{n + 4}")
+        )
+        branch = f"@%p{n} bra L{n};\n\tbra S{n};\nL{n}:\n" if context == "taken" else f"@!%p{n} bra S{n};\n"
+        out += f"\t{line}\n\t{branch}\tor.b32 %r4, %r4, {n};\nS{n}:\n"
+        if context == "apart" and n == 1:
+            out += "\tmul.lo.u32 %r7, %r2, %r3;\n\tst.global.u32 [%rd5+4], %r7;\n\tadd.u32 %r2, %r2, %r7;\n"
+    if context == "loop":  # ten rounds, the values stepped: both tests in every round
+        out = f"LOOP:\n{out}\tadd.u32 %r2, %r2, 3;\n\tadd.u32 %r5, %r5, 1;\n\tsetp.ne.u32 %p3, %r5, 10;\n\t@%p3 bra LOOP;\n"
+    return out
+
+
+def characterise(arch: str, shapes: str, operand: str, context: str, opt: str) -> tuple[int, list[str]]:
+    """(pairs tried, the pairs whose SASS skips a test on some path to the store)."""
+    import itertools
+    import tempfile
+
+    seen: dict[str, dict[str, int]] = {}
+    bad = []
+    cmps = ("lt", "le", "gt", "ge")
+    pairs = [
+        ((s1, c1, w1), (s2, c2, w2))
+        for s1, s2 in (("u", "s"), ("s", "u"))
+        for c1, c2, w1, w2 in itertools.product(cmps, cmps, (False, True), (False, True))
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for pair in pairs:
+            text = PROBE.format(arch=arch, body=_probe_body(pair, shapes, operand, context))
+            if text not in seen:
+                tool = toolchains.ptxas().path
+                assert tool
+                (Path(d) / "k.ptx").write_text(text)
+                subprocess.run([tool, f"-arch={arch}", opt, f"{d}/k.ptx", "-o", f"{d}/k.cubin"], check=True)
+                listing = subprocess.run(
+                    [nvdisasm() or "nvdisasm", "-c", f"{d}/k.cubin"], capture_output=True, text=True
+                )
+                seen[text] = fewest_tests(parse(listing.stdout, "k"))
+            if min(seen[text].values()) < 1:
+                bad.append(" ; ".join(f"{s}.{c}({'b,a' if w else 'a,b'})" for s, c, w in pair) + f"  {seen[text]}")
+    return len(pairs), bad
+
+
+if __name__ == "__main__":
+    if toolchains.ptxas().path is None or nvdisasm() is None:
+        sys.exit("needs ptxas (CUDA 13.0) and nvdisasm")
+    arch, shapes, operand, context, opt = (sys.argv[1:] + ["sm_90", "raw", "reg", "plain", "-O3"][len(sys.argv) - 1 :])[
+        :5
+    ]
+    n, bad = characterise(arch, shapes, operand, context, opt)
+    print(f"{arch} {shapes} {operand} {context} {opt}: {len(bad)} of {n} pairs skip a test")
+    print("\n".join("  " + b for b in bad))
