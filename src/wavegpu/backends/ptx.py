@@ -163,7 +163,10 @@ NEVER_NAN = frozenset({"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32
 # ptxas moves a constant to the second operand itself. So the workaround is in the strictness,
 # which no swap changes: unsigned orderings are written non-strict (le/ge), signed ones strict
 # (lt/gt), a comparison of the other strictness as its complement through setp's second
-# destination (docs/backends.md, "A ptxas miscompile of mixed-signedness branches").
+# destination (docs/backends.md, "A ptxas miscompile of mixed-signedness branches"). The
+# backend's own tests keep their shapes: the shuffles' bounds feed a selp, not a branch, and the
+# lane loops test their own counter, which no user comparison reads (ptxas unrolls those loops
+# only as `setp.lt.u32 p, i, 32; @p bra`: a complement there kept them rolled).
 _COMPLEMENT = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 
 
@@ -736,13 +739,12 @@ class PTXRenderer:
             else:  # out of the wave: the lane's own value (the full b, unlike shfl's 5 bits)
                 q, t = self.tmp(_P), self.tmp(_B)
                 if mode is ShuffleMode.XOR:
-                    self.emit(f"xor.b32 {t}, {lane}, {b};", int_setp("lt", "u32", q, t, "32", self.tmp(_P)))
+                    self.emit(f"xor.b32 {t}, {lane}, {b};", f"setp.lt.u32 {q}, {t}, 32;")
                 elif mode is ShuffleMode.UP:
-                    self.emit(f"sub.u32 {t}, {lane}, {b};", int_setp("le", "u32", q, b, lane, ""))
+                    self.emit(f"sub.u32 {t}, {lane}, {b};", f"setp.le.u32 {q}, {b}, {lane};")
                 else:
                     r = self.tmp(_B)
-                    self.emit(f"add.u32 {t}, {lane}, {b};", f"sub.u32 {r}, 32, {lane};")
-                    self.emit(int_setp("lt", "u32", q, b, r, self.tmp(_P)))
+                    self.emit(f"add.u32 {t}, {lane}, {b};", f"sub.u32 {r}, 32, {lane};", f"setp.lt.u32 {q}, {b}, {r};")
                 self.emit(f"selp.b32 {src}, {t}, {lane}, {q};")
             out = self.tmp(_B)
             self.emit(f"shfl.sync.idx.b32 {out}, {x}, {src}, 31, {act};")
@@ -787,10 +789,10 @@ class PTXRenderer:
         self.emit(f"shr.b32 {bit}, {act}, {i};", f"and.b32 {bit}, {bit}, 1;", f"setp.eq.u32 {q}, {bit}, 0;")
         if prefix:
             lt = self.tmp(_P)
-            self.emit(int_setp("ge", "u32", lt, i, "%wv_lane", ""), f"or.pred {q}, {q}, {lt};")
+            self.emit(f"setp.ge.u32 {lt}, {i}, %wv_lane;", f"or.pred {q}, {q}, {lt};")
         self.emit(f"@{q} bra {nxt};")
         self.combine(red, acc, v)
-        self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.ge.u32 {done}, {i}, 32;", f"@!{done} bra {top};")
+        self.emit(f"{nxt}:", f"add.u32 {i}, {i}, 1;", f"setp.lt.u32 {done}, {i}, 32;", f"@{done} bra {top};")
         return acc
 
     # -- structure
