@@ -5,10 +5,11 @@ works on typed temporaries (`%f` f32, `%fd` f64, `%rd` b64, `%t` b32, `%q` pred)
 `mov` bitcasts, and float results are canonicalised (NaN -> 0x7FFFFFFF) before they land in a
 register. Rows whose PTX instruction has exactly the emulator's semantics are emitted inline
 (integer arithmetic with PTX's shift clamping, `.rn` float arithmetic, which never contracts
-into fma, `div.rn`/`sqrt.rn`, comparisons with PTX's ordered/unordered forms). The other rows
-(integer division rules, transcendentals, f16/bf16 arithmetic, saturating conversions) call
-`.func` helpers generated once from the C prelude by nvcc (`ptx_helpers.ptx`, rebuilt by
-`tools/gen_ptx_helpers.py`), so they compute what the C backends compute.
+into fma, `div.rn`/`sqrt.rn`, comparisons with PTX's ordered/unordered forms, integer orderings
+in `int_setp`'s shapes). The other rows (integer division rules, transcendentals, f16/bf16
+arithmetic, saturating conversions) call `.func` helpers generated once from the C prelude by
+nvcc (`ptx_helpers.ptx`, rebuilt by `tools/gen_ptx_helpers.py`), so they compute what the C
+backends compute.
 
 Control flow: structured regions become labels and branches. Each region keeps its own active
 mask (WAVE's active set for the threads in it): an `if` splits the mask by `vote.sync.ballot`,
@@ -173,7 +174,7 @@ _COMPLEMENT = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 def int_setp(cmp: str, ty: str, d: str, a: str, b: str, spare: str) -> str:
     """`setp.{cmp}.{ty} d, a, b` (ty an integer type: u32, s32, u64, s64) in the shape of its
     signedness: an unsigned lt/gt or a signed le/ge as `setp.{complement}.{ty} spare|d, a, b`
-    (d = !(a complement b); spare, a predicate, gets the complement)."""
+    (spare, a predicate, receives `a complement b` and d its negation, the comparison asked for)."""
     if cmp in _COMPLEMENT and (cmp in ("lt", "gt")) != ty.startswith("s"):
         return f"setp.{_COMPLEMENT[cmp]}.{ty} {spare}|{d}, {a}, {b};"
     return f"setp.{cmp}.{ty} {d}, {a}, {b};"
