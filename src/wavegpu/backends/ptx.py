@@ -5,10 +5,11 @@ works on typed temporaries (`%f` f32, `%fd` f64, `%rd` b64, `%t` b32, `%q` pred)
 `mov` bitcasts, and float results are canonicalised (NaN -> 0x7FFFFFFF) before they land in a
 register. Rows whose PTX instruction has exactly the emulator's semantics are emitted inline
 (integer arithmetic with PTX's shift clamping, `.rn` float arithmetic, which never contracts
-into fma, `div.rn`/`sqrt.rn`, comparisons with PTX's ordered/unordered forms). The other rows
-(integer division rules, transcendentals, f16/bf16 arithmetic, saturating conversions) call
-`.func` helpers generated once from the C prelude by nvcc (`ptx_helpers.ptx`, rebuilt by
-`tools/gen_ptx_helpers.py`), so they compute what the C backends compute.
+into fma, `div.rn`/`sqrt.rn`, comparisons with PTX's ordered/unordered forms, integer orderings
+in `int_setp`'s shapes). The other rows (integer division rules, transcendentals, f16/bf16
+arithmetic, saturating conversions) call `.func` helpers generated once from the C prelude by
+nvcc (`ptx_helpers.ptx`, rebuilt by `tools/gen_ptx_helpers.py`), so they compute what the C
+backends compute.
 
 Control flow: structured regions become labels and branches. Each region keeps its own active
 mask (WAVE's active set for the threads in it): an `if` splits the mask by `vote.sync.ballot`,
@@ -154,11 +155,39 @@ NATIVE: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 # Rows whose float result is never a NaN (conversions from integers): nothing to canonicalise.
 NEVER_NAN = frozenset({"cvt.f32.s32", "cvt.f32.u32", "cvt.f64.s32", "cvt.f64.u32"})
+
+
+# ptxas (CUDA 13.0.88, -O1 and above, sm_75 to sm_90) miscompiles two branches on the same integer
+# ordering of the same operands that differ only in signedness (`setp.lt.u32 p, a, b; @!p bra L;
+# ... L: setp.lt.s32 q, a, b; @!q bra M`): it threads the second branch under the first, so the
+# second test is skipped wherever the first one failed (a = -7, b = 5 loses its signed flag).
+# Swapping the operands of one of them (`setp.gt.s32 q, b, a`) avoids it only for two registers:
+# ptxas moves a constant to the second operand itself. So the workaround is in the strictness,
+# which no swap changes: unsigned orderings are written non-strict (le/ge), signed ones strict
+# (lt/gt), a comparison of the other strictness as its complement through setp's second
+# destination (docs/backends.md, "A ptxas miscompile of mixed-signedness branches"). The
+# backend's own tests keep their shapes: the shuffles' bounds feed a selp, not a branch, and the
+# lane loops test their own counter, which no user comparison reads (ptxas unrolls those loops
+# only as `setp.lt.u32 p, i, 32; @p bra`: a complement there kept them rolled).
+_COMPLEMENT = {"lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def int_setp(cmp: str, ty: str, d: str, a: str, b: str, spare: str) -> str:
+    """`setp.{cmp}.{ty} d, a, b` (ty an integer type: u32, s32, u64, s64) in the shape of its
+    signedness: an unsigned lt/gt or a signed le/ge as `setp.{complement}.{ty} spare|d, a, b`
+    (spare, a predicate, receives `a complement b` and d its negation, the comparison asked for)."""
+    if cmp in _COMPLEMENT and (cmp in ("lt", "gt")) != ty.startswith("s"):
+        return f"setp.{_COMPLEMENT[cmp]}.{ty} {spare}|{d}, {a}, {b};"
+    return f"setp.{cmp}.{ty} {d}, {a}, {b};"
+
+
 for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered, u forms unordered
     if _r.op is VOp.SETP:
         assert _r.dtype is not None
         _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
-        NATIVE[_r.key] = (_P, (_k, _k), f"{_r.name} {{d}}, {{a}}, {{b}};")
+        _cmp, _ty = _r.name.split(".")[1:3]
+        _text = f"{_r.name} {{d}}, {{a}}, {{b}};" if _k != _B else int_setp(_cmp, _ty, "{d}", "{a}", "{b}", "{q}")
+        NATIVE[_r.key] = (_P, (_k, _k), _text)
 
 # The value rows (base.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
 # (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
