@@ -17,3 +17,15 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 def pytest_addoption(parser):  # type: ignore[no-untyped-def]
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files for review")
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Tests marked `slow` (minutes each) run only with WAVEGPU_SLOW=1."""
+    if os.environ.get("WAVEGPU_SLOW") == "1":
+        return
+    import pytest
+
+    skip = pytest.mark.skip(reason="slow (minutes): run with WAVEGPU_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
