@@ -412,7 +412,7 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
-def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int) -> None:
+def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
     """The Rust emulator and ours on the same .wbin, same inputs, this sitting (module docstring)."""
     import subprocess
 
@@ -429,14 +429,17 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int)
     if bins is None:
         print(f"  Rust: not measured (no built wave-asm and wave-emu under {root}); ours on its kernels only")
     cases = rust_cases(root, gemm_sizes, vadd_sizes)
+    if only:
+        cases = [c for c in cases if c.name.split()[0] in only.split(",")]
     cores = os.cpu_count() or 1
     head = (
         f"{'kernel':26} {'Rust':>9} {'ours 1 thr':>10} {'Rust/ours':>9} {f'ours {cores} thr':>10} "
         f"{'Rust/ours':>9} {'1st call':>9}  same result"
     )
+    wbin_from = "the .wbin its wave-asm wrote" if bins else "its source, by our assembler"
     print(f"  Rust: wave-emu as a whole process, median of {repeat}; ours: wg.emulate(engine='compiled') in "
-          f"process on the .wbin its wave-asm wrote, best of {repeat}; '1st call': ours, translation "
-          "compiled in it unless '(cached)'")  # fmt: skip
+          f"process on {wbin_from}, best of {repeat}; '1st call': ours, translation compiled in it "
+          "unless '(cached)'")  # fmt: skip
     print(head)
     print("-" * len(head))
     tmp = Path(tempfile.mkdtemp(prefix="wave-rust-"))
@@ -532,11 +535,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", action="store_true", help="add the 1024^3 GEMMs (slow on the NumPy engine)")
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--rust-only", action="store_true", help="only the side-by-side table with the Rust emulator")
+    ap.add_argument("--rust-kernels", default="", help="comma-separated kernel names for that table (default: all)")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
     if opts.rust_only:
-        rust_side_by_side(rust_gemm, rust_vadd, opts.repeat)
+        rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
         return
     sizes = [16, 20] if opts.quick else [16, 20, 24]
     gemm = [128, 256] if opts.quick else [128, 256, 512] + ([1024] if opts.big else [])
@@ -574,7 +578,7 @@ def main(argv: list[str] | None = None) -> None:
         ]
         flag = "" if same and ok else "  MISMATCH" if not same else "  WRONG"
         print(" ".join(cols) + flag)
-    rust_side_by_side(rust_gemm, rust_vadd, opts.repeat)
+    rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
     if not opts.no_latency:
         latency()
 
