@@ -30,7 +30,6 @@ class CompileFailed(Exception):
 
 
 _FAILED: dict[str, str] = {}  # translation key -> why it failed (not retried in this process)
-_READY: set[str] = set()  # translation keys compiled for the driver's argument types
 
 
 def one_line(e: BaseException) -> str:
@@ -82,16 +81,16 @@ def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
 
 def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):  # type: ignore[no-untyped-def]
     """`runner`, compiled for these arguments' types by a call that runs no workgroup, here on
-    the calling thread (so that no worker thread compiles, and any failure is CompileFailed)."""
+    the calling thread (so that no worker thread compiles, and any failure is CompileFailed).
+    Made on every launch: once compiled for these types, it costs a dispatch and a few small
+    allocations."""
     run = runner(k, shape)
-    key = translation_key(k, shape)
-    if key not in _READY:
-        try:
-            run(0, 0, *common, False, np.zeros(4, dtype=np.int64))
-        except Exception as e:  # numba's errors, RecursionError in its passes, LLVM's
-            _FAILED[key] = one_line(e)
-            raise CompileFailed(_FAILED[key]) from e
-        _READY.add(key)
+    try:
+        run(0, 0, *common, False, np.zeros(4, dtype=np.int64))
+    except Exception as e:  # numba's errors, RecursionError in its passes, LLVM's
+        key = translation_key(k, shape)
+        _FAILED[key] = one_line(e)
+        raise CompileFailed(_FAILED[key]) from e
     return run
 
 
