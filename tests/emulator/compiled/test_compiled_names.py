@@ -93,3 +93,24 @@ def test_the_rows_use_no_local_names() -> None:
     for key, expr in EXPR.items():
         names = {n.id for n in ast.walk(ast.parse(expr.format("a0", "a1", "a2", "a3"))) if isinstance(n, ast.Name)}
         assert not {n for n in names if is_local(n)}, key
+
+
+def test_long_loop_bodies_run_in_lockstep() -> None:
+    """A loop body longer than LANE_LOOP_MAX (unrolled loads and arithmetic, no store) is not one
+    lane-by-lane function (numba's SSA lookups would walk all its blocks, as in SEGMENT_MAX's
+    RecursionError); a short one still is."""
+    from wavegpu.emulator.compiled.codegen import LANE_LOOP_MAX
+
+    def kernel(n: int) -> wg.Kernel:
+        body = []
+        for i in range(n // 2):
+            body += [f"    ld.global.b32 r3, [r0+{4 * (i % 64)}]", "    add.u32 r2, r2, r3"]
+        src = "\n".join(
+            [".kernel k", ".param a, buffer, u32", ".workgroup_size 32, 1, 1", "    mov.b32 r1, 0",
+             "    mov.b32 r2, 0", "    loop", *body, "    add.u32 r1, r1, 1", "    setp.ge.u32 p0, r1, 4",
+             "    break p0", "    endloop", "    st.global.b32 [r0], r2", "    ret"]
+        )  # fmt: skip
+        return wg.assemble(src).kernels[0]
+
+    assert "it = 0" in generate(kernel(LANE_LOOP_MAX - 8), Shape(32, (32, 1, 1)))
+    assert "it = 0" not in generate(kernel(LANE_LOOP_MAX + 8), Shape(32, (32, 1, 1)))

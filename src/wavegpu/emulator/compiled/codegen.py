@@ -47,6 +47,9 @@ is assigned more than once: a long unrolled body (examples/sgemm_blocked: 1,000 
 `if` per access) made it recurse past Python's limit after minutes (RecursionError). Cut into
 lane loops of bounded length (each its own function in an outlined kernel), the depth and the
 cost per function are bounded."""
+LANE_LOOP_MAX = 4 * SEGMENT_MAX
+"""The longest loop body run lane by lane (`Gen.lane_by_lane`): its locals live across the whole
+body, so numba's SSA lookups walk all of its blocks (see SEGMENT_MAX)."""
 OUTLINE_ARGS = (
     "R", "P", "act", "L", "W", "gm8", "gm16", "gm32", "dsize", "cm8", "cm16", "cm32", "csize", "lm8", "lm16",
     "lm32", "rs", "re", "own_lo", "own_hi", "hint_lo", "hint_hi", "nb", "budget", "status", "wg", "cx", "cy",
@@ -727,8 +730,12 @@ class Gen:
     def lane_by_lane(self, pc: int) -> bool:
         """Whether loop `pc` can run each lane round on its own: an innermost loop of value
         rows, loads, ifs, breaks and continues (no store, atomic, wave operation, barrier or ret:
-        nothing that writes memory, reads another lane, or depends on the lanes' order)."""
+        nothing that writes memory, reads another lane, or depends on the lanes' order), of at
+        most LANE_LOOP_MAX instructions (its body is one function numba cannot cut: a longer one
+        runs in lockstep, cut into lane loops of SEGMENT_MAX)."""
         end = self.nest.match[pc][1]
+        if end - pc - 1 > LANE_LOOP_MAX:
+            return False
         for inst in self.k.instructions[pc + 1 : end]:
             spec = inst.spec
             if spec.op is Op.LD or kind_of(spec) == "value":
