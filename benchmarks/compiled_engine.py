@@ -1,13 +1,23 @@
 """The compiled engine against the NumPy engine, NumPy itself and our OpenCL output on the host's
-OpenCL CPU runtime (issue 16), with the Rust emulator's figures quoted from the issue.
+OpenCL CPU runtime (issue 16), and side by side with the Rust toolchain's emulator on its own CI
+kernels when the Rust toolchain is present.
 
-    python benchmarks/compiled_engine.py [--quick] [--repeat N] [--big]
-    python benchmarks/emulator.py --compiled ...   (the same table)
+    python benchmarks/compiled_engine.py [--quick] [--repeat N] [--big] [--rust-only]
+    python benchmarks/emulator.py --compiled ...   (the first table)
 
 Times are the best of `--repeat` runs after a warm-up (which also translates the kernel), around
 `wg.emulate` (memory copy included) or the NumPy expression; OpenCL is kernel time: enqueue to
 finish with the buffers already on the device, measured after all emulator figures (Intel's runtime
 leaves worker threads spinning after a kernel). `--big` adds SGEMM 1024^3 (minutes on NumPy).
+
+The Rust table (`rust_side_by_side`): WAVEGPU_RUST_WAVE names a checkout of the Rust toolchain
+(github.com/Oabraham1/wave, built as docs/performance.md says; never part of this repository).
+Its `wave-asm` assembles each kernel of its `tests/ci/kernels` to a `.wbin`; its `wave-emu` runs
+that file as a whole process, and ours runs the same kernel in this process (its `.wbin`, or,
+where that is in the Rust toolchain's own format, the same source by our assembler;
+`engine="compiled"`, one thread and all threads), in the same sitting, with the same inputs,
+and the results are compared. Whatever cannot be run is printed as "not measured": no figure
+here is quoted from anywhere.
 """
 
 from __future__ import annotations
@@ -28,16 +38,6 @@ import wavegpu as wg
 HERE = Path(__file__).resolve().parent
 EX = HERE.parent / "examples"
 KERNELS = HERE / "kernels"
-
-# wave-emu (the Rust emulator) on this 2-core machine, from issue 16's table: the Rust toolchain
-# cannot be built here, so these are quoted, not measured
-RUST = {
-    "vector add 2^20": 0.095,
-    "vector add 2^24": 1.52,
-    "blocked SGEMM 256^3": 0.120,
-    "blocked SGEMM 1024^3": 7.08,
-    "GEMM+bias+ReLU f16 256^3": 0.135,
-}
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -289,13 +289,264 @@ def latency() -> None:
     )
 
 
+# ------------------------------------------------------------------ side by side with the Rust emulator
+RUST_ENV = "WAVEGPU_RUST_WAVE"
+RUST_GEMMS = ("gemm_blocked", "gemm_bias_relu", "gemm_bias_gelu", "gemm_blocked_f16", "gemm_bias_relu_f16")
+VADD_N = """; c[i] = a[i] + b[i], one element per thread (r0 = a, r1 = b, r2 = c: byte offsets)
+.kernel vadd_n
+.registers 16
+.workgroup_size 256, 1, 1
+    mov_sr r4, sr_thread_id_x
+    mov_sr r5, sr_workgroup_id_x
+    mov_sr r6, sr_workgroup_size_x
+    imul r7, r5, r6
+    iadd r7, r7, r4
+    mov_imm r8, 4
+    imul r7, r7, r8
+    iadd r9, r7, r0
+    device_load_u32 r10, r9
+    iadd r9, r7, r1
+    device_load_u32 r11, r9
+    fadd r10, r10, r11
+    iadd r9, r7, r2
+    device_store_u32 r9, r10
+    halt
+.end
+"""
+"""A vector add in the Rust toolchain's flat dialect (its CI's vector adds have fixed sizes)."""
+
+
+class RustCase:
+    """A kernel in the Rust toolchain's dialect with its launch: both emulators get the same."""
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        grid: tuple[int, int, int],
+        workgroup: tuple[int, int, int],
+        regs: list[int],
+        size: int,
+        inputs: list[tuple[int, np.ndarray]],
+        out: tuple[int, int],
+    ):
+        self.name, self.source, self.grid, self.workgroup = name, source, grid, workgroup
+        self.regs, self.size, self.inputs, self.out = regs, size, inputs, out
+
+    def memory(self) -> np.ndarray:
+        mem = np.zeros(self.size, np.uint8)
+        for off, data in self.inputs:
+            raw = np.ascontiguousarray(data).view(np.uint8).ravel()
+            mem[off : off + raw.size] = raw
+        return mem
+
+
+def rust_cases(root: Path, gemm_sizes: list[int], vadd_sizes: list[int]) -> list[RustCase]:
+    """The Rust toolchain's CI GEMM kernels (its tests/ci/kernels, launched as its CI script
+    launches them: 16x16 threads per 128x128 tile, arguments in r0-r5) and a vector add."""
+    rng = np.random.default_rng(42)
+    cases = []
+    for n in vadd_sizes:
+        a = rng.uniform(-1, 1, n).astype(np.float32)
+        b = rng.uniform(-1, 1, n).astype(np.float32)
+        cases.append(
+            RustCase(
+                f"vadd_n 2^{n.bit_length() - 1}",
+                VADD_N,
+                (n // 256, 1, 1),
+                (256, 1, 1),
+                [0, 4 * n, 8 * n],
+                12 * n,
+                [(0, a), (4 * n, b)],
+                (8 * n, 4 * n),
+            )
+        )
+    for name in RUST_GEMMS:
+        path = root / "tests" / "ci" / "kernels" / f"{name}.wave"
+        if not path.is_file():
+            continue
+        f16 = name.endswith("_f16")
+        bias = "bias" in name
+        for n in gemm_sizes:
+            elt = 2 if f16 else 4
+            dt = np.float16 if f16 else np.float32
+            a = rng.uniform(-1, 1, (n, n)).astype(dt)
+            b = rng.uniform(-1, 1, (n, n)).astype(dt)
+            off_b = n * n * elt
+            inputs = [(0, a), (off_b, b)]
+            if bias:
+                off_bias = 2 * n * n * elt
+                off_c = off_bias + 4 * n
+                inputs.append((off_bias, rng.uniform(-1, 1, n).astype(np.float32)))
+                regs = [0, off_b, off_bias, off_c, n, n]
+            else:
+                off_c = 2 * n * n * elt
+                regs = [0, off_b, off_c, n, n, n]
+            size = off_c + n * n * elt + 4096
+            cases.append(
+                RustCase(
+                    f"{name} {n}^3",
+                    path.read_text(),
+                    (n // 128, n // 128, 1),
+                    (16, 16, 1),
+                    regs,
+                    size,
+                    inputs,
+                    (off_c, n * n * elt),
+                )
+            )
+    return cases
+
+
+def rust_binaries(root: Path) -> tuple[Path, Path] | None:
+    """(wave-asm, wave-emu) of a built checkout (each crate's target/release), or in `root` itself."""
+    for asm, emu in (
+        (root / "wave-asm" / "target" / "release" / "wave-asm", root / "wave-emu" / "target" / "release" / "wave-emu"),
+        (root / "wave-asm", root / "wave-emu"),
+    ):
+        if asm.is_file() and emu.is_file() and os.access(emu, os.X_OK):
+            return asm, emu
+    return None
+
+
+def _median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
+    """The Rust emulator and ours on the same .wbin, same inputs, this sitting (module docstring)."""
+    import subprocess
+
+    from wavegpu.emulator.compiled.codegen import Shape
+    from wavegpu.emulator.compiled.engine import cached
+
+    env_root = os.environ.get(RUST_ENV)
+    root = Path(env_root) if env_root else None
+    bins = rust_binaries(root) if root else None
+    print(f"\nSide by side with the Rust toolchain's emulator ({RUST_ENV}={env_root or '(unset)'})")
+    if root is None or not root.is_dir():
+        print(f"  not measured: set {RUST_ENV} to a checkout of github.com/Oabraham1/wave (docs/performance.md)")
+        return
+    if bins is None:
+        print(f"  Rust: not measured (no built wave-asm and wave-emu under {root}); ours on its kernels only")
+    cases = rust_cases(root, gemm_sizes, vadd_sizes)
+    if only:
+        cases = [c for c in cases if c.name.split()[0] in only.split(",")]
+    cores = os.cpu_count() or 1
+    head = (
+        f"{'kernel':26} {'Rust':>9} {'ours 1 thr':>10} {'Rust/ours':>9} {f'ours {cores} thr':>10} "
+        f"{'Rust/ours':>9} {'1st call':>9}  same result"
+    )
+    wbin_from = "the .wbin its wave-asm wrote" if bins else "its source, by our assembler"
+    print(f"  Rust: wave-emu as a whole process, median of {repeat}; ours: wg.emulate(engine='compiled') in "
+          f"process on {wbin_from}, best of {repeat}; '1st call': ours, translation compiled in it "
+          "unless '(cached)'")  # fmt: skip
+    print(head)
+    print("-" * len(head))
+    tmp = Path(tempfile.mkdtemp(prefix="wave-rust-"))
+    refused = 0
+    try:
+        for c in cases:
+            src = tmp / f"{c.name.split()[0]}.wave"
+            src.write_text(c.source)
+            note = ""
+            prog = None
+            wbin = tmp / f"{c.name.split()[0]}.wbin"
+            if bins is not None:
+                r = subprocess.run([str(bins[0]), str(src), "-o", str(wbin)], capture_output=True, text=True)
+                if r.returncode == 0:
+                    try:
+                        prog = wg.load(wbin)
+                    except wg.WaveError:  # its own binary format (magic WAVE): the same source, ours assembled
+                        refused += 1
+                else:
+                    note = f"  (its wave-asm failed: {r.stderr.strip()[:80]})"
+            if prog is None:
+                prog = wg.assemble(c.source, src.name)
+            mem = c.memory()
+            k = prog.kernels[0]
+            kw = dict(grid=c.grid, workgroup=c.workgroup, memory=mem, args=c.regs, engine="compiled")
+            was_cached = cached(dataclasses_replace_none(k), Shape(32, c.workgroup))
+            t = time.perf_counter()
+            try:
+                ours = wg.emulate(k, **kw)  # type: ignore[arg-type]
+            except wg.WaveError as e:
+                print(f"{c.name:26} ours: not measured ({e})")
+                continue
+            first = time.perf_counter() - t
+            os.environ["WAVEGPU_THREADS"] = "1"
+            try:
+                t_one = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
+            finally:
+                del os.environ["WAVEGPU_THREADS"]
+            t_all = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
+            rust_t: float | None = None
+            same = "not compared"
+            if bins is not None and wbin.is_file():
+                cmd = [str(bins[1]), str(wbin), "--grid", ",".join(map(str, c.grid)),
+                       "--workgroup", ",".join(map(str, c.workgroup)), "--device-memory", str(c.size)]  # fmt: skip
+                for i, (off, data) in enumerate(c.inputs):
+                    f = tmp / f"in{i}.bin"
+                    np.ascontiguousarray(data).tofile(f)
+                    cmd += ["--arg", f"{off}:{f}"]
+                for i, v in enumerate(c.regs):
+                    cmd += ["--set-reg", f"{i}:{v}"]
+                off, nbytes = c.out
+                r = subprocess.run([*cmd, "--dump-u32", f"{off}:{nbytes // 4}"], capture_output=True, text=True)
+                if r.returncode != 0:
+                    same = f"Rust failed: {r.stderr.strip()[:60]}"
+                else:
+                    theirs = np.array([int(float(x)) for x in r.stdout.split()], dtype=np.uint64).astype(np.uint32)
+                    mine = ours.memory[off : off + nbytes].view(np.uint32)
+                    diff = int(np.count_nonzero(theirs != mine)) if theirs.size == mine.size else -1
+                    same = "bit-identical" if diff == 0 else f"{diff} of {mine.size} words differ"
+                    times = []
+                    for _ in range(repeat):
+                        t = time.perf_counter()
+                        subprocess.run(cmd, capture_output=True, check=True)
+                        times.append(time.perf_counter() - t)
+                    rust_t = _median(times)
+            ms = lambda x: f"{x * 1e3:8.1f}ms"  # noqa: E731
+            nm = f"{'not meas.':>9}"
+            cols = [
+                f"{c.name:26}",
+                ms(rust_t) if rust_t else nm,
+                f" {ms(t_one)}",
+                f"{rust_t / t_one:8.1f}x" if rust_t else nm,
+                f" {ms(t_all)}",
+                f"{rust_t / t_all:8.1f}x" if rust_t else nm,
+                f"{first:8.2f}s" + (" (cached)" if was_cached else ""),
+                f" {same}{note}",
+            ]
+            print(" ".join(cols))
+        if refused:
+            print(f"  ({refused} of its .wbin files are in its own format, which our reader refuses: ours ran the same")
+            print("  source assembled by our assembler, which reads its dialect; both ran the same kernel and launch)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
+    """The kernel as `emulate` translates it when the launch gives the workgroup (no hint)."""
+    import dataclasses
+
+    return dataclasses.replace(k, workgroup_size=None)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big", action="store_true", help="add the 1024^3 GEMMs (slow on the NumPy engine)")
     ap.add_argument("--no-latency", action="store_true")
+    ap.add_argument("--rust-only", action="store_true", help="only the side-by-side table with the Rust emulator")
+    ap.add_argument("--rust-kernels", default="", help="comma-separated kernel names for that table (default: all)")
     opts = ap.parse_args(argv)
+    rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
+    rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
+    if opts.rust_only:
+        rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
+        return
     sizes = [16, 20] if opts.quick else [16, 20, 24]
     gemm = [128, 256] if opts.quick else [128, 256, 512] + ([1024] if opts.big else [])
     cases = [vector_add(1 << s) for s in sizes]
@@ -303,7 +554,7 @@ def main(argv: list[str] | None = None) -> None:
     cases += [blocked(256, bias_relu=True), gemm_f16(256), reduction(1 << 20), scan(1 << 20), saxpy(1 << 20)]
     cases.append(histogram(1 << 22))
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; best of {opts.repeat}")
-    head = f"{'kernel':28} {'numpy eng':>10} {'compiled':>10} {'speedup':>8} {'NumPy':>9} {'OpenCL':>9} {'cl/comp':>8} {'Rust':>8} {'Rust/comp':>9}"
+    head = f"{'kernel':28} {'numpy eng':>10} {'compiled':>10} {'speedup':>8} {'NumPy':>9} {'OpenCL':>9} {'cl/comp':>8}"
     print(head)
     print("-" * len(head))
     rows = []
@@ -321,7 +572,6 @@ def main(argv: list[str] | None = None) -> None:
     for c, same, ok, t_np, t_c in rows:
         t_numpy = best(c.numpy, opts.repeat) if c.numpy else None
         t_cl = opencl_time(c, opts.repeat)
-        rust = RUST.get(c.name)
         cols = [
             f"{c.name:28}",
             f"{t_np * 1e3:9.1f}ms",
@@ -330,11 +580,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{t_numpy * 1e3:8.2f}ms" if t_numpy is not None else f"{'-':>9}",
             f"{t_cl * 1e3:8.2f}ms" if t_cl is not None else f"{'-':>9}",
             f"{t_c / t_cl:7.1f}x" if t_cl else f"{'-':>8}",
-            f"{rust * 1e3:7.0f}ms" if rust else f"{'-':>8}",
-            f"{rust / t_c:8.1f}x" if rust else f"{'-':>9}",
         ]
         flag = "" if same and ok else "  MISMATCH" if not same else "  WRONG"
         print(" ".join(cols) + flag)
+    rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
     if not opts.no_latency:
         latency()
 

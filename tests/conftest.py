@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -51,6 +52,13 @@ LONG_FIRST = (
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Tests marked `slow` (minutes each) run only with WAVEGPU_SLOW=1; under xdist the long
+    tests of LONG_FIRST are handed out first."""
+    if os.environ.get("WAVEGPU_SLOW") != "1":
+        skip = pytest.mark.skip(reason="slow (minutes): run with WAVEGPU_SLOW=1")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
     if not config.getoption("numprocesses", None):
         return
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _ERRORS = (
-    "AsmError CapabilityError CompileError Diagnostic EncodingError Span Trap UndefinedBehaviour WaveError WbinError"
+    "AsmError CapabilityError CompileError Diagnostic EncodingError EngineWarning Span Trap UndefinedBehaviour "
+    "WaveError WaveWarning WbinError"
 )
 
 __version__ = "0.1.0"
@@ -129,10 +130,12 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .errors import CompileError as CompileError
     from .errors import Diagnostic as Diagnostic
     from .errors import EncodingError as EncodingError
+    from .errors import EngineWarning as EngineWarning
     from .errors import Span as Span
     from .errors import Trap as Trap
     from .errors import UndefinedBehaviour as UndefinedBehaviour
     from .errors import WaveError as WaveError
+    from .errors import WaveWarning as WaveWarning
     from .errors import WbinError as WbinError
     from .isa import ISA_VERSION as ISA_VERSION
     from .isa import DataType as DataType

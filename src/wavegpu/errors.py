@@ -86,6 +86,15 @@ class WbinError(WaveError):
         return f"{where}: error: {self.reason}"
 
 
+class WaveWarning(UserWarning):
+    """Root of the warnings wavegpu gives (the CLI prints each as one `warning:` line)."""
+
+
+class EngineWarning(WaveWarning):
+    """engine="auto" could not use the compiled engine for a kernel it chose it for (its
+    translation failed to compile) and ran the launch on the NumPy engine instead."""
+
+
 class CapabilityError(WaveError):
     """An unknown capability name or device."""
 

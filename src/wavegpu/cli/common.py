@@ -8,11 +8,12 @@ import contextlib
 import gc
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DiagnosticError, WaveError, decode_source
+from ..errors import DiagnosticError, WaveError, WaveWarning, decode_source
 from ..wbin import Program
 from ..wbin.format import MAGIC
 
@@ -63,7 +64,17 @@ err: Console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)  # typ
 def report_errors(call: Callable[[], Any], rust: bool = False) -> Any:
     """call(), with WaveError (and OS errors on user files, and inputs too big for memory or too
     deeply nested for Python) turned into a message and exit status 1; `rust`: the Rust
-    emulator's `Error: ...` form, which its scripts read."""
+    emulator's `Error: ...` form, which its scripts read. wavegpu's own warnings (WaveWarning)
+    are printed as one `warning: ...` line each on stderr, without Python's source line."""
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, WaveWarning):
+            err.print(f"warning: {message}", markup=False)
+        else:
+            shown(message, category, *rest, **kw)
+
+    warnings.showwarning = show
     try:
         return call()
     except WaveError as e:
@@ -74,6 +85,8 @@ def report_errors(call: Callable[[], Any], rust: bool = False) -> Any:
         msg = "out of memory (an input or argument is too large)"
     except RecursionError:
         msg = "the input nests too deeply to process"
+    finally:
+        warnings.showwarning = shown
     first = msg.split("\n", 1)[0]
     if rust:
         msg = "Error: " + msg

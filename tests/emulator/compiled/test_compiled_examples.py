@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -63,3 +64,31 @@ def test_sgemm_tiled(n: int) -> None:
     B = rng.standard_normal((n, n)).astype(np.float32)
     mem = np.concatenate([A.ravel(), B.ravel(), np.zeros(n * n, np.float32)])
     same(prog("sgemm_tiled.wave"), grid=(n // 16, n // 16), memory=mem, args=[0, 4 * n * n, 8 * n * n, n])
+
+
+def test_sgemm_blocked_lane_loops_are_bounded() -> None:
+    """The shipped unrolled GEMM (1,000 straight-line instructions) is cut into lane loops of at
+    most SEGMENT_MAX instructions: one 1,800-line lane loop made numba's SSA pass recurse past
+    Python's limit after minutes (RecursionError)."""
+    from wavegpu.emulator.compiled.codegen import SEGMENT_MAX, Shape, generate
+
+    k = prog("sgemm_blocked/sgemm_blocked.wave").kernels[0]
+    src = generate(k, Shape(32, (16, 16, 1)))
+    loops = re.split(r"\n\s*for l in range\(L\):", src)[1:]
+    assert len(loops) > 10
+    for body in loops:  # each access is one `if` that traps: their number bounds numba's blocks
+        assert body.count("status[0] = 1") <= SEGMENT_MAX
+        assert body.count("\n") < 30 * SEGMENT_MAX
+
+
+@pytest.mark.slow
+def test_sgemm_blocked() -> None:
+    """The shipped unrolled GEMM, bit-identical on both engines (minutes of compiling: slow)."""
+    n = 64
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=n * n).astype(np.float32)
+    b = rng.normal(size=n * n).astype(np.float32)
+    mem = np.concatenate([a, b, np.zeros(n * n, np.float32)])
+    res = same(prog("sgemm_blocked/sgemm_blocked.wave"), grid=(1, 1), memory=mem, args=[0, 4 * n * n, 8 * n * n, n])
+    c = res.view(np.float32, 8 * n * n, n * n).reshape(n, n)
+    np.testing.assert_allclose(c, a.reshape(n, n) @ b.reshape(n, n), rtol=1e-4, atol=1e-4)

@@ -4,8 +4,11 @@ inside if, continue, exited lanes), traps and the budget, and the engine selecti
 
 from __future__ import annotations
 
+import inspect
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,7 @@ from corpus import corpus_files
 from wavegpu.emulator import BufferRegion
 from wavegpu.emulator.compiled.codegen import Shape, generate, unsupported_reason
 from wavegpu.isa import Imm, Instruction, Pred, Reg, row
+from wavegpu.isa.registers import NUM_GPRS
 from wavegpu.isa.vocabulary import Op
 
 pytest.importorskip("numba")
@@ -416,7 +420,7 @@ def test_nan_payloads_inside_and_out_of_float_locals() -> None:
     register's entry bits, payload and all, where the loop never wrote it."""
     prog = wg.assemble(NAN_PAYLOADS)
     src = generate(prog.kernels[0], Shape(32, (64, 1, 1)))
-    assert "f7 = fma32(" in src and "x14 = x13 + " in src  # a float local and a float twin
+    assert "f_7 = fma32(" in src and "x_14 = x_13 + " in src  # a float local and a float twin
     acc = [0x7FA00001, 0xFFC00000, 0x7F800000, 0x3F800000, 0xFF800001, 0x00000001, 0x80000000, 0x7FFFFFFF]
     add = [0x7F800000, 0xFF800000, 0x7FC12345, 0x3F800000, 0xFFFFFFFF, 0x00400000, 0x40000000, 0x80000000]
     half = [0x7E01, 0xFC00, 0x3C00, 0x7D00, 0x0001, 0x8000, 0x7C00, 0xFE7F]
@@ -537,3 +541,186 @@ def test_atomics_on_all_cores(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert threads_for(reads_old, n_wg) == 1
     for ordered in ("exch.b32", "add.f32"):
         assert threads_for(wg.assemble(ATOMICS.replace("OP", ordered).replace("STORED", "r8")).kernels[0], n_wg) == 1
+
+
+# ----------------------------------------------- the Rust toolchain's GEMM shapes: accumulators
+def accumulators(t: str, nregs: int = NUM_GPRS, group: int = 32, trips: int = 3) -> str:
+    """The Rust toolchain's GEMM kernels' shape, for every register: each register from r4 up to
+    nregs - 1 (pairs for f64) is a loop accumulator of type t (f32, f16 or f64), `group` of them
+    per loop (one kernel, its compile bounded); the f32 form also takes `rcp.f32` (the `r32()`
+    helper) of r32 and r64 after the loops. Inputs from `inp`, results to `out`, nregs words per
+    thread."""
+    first = 4
+    accs = list(range(first, nregs - 1, 2)) if t == "f64" else list(range(first, nregs))
+    lines = [
+        f".kernel acc_{t}", f".registers {nregs}", ".predicates 1", ".param inp, buffer, u32, readonly",
+        ".param out, buffer, u32", ".workgroup_size 32, 1, 1", "    mov.b32 r2, %tid.x",
+        f"    mul.lo.u32 r2, r2, {4 * nregs}", "    add.u32 r3, r0, r2",
+    ]  # fmt: skip
+    for i in range(first, nregs, 4):
+        lines += [".access inp", f"    ld.global.v4.b32 {{r{i}, r{i + 1}, r{i + 2}, r{i + 3}}}, [r3+{4 * i}]"]
+    lines += ["    cvt.f32.u32 r2, r2", "    mul.f32 r2, r2, 0.375"]
+    if t == "f64":
+        lines += ["    cvt.f64.f32 r2:r3, r2"]
+        ops = ["add.f64 r{0}:r{1}, r{0}:r{1}, r2:r3", "fma.f64 r{0}:r{1}, r2:r3, r2:r3, r{0}:r{1}"]
+    elif t == "f32":
+        ops = ["add.f32 r{0}, r{0}, r2", "fma.f32 r{0}, r2, r2, r{0}", "mul.f32 r{0}, r{0}, r2"]
+    else:
+        lines += ["    cvt.f16.f32 r2, r2"]
+        ops = ["add.f16 r{0}, r{0}, r2", "fma.f16 r{0}, r2, r2, r{0}", "mul.f16 r{0}, r{0}, r2"]
+    counter = 1  # r1 (the out address) is recomputed after the loops
+    for g in range(0, len(accs), group):
+        lines += [f"    mov.b32 r{counter}, 0", "    loop"]
+        lines += ["    " + ops[i % len(ops)].format(i, i + 1) for i in accs[g : g + group]]
+        lines += [f"    add.u32 r{counter}, r{counter}, 1", f"    setp.ge.u32 p0, r{counter}, {trips}"]
+        lines += ["    break p0", "    endloop"]
+    lines += ["    mov.b32 r1, %ntid.x", f"    mul.lo.u32 r1, r1, {4 * nregs}", "    mov.b32 r3, %tid.x"]
+    lines += [f"    mul.lo.u32 r3, r3, {4 * nregs}", "    add.u32 r1, r1, r3", "    add.u32 r1, r0, r1"]
+    if t == "f32":
+        lines += ["    rcp.f32 r32, r32", "    rcp.f32 r64, r64"]
+    for i in range(first, nregs, 4):
+        lines += [".access out", f"    st.global.v4.b32 [r1+{4 * i}], {{r{i}, r{i + 1}, r{i + 2}, r{i + 3}}}"]
+    return "\n".join([*lines, "    ret", ".end", ""])
+
+
+@pytest.mark.parametrize("nregs", [80, pytest.param(NUM_GPRS, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("t", ["f32", "f16", "f64"])
+def test_every_register_as_a_loop_accumulator(t: str, nregs: int) -> None:
+    """Every register number up to the kernel's limit as a loop accumulator (f32 ones as float
+    locals: r32's was named `f32` and shadowed the conversion helper), bit-identical to the NumPy
+    engine: the Rust toolchain's GEMM kernels' r4-r79, and (slow: minutes of compiling) all 256."""
+    k = wg.assemble(accumulators(t, nregs), f"acc_{t}.wave").kernels[0]
+    n = 32 * nregs
+    rng = np.random.default_rng(7)
+    if t == "f32":
+        inp = rng.normal(size=n).astype(np.float32).view(np.uint32)
+    elif t == "f16":
+        inp = rng.normal(size=n).astype(np.float16).view(np.uint16).astype(np.uint32)
+    else:
+        inp = rng.normal(size=n // 2).view(np.uint32)
+    res = same(k, grid=1, memory=np.concatenate([inp, np.zeros(n, np.uint32)]), args=[0])
+    assert np.count_nonzero(res.view(np.uint32, 4 * n, n)) > n // 2  # the results were written
+
+
+def test_an_f32_accumulator_in_r32() -> None:
+    """The minimal form of the defect: `add.f32 r32, r32, 1.5` ten times in a loop, then a store."""
+    src = """
+.kernel k
+.param out, buffer, f32
+.workgroup_size 32, 1, 1
+    mov.b32 r32, 0
+    mov.b32 r33, 0
+    loop
+    add.f32 r32, r32, 1.5
+    add.u32 r33, r33, 1
+    setp.ge.u32 p0, r33, 10
+    break p0
+    endloop
+    mov.b32 r34, %tid.x
+    shl.b32 r34, r34, 2
+    add.u32 r34, r0, r34
+    st.global.f32 [r34], r32
+    ret
+"""
+    res = same(wg.assemble(src, "r32.wave"), grid=1, memory=np.zeros(32, np.float32), args=[0])
+    assert list(res.view(np.float32, 0, 32)) == [15.0] * 32
+
+
+# ------------------------------------------------------------ a translation that fails to compile
+def _fresh_kernel() -> wg.Program:
+    """A small kernel no earlier run has translated (its constant is new), so numba compiles it."""
+    return wg.assemble(f"""
+.kernel fresh
+.param out, buffer, u32
+.workgroup_size 32, 1, 1
+    mov.b32 r1, %tid.x
+    shl.b32 r1, r1, 2
+    add.u32 r1, r0, r1
+    mov.b32 r2, {time.time_ns() & 0xFFFFFFF}
+    st.global.b32 [r1], r2
+    ret
+""")
+
+
+def _auto_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.emulator.compiled import select
+
+    for name in ("AUTO_MIN_WORK", "AUTO_MIN_CACHED", "AUTO_MIN_COLD"):
+        monkeypatch.setattr(select, name, 0)
+
+
+def test_a_compile_that_really_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba really failing (a RecursionError in its passes: Python's recursion limit set just
+    above the caller's depth, lower than any numba compile needs, warm or cold): "compiled" is a
+    WaveError naming the kernel and the reason in one line; then, at the normal limit, "auto"
+    (which remembers the failure and does not compile again) warns in one line and runs the
+    launch on the NumPy engine, bit-identical to it; never a traceback."""
+    _auto_always(monkeypatch)
+    p = _fresh_kernel()
+    kw = dict(grid=1, memory=np.zeros(32, np.uint32), args=[0])
+    ref = wg.emulate(p, engine="numpy", **kw)  # type: ignore[arg-type]
+    from wavegpu.emulator.compiled import engine as _  # noqa: F401  imported at the normal limit
+    from wavegpu.emulator.compiled.cache import load_rows
+
+    load_rows()  # the shared row module too (its functions compile lazily)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 40)
+    try:
+        # the reason is numba's (its own error type where it wraps the RecursionError)
+        with pytest.raises(wg.WaveError, match=r"kernel 'fresh': its translation failed to compile \(.+\)$") as e:
+            wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
+    finally:
+        sys.setrecursionlimit(limit)
+    assert "\n" not in str(e.value)
+    with pytest.warns(
+        wg.EngineWarning, match=r"kernel 'fresh': the compiled engine failed to compile it \(.+\); running"
+    ):
+        got = wg.emulate(p, engine="auto", **kw)  # type: ignore[arg-type]
+    assert got.engine == "numpy" and np.array_equal(got.memory, ref.memory)
+
+
+class _Odd(Exception):
+    pass
+
+
+def test_any_compile_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the compile raises (here an exception of no known kind from loading the module)."""
+    from wavegpu.emulator.compiled import engine as E
+
+    def boom(*a: object, **kw: object) -> None:
+        raise _Odd("the loader\nsaid no")
+
+    _auto_always(monkeypatch)
+    monkeypatch.setattr(E, "load", boom)
+    p = _fresh_kernel()
+    with pytest.warns(wg.EngineWarning, match=r"\(_Odd: the loader\); running it on the NumPy engine"):
+        assert wg.emulate(p, grid=1, memory=np.zeros(32, np.uint32), args=[0], engine="auto").engine == "numpy"
+    with pytest.raises(wg.WaveError, match=r"engine='compiled' cannot run kernel 'fresh': .*_Odd: the loader"):
+        wg.emulate(p, grid=1, memory=np.zeros(32, np.uint32), args=[0], engine="compiled")
+
+
+@pytest.mark.parametrize("engine", ["auto", "compiled"])
+def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path) -> None:
+    """`wave-emu`: a one-line warning and the NumPy engine's run under --engine auto, a one-line
+    error and status 1 under --engine compiled; no traceback either way."""
+    src = tmp_path / "k.wave"
+    src.write_text(
+        ".kernel k\n.param out, buffer, u32\n.workgroup_size 32, 1, 1\n    mov.b32 r1, %tid.x\n"
+        "    shl.b32 r1, r1, 2\n    add.u32 r1, r0, r1\n    st.global.b32 [r1], r1\n    ret\n"
+    )
+    code = (
+        "import sys; import wavegpu.emulator.compiled.engine as E; import wavegpu.emulator.compiled.select as S\n"
+        "def boom(*a, **k): raise RecursionError('maximum recursion depth exceeded')\n"
+        "E.load = boom; S.AUTO_MIN_WORK = S.AUTO_MIN_CACHED = S.AUTO_MIN_COLD = 0\n"
+        "from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"
+    )
+    args = [str(src), "--grid", "1,1,1", "--device-memory", "4096", "--engine", engine, "--dump-u32", "0:4"]
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr
+    if engine == "compiled":
+        assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert "kernel 'k'" in r.stderr and "RecursionError" in r.stderr
+    else:
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.startswith("warning: kernel 'k': ") and r.stderr.count("\n") == 1, r.stderr
+        assert r.stdout.split()[:4] == ["0", "4", "8", "12"]

@@ -40,12 +40,42 @@ OUTLINE_LINES = 700
 """A kernel whose single-function translation is longer than this many lines is translated as a
 driver and one function per lane loop (numba compiles a 2000-line function in about a minute,
 the same code in short functions in a fraction of that)."""
+SEGMENT_MAX = 48
+"""The most instructions one straight-line lane loop runs. numba's SSA pass looks a variable's
+definition up block by block, recursively, and runs once over the whole function per local that
+is assigned more than once: a long unrolled body (examples/sgemm_blocked: 1,000 instructions, an
+`if` per access) made it recurse past Python's limit after minutes (RecursionError). Cut into
+lane loops of bounded length (each its own function in an outlined kernel), the depth and the
+cost per function are bounded."""
+LANE_LOOP_MAX = 4 * SEGMENT_MAX
+"""The longest loop body run lane by lane (`Gen.lane_by_lane`): its locals live across the whole
+body, so numba's SSA lookups walk all of its blocks (see SEGMENT_MAX)."""
 OUTLINE_ARGS = (
     "R", "P", "act", "L", "W", "gm8", "gm16", "gm32", "dsize", "cm8", "cm16", "cm32", "csize", "lm8", "lm16",
     "lm32", "rs", "re", "own_lo", "own_hi", "hint_lo", "hint_hi", "nb", "budget", "status", "wg", "cx", "cy",
     "cz", "gx", "gy", "gz",
 )  # fmt: skip
 """What a lane loop may use of the driver's variables, passed to its function when outlined."""
+
+
+REGISTER_LOCAL = re.compile(r"[rpfxw]_[0-9]+")
+"""The names of the per-register locals of generated code: r_<n> (register n's bits), p_<n>
+(predicate n), f_<n> (register n as a float32 local) with w_<n> (whether it was written), x_<n>
+(a float twin). No name that the generated module imports or defines has this form, so a local
+never shadows a helper (`f32`, `r32` and `f64` are helpers; tests/emulator/compiled/
+test_compiled_names.py checks every global against `is_local`)."""
+OTHER_LOCALS = frozenset((
+    "B", "C", "E", "L", "P", "Q", "R", "TMP", "W", "a", "act", "alive", "args", "bad", "budget", "cm16", "cm32",
+    "cm8", "csize", "cx", "cy", "cz", "dsize", "first", "gm16", "gm32", "gm8", "gx", "gy", "gz", "hint_hi",
+    "hint_lo", "i", "issued", "it", "j", "l", "last", "lm16", "lm32", "lm8", "mx", "nact", "nb", "own_hi", "own_lo",
+    "rc", "re", "rs", "shared", "status", "v", "wg",
+))  # fmt: skip
+"""Every other local or parameter name the generated functions use."""
+
+
+def is_local(name: str) -> bool:
+    """Whether generated code may use `name` for a local variable or parameter."""
+    return name in OTHER_LOCALS or REGISTER_LOCAL.fullmatch(name) is not None
 
 
 class Unsupported(Exception):
@@ -278,29 +308,29 @@ class Gen:
             return self.sreg_value(op.id)[0]
         if isinstance(op, Reg):
             if op.sel == 0:
-                return f"r{op.n}"
+                return f"r_{op.n}"
             _, off, width = SUBREGS[op.sel]
-            return f"((r{op.n} >> {off}) & {(1 << width) - 1})"
+            return f"((r_{op.n} >> {off}) & {(1 << width) - 1})"
         if isinstance(op, Pair):
-            return f"(r{op.n} | (r{op.n + 1} << 32))"
+            return f"(r_{op.n} | (r_{op.n + 1} << 32))"
         if isinstance(op, Pred):
-            return f"p{op.n}"
+            return f"p_{op.n}"
         raise TypeError(op)
 
     def assign(self, op: object, kind: Kind, expr: str, out: list[str]) -> None:
         """Statements writing `expr` (raw bits, or a bool for a predicate) to destination op."""
         if kind is Kind.PRED:
-            out.append(f"p{op.n} = bool({expr})")  # type: ignore[union-attr]
+            out.append(f"p_{op.n} = bool({expr})")  # type: ignore[union-attr]
         elif kind is Kind.PAIR:
             n = op.n  # type: ignore[union-attr]
-            out += [f"v = np.int64({expr})", f"r{n} = v & {M32}", f"r{n + 1} = (v >> 32) & {M32}"]
+            out += [f"v = np.int64({expr})", f"r_{n} = v & {M32}", f"r_{n + 1} = (v >> 32) & {M32}"]
         elif isinstance(op, Reg) and op.sel:
             _, off, width = SUBREGS[op.sel]
             mask = (1 << width) - 1
             keep = M32 & ~(mask << off)
-            out.append(f"r{op.n} = (r{op.n} & {keep}) | ((np.int64({expr}) & {mask}) << {off})")
+            out.append(f"r_{op.n} = (r_{op.n} & {keep}) | ((np.int64({expr}) & {mask}) << {off})")
         else:
-            out.append(f"r{op.n} = np.int64({expr})")  # type: ignore[union-attr]
+            out.append(f"r_{op.n} = np.int64({expr})")  # type: ignore[union-attr]
 
     def inline(self, pc: int, out: list[str]) -> None:
         """The statements of one value, load or store instruction for lane `l` (guard included)."""
@@ -321,9 +351,9 @@ class Gen:
                 # NaN payloads may differ inside the loop (every reader is a float row, whose
                 # result does not depend on them); the store after the loop makes them canonical
                 assert inner is not None, "float_registers admits only c32 rows as writers"
-                body += [f"f{dst.n} = {inner}", f"w{dst.n} = True"]
+                body += [f"f_{dst.n} = {inner}", f"w_{dst.n} = True"]
             elif inner is not None and isinstance(dst, Reg) and dst.sel == 0 and inst.guard is None:
-                body += [f"x{dst.n} = {inner}", f"r{dst.n} = c32(x{dst.n})"]
+                body += [f"x_{dst.n} = {inner}", f"r_{dst.n} = c32(x_{dst.n})"]
                 self.twins.add(dst.n)
             else:
                 self.assign(dst, spec.operands[d].kind, expr, body)
@@ -331,7 +361,7 @@ class Gen:
         if g is None:
             out += body
         else:
-            out.append(f"if {'not ' if g.negated else ''}p{g.pred}:")
+            out.append(f"if {'not ' if g.negated else ''}p_{g.pred}:")
             out += ["    " + x for x in body]
 
     def row_expr(self, inst: Instruction) -> str:
@@ -344,9 +374,9 @@ class Gen:
         for i, (o, s) in enumerate(srcs):
             if i in fl:
                 if isinstance(o, Reg) and o.sel == 0 and o.n in self.floats:
-                    fv = f"f{o.n}"
+                    fv = f"f_{o.n}"
                 elif isinstance(o, Reg) and o.sel == 0 and o.n in self.twins:
-                    fv = f"x{o.n}"
+                    fv = f"x_{o.n}"
                 else:
                     fv = f"f32({self.value(o, s.kind)})"
                 text = text.replace(f"f32({{{i}}})", fv)
@@ -363,19 +393,20 @@ class Gen:
         mem = inst.operands[spec.mem_index]
         assert isinstance(mem, Mem)
         off = mem.offset & M32
-        out.append(f"a = {off}" if mem.base is None else f"a = (r{mem.base} + {off}) & {M32}")
+        out.append(f"a = {off}" if mem.base is None else f"a = (r_{mem.base} + {off}) & {M32}")
         pre = {"global": "gm", "local": "lm", "const": "cm"}[space]
         size = {"global": "dsize", "local": str(self.k.local_memory), "const": "csize"}[space]
-        cond = f"a + {width} > {size}"
+        # `|` of bools, not `or`: no branch per term (numba makes a block of each, see SEGMENT_MAX)
+        cond = f"(a + {width} > {size})"
         if width > 1:
-            cond += f" or (a & {width - 1}) != 0"
+            cond += f" | ((a & {width - 1}) != 0)"
         if space == "global":
             acc = self.k.accesses
             if acc is not None and pc < len(acc) and acc[pc] is not None:
                 # the compiler named the array: its region (hint_lo/hint_hi), inline; an access
                 # outside it stops the launch, and the NumPy engine decides (another array may
                 # allow it when checking is not exact)
-                cond += f" or (nb >= 0 and not (hint_lo[{pc}] <= a and a + {width} <= hint_hi[{pc}]))"
+                cond += f" | ((nb >= 0) & ((a < hint_lo[{pc}]) | (a + {width} > hint_hi[{pc}])))"
             else:  # no array named: any will do, the search written out here (a call in a
                 # loop makes LLVM keep the loop's values on the stack)
                 out += [
@@ -402,13 +433,13 @@ class Gen:
             else:
                 v = f"np.int64({pre}32[a >> 2])"
             if isinstance(d, (Pair, Vec)):  # (a load never writes a float local: float_registers)
-                out += [f"r{d.n + i} = np.int64({pre}32[(a >> 2) + {i}])" for i in range(width // 4)]
+                out += [f"r_{d.n + i} = np.int64({pre}32[(a >> 2) + {i}])" for i in range(width // 4)]
             else:
                 self.assign(d, Kind.REG, v, out)
         else:
             s = inst.operands[1]
             if isinstance(s, (Pair, Vec)):
-                out += [f"{pre}32[(a >> 2) + {i}] = r{s.n + i}" for i in range(width // 4)]
+                out += [f"{pre}32[(a >> 2) + {i}] = r_{s.n + i}" for i in range(width // 4)]
             else:
                 v = self.value(s, Kind.REG)
                 if width == 1:
@@ -424,15 +455,19 @@ class Gen:
         regs, preds, wregs, wpreds = _touched([self.k.instructions[pc] for pc in pcs])
         fl = self.floats
         head: list[str] = []
+        first = _first_mentions(body)
         for n in sorted(regs):
-            head += [f"f{n} = f32(R[{n}, l])", f"w{n} = False"] if n in fl else [f"r{n} = R[{n}, l]"]
-        head += [f"p{n} = P[{n}, l]" for n in sorted(preds)]
+            if n in fl:
+                head += [f"f_{n} = f32(R[{n}, l])", f"w_{n} = False"]
+            elif not _plain_write(first.get(f"r_{n}"), f"r_{n}"):  # else written before any read
+                head.append(f"r_{n} = R[{n}, l]")
+        head += [f"p_{n} = P[{n}, l]" for n in sorted(preds)]
         tail = [
-            f"R[{n}, l] = c32(f{n}) if w{n} else bits_of_f32(f{n})" if n in fl else f"R[{n}, l] = r{n}"
+            f"R[{n}, l] = c32(f_{n}) if w_{n} else bits_of_f32(f_{n})" if n in fl else f"R[{n}, l] = r_{n}"
             for n in sorted(wregs)
             if live >> n & 1
         ]
-        tail += [f"P[{n}, l] = p{n}" for n in sorted(wpreds) if live >> (self.nregs + n) & 1]
+        tail += [f"P[{n}, l] = p_{n}" for n in sorted(wpreds) if live >> (self.nregs + n) & 1]
         body[:0] = head
         body += tail
 
@@ -553,12 +588,13 @@ class Gen:
         """One past the last instruction of the lane loop starting at `start`: value rows, loads
         and stores, as long as running them lane after lane leaves memory as running each for
         all lanes would: per memory space, any number of loads, or a single store (two accesses
-        of one space with a store among them could see another lane's store in the other order)."""
+        of one space with a store among them could see another lane's store in the other order),
+        and at most SEGMENT_MAX of them (a shorter lane loop is always as exact)."""
         insts = self.k.instructions
         loads: set[str] = set()
         stores: set[str] = set()
         pc = start
-        while pc < end:
+        while pc < end and pc - start < SEGMENT_MAX:
             spec = insts[pc].spec
             if spec.op in (Op.LD, Op.ST):
                 space = spec.space or ""
@@ -694,8 +730,12 @@ class Gen:
     def lane_by_lane(self, pc: int) -> bool:
         """Whether loop `pc` can run each lane round on its own: an innermost loop of value
         rows, loads, ifs, breaks and continues (no store, atomic, wave operation, barrier or ret:
-        nothing that writes memory, reads another lane, or depends on the lanes' order)."""
+        nothing that writes memory, reads another lane, or depends on the lanes' order), of at
+        most LANE_LOOP_MAX instructions (its body is one function numba cannot cut: a longer one
+        runs in lockstep, cut into lane loops of SEGMENT_MAX)."""
         end = self.nest.match[pc][1]
+        if end - pc - 1 > LANE_LOOP_MAX:
+            return False
         for inst in self.k.instructions[pc + 1 : end]:
             spec = inst.spec
             if spec.op is Op.LD or kind_of(spec) == "value":
@@ -759,7 +799,7 @@ class Gen:
             role = inst.spec.nest
             if role is Nest.OPEN_IF:
                 els, close = self.nest.match[pc]
-                out.append(f"if p{inst.operands[0].n}:")  # type: ignore[union-attr]
+                out.append(f"if p_{inst.operands[0].n}:")  # type: ignore[union-attr]
                 then: list[str] = []
                 self.lane_block(pc + 1, els if els is not None else close, then)
                 out += ["    " + x for x in then]
@@ -771,10 +811,10 @@ class Gen:
                 self.twins.clear()
                 pc = close + 1
             elif role in (Nest.BREAK, Nest.CONTINUE):
-                cond = f"p{inst.operands[0].n}"  # type: ignore[union-attr]
+                cond = f"p_{inst.operands[0].n}"  # type: ignore[union-attr]
                 g = inst.guard
                 if g is not None:
-                    cond = f"({'not ' if g.negated else ''}p{g.pred}) and {cond}"
+                    cond = f"({'not ' if g.negated else ''}p_{g.pred}) and {cond}"
                 out += [f"if {cond}:", "    break" if role is Nest.BREAK else "    continue"]
                 pc += 1
             elif inst.spec.op in (Op.NOP, Op.FENCE):
@@ -784,6 +824,26 @@ class Gen:
                 pc += 1
         if len(out) == n0:
             out.append("pass")
+
+
+_LOCAL_NAME = re.compile(rf"\b{REGISTER_LOCAL.pattern}\b")
+
+
+def _first_mentions(body: list[str]) -> dict[str, str]:
+    """The first line of `body` that names each per-register local."""
+    first: dict[str, str] = {}
+    for line in body:
+        for name in _LOCAL_NAME.findall(line):
+            first.setdefault(name, line)
+    return first
+
+
+def _plain_write(line: str | None, name: str) -> bool:
+    """Whether `line` (the first to name local `name`) assigns it unconditionally (no indent: not
+    under a guard or inside a loop) without reading it: its value before is dead."""
+    if line is None or not line.startswith(name + " = "):
+        return False
+    return re.search(rf"\b{name}\b", line[len(name) + 3 :]) is None
 
 
 def _c32_inner(expr: str) -> str | None:

@@ -1,6 +1,8 @@
 """Running a launch on the compiled engine: translate (or find) the kernel, split the grid over
 threads, and say whether it finished (a trap or an exhausted budget is re-run by the caller on
-the NumPy engine, which names it exactly as it always does)."""
+the NumPy engine, which names it exactly as it always does). A translation that fails to
+generate, load or compile, for whatever reason, is `CompileFailed` (remembered for the process):
+the caller falls back to the NumPy engine or names the kernel and the reason (select.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from ...wbin.program import Kernel
 from .cache import is_cached, key_of, load, load_rows
-from .codegen import Shape, generate, ordered_reason
+from .codegen import Shape, Unsupported, generate, ordered_reason
 from .opsgen import rmw
 
 if TYPE_CHECKING:
@@ -22,14 +24,39 @@ if TYPE_CHECKING:
     from ..machine import Memory
 
 
+class CompileFailed(Exception):
+    """Generating, loading or compiling a kernel's translation failed; the message is the
+    reason in one line (the exception's type and the first line of its message)."""
+
+
+_FAILED: dict[str, str] = {}  # translation key -> why it failed (not retried in this process)
+
+
+def one_line(e: BaseException) -> str:
+    """`Type: first line of the message` (numba's errors run to dozens of lines), at most 300 characters."""
+    text = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+    text = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 @functools.lru_cache(maxsize=256)
-def _source(k: Kernel, shape: Shape) -> tuple[str, str]:
+def _generated(k: Kernel, shape: Shape) -> tuple[str, str]:
     src = generate(k, shape)
     return key_of(src), src
 
 
+def _source(k: Kernel, shape: Shape) -> tuple[str, str]:
+    """(key, source) of the translation (raises Unsupported, or CompileFailed for anything else)."""
+    try:
+        return _generated(k, shape)
+    except Unsupported:
+        raise
+    except Exception as e:  # a generator defect, a RecursionError: the NumPy engine still runs it
+        raise CompileFailed(one_line(e)) from e
+
+
 def translation_key(k: Kernel, shape: Shape) -> str:
-    """The cache key of a translation (raises codegen.Unsupported)."""
+    """The cache key of a translation (raises codegen.Unsupported or CompileFailed)."""
     return _source(k, shape)[0]
 
 
@@ -39,10 +66,32 @@ def cached(k: Kernel, shape: Shape) -> bool:
 
 
 def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
-    """The compiled `run_range` of kernel k for this shape."""
+    """The compiled `run_range` of kernel k for this shape (numba compiles it on its first call:
+    `execute` makes that call an empty one, where a failure is CompileFailed)."""
     key, src = _source(k, shape)
-    load_rows()
-    return load(key, src).run_range
+    if key in _FAILED:
+        raise CompileFailed(_FAILED[key])
+    try:
+        load_rows()
+        return load(key, src).run_range
+    except Exception as e:
+        _FAILED[key] = one_line(e)
+        raise CompileFailed(_FAILED[key]) from e
+
+
+def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):  # type: ignore[no-untyped-def]
+    """`runner`, compiled for these arguments' types by a call that runs no workgroup, here on
+    the calling thread (so that no worker thread compiles, and any failure is CompileFailed).
+    Made on every launch: once compiled for these types, it costs a dispatch and a few small
+    allocations."""
+    run = runner(k, shape)
+    try:
+        run(0, 0, *common, False, np.zeros(4, dtype=np.int64))
+    except Exception as e:  # numba's errors, RecursionError in its passes, LLVM's
+        key = translation_key(k, shape)
+        _FAILED[key] = one_line(e)
+        raise CompileFailed(_FAILED[key]) from e
+    return run
 
 
 @functools.lru_cache(maxsize=256)
@@ -76,8 +125,8 @@ def execute(
     bounds: Bounds | None,
     budget: int,
 ) -> bool:
-    """Run every workgroup; True when all finished, False on a trap or an exhausted budget."""
-    run = runner(k, shape)
+    """Run every workgroup; True when all finished, False on a trap or an exhausted budget
+    (raises CompileFailed before touching memory when the translation does not compile)."""
     n_wg = grid[0] * grid[1] * grid[2]
     a = np.asarray(args, dtype=np.int64)
     n_inst = max(len(k.instructions), 1)
@@ -123,6 +172,7 @@ def execute(
         nb,
         budget,
     )
+    run = _compiled(k, shape, common)
     workers = threads_for(k, n_wg)
 
     def alone(first: int, last: int) -> bool:

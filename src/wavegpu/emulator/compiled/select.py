@@ -1,15 +1,17 @@
 """Which engine runs a launch: `engine="numpy"` (the reference, with checker and statistics),
 `"compiled"` (this package; a clear WaveError when it cannot), or `"auto"` (compiled where it
 can run the launch and it pays: the translation is cached, or the launch is large enough to
-repay a first compile; the NumPy engine otherwise)."""
+repay a first compile; the NumPy engine otherwise, and also, with an EngineWarning, when the
+translation fails to compile)."""
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import TYPE_CHECKING
 
-from ...errors import WaveError
+from ...errors import EngineWarning, WaveError
 from ...isa.vocabulary import Op
 from . import available
 
@@ -100,12 +102,24 @@ def try_compiled(
             raise WaveError(f"engine='compiled' cannot run kernel {k.name!r}: {reason}")
         return None
     from .codegen import Shape
-    from .engine import cached, execute
+    from .engine import CompileFailed, cached, execute
 
     shape = Shape(launch.wave_width, launch.workgroup)
-    if engine == "auto" and n < AUTO_MIN_WORK and not cached(k, shape):
+    try:
+        if engine == "auto" and n < AUTO_MIN_WORK and not cached(k, shape):
+            return None
+        ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
+    except CompileFailed as e:  # before any workgroup ran: device memory untouched
+        if engine == "compiled":
+            raise WaveError(
+                f"engine='compiled' cannot run kernel {k.name!r}: its translation failed to compile ({e})"
+            ) from None
+        warnings.warn(
+            f"kernel {k.name!r}: the compiled engine failed to compile it ({e}); running it on the NumPy engine",
+            EngineWarning,
+            stacklevel=2,
+        )
         return None
-    ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
     if ok and progress is not None:  # one report, at the end (the workgroups ran on all cores)
         n_wg = launch.grid[0] * launch.grid[1] * launch.grid[2]
         progress(n_wg, n_wg)
