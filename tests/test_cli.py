@@ -509,7 +509,11 @@ def spin(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(p)
 
 
-LONG = ("-g", "64", "-w", "256", "out=zeros:1", "n=120000")  # a few seconds in the emulator
+# A few seconds on the NumPy engine whatever the cache holds (a bar appears after PROGRESS_DELAY,
+# 1 s; 120,000 trips took 1.1 s on a quiet 2-core EPYC, too close to it). Four instructions a
+# trip: past the default budget of a million a thread, so the budget is raised.
+SPIN_LONG = ("--engine", "numpy", "--max-instructions", "2000000")
+LONG = ("-g", "64", "-w", "256", "out=zeros:1", "n=400000", *SPIN_LONG)
 
 
 def test_progress_bar_only_on_a_terminal(spin: str) -> None:
@@ -529,10 +533,10 @@ def test_short_runs_show_no_progress(spin: str) -> None:
 
 
 def test_wave_emu_progress_and_budget(spin: str) -> None:
-    emu_long = ["--grid", "64,1,1", "--workgroup", "256,1,1", "--set-reg", "1:120000"]
+    emu_long = ["--grid", "64,1,1", "--workgroup", "256,1,1", *SPIN_LONG, "--set-reg", "1:400000"]
     rc, _, tty = run_with_terminal_stderr([*WAVE_EMU, spin, *emu_long])
     assert rc == 0 and "workgroups" in tty
-    rc, _, tty = run_with_terminal_stderr([*WAVE_EMU, spin, *emu_long[:4], "--set-reg", "1:10", "--no-progress"])
+    rc, _, tty = run_with_terminal_stderr([*WAVE_EMU, spin, *emu_long[:8], "--set-reg", "1:10", "--no-progress"])
     assert rc == 0 and "workgroups" not in tty
     r = _emu(spin, "--set-reg", "1:5000", "--max-instructions", "100")
     assert r.returncode == 1 and "instruction budget" in r.stderr and "100 instructions" in r.stderr
