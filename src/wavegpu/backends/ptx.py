@@ -185,7 +185,8 @@ for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered,
     if _r.op is VOp.SETP:
         assert _r.dtype is not None
         _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
-        _cmp, _ty = _r.name.split(".")[1:3]
+        assert _r.variant is not None
+        _cmp, _ty = _r.variant.value, _r.dtype.text
         _text = f"{_r.name} {{d}}, {{a}}, {{b}};" if _k != _B else int_setp(_cmp, _ty, "{d}", "{a}", "{b}", "{q}")
         NATIVE[_r.key] = (_P, (_k, _k), _text)
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Reg
 from ..isa.structure import footprint, operand_registers
-from ..isa.types import Role
+from ..isa.types import DataType, Role
 from ..isa.vocabulary import Nest
 from ..isa.vocabulary import Op as VOp
 
@@ -71,9 +71,10 @@ def _transparent(inst: Instruction, slot: int) -> bool:
     spec = inst.spec
     if spec.key in FLOAT_ROWS:
         return True
-    if spec.op is VOp.SETP and spec.key.endswith((".f32", ".f64")):
+    if spec.op is VOp.SETP and spec.dtype in (DataType.F32, DataType.F64):
         return True
-    return spec.key == "slct.s32.f32" and slot == 3
+    # slct's comparand (compared with 0, never moved) when it is a float
+    return spec.op is VOp.SLCT and slot == 3 and spec.operands[slot].dtype is DataType.F32
 
 
 @dataclass(frozen=True)
