@@ -176,6 +176,8 @@ def plan(insts: Sequence[Instruction]) -> Plan:
         elif c == _STABLE:
             stable_bits |= 1 << (pc + 1)
     floats = f32_bits | f64_bits
+    if not floats:  # no float row: nothing to place (and no dataflow, quadratic in loop nesting)
+        return Plan(frozenset(), {})
     # bit n + 1 + pc: "made canonical in place before pc" (a stable origin for later reads)
     stable_bits |= ((1 << n) - 1) << (n + 1)
     observed = [_observed(inst) for inst in insts]
