@@ -35,6 +35,7 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
 # ends when its last worker does, so these are handed out first (longest first, as `make test`
 # runs with --dist load and small chunks); a serial run keeps the file order.
 LONG_FIRST = (
+    "tests/emulator/compiled/test_compiled_examples.py::test_sgemm_blocked",
     "tests/emulator/compiled/test_compiled_programs.py::test_generated_programs",
     "tests/emulator/compiled/test_compiled_programs.py::test_loops_run_lane_by_lane",
     "tests/wbin/test_wbin.py::test_programs_round_trip",

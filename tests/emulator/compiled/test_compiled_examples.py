@@ -81,9 +81,9 @@ def test_sgemm_blocked_lane_loops_are_bounded() -> None:
         assert body.count("\n") < 30 * SEGMENT_MAX
 
 
-@pytest.mark.slow
 def test_sgemm_blocked() -> None:
-    """The shipped unrolled GEMM, bit-identical on both engines (minutes of compiling: slow)."""
+    """The shipped unrolled GEMM, bit-identical on both engines (issue 28: it crashed numba with
+    a RecursionError; now 20-40 s of compiling, handed out first by tests/conftest.py)."""
     n = 64
     rng = np.random.default_rng(3)
     a = rng.normal(size=n * n).astype(np.float32)
