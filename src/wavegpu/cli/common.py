@@ -237,8 +237,9 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~mask
 
 
-def write_output(path: str, data: bytes | memoryview | str, inputs: tuple[str, ...]) -> None:
-    """Write an output file, refusing to overwrite an input.
+def write_output(path: str, data: bytes | memoryview | str | Callable[[Any], None], inputs: tuple[str, ...]) -> None:
+    """Write an output file, refusing to overwrite an input. `data` is the bytes, or a function
+    that writes them to the file object it is given (no copy of them in memory).
 
     The bytes go to a fresh temporary file beside `path` (a unique name: no other file is
     touched, concurrent writers do not collide), which then replaces `path` in one step.
@@ -253,7 +254,10 @@ def write_output(path: str, data: bytes | memoryview | str, inputs: tuple[str, .
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            if callable(raw):
+                raw(f)
+            else:
+                f.write(raw)
         os.chmod(tmp, _new_file_mode(path))
         os.replace(tmp, path)
     except BaseException:

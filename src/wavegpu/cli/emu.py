@@ -507,8 +507,9 @@ def _emu(
     # the launch's size before the device memory is built (emulate checks it again)
     check_threads(dim3(grid_dims or 1, "--grid"), dim3(k.workgroup_size or wg_launch or wave_width, "--workgroup"), k)
     mem = np.zeros(device_memory, dtype=np.uint8)
+    stamps: dict[str, tuple[int, int]] = {}
 
-    def put(off: int, data: np.ndarray, what: str) -> None:
+    def put(mem: np.ndarray, off: int, data: np.ndarray, what: str) -> None:
         raw = data.reshape(-1).view(np.uint8)
         if off + raw.size > mem.size:
             raise WaveError(
@@ -517,26 +518,41 @@ def _emu(
             )
         mem[off : off + raw.size] = raw
 
-    for off, dt, n, scale in fills:
-        if scale is None:
-            vals = np.zeros(n, dt)
-        elif dt.kind == "f":
-            vals = (np.arange(n, dtype=np.float32) * np.float32(scale)).astype(dt)
-        else:
-            vals = (np.arange(n, dtype=np.int64) * int(scale)).astype(dt)
-        put(off, vals, "--fill-iota" if scale is not None else "--fill-zero")
-    for off, path in files:
-        if os.path.getsize(path) + off > mem.size:
-            raise WaveError(
-                f"--arg {path}: {os.path.getsize(path)} bytes at offset {off} exceed the device memory "
-                f"({mem.size} bytes; see --device-memory)"
-            )
-        if path.endswith(".npy"):
-            data = np.ascontiguousarray(load_npy(path, f"--arg {path}"))
-        else:
-            with open(path, "rb") as f:
-                data = np.frombuffer(f.read(), dtype=np.uint8)
-        put(off, data, f"--arg {path}")
+    def build(mem: np.ndarray, again: bool = False) -> None:
+        # the input image; again: for the NumPy engine's re-run of a launch the compiled engine
+        # stopped (a trap or the budget) in the donated image
+        if again:
+            mem[:] = 0
+        for off, dt, n, scale in fills:
+            if scale is None:
+                vals = np.zeros(n, dt)
+            elif dt.kind == "f":
+                vals = (np.arange(n, dtype=np.float32) * np.float32(scale)).astype(dt)
+            else:
+                vals = (np.arange(n, dtype=np.int64) * int(scale)).astype(dt)
+            put(mem, off, vals, "--fill-iota" if scale is not None else "--fill-zero")
+        for off, path in files:
+            st = os.stat(path)
+            if again and (st.st_size, st.st_mtime_ns) != stamps[path]:
+                raise WaveError(
+                    f"--arg {path} changed while the kernel ran, which stopped at a trap or the "
+                    "instruction budget; run it again to see the error"
+                )
+            stamps[path] = (st.st_size, st.st_mtime_ns)
+            if os.path.getsize(path) + off > mem.size:
+                raise WaveError(
+                    f"--arg {path}: {os.path.getsize(path)} bytes at offset {off} exceed the device memory "
+                    f"({mem.size} bytes; see --device-memory)"
+                )
+            if path.endswith(".npy"):
+                data = np.ascontiguousarray(load_npy(path, f"--arg {path}"))
+            else:
+                with open(path, "rb") as f:
+                    data = np.frombuffer(f.read(), dtype=np.uint8)
+            put(mem, off, data, f"--arg {path}")
+            del data
+
+    build(mem)
     # a kernel's own .workgroup_size, .registers and .local_memory win over the launch values;
     # registers grow to hold the presets
     regs = max(k.registers, max(presets, default=-1) + 1)
@@ -564,7 +580,10 @@ def _emu(
             max_instructions=max_instructions or (1 << 62),
             progress=None if bar is None else bar.callback,
             engine="numpy" if show_stats and engine in (None, "auto") else engine,
+            donate=True,  # the emulator runs in `mem` (held once; copied if not a multiple of 16 bytes)
+            restore=lambda m: build(m, again=True),
         )
+    del mem  # the result's memory is the one image held from here on
     dt = time.perf_counter() - t0
     m = res.memory
     if hexdump is not None:

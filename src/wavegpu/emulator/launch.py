@@ -214,6 +214,22 @@ def new_memory(memory: int | bytes | bytearray | np.ndarray | None, name: str) -
     return Memory(buf, src.size, name)
 
 
+def donatable(memory: object) -> bool:
+    """Whether `emulate(donate=True)` can run in `memory` itself: a writable, C-contiguous,
+    16-byte aligned uint8 array whose length is a positive multiple of 16 (the engines' padding)."""
+    return (
+        isinstance(memory, np.ndarray)
+        and memory.dtype == np.uint8
+        and memory.ndim == 1
+        and memory.flags.c_contiguous
+        and memory.flags.writeable
+        and memory.size >= 16
+        and memory.size % 16 == 0
+        and memory.size <= (1 << 32)
+        and memory.ctypes.data % 16 == 0
+    )
+
+
 def format_instruction(inst: object) -> str:
     from ..dis import format_instruction as fmt  # messages only: the disassembler loads on demand
 
@@ -278,6 +294,8 @@ def emulate(
     boundscheck: bool = False,
     zero_division: bool = False,
     engine: str | None = "numpy",
+    donate: bool = False,
+    restore: Callable[[np.ndarray], None] | None = None,
 ) -> EmulationResult:
     """Run one kernel on the reference emulator.
 
@@ -301,6 +319,17 @@ def emulate(
     cannot run the launch), "auto" (compiled where it can and it pays), None ($WAVEGPU_ENGINE,
     else "auto"). Both give identical memory; a compiled run's statistics hold only the launch's
     shape (res.engine says which ran).
+
+    `donate=True` hands `memory` to the emulator, which then runs in it instead of a private
+    copy (one device image in host memory, not two): the array is overwritten, holds the result
+    (`res.memory` is a view of it), and is undefined after a trap. Without it the caller's
+    memory is never written. Only a writable, C-contiguous uint8 array of a multiple of 16 bytes
+    (16-byte aligned) can be donated; anything else is copied as without `donate`. The compiled
+    engine re-runs a launch that stops at a trap or the budget on the NumPy engine from the
+    untouched input: given `restore(buf)`, which writes the input into `buf` again, the donated
+    buffer is restored in place for that re-run; without it the compiled engine keeps a copy of
+    the input while it runs (two images, as without `donate`). The NumPy engine runs in the
+    donated buffer directly. Results and trap reports are those of a run without `donate`.
     """
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width < 1 or wave_width > 64 or wave_width & (wave_width - 1):
@@ -327,7 +356,8 @@ def emulate(
     if len(bits) > k.registers:
         raise WaveError(f"{len(bits)} arguments but kernel {k.name!r} has {k.registers} registers")
     _validate(k)
-    dev = new_memory(memory, "global")
+    owned = donate and donatable(memory)
+    dev = Memory(memory, memory.size, "global") if owned else new_memory(memory, "global")  # type: ignore[union-attr]
     const = new_memory(constants, "const")
     if boundscheck and buffers is None:
         raise WaveError("boundscheck=True needs buffers= (where each array lives)")
@@ -351,12 +381,17 @@ def emulate(
     per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
     from .compiled.select import try_compiled
 
-    ran = try_compiled(engine, k, launch, dev, const, progress)
+    # a donated image the compiled engine may leave undefined: kept (a copy) unless `restore` can rewrite it
+    keep = owned and restore is None
+    ran = try_compiled(engine, k, launch, dev, const, progress, keep_input=keep)
     if ran:
         return EmulationResult(dev.u8[: dev.size], stats, k.name, "compiled")
     if ran is not None:  # stopped at a trap or the budget: the reference names it
-        del dev  # undefined now: freed before the fresh copy, so the two never coexist (peak memory)
-        dev = new_memory(memory, "global")
+        if not owned:
+            del dev  # undefined now: freed before the fresh copy, so the two never coexist (peak memory)
+            dev = new_memory(memory, "global")
+        elif not keep:  # (a kept copy is already back in the buffer)
+            restore(dev.u8)  # type: ignore[misc]
     done = 0
     with _malloc_tuned():
         while done < n_wg:

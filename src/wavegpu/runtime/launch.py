@@ -5,7 +5,7 @@ by runtime/amdgcn_sim)); `wg.devices()` lists them."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -63,6 +63,8 @@ def launch(
     arch: str | None = None,
     engine: str | None = None,
     mma: str | None = None,
+    donate: bool = False,
+    restore: Callable[[np.ndarray], None] | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -75,7 +77,8 @@ def launch(
     `mma` picks how mma.m16n8k8 runs on device="cuda": "exact" (bit for bit the emulator's) or
     "tensor" (the tensor cores, within their measured bound: docs/backends.md); None: the
     ptx.mma_path in effect, "exact" by default. Every other device computes mma exactly, so it
-    accepts "exact" and refuses "tensor"."""
+    accepts "exact" and refuses "tensor". `donate` and `restore` hand `memory` to the emulator
+    (`emulate(donate=True)`: it runs in that array, which it overwrites); other devices copy it."""
     check_mma(mma, device)
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     if wave_width is None:  # amdgcn-sim runs wave64 code; the others default to 32
@@ -111,6 +114,8 @@ def launch(
                 boundscheck=boundscheck,
                 zero_division=zero_division,
                 engine=engine,
+                donate=donate,
+                restore=restore,
             )
     if device not in ("opencl", "sycl", "cuda", "cuda-cpp", "amdgcn-sim"):
         raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")

@@ -80,11 +80,14 @@ def try_compiled(
     dev: Memory,
     const: Memory,
     progress: Callable[[int, int], None] | None,
+    keep_input: bool = False,
 ) -> bool | None:
     """Run the launch on the compiled engine when `engine` asks for it: None when it did not run
     (device memory untouched), True when it finished, False when it stopped at a trap or the
     instruction budget (device memory is then undefined: the caller re-runs on the NumPy
-    engine, which reports the error exactly)."""
+    engine, which reports the error exactly). With `keep_input` (a donated image with no way to
+    restore it), a copy of device memory is taken just before the compiled engine runs and
+    written back when it stops, so the re-run starts from the input."""
     engine = default_engine() if engine is None else engine
     if engine not in ENGINES:
         raise WaveError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
@@ -108,7 +111,11 @@ def try_compiled(
     try:
         if engine == "auto" and n < AUTO_MIN_WORK and not cached(k, shape):
             return None
+        saved = dev.u8.copy() if keep_input else None
         ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
+        if not ok and saved is not None:
+            dev.u8[:] = saved
+        del saved
     except CompileFailed as e:  # before any workgroup ran: device memory untouched
         if engine == "compiled":
             raise WaveError(
