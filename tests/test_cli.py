@@ -709,25 +709,7 @@ def test_wave_run_makes_no_host_copy_of_the_buffers(tmp_path: Path, engine: str)
     assert peak < image + (3 << 20), f"peak {peak / image:.2f} x the device image"
 
 
-CHASE = """
-.kernel chase
-.param x, buffer, u32
-.registers 8
-    mov.u32 r1, %tid.x
-    mov.u32 r2, %ctaid.x
-    mov.u32 r3, %ntid.x
-    mad.lo.s32 r1, r2, r3, r1
-    shl.b32 r1, r1, 2
-    add.u32 r1, r1, r0
-    ld.global.b32 r4, [r1]
-    shl.b32 r5, r4, 2
-    add.u32 r5, r5, r0
-    ld.global.b32 r6, [r5]
-    add.u32 r4, r4, 1000000
-    st.global.b32 [r1], r4
-    ret
-.end
-"""
+CHASE = (Path(__file__).parent / "data" / "chase.wave").read_text()
 
 
 def test_wave_run_and_wave_emu_trap_alike_on_both_engines(tmp_path: Path) -> None:

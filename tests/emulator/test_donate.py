@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,26 +17,7 @@ from wavegpu.emulator.launch import donatable
 
 ENGINES = ["numpy"] + (["compiled"] if importlib.util.find_spec("numba") else [])
 
-# each thread i: v = x[i]; y = x[v] (an index read from memory: out of bounds where v is large);
-# x[i] = v + 1000000 (no race: each thread writes only its own element, after reading it). A re-run from the memory a stopped run left would trap at another thread.
-CHASE = """
-.kernel chase
-.registers 8
-    mov.u32 r1, %tid.x
-    mov.u32 r2, %ctaid.x
-    mov.u32 r3, %ntid.x
-    mad.lo.s32 r1, r2, r3, r1
-    shl.b32 r1, r1, 2
-    add.u32 r1, r1, r0
-    ld.global.b32 r4, [r1]
-    shl.b32 r5, r4, 2
-    add.u32 r5, r5, r0
-    ld.global.b32 r6, [r5]
-    add.u32 r4, r4, 1000000
-    st.global.b32 [r1], r4
-    ret
-.end
-"""
+CHASE = (Path(__file__).parents[1] / "data" / "chase.wave").read_text()
 
 
 def image(trap: bool) -> np.ndarray:
