@@ -60,8 +60,8 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip)
-    if not config.getoption("numprocesses", None):
-        return
+    if not hasattr(config, "workerinput"):  # the order that counts is the xdist workers' collection
+        return                                # (they run with numprocesses reset to None)
 
     def rank(item) -> int:  # type: ignore[no-untyped-def]
         return next((i for i, p in enumerate(LONG_FIRST) if item.nodeid.startswith(p)), len(LONG_FIRST))
