@@ -32,6 +32,16 @@ def sha256_fd(fd: int) -> str:
     return h.hexdigest()
 
 
+def _open_private(folder: PrivateDir, name: str, why: str) -> int:
+    """folder/name opened read-only as this user's private file, or Tampered naming it."""
+    try:
+        return folder.open_file(name)
+    except OSError as e:
+        raise Tampered(f"{folder.where(name)}: {why} ({e.strerror})") from None
+    except WaveError as e:
+        raise Tampered(str(e)) from None
+
+
 def open_verified(parent: PrivateDir, key: str) -> int:
     """A read-only descriptor of parent/key/EXE once its bytes match the digest recorded beside
     it, everything opened through parent's descriptor (Tampered if not)."""
@@ -42,23 +52,13 @@ def open_verified(parent: PrivateDir, key: str) -> int:
     except WaveError as e:
         raise Tampered(str(e)) from None
     with folder:
-        try:
-            rec = folder.open_file(RECORD)
-        except FileNotFoundError as e:
-            raise Tampered(f"{folder.where(RECORD)}: no recorded digest ({e.strerror})") from None
-        except WaveError as e:
-            raise Tampered(str(e)) from None
+        rec = _open_private(folder, RECORD, "no recorded digest")
         try:
             want = os.read(rec, 256).decode(errors="replace").strip()
         finally:
             os.close(rec)
         exe = folder.where(EXE)
-        try:
-            fd = folder.open_file(EXE)
-        except OSError as e:
-            raise Tampered(f"{exe}: cannot open the cached executable ({e.strerror})") from None
-        except WaveError as e:
-            raise Tampered(str(e)) from None
+        fd = _open_private(folder, EXE, "cannot open the cached executable")
     try:
         got = sha256_fd(fd)
         if got != want:
