@@ -151,11 +151,15 @@ class PrivateDir:
         """os.open of name inside this folder, never through a symbolic link."""
         return os.open(_single(name), flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=self.fd)
 
-    def open_file(self, name: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    def open_file(self, name: str, flags: int = os.O_RDONLY, mode: int = 0o600, chmod: int | None = None) -> int:
         """open() of a regular file that belongs to this user and no one else may write
-        (a WaveError naming it otherwise; FileNotFoundError when it is missing)."""
+        (a WaveError naming it otherwise; FileNotFoundError when it is missing). `chmod`: the
+        mode given to the opened file before it is checked (a compiler's output, whatever the
+        umask gave it)."""
         fd = self.open(name, flags, mode)
         try:
+            if chmod is not None:
+                os.fchmod(fd, chmod)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise _error(f"{self.where(name)}: not a regular file")

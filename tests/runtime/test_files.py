@@ -124,6 +124,20 @@ def test_a_verified_executable_runs(parent: files.PrivateDir) -> None:
     assert p.communicate()[0] == "hello there\n" and p.returncode == 0
 
 
+def test_a_compiler_output_the_umask_left_group_writable_is_made_private(parent: files.PrivateDir) -> None:
+    """With umask 002 (Debian's default where each user has their own group) a compiler writes
+    its output 0775: the build makes it 0700 before it is checked, not refused as not private."""
+
+    def build(path: Path) -> None:
+        path.write_text("#!/bin/sh\necho built\n")
+        os.chmod(path, 0o775)  # what a compiler writes under umask 002
+
+    exe = files.executable(parent, "k", build)
+    assert mode(exe) == 0o700
+    p = files.spawn(parent, "k", [], stdout=-1, text=True)
+    assert p.communicate()[0] == "built\n"
+
+
 def test_an_executable_changed_after_its_build_is_not_started(parent: files.PrivateDir, tmp_path: Path) -> None:
     exe = files.executable(parent, "k", script("echo good"))
     marker = tmp_path / "planted-ran"

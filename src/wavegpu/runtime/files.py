@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WaveError
-from ..paths import PrivateDir, cache_root, check_private, disk_cache_off, open_private
+from ..paths import PrivateDir, cache_root, check_private, disk_cache_off, open_private, proc_available
 
 EXE = "exe"  # the executable inside its folder
 RECORD = "sha256"  # its digest, written when it was built
@@ -32,16 +32,6 @@ def sha256_fd(fd: int) -> str:
     return h.hexdigest()
 
 
-def _open_private(folder: PrivateDir, name: str, why: str) -> int:
-    """folder/name opened read-only as this user's private file, or Tampered naming it."""
-    try:
-        return folder.open_file(name)
-    except OSError as e:
-        raise Tampered(f"{folder.where(name)}: {why} ({e.strerror})") from None
-    except WaveError as e:
-        raise Tampered(str(e)) from None
-
-
 def open_verified(parent: PrivateDir, key: str) -> int:
     """A read-only descriptor of parent/key/EXE once its bytes match the digest recorded beside
     it, everything opened through parent's descriptor (Tampered if not)."""
@@ -52,13 +42,19 @@ def open_verified(parent: PrivateDir, key: str) -> int:
     except WaveError as e:
         raise Tampered(str(e)) from None
     with folder:
-        rec = _open_private(folder, RECORD, "no recorded digest")
         try:
-            want = os.read(rec, 256).decode(errors="replace").strip()
-        finally:
-            os.close(rec)
+            want = folder.read_bytes(RECORD)[:256].decode(errors="replace").strip()
+        except OSError as e:
+            raise Tampered(f"{folder.where(RECORD)}: no recorded digest ({e.strerror})") from None
+        except WaveError as e:
+            raise Tampered(str(e)) from None
         exe = folder.where(EXE)
-        fd = _open_private(folder, EXE, "cannot open the cached executable")
+        try:
+            fd = folder.open_file(EXE)
+        except OSError as e:
+            raise Tampered(f"{exe}: cannot open the cached executable ({e.strerror})") from None
+        except WaveError as e:
+            raise Tampered(str(e)) from None
     try:
         got = sha256_fd(fd)
         if got != want:
@@ -75,7 +71,7 @@ def spawn(parent: PrivateDir, key: str, args: Sequence[str], **popen: Any) -> su
     check is not run."""
     fd = open_verified(parent, key)
     try:
-        if os.path.isdir("/proc/self/fd"):
+        if proc_available():
             return subprocess.Popen([f"/proc/self/fd/{fd}", *args], pass_fds=(fd,), **popen)
         return subprocess.Popen([parent.fs_path(key) + "/" + EXE, *args], **popen)
     finally:
@@ -111,9 +107,9 @@ def executable(parent: PrivateDir, key: str, build: Callable[[Path], None]) -> P
         try:
             with parent.subdir(tmp, create=False) as folder:
                 build(Path(folder.fs_path(EXE, for_children=True)))  # g++ writes it
-                fd = folder.open_file(EXE, os.O_RDONLY)  # the compiler's output: ours, not a link
+                # the compiler's output: ours, not a link, 0700 whatever the umask gave it
+                fd = folder.open_file(EXE, os.O_RDONLY, chmod=0o700)
                 try:
-                    os.fchmod(fd, 0o700)  # whatever the umask gave it
                     digest = sha256_fd(fd)
                 finally:
                     os.close(fd)
