@@ -8,7 +8,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,6 +35,7 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
 # runs with --dist load and small chunks); a serial run keeps the file order.
 LONG_FIRST = (
     "tests/emulator/compiled/test_compiled_examples.py::test_sgemm_blocked",
+    "tests/emulator/compiled/test_compiled_programs.py::test_every_register_as_a_loop_accumulator",
     "tests/emulator/compiled/test_compiled_programs.py::test_generated_programs",
     "tests/emulator/compiled/test_compiled_programs.py::test_loops_run_lane_by_lane",
     "tests/wbin/test_wbin.py::test_programs_round_trip",
@@ -53,13 +53,7 @@ LONG_FIRST = (
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
-    """Tests marked `slow` (minutes each) run only with WAVEGPU_SLOW=1; under xdist the long
-    tests of LONG_FIRST are handed out first."""
-    if os.environ.get("WAVEGPU_SLOW") != "1":
-        skip = pytest.mark.skip(reason="slow (minutes): run with WAVEGPU_SLOW=1")
-        for item in items:
-            if "slow" in item.keywords:
-                item.add_marker(skip)
+    """Under xdist the long tests of LONG_FIRST are handed out first."""
     if not hasattr(config, "workerinput"):  # the order that counts is the xdist workers' collection
         return                                # (they run with numprocesses reset to None)
 

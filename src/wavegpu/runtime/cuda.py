@@ -211,6 +211,13 @@ def _constants() -> int:
     return int(_STATE["cmem"])
 
 
+def _params(base: int, cmem: int, args: list[int]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """cuLaunchKernel's (values, types) of a launch on device memory: the global and constant
+    images, then the kernel's 32-bit arguments."""
+    values = (base, cmem, *[int(a) & 0xFFFFFFFF for a in args])
+    return values, (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
+
+
 def run_resident(
     ptx: str,
     entry: str,
@@ -229,20 +236,16 @@ def run_resident(
     so a call makes two launches and one small copy, and no other driver call."""
     drv = _driver()
     fn = _function(ptx, entry)
-    cmem = _STATE.get("cmem") or _constants()
-    values = (base, cmem, *[int(a) & 0xFFFFFFFF for a in args])
-    types = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
-    _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, (values, types), 0), f"launching {entry}")
+    cmem = _constants()
+    _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, _params(base, cmem, args), 0), f"launching {entry}")
     fault = f"running {entry} (a fault here is an out-of-bounds or misaligned access)"
     if check is None:
         _check(drv.cuCtxSynchronize(), fault)
         return
     cptx, centry, threads, cargs, out, at = check
     cfn = _function(cptx, centry)
-    cvalues = (base, cmem, *[int(a) & 0xFFFFFFFF for a in cargs])
-    ctypes_ = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(cargs)))
     _check(
-        drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, (cvalues, ctypes_), 0),
+        drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, _params(base, cmem, cargs), 0),
         fault + " (or launching the canary check after it)",
     )
     _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " (or the canary check after it)")
