@@ -123,9 +123,9 @@ def ctx() -> tuple[Any, Any, Any]:
     for p in platforms:
         with contextlib.suppress(cl.Error):  # a platform without devices does not hide the others
             devices += p.get_devices()
-    devices = [d for d in devices if "cl_khr_subgroup_non_uniform_arithmetic" in d.extensions]
+    devices = [d for d in devices if all(x in d.extensions for x in NEEDED_EXTENSIONS)]
     if not devices:
-        raise WaveError("no OpenCL device with non-uniform sub-group operations")
+        raise WaveError(f"no OpenCL device with {', '.join(NEEDED_EXTENSIONS)}")
     try:
         context = cl.Context([devices[0]])
         queue = cl.CommandQueue(context)
@@ -177,6 +177,15 @@ def build(source: str) -> Any:
     return cache[key]
 
 
+# what the OpenCL backend's output uses: non-uniform sub-group reductions, ballots (votes and
+# the active set), 64-bit atomic min (the fault slot: the lowest faulting thread wins)
+NEEDED_EXTENSIONS = (
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_int64_extended_atomics",
+)
+
+
 def run(
     source: str,
     entry: str,
@@ -204,8 +213,8 @@ def run(
     if mem.size == 0:
         mem = np.zeros(16, np.uint8)
     cmem = np.ascontiguousarray(constants, dtype=np.uint8)
-    if cmem.size < 16:  # a checked load that may not happen reads address 0: 16 bytes are there
-        cmem = np.concatenate([cmem, np.zeros(16 - cmem.size, np.uint8)])
+    if cmem.size == 0:
+        cmem = np.zeros(16, np.uint8)
     dbuf = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=mem)
     cbuf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=cmem)
     kernels = _STATE.setdefault("kernels", {})

@@ -402,6 +402,7 @@ class CRenderer:
 
     # -- instructions
     def inst(self, inst: Instruction, mask: str | None = None, pc: int = -1) -> list[str]:
+        self.pc = pc  # the NaN plan's index, and the pc a checked access records when it faults
         canon = [f"r{r} = wv_c32(F(r{r}));" for r in self.nan.at_use.get(pc, ())]  # observed here
         return canon + self.inst_body(inst, mask, pc)
 
@@ -478,10 +479,9 @@ class CRenderer:
     def checked(self, inst: Instruction, render: Callable[[str], list[str]]) -> list[str]:
         """The access of a load, store or atomic (render(address) -> its statements), checked on
         dialects that cannot trap: `wv_ok` says the access is allowed; the thread's first fault
-        is noted in private variables (WV_NOTE), reported once when it ends (WV_REPORT). A store
-        or atomic happens only when allowed; a load reads address 0 instead (always mapped), so
-        loads stay branch-free for the vectoriser. A faulting run's results are never used: the
-        runtime reports the fault."""
+        is noted in private variables (WV_NOTE), reported once when it ends (WV_REPORT). A load,
+        store or atomic happens only when allowed (a skipped load leaves its destination as it
+        was). A faulting run's results are never used: the runtime reports the fault."""
         if not self.d.checks_bounds:
             return render(self.addr(self._mem(inst)))
         spec = inst.spec
@@ -621,7 +621,6 @@ class CRenderer:
             if isinstance(n, str):
                 out.append(ind + n)
             elif isinstance(n, Op):
-                self.pc = n.pc
                 for line in self.inst(n.inst, m, n.pc):
                     out.append(ind + line)
             else:
