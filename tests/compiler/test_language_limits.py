@@ -99,6 +99,23 @@ def k(out: wg.f32[:], h: wg.f16[:], d: wg.f64[:]):
         assert d.tolist() == [np.inf, 6e38]
 
 
+def test_an_integer_literal_beyond_the_double_range_in_a_float_is_inf() -> None:
+    """`1` followed by 400 zeros stored into an f32 (or f64) is inf, as a float literal beyond the
+    range is (it raised a bare OverflowError converting the int to a float)."""
+    big = "1" + "0" * 400
+    src = f"""import wavegpu as wg
+
+@wg.kernel
+def k(out: wg.f32[:], d: wg.f64[:]):
+    out[0] = {big}
+    out[1] = -{big}
+    d[0] = {big}
+"""
+    out, d = np.zeros(2, np.float32), np.zeros(1)
+    run_kernel(wg.compile(src).kernels[0], [out, d], grid=1, workgroup=1)
+    assert out.view(np.uint32).tolist() == [INF, NINF] and d.tolist() == [np.inf]
+
+
 @pytest.mark.parametrize(
     "stmt, message",
     [

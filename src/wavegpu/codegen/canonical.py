@@ -38,9 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Reg
-from ..isa.structure import footprint, operand_registers
+from ..isa.structure import footprint, operand_registers, successors
 from ..isa.types import DataType, Role
-from ..isa.vocabulary import Nest
 from ..isa.vocabulary import Op as VOp
 
 _ARITH = ("add", "sub", "mul", "fma", "div", "sqrt")
@@ -100,34 +99,6 @@ class Plan:
         return self.active and pc >= 0 and key in FLOAT_ROWS and pc not in self.at_def
 
 
-def _successors(insts: Sequence[Instruction]) -> list[list[int]]:
-    """Successor pcs of each instruction (pc len(insts) is the exit), over-approximated."""
-    n = len(insts)
-    succ: list[list[int]] = [[i + 1] for i in range(n)]
-    stack: list[tuple[Nest, int, list[int]]] = []  # (opener, pc, else pcs / leave pcs)
-    for i, inst in enumerate(insts):
-        role = inst.spec.nest
-        if role is Nest.OPEN_IF or role is Nest.OPEN_LOOP:
-            stack.append((role, i, []))
-        elif role is Nest.ELSE:
-            stack[-1][2].append(i)
-        elif role in (Nest.BREAK, Nest.CONTINUE):
-            loop = next(j for j in range(len(stack) - 1, -1, -1) if stack[j][0] is Nest.OPEN_LOOP)
-            stack[loop][2].append(i)
-        elif role is Nest.CLOSE:
-            opener, at, marks = stack.pop()
-            if opener is Nest.OPEN_IF:
-                els = marks[0] if marks else None
-                succ[at].append(els + 1 if els is not None else i)
-                if els is not None:
-                    succ[els] = [i]
-            else:
-                succ[i].append(at + 1)  # the next iteration (and, over-approximating, the exit)
-                for j in marks:
-                    succ[j].append(i + 1 if insts[j].spec.nest is Nest.BREAK else at + 1)
-    return succ
-
-
 def _observed(inst: Instruction) -> list[int]:
     """The registers whose bits inst observes (see the module docstring), each once."""
     spec = inst.spec
@@ -154,7 +125,7 @@ def plan(insts: Sequence[Instruction]) -> Plan:
     """The canonicalisation plan of a kernel's instruction list (structured, as in a .wbin)."""
     n = len(insts)
     nregs = max([footprint(i)[0] for i in insts] + [1])
-    succ = _successors(insts)
+    succ = successors(insts)  # an unguarded ret goes nowhere; the last instruction to no pc
     cls: list[int] = [_OTHER] * n  # the class of pc's own origin (bit pc + 1); bit 0 is the entry
     for pc, inst in enumerate(insts):
         key = inst.spec.key
@@ -230,8 +201,6 @@ def plan(insts: Sequence[Instruction]) -> Plan:
     while work:  # the sets only grow: a fixpoint
         pc = heapq.heappop(work)  # forward order keeps the sweep short
         queued.discard(pc)
-        if pc == n:
-            continue
         st = ins[pc]
         assert st is not None
         out = transfer(pc, list(st))

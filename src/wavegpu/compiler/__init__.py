@@ -118,16 +118,7 @@ def compile_functions(fns: list[hir.Function], options: Options) -> Program:
                 raise CompileError([Diagnostic(f"kernel {fn.name!r}: workgroup {wg!r} is neither a size nor a tuple")])
             t = (wg,) if isinstance(wg, int) else tuple(wg)
             t = tuple(int(x) for x in t) + (1,) * (3 - len(t))
-            fn = hir.Function(
-                fn.name,
-                fn.params,
-                fn.body,
-                fn.variables,
-                fn.locals,
-                fn.source_file,
-                (t[0], t[1], t[2]),
-                fn.options,
-            )
+            fn = replace(fn, workgroup_size=(t[0], t[1], t[2]))
         kernels.append(compile_hir(fn, o))
     return Program(tuple(kernels))
 

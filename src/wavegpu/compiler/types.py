@@ -120,8 +120,12 @@ _FLOAT_DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64}
 def round_float(v: float, t: ScalarType) -> float:
     """The number v rounded once to the float type t, as IEEE rounding does: beyond the type's
     range it is inf of v's sign (1.0e39 in f32), below it a subnormal or zero; never a warning."""
+    try:
+        x = float(v)
+    except OverflowError:  # an integer beyond the double range (1 followed by 400 zeros)
+        return math.inf if v > 0 else -math.inf
     with np.errstate(all="ignore"):
-        return float(_FLOAT_DTYPES[t.name](v))
+        return float(_FLOAT_DTYPES[t.name](x))
 
 
 def float_bits(v: float, t: ScalarType) -> int:
