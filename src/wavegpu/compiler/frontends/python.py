@@ -88,42 +88,36 @@ def check_depth(src: Source, tree: ast.AST) -> None:
         stack.extend((c, d + 1) for c in reversed(list(ast.iter_child_nodes(n))) if not isinstance(c, ast.expr_context))
 
 
-DEEP_PARSE_STACK = 512 << 20  # bytes of stack for parsing a source nested beyond the recursion limit
-DEEP_PARSE_LIMIT = 100_000  # the recursion limit meanwhile (CPython builds ast objects recursively)
+def _deepest_line(text: str) -> tuple[int, str]:
+    """(line, text) of the first logical line whose expression may nest beyond hir.MAX_DEPTH, read
+    from its tokens (tokenize does not recurse): its operators and its deepest brackets, an upper
+    bound of how deep its ast goes; line 1 when no line is that deep."""
+    import io
+    import tokenize
+
+    brackets = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+    lines = text.splitlines()
+    start, ops, depth, deepest = 1, 0, 0, 0
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                if ops + deepest > hir.MAX_DEPTH:
+                    break
+                start, ops, depth, deepest = tok.end[0] + 1, 0, 0, 0
+            elif tok.type == tokenize.OP and tok.string in brackets:
+                depth += brackets[tok.string]
+                deepest = max(deepest, depth)
+            elif tok.type == tokenize.OP and tok.string not in (",", ":", ".", "=", ";", "->", "@"):
+                ops += 1
+        else:
+            start = 1
+    return start, lines[start - 1] if 0 < start <= len(lines) else ""
 
 
-def _parse_deep(text: str, file: str) -> ast.Module | None:
-    """`ast.parse` of a source whose ast is deeper than the recursion limit lets CPython build (a
-    20,000-term sum), on a thread with a large stack, so that check_depth can name the place; None
-    when even that fails."""
-    import sys
-    import threading
-
-    out: list[ast.Module] = []
-
-    def work() -> None:
-        with contextlib.suppress(RecursionError, MemoryError, SyntaxError):
-            out.append(ast.parse(text, filename=file))
-
-    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
-    try:
-        threading.stack_size(DEEP_PARSE_STACK)
-        sys.setrecursionlimit(max(old_limit, DEEP_PARSE_LIMIT))
-        t = threading.Thread(target=work, name="wavegpu-deep-parse")
-        t.start()
-        t.join()
-    except (RuntimeError, ValueError, MemoryError):  # no thread of that stack size here
-        return None
-    finally:
-        sys.setrecursionlimit(old_limit)
-        threading.stack_size(old_stack)
-    return out[0] if out else None
-
-
-def parse_module(text: str, file: str) -> ast.Module:
+def parse_module(text: str, file: str, line_offset: int = 0) -> ast.Module:
     """`ast.parse`, with a syntax error as a CompileError at its place. A source too deep for
-    CPython to build its ast at the recursion limit is parsed again with room (check_depth then
-    refuses it at the place), or refused at its first line."""
+    CPython to build its ast at the recursion limit is refused at the line its tokens show nesting
+    beyond hir.MAX_DEPTH (no process-wide recursion limit or thread stack is changed)."""
     try:
         return ast.parse(text, filename=file)
     except SyntaxError as e:
@@ -132,11 +126,10 @@ def parse_module(text: str, file: str) -> ast.Module:
             [Diagnostic(f"syntax error: {e.msg}", Span(file, e.lineno or 1, e.offset or 1, 1, line))]
         ) from None
     except (RecursionError, MemoryError):  # "maximum recursion depth exceeded during ast construction"
-        tree = _parse_deep(text, file)
-        if tree is not None:
-            return tree
-        first = text.splitlines()[0] if text else ""
-        raise CompileError([Diagnostic(hir.too_deep_message(), Span(file, 1, 1, 1, first))]) from None
+        line, shown = _deepest_line(text)
+        col = len(shown) - len(shown.lstrip()) + 1
+        span = Span(file, line + line_offset, col, 1, shown)
+        raise CompileError([Diagnostic(hir.too_deep_message(), span)]) from None
 
 
 def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]:
@@ -150,7 +143,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     g = getattr(fn, "__globals__", {})
     ours = {k for k, v in g.items() if str(getattr(v, "__module__", "") or "").startswith("wavegpu")}
     src = Source(text, file, first - 1, consts=module_constants(g), ours=ours)
-    tree = parse_module(text, file)
+    tree = parse_module(text, file, first - 1)
     check_depth(src, tree)
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
