@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -32,13 +34,14 @@ def k(out: wg.f32[:]):
     "cpp": """#include "wave.hpp"
 
 [[wave::kernel]] void k(float* out) {
-    out[0] = 1.0e39f;
+    out[0] = 3.4e38f * 10.0f;
     out[1] = 3.0e38f * 2.0f;
-    out[2] = -1.0e39f;
-    out[3] = 1.0e-50f;
+    out[2] = -(3.4e38f * 10.0f);
+    out[3] = 1.0e-30f * 1.0e-30f;
 }
 """,
-    # rustc refuses an f32 literal beyond the range (overflowing_literals): a folded product instead
+    # rustc refuses an f32 literal beyond the range (overflowing_literals) and g++ -Werror one in C++
+    # (-Woverflow): folded products there instead
     "rust": """use wave::*;
 
 #[wave::kernel]
@@ -70,6 +73,18 @@ def test_f32_constants_beyond_the_range_are_inf_in_every_language(lang: str, opt
         out = np.full(4, 7.0, np.float32)
         run_kernel(prog.kernels[0], [out], grid=1, workgroup=1)
     assert out.view(np.uint32).tolist() == [INF, INF, NINF, 0]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_gxx_accepts_the_cpp_kernel_beyond_f32(tmp_path: Path) -> None:
+    """The C++ form above is one g++ compiles with -Werror and wave.hpp."""
+    from wavegpu.compiler.frontends.cpp import include_dir
+
+    p = tmp_path / "k.cpp"
+    p.write_text(BEYOND_F32["cpp"])
+    flags = ["g++", "-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{include_dir()}"]
+    r = subprocess.run([*flags, str(p)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_python_f16_f64_and_power_constants_round_once_to_their_type() -> None:
