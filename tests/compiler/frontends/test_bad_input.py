@@ -14,14 +14,17 @@ from wavegpu.compiler.builtins import BUILTINS, Arg, Kind
 
 DUP_PARAM = {
     "python": "import wavegpu as wg\n@wg.kernel\ndef k(x: wg.f32[:], x: wg.f32[:]):\n    x[0] = 1.0\n",
-    "rust": "#[kernel]\nfn k(x: &mut [f32], x: &mut [f32]) {\n    x[0] = 1.0;\n}\n",
+    "rust": "use wave::*;\n\n#[wave::kernel]\npub fn k(x: &mut [f32], x: &mut [f32]) {\n    x[0] = 1.0;\n}\n",
     "cpp": "[[wave::kernel]] void k(float* x, float* x) { x[0] = 1.0f; }\n",
     "typescript": "export function k(x: Float32Array, x: Float32Array) { x[0] = 1; }\n",
 }
 DUP_KERNEL = {
     "python": "import wavegpu as wg\n@wg.kernel\ndef k(x: wg.f32[:]):\n    x[0] = 1.0\n"
     "@wg.kernel\ndef k(y: wg.f32[:]):\n    y[0] = 2.0\n",
-    "rust": "#[kernel]\nfn k(x: &mut [f32]) {\n    x[0] = 1.0;\n}\n#[kernel]\nfn k(y: &mut [f32]) {\n    y[0] = 2.0;\n}\n",
+    "rust": (
+        "use wave::*;\n\n#[wave::kernel]\npub fn k(x: &mut [f32]) {\n    x[0] = 1.0;\n}\n"
+        "#[wave::kernel]\npub fn k(y: &mut [f32]) {\n    y[0] = 2.0;\n}\n"
+    ),
     "cpp": "[[wave::kernel]] void k(float* x) { x[0] = 1.0f; }\n[[wave::kernel]] void k(float* y) { y[0] = 2.0f; }\n",
     "typescript": "export function k(x: Float32Array) { x[0] = 1; }\nexport function k(y: Float32Array) { y[0] = 2; }\n",
 }

@@ -28,7 +28,7 @@ ACCUMULATORS = {
         ("let s = 0;", "let s: number = 0;"),
     ),
     "rust": (
-        "#[kernel]\nfn k(x: &[f32], out: &mut [f32]) {\n    let mut s = 0;\n    for j in 0..8 {\n"
+        "use wave::*;\n\n#[wave::kernel]\npub fn k(x: &[f32], out: &mut [f32]) {\n    let mut s = 0;\n    for j in 0..8 {\n"
         "        s += x[j];\n    }\n    out[0] = s;\n}\n",
         "`let mut s = 0.0;`",
         ("let mut s = 0;", "let mut s = 0.0;"),
@@ -99,10 +99,15 @@ def test_typescript_negative_zero_is_not_narrowed_away() -> None:
             "import wavegpu as wg\n@wg.kernel\ndef k(d: wg.f64[:], o: wg.f32[:]):\n    o[0] = wg.sin(d[0])\n",
             "wg.sin(wg.f32(d[0]))",
         ),
-        ("rust", "#[kernel]\nfn k(d: &[f64], o: &mut [f32]) {\n    o[0] = d[0].sin() as f32;\n}\n", "(x as f32).sin()"),
+        (
+            "rust",
+            "use wave::*;\n\n#[wave::kernel]\npub fn k(d: &[f64], o: &mut [f32]) {\n    o[0] = d[0].sin() as f32;\n}\n",
+            "(x as f32).sin()",
+        ),
         (
             "cpp",
-            "[[wave::kernel]] void k(double* d, float* o) { o[0] = (float)sin(d[0]); }\n",
+            '#include <cmath>\n#include "wave.hpp"\n\n'
+            "[[wave::kernel]] void k(const double* d, float* o) { o[0] = (float)std::sin(d[0]); }\n",
             "sinf(static_cast<float>(x))",
         ),
     ],

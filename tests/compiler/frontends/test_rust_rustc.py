@@ -147,3 +147,15 @@ def test_the_rust_examples_of_the_docs_compile_with_both(block: str, wave_crate:
     path.write_text(block)
     r = _check(path, wave_crate)
     assert r.returncode == 0, r.stderr
+
+
+def test_rustc_agrees_with_the_accumulator_fix_it(wave_crate: Path, tmp_path: Path) -> None:
+    """The integer accumulator of floats (test_fixits): rustc refuses it as our frontend does, and
+    accepts the fixed kernel (`let mut s = 0.0;`), which our frontend compiles too."""
+    from frontends.test_fixits import ACCUMULATORS
+
+    src, _, (old, new) = ACCUMULATORS["rust"]
+    for text, ok in ((src, False), (src.replace(old, new), True)):
+        path = tmp_path / "k.rs"
+        path.write_text(text)
+        assert (_check(path, wave_crate).returncode == 0) is ok, text
