@@ -162,7 +162,8 @@ OPTIONAL_ARGS = {Arg.AXIS: "axis", Arg.SCOPE: "scope"}
 
 def arity(name: str, positional: int, keywords: tuple[str, ...] = ()) -> str | None:
     """Why a call of builtin `name` with `positional` arguments and these keyword names does not fit
-    its table row (None: it fits). Every frontend checks its calls here before reading them."""
+    its table row (None: it fits). The Python frontend checks every call here before reading it;
+    Rust, C++ and TypeScript still count arguments in their own code (issue 23 moves them here)."""
     b = BUILTINS[name]
     if b.kind is Kind.MINMAX:
         if keywords:

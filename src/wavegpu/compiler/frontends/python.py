@@ -1170,10 +1170,7 @@ class Frontend:
             if name == "thread_id" and not n.args and not kw and self.toolchain_spelling(n.func):
                 self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
             axis = 0
-            if name in builtins.NO_AXIS:
-                if n.args or kw:
-                    raise self.error(n, f"{name}() takes no arguments")
-            else:
+            if name not in builtins.NO_AXIS:  # (arguments counted by builtins.arity above)
                 node = n.args[0] if n.args else kw.get("axis")
                 if node is not None:
                     v = self.fold(node)
@@ -1182,8 +1179,6 @@ class Frontend:
                     axis = v
             return hir.Call(I32, sp, name, (), None, (("axis", axis),))
         if name == "barrier":
-            if n.args or kw:
-                raise self.error(n, "barrier() takes no arguments")
             return hir.Call(VOID, sp, "barrier")
         if name == "fence":
             scope = n.args[0] if n.args else kw.get("scope")
@@ -1268,9 +1263,7 @@ class Frontend:
             if x.type is BOOL or x.type is VOID:
                 raise self.error(n, "abs takes a number")
             return hir.Call(x.type, sp, "abs", (x,))
-        if name in ("min", "max"):
-            if len(n.args) < 2 or kw:
-                raise self.error(n, f"{name}(a, b, ...) takes two or more numbers")
+        if name in ("min", "max"):  # (two or more, no keywords: builtins.arity)
             xs = [self.expr(a, hint) for a in n.args]
             typed = [x for x in xs if not isinstance(x, hir.Const)]
             if typed:  # constants take the type of the first non-constant argument, as literals do
