@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..isa.semantics import CANON_F16, CANON_F32, CANON_F64
 from ..isa.types import DataType
 
 
@@ -128,15 +127,22 @@ def round_float(v: float, t: ScalarType) -> float:
         return float(_FLOAT_DTYPES[t.name](x))
 
 
+_CANON_BITS = {"f16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
+_BITS_DTYPES = {"f16": np.uint16, "f32": np.uint32, "f64": np.uint64}
+_HOST_NAN = 0x7FF8000000000000  # the NaN Python and the host's arithmetic make (float("nan"), inf - inf)
+
+
 def float_bits(v: float, t: ScalarType) -> int:
-    """The IEEE bits of v rounded to the float type t (f16 and f32: 16 and 32 bits, f64: 64); a
-    NaN is the canonical NaN of DESIGN section 3 (0x7FFF, 0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF), the bits
-    the ISA's operations give one."""
-    if math.isnan(v):
-        return int({"f16": CANON_F16, "f32": CANON_F32, "f64": CANON_F64}[t.name])
+    """The IEEE bits of v rounded to the float type t (f16 and f32: 16 and 32 bits, f64: 64). A
+    NaN the host made (a `nan` literal, the frontend's own inf - inf, either sign) is the canonical
+    NaN of DESIGN section 3 (0x7FFF, 0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF); a NaN that sccp folded from
+    the ISA's semantics keeps its sign and payload (neg of the canonical NaN is 0xFFFFFFFF in
+    f32, as at run time)."""
+    x = np.float64(v)
+    if x != x and int(x.view(np.uint64)) & ~(1 << 63) == _HOST_NAN:
+        return _CANON_BITS[t.name]
     with np.errstate(all="ignore"):
-        x = np.asarray(float(v), np.float64).astype(_FLOAT_DTYPES[t.name])
-    return int(x.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize]))
+        return int(x.astype(_FLOAT_DTYPES[t.name]).view(_BITS_DTYPES[t.name]))
 
 
 def _bool(v: object) -> bool:
