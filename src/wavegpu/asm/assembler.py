@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..encoding import check_operands
-from ..errors import AsmError, Diagnostic, EncodingError, Span
+from ..errors import BOM, AsmError, Diagnostic, EncodingError, Span
 from ..isa import table
 from ..isa.capabilities import EMULATOR
 from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg, Vec
@@ -749,4 +749,4 @@ def assemble(text: str, filename: str = "<input>", debug_lines: bool = False) ->
     With `debug_lines`, instructions without a `.loc` record their place in this text, so an
     emulator trap can name the assembly line.
     """
-    return Assembler(text.removeprefix("\ufeff"), filename, debug_lines).run()  # a byte order mark: skipped
+    return Assembler(text.removeprefix(BOM), filename, debug_lines).run()  # a byte order mark: skipped

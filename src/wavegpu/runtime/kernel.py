@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError, Diagnostic, WaveError
+from ..errors import BOM, CompileError, Diagnostic, WaveError
 from ..wbin.program import Kernel, Program
 from . import files
 from .buffers import pack
@@ -486,7 +486,7 @@ def read_source(
     if isinstance(source, bytes | bytearray):
         return decode_source(bytes(source), "<bytes>", "source bytes are not UTF-8 text", CompileError), None, lang
     if not is_path(source):
-        return str(source).removeprefix("\ufeff"), None, lang
+        return str(source).removeprefix(BOM), None, lang
     path = Path(source)
     filename = str(path)
     suffix = path.suffix

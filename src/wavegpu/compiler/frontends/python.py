@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ...errors import CompileError, Diagnostic, Span, decode_source
+from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
 from .. import Options, builtins, compile_functions, hir
 from ..builtins import (
@@ -152,7 +152,7 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
 
 def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
-    text = text.removeprefix("\ufeff")  # a byte order mark, as the other frontends skip it
+    text = text.removeprefix(BOM)  # a byte order mark, as the other frontends skip it
     src = Source(text, file)
     tree = parse_module(text, file)
     check_depth(src, tree)
