@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.capabilities import EMULATOR
 from .. import builtins, hir
+from ..builtins import Via
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
 
-SREG = {
-    "thread_id": "tid",
-    "workgroup_id": "ctaid",
-    "workgroup_size": "ntid",
-    "grid_size": "nctaid",
-}
-ATOMIC_OPS = {
-    "atomic_add": "add",
-    "atomic_sub": "sub",
-    "atomic_min": "min",
-    "atomic_max": "max",
-    "atomic_and": "and",
-    "atomic_or": "or",
-    "atomic_xor": "xor",
-    "atomic_exchange": "exch",
-    "atomic_cas": "cas",
-}
 # HIR operations -> the MIR op that computes them on the result type (the others below)
 BINARY = {
     hir.BinaryOp.ADD: "add",
@@ -40,8 +25,6 @@ BINARY = {
     hir.BinaryOp.SHR: "shr",
 }
 UNARY = {hir.UnaryOp.NEG: "neg", hir.UnaryOp.NOT: "not", hir.UnaryOp.BIT_NOT: "not"}  # not: of a bool or bits
-
-WAVE_CALLS = builtins.WAVE1 | builtins.WAVE2 | builtins.VOTES
 
 
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
@@ -386,85 +369,58 @@ class Lowerer:
         return v
 
     def call(self, e: hir.Call) -> Operand:
-        n = e.name
-        t = e.type
-        attrs = dict(e.attrs)
-        if n in SREG:
-            return self.convert(self.sreg(SREG[n], int(attrs["axis"])), I32)  # type: ignore[arg-type]
-        if n == "global_size":
-            axis = int(attrs["axis"])  # type: ignore[arg-type]
-            g = self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32)
-            return self.convert(g, I32)
-        if n == "powi":
-            return self.powi(self.expr(e.args[0]), int(attrs["n"]), t)  # type: ignore[arg-type]
-        if n == "global_id":
-            axis = int(attrs["axis"])  # type: ignore[arg-type]
-            g = self.emit(
-                "mad",
-                [self.sreg("ctaid", axis), self.sreg("ntid", axis), self.sreg("tid", axis)],
-                U32,
-            )
-            return self.convert(g, I32)
-        if n in ("lane_id", "wave_id", "wave_width"):
-            return self.convert(
-                self.sreg({"lane_id": "lid", "wave_id": "wid", "wave_width": "wave_width"}[n], 0),
-                I32,
-            )
-        if n == "barrier":
-            self.emit("barrier", [], None)
+        """A builtin's call, lowered as its row of compiler/builtins.py says."""
+        row = builtins.ROWS.get(e.name)
+        if row is None:
+            raise CompileError([Diagnostic(f"no lowering for {e.name}", e.span)])
+        low, t, attrs = row.lowering, e.type, dict(e.attrs)
+        via = low.via
+        if via is Via.SREG:
+            return self.convert(self.sreg(low.op, int(attrs.get("axis", 0))), I32)  # type: ignore[arg-type]
+        if via is Via.EFFECT:
+            self.emit(low.op, [], None)
             return Const(0, I32)
-        if n == "fence":
-            self.emit(f"fence.{attrs['scope']}", [], None)
+        if via is Via.FENCE:
+            self.emit(f"{low.op}.{attrs['scope']}", [], None)
             return Const(0, I32)
-        if n in ATOMIC_OPS:
+        if via is Via.ATOMIC:
             assert e.array is not None
             addr, space, _ = self.address(e.array, e.args[0])
             vals = [self.expr(a) for a in e.args[1:]]
-            return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
-        if n in WAVE_CALLS:
-            args = [self.expr(a) for a in e.args]
-            if n == "wave_reduce_add" and t is F32:
+            return self.emit(f"atomic.{low.op}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
+        if via is Via.COMPOSITE:
+            return COMPOSITES[low.op](self, e)
+        args = [self.expr(a) for a in e.args]
+        if via is Via.WAVE:
+            if low.op == "wave.reduce.add" and t is F32:
                 return self.butterfly(args[0])
-            op = {
-                "wave_reduce_add": "wave.reduce.add",
-                "wave_reduce_min": "wave.reduce.min",
-                "wave_reduce_max": "wave.reduce.max",
-                "wave_reduce_and": "wave.reduce.and",
-                "wave_reduce_or": "wave.reduce.or",
-                "wave_prefix_add": "wave.prefix.add",
-                "wave_shuffle": "wave.shuffle.idx",
-                "wave_shuffle_up": "wave.shuffle.up",
-                "wave_shuffle_down": "wave.shuffle.down",
-                "wave_shuffle_xor": "wave.shuffle.xor",
-                "wave_broadcast": "wave.broadcast",
-                "wave_ballot": "wave.ballot",
-                "wave_any": "wave.any",
-                "wave_all": "wave.all",
-            }[n]
             if len(args) == 2:
                 args[1] = self.convert(args[1], U32)
-            return self.emit(op, args, t)
-        args = [self.expr(a) for a in e.args]
-        if n == "exp":
-            return self.emit("exp2", [self.emit("mul", [args[0], Const(1 / math.log(2), t)], t)], t)
-        if n == "log":
-            return self.emit("mul", [self.emit("log2", args, t), Const(math.log(2), t)], t)
-        if n in (
-            "sqrt",
-            "rsqrt",
-            "sin",
-            "cos",
-            "exp2",
-            "log2",
-            "floor",
-            "ceil",
-            "fma",
-            "abs",
-            "min",
-            "max",
-        ):
-            return self.emit(n, args, t)
-        raise CompileError([Diagnostic(f"no lowering for {n}", e.span)])
+            return self.emit(low.op, args, t)
+        if via is Via.OP:
+            return self.emit(low.op, args, t)
+        raise CompileError([Diagnostic(f"no lowering for {e.name} ({via.value})", e.span)])
+
+    # ---- the composite lowerings the rows name (COMPOSITES below) --------------------------------
+    def global_id(self, e: hir.Call) -> Operand:
+        axis = int(dict(e.attrs)["axis"])  # type: ignore[arg-type]
+        g = self.emit("mad", [self.sreg("ctaid", axis), self.sreg("ntid", axis), self.sreg("tid", axis)], U32)
+        return self.convert(g, I32)
+
+    def global_size(self, e: hir.Call) -> Operand:
+        axis = int(dict(e.attrs)["axis"])  # type: ignore[arg-type]
+        return self.convert(self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32), I32)
+
+    def exp(self, e: hir.Call) -> Operand:
+        t, x = e.type, self.expr(e.args[0])
+        return self.emit("exp2", [self.emit("mul", [x, Const(1 / math.log(2), t)], t)], t)
+
+    def log(self, e: hir.Call) -> Operand:
+        t, x = e.type, self.expr(e.args[0])
+        return self.emit("mul", [self.emit("log2", [x], t), Const(math.log(2), t)], t)
+
+    def powi_call(self, e: hir.Call) -> Operand:
+        return self.powi(self.expr(e.args[0]), int(dict(e.attrs)["n"]), e.type)  # type: ignore[arg-type]
 
     def butterfly(self, x: Operand) -> Operand:
         """f32 sum over the wave: x += shuffle_xor(x, d) for d = W/2, W/4, ..., 1 (all lanes active)."""
@@ -495,6 +451,16 @@ class Lowerer:
         reachable = set(rpo(self.fn.entry, lambda b: b.succs))
         self.fn.blocks = [b for b in self.fn.blocks if b in reachable]
         return self.fn
+
+
+COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
+    "global_id": Lowerer.global_id,
+    "global_size": Lowerer.global_size,
+    "exp": Lowerer.exp,
+    "log": Lowerer.log,
+    "powi": Lowerer.powi_call,
+}
+"""A row's named composite lowering (builtins.Lowering.op of Via.COMPOSITE) -> its method."""
 
 
 def lower(f: hir.Function) -> Function:
