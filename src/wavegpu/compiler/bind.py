@@ -253,8 +253,6 @@ def _one_type(row: Builtin, xs: list[hir.Expr], places: list[int | str], takes: 
 
 def _same(row: Builtin, sp: Span | None, vals: list[object], places: list[int | str]) -> hir.Expr:
     xs = _exprs(vals)
-    if row.name == "abs" and xs[0].type is BOOL:
-        raise _Refused(Refusal("abs takes a number"))
     t = _one_type(row, xs, places, B.same_types(row.name))
     if row.kind is B.Kind.MINMAX:
         acc = xs[0]

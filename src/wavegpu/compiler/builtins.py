@@ -135,8 +135,8 @@ WAVE_OPS = {
     "wave_broadcast": "wave.broadcast",
 }
 VOTE_OPS = {"wave_ballot": "wave.ballot", "wave_any": "wave.any", "wave_all": "wave.all"}
-MATH_OPS = {n: _op(n) for n in ("sqrt", "rsqrt", "sin", "cos", "exp2", "log2", "floor", "ceil")}
-MATH_OPS |= {"exp": _composite("exp"), "log": _composite("log")}
+MATH_OPS = {n: _op(n) for n in ("sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil")}
+MATH_OPS |= {"exp": _composite("exp"), "log": _composite("log")}  # (keeps the order above)
 
 
 def _table() -> dict[str, Builtin]:
@@ -221,6 +221,7 @@ AXES = (0, 1, 2)
 # thread_id() and no workgroup of its own) records this workgroup too, so `wave-emu` runs it as
 # that toolchain's CI does.
 TOOLCHAIN_WORKGROUP = (256, 1, 1)
+TOOLCHAIN_ID = "thread_id"  # the call that marks that dialect when it is axis-less
 # The ids that grow with the launch (the others are below MAX_WORKGROUP_SIZE). Every frontend's
 # call is typed i32 here; Rust and C++ cast it to u32 at once (their ids are unsigned), Python and
 # TypeScript keep it i32. A kernel that reads one of them as i32 is correct for at most

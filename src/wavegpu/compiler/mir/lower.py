@@ -422,6 +422,126 @@ class Lowerer:
     def powi_call(self, e: hir.Call) -> Operand:
         return self.powi(self.expr(e.args[0]), int(dict(e.attrs)["n"]), e.type)  # type: ignore[arg-type]
 
+    # the builtins added with the binder: exact sequences of MIR ops (docs/compiler.md, "Math")
+    def clamp(self, e: hir.Call) -> Operand:
+        t = e.type
+        x, lo, hi = (self.expr(a) for a in e.args)
+        return self.emit("min", [self.emit("max", [x, lo], t), hi], t)
+
+    def sign(self, e: hir.Call) -> Operand:
+        """1, -1, or x itself (a zero keeps its sign; a NaN stays NaN)."""
+        t = e.type
+        x = self.expr(e.args[0])
+        one = Const(1.0 if t.is_float else 1, t)
+        r = x
+        if t is not U32:
+            below = self.emit("cmp.lt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
+            r = self.emit("select", [below, Const(-1.0 if t.is_float else -1, t), x], t)
+        above = self.emit("cmp.gt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
+        return self.emit("select", [above, one, r], t)
+
+    def isnan(self, e: hir.Call) -> Operand:
+        x = self.expr(e.args[0])
+        return self.emit("cmp.ne", [x, x], BOOL)  # NaN != NaN (an unordered compare)
+
+    def _trunc(self, x: Operand, t: ScalarType) -> Operand:
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        return self.emit("select", [below, self.emit("ceil", [x], t), self.emit("floor", [x], t)], t)
+
+    def trunc(self, e: hir.Call) -> Operand:
+        return self._trunc(self.expr(e.args[0]), e.type)
+
+    def round_even(self, e: hir.Call) -> Operand:
+        """floor(x), plus 1 where the rest (exact: x - floor(x)) is above one half, or one half
+        and floor(x) odd; a zero result of a negative x is -0.0."""
+        t = e.type
+        x = self.expr(e.args[0])
+        fl = self.emit("floor", [x], t)
+        rest = self.emit("sub", [x, fl], t)
+        half = self.emit("mul", [fl, Const(0.5, t)], t)
+        odd = self.emit("cmp.ne", [self.emit("floor", [half], t), half], BOOL)
+        tie = self.emit("and", [self.emit("cmp.eq", [rest, Const(0.5, t)], BOOL), odd], BOOL)
+        up = self.emit("or", [self.emit("cmp.gt", [rest, Const(0.5, t)], BOOL), tie], BOOL)
+        r = self.emit("select", [up, self.emit("add", [fl, Const(1.0, t)], t), fl], t)
+        return self._negative_zero(x, r, t)
+
+    def _negative_zero(self, x: Operand, r: Operand, t: ScalarType) -> Operand:
+        """r, or -0.0 where r is zero and x negative (rounding keeps the sign)."""
+        zero = self.emit("cmp.eq", [r, Const(0.0, t)], BOOL)
+        neg = self.emit("and", [zero, self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)], BOOL)
+        return self.emit("select", [neg, Const(-0.0, t), r], t)
+
+    def round_away(self, e: hir.Call) -> Operand:
+        """trunc(x), moved one away from zero where the rest |x - trunc(x)| (exact) is at least one half."""
+        t = e.type
+        x = self.expr(e.args[0])
+        tr = self._trunc(x, t)
+        rest = self.emit("abs", [self.emit("sub", [x, tr], t)], t)
+        up = self.emit("cmp.ge", [rest, Const(0.5, t)], BOOL)
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        step = self.emit("select", [below, Const(-1.0, t), Const(1.0, t)], t)
+        return self.emit("select", [up, self.emit("add", [tr, step], t), tr], t)
+
+    def _popcount(self, v: Operand) -> Operand:
+        """The number of one bits of the u32 v (the SWAR sum), as i32."""
+
+        def k(c: int) -> Const:
+            return Const(c, U32)
+
+        v = self.emit("sub", [v, self.emit("and", [self.emit("shr", [v, k(1)], U32), k(0x55555555)], U32)], U32)
+        low = self.emit("and", [v, k(0x33333333)], U32)
+        v = self.emit("add", [low, self.emit("and", [self.emit("shr", [v, k(2)], U32), k(0x33333333)], U32)], U32)
+        v = self.emit("and", [self.emit("add", [v, self.emit("shr", [v, k(4)], U32)], U32), k(0x0F0F0F0F)], U32)
+        return self.convert(self.emit("shr", [self.emit("mul", [v, k(0x01010101)], U32), k(24)], U32), I32)
+
+    def popcount(self, e: hir.Call) -> Operand:
+        return self._popcount(self.convert(self.expr(e.args[0]), U32))
+
+    def ctz(self, e: hir.Call) -> Operand:
+        """popcount((v & -v) - 1): the ones below the lowest set bit (32 for v = 0)."""
+        v = self.convert(self.expr(e.args[0]), U32)
+        low = self.emit("and", [v, self.emit("sub", [Const(0, U32), v], U32)], U32)
+        return self._popcount(self.emit("sub", [low, Const(1, U32)], U32))
+
+    def clz(self, e: hir.Call) -> Operand:
+        """A binary search for the highest set bit: 16, 8, 4, 2, 1 (and 32 for v = 0)."""
+        v = self.convert(self.expr(e.args[0]), U32)
+        n: Operand = Const(0, U32)
+        for s in (16, 8, 4, 2, 1):
+            empty = self.emit("cmp.eq", [self.emit("shr", [v, Const(32 - s, U32)], U32), Const(0, U32)], BOOL)
+            n = self.emit("add", [n, self.emit("select", [empty, Const(s, U32), Const(0, U32)], U32)], U32)
+            v = self.emit("select", [empty, self.emit("shl", [v, Const(s, U32)], U32), v], U32)
+        zero = self.emit("cmp.eq", [v, Const(0, U32)], BOOL)
+        n = self.emit("add", [n, self.emit("select", [zero, Const(1, U32), Const(0, U32)], U32)], U32)
+        return self.convert(n, I32)
+
+    def pow(self, e: hir.Call) -> Operand:
+        """x ** y in f32 as exp2(y * log2|x|), with the sign of an odd integer power of a negative
+        x and C's special cases (pow(x, 0) = pow(1, y) = pow(-1, +-inf) = 1; a negative finite x
+        and a non-integer y: NaN). The relative error grows with |y * log2|x||, the exponent's
+        rounding: docs/compiler.md states the bound the tests check."""
+        t = e.type
+        x, y = (self.expr(a) for a in e.args)
+        ax = self.emit("abs", [x], t)
+        r = self.emit("exp2", [self.emit("mul", [y, self.emit("log2", [ax], t)], t)], t)
+        whole = self.emit("cmp.eq", [self._trunc(y, t), y], BOOL)
+        hy = self.emit("mul", [y, Const(0.5, t)], t)
+        odd = self.emit("and", [whole, self.emit("cmp.ne", [self._trunc(hy, t), hy], BOOL)], BOOL)
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        recip = self.emit("div", [Const(1.0, t), x], t)  # -inf for -0.0: its sign
+        negative = self.emit("or", [below, self.emit("cmp.lt", [recip, Const(0.0, t)], BOOL)], BOOL)
+        flip = self.emit("and", [negative, odd], BOOL)
+        r = self.emit("select", [flip, self.emit("neg", [r], t), r], t)
+        finite_below = self.emit("and", [below, self.emit("cmp.gt", [x, Const(-math.inf, t)], BOOL)], BOOL)
+        nan = self.emit("and", [finite_below, self.emit("not", [whole], BOOL)], BOOL)
+        r = self.emit("select", [nan, Const(math.nan, t), r], t)
+        y0 = self.emit("cmp.eq", [y, Const(0.0, t)], BOOL)
+        x1 = self.emit("cmp.eq", [x, Const(1.0, t)], BOOL)
+        y_inf = self.emit("cmp.eq", [self.emit("abs", [y], t), Const(math.inf, t)], BOOL)
+        minus1 = self.emit("and", [self.emit("cmp.eq", [ax, Const(1.0, t)], BOOL), y_inf], BOOL)
+        one = self.emit("or", [y0, self.emit("or", [x1, minus1], BOOL)], BOOL)
+        return self.emit("select", [one, Const(1.0, t), r], t)
+
     def butterfly(self, x: Operand) -> Operand:
         """f32 sum over the wave: x += shuffle_xor(x, d) for d = W/2, W/4, ..., 1 (all lanes active)."""
         acc, dist = self.fresh_var(F32), self.fresh_var(U32)
@@ -459,6 +579,16 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "exp": Lowerer.exp,
     "log": Lowerer.log,
     "powi": Lowerer.powi_call,
+    "pow": Lowerer.pow,
+    "clamp": Lowerer.clamp,
+    "sign": Lowerer.sign,
+    "isnan": Lowerer.isnan,
+    "trunc": Lowerer.trunc,
+    "round_even": Lowerer.round_even,
+    "round_away": Lowerer.round_away,
+    "popcount": Lowerer.popcount,
+    "clz": Lowerer.clz,
+    "ctz": Lowerer.ctz,
 }
 """A row's named composite lowering (builtins.Lowering.op of Via.COMPOSITE) -> its method."""
 
