@@ -102,7 +102,7 @@ def _v(t: object = I32) -> hir.Expr:
         ("sin", [_v(B.CASTS["f64"])], {}, "sin takes f32, not f64", 0),
         ("local_array", [B.CASTS["bool"], 4], {}, "local_array element type must be", 0),
         ("local_array", [F32, (2, 3, 4)], {}, "one or two dimensions", 1),
-        ("local_array", [F32, None], {}, "constant positive count", 1),
+        ("local_array", [F32, None], {}, "count must be a constant positive integer", 1),
         ("min", [_v(), _v(U32)], {}, "one type", 1),
         ("popcount", [_v(F32)], {}, "popcount takes an i32 or u32, not f32", 0),
         ("pow", [_v(), _v()], {}, "pow takes f32, not i32", 0),

@@ -116,10 +116,10 @@ def _type(row: Builtin, a: Actual) -> object:
 
 def _count(row: Builtin, a: Actual) -> object:
     dims = a if isinstance(a, tuple) else (a,)
-    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
-        return _Bad(f"{row.name} needs a constant positive count")
     if len(dims) > 2:
         return _Bad("local arrays have one or two dimensions")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
+        return _Bad(f"a {row.name} count must be a constant positive integer (no dynamic allocation on a GPU)")
     return a
 
 

@@ -753,19 +753,19 @@ class Frontend:
         return None
 
     def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
-        if len(call.args) != 2 or call.keywords:
-            raise self.error(call, "local_array(dtype, count) takes a type and a constant count")
-        t = self.type_name(call.args[0], elements=True)
-        if t is None or t is BOOL:
-            raise self.error(
-                call.args[0], "local_array element type must be i32, u32, f32, f16, f64, u8, i8, u16 or i16"
-            )
-        shape_node = call.args[1]
-        dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
-        if len(dims) > 2:
-            raise self.error(shape_node, "local arrays have one or two dimensions")
+        row = ROWS[CALLS["local_array"]]
+        kinds = bind.slots(row, len(call.args), [k.arg or "**" for k in call.keywords])
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(call, f"{kinds.message}: local_array(dtype, count) takes a type and a constant count")
+        dims = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
         what = "a local_array count (no dynamic allocation on a GPU)"
-        shape = tuple(self.const_int(d, what, lo=1) for d in dims)
+        counts = [self.const_int(d, what, lo=1) if len(dims) <= 2 else self.fold(d) for d in dims]
+        t = self.type_name(call.args[0], elements=True)
+        r = bind.bind(row, self.span(call), [t, tuple(counts)])  # type: ignore[arg-type]
+        if isinstance(r, bind.Refusal):
+            raise self.error(call.args[r.arg] if isinstance(r.arg, int) else call, r.message)
+        shape: tuple[int, ...] = dict(r.attrs)["shape"]  # type: ignore[assignment]
+        t = dict(r.attrs)["dtype"]  # type: ignore[assignment]
         cnt = math.prod(shape)
         if tgt.id in self.arrays or tgt.id in self.vars:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
@@ -990,17 +990,24 @@ class Frontend:
             raise self.error(
                 n.right,
                 "** needs a constant integer exponent (x ** 3), or 0.5 for a square root; "
-                "for other powers write wg.exp2(y * wg.log2(x))",
+                "for other powers write math.pow(x, y), the float power (wg.exp2(y * wg.log2(x)) where x > 0)",
             )
         if k < 0:
             x = base if base.type.is_float else hir.Cast(F32, sp, base)
             one = hir.Const(x.type, sp, 1.0)
-            return hir.Binary(x.type, sp, BinOp.DIV, one, hir.Call(x.type, sp, "powi", (x,), None, (("n", -k),)))
+            return hir.Binary(x.type, sp, BinOp.DIV, one, self.powi(x, -k, n))
         if k == 0:
             return hir.Const(base.type, sp, 1.0 if base.type.is_float else 1)
         if k == 1:
             return base
-        return hir.Call(base.type, sp, "powi", (base,), None, (("n", k),))
+        return self.powi(base, k, n)
+
+    def powi(self, x: hir.Expr, k: int, n: ast.BinOp) -> hir.Expr:
+        """x ** k for a constant k >= 2: the row `x ** 3` spells (SPELLINGS)."""
+        r = bind.bind(ROWS[POWER], self.span(n), [x, k])
+        if isinstance(r, bind.Refusal):
+            raise self.error(n.left, r.message)
+        return r
 
     def unify(self, a: hir.Expr, b: hir.Expr, n: ast.AST, what: str = "") -> ScalarType:
         ta, tb = a.type, b.type
@@ -1403,4 +1410,5 @@ SPELLINGS |= {"clamp": "wg.clamp(x, lo, hi)", "trunc": "math.trunc(x)", "isnan":
 # a called name (bare, or an attribute of wg / math / wave) -> its row; a name not here is no builtin
 CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}  # powi: `x ** 3`
 CALLS |= {"fabs": "abs", "round": "round_even"}
+POWER = "powi"  # the row of `x ** k` for a constant k
 INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))
