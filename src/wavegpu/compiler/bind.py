@@ -71,6 +71,10 @@ def slots(row: Builtin, positional: int, keywords: Sequence[str] = ()) -> tuple[
 @dataclass(frozen=True)
 class _Bad:
     message: str
+    of_call: bool = False  # about the call as a whole, not the argument (an atomic's operation)
+
+    def refusal(self, place: int | str | None) -> Refusal:
+        return Refusal(self.message, None if self.of_call else place)
 
 
 def _value(row: Builtin, a: Actual) -> object:
@@ -95,7 +99,13 @@ def _condition(row: Builtin, a: Actual) -> object:
 
 
 def _array(row: Builtin, a: Actual) -> object:
-    return a if isinstance(a, ArrayRef) else _Bad("the first argument of an atomic is an array")
+    if not isinstance(a, ArrayRef):
+        return _Bad("the first argument of an atomic is an array")
+    why = B.atomic_element(row.name, a.elem)
+    if why is not None:
+        return _Bad(why)
+    why = B.atomic_operation(row.name, a.elem)  # f32 has add, exchange and cas: the call's choice
+    return a if why is None else _Bad(why, of_call=True)
 
 
 def _axis(row: Builtin, a: Actual) -> object:
@@ -141,6 +151,13 @@ class _Refused(Exception):
         self.refusal = refusal
 
 
+def check(row: Builtin, kind: Arg, actual: Actual, place: int | str | None = None) -> Refusal | None:
+    """One argument's check alone, for a frontend that needs it before converting the next
+    arguments (an atomic's array: its element type is the values' type)."""
+    v = ARG_CASES[kind](row, actual)
+    return v.refusal(place) if isinstance(v, _Bad) else None
+
+
 def bind(
     row: Builtin, span: Span | None, actuals: Sequence[Actual], keywords: Mapping[str, Actual] | None = None
 ) -> hir.Expr | Refusal:
@@ -156,7 +173,7 @@ def bind(
     for place, kind, a in zip(where, kinds, given):
         v = ARG_CASES[kind](row, a)
         if isinstance(v, _Bad):
-            return Refusal(v.message, place)
+            return v.refusal(place)
         checked[place] = v
     # the values in row order (optional ones by keyword or default)
     names = [B.OPTIONAL_ARGS.get(a) for a in row.args]
@@ -198,12 +215,6 @@ def _local(row: Builtin, sp: Span | None, vals: list[object], places: list[int |
 def _atomic(row: Builtin, sp: Span | None, vals: list[object], places: list[int | str]) -> hir.Expr:
     arr = vals[0]
     assert isinstance(arr, ArrayRef)
-    why = B.atomic_element(row.name, arr.elem)
-    if why is not None:
-        raise _Refused(Refusal(why, places[0]))
-    why = B.atomic_operation(row.name, arr.elem)
-    if why is not None:
-        raise _Refused(Refusal(why))
     idx, *values = _exprs(vals)
     for v, place in zip(values, places[2:]):
         if v.type != arr.elem:
@@ -311,4 +322,4 @@ RULES: dict[Rule, Callable[[Builtin, Span | None, list[object], list[int | str]]
     Rule.CAST: _cast,
 }
 
-__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Refusal", "bind", "slots"]
+__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Refusal", "bind", "check", "slots"]

@@ -1228,14 +1228,14 @@ class Frontend:
                 out.append(self.fold(node))
             elif kind is Arg.SCOPE:
                 out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
-            elif kind is Arg.ARRAY:
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
                 ok = isinstance(node, ast.Name) and node.id in self.arrays
-                elem = self.arrays[node.id].elem if ok else None  # type: ignore[union-attr]
-                out.append(bind.ArrayRef(node.id, elem) if ok and elem else None)  # type: ignore[union-attr]
-                if elem is not None and (
-                    builtins.atomic_element(row.name, elem) or builtins.atomic_operation(row.name, elem)
-                ):
-                    return [*out, *(hir.Const(I32, None, 0) for _ in nodes[1:])]  # the binder refuses the array
+                ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
+                refusal = bind.check(row, kind, ref, 0)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else node, refusal.message)
+                elem = ref.elem if ref else None
+                out.append(ref)
             elif kind is Arg.INDEX:
                 out.append(self.expr(node, I32))
             elif kind is Arg.CONDITION:
