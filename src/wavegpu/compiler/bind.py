@@ -18,8 +18,12 @@ How to port a frontend to the binder
 4. `bind(row, span, actuals, keywords)` -> `hir.Call` or `Refusal`. On a refusal, place the
    diagnostic at `refusal.arg` (a position, a keyword name, or None for the whole call) and add the
    language's fix-it; the message itself never proposes a change of meaning.
-5. Add the frontend to `PORTED` in tests/compiler/test_builtin_table.py and remove it from the
-   not-yet-ported set of tests/test_no_builtin_strings.py.
+5. Spell every row, also those of `builtins.NOT_EVERYWHERE` (rows added with the binder), and
+   check your SPELLINGS against `builtins.ROWS` in your own tests; the set goes when the last
+   frontend is ported. Add the frontend to `PORTED` in tests/compiler/test_builtin_table.py and
+   remove its file from `NOT_YET_PORTED` in tests/test_no_builtin_strings.py. Rows whose meaning
+   differs between languages are separate rows (`round_even`, `round_away`): add a row, with its
+   rule and lowering, rather than a language branch in a shared one.
 
 A row's MIR lowering and its Python implementation need nothing from a frontend.
 """

@@ -171,7 +171,7 @@ def _table() -> dict[str, Builtin]:
             Builtin(n, Kind.CAST, (Arg.VALUE,), Rule.CAST, Lowering(Via.CAST), python=f"types:{CASTS[n].name.upper()}")
         )
     # Added with the binder (issue 23); NOT_EVERYWHERE below until every frontend spells them
-    rows.append(Builtin("powi", Kind.POWER, (Arg.VALUE, Arg.COUNT), Rule.POWI, _composite("powi")))
+    rows.append(Builtin("powi", Kind.POWER, (Arg.VALUE, Arg.COUNT), Rule.POWI, _composite("powi"), "python:pow"))
     rows.append(Builtin("pow", Kind.POWER, (Arg.VALUE, Arg.VALUE), Rule.FLOAT_SAME, _composite("pow")))
     rows.append(Builtin("clamp", Kind.NUMBER, (Arg.VALUE,) * 3, Rule.SAME, _composite("clamp")))
     rows.append(Builtin("sign", Kind.NUMBER, (Arg.VALUE,), Rule.SAME, _composite("sign")))

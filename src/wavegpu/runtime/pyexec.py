@@ -189,12 +189,6 @@ def fma(a: object, b: object, c: object) -> object:
     return np.float32(fma_f32(np.float32(a), np.float32(b), np.float32(c)))
 
 
-def powi(x: object, n: int) -> object:
-    """x ** n for a constant n >= 1 (the `x ** 3` of a kernel), in x's type (integers wrap)."""
-    with np.errstate(all="ignore"):
-        return np.asarray(x)[()] ** type(np.asarray(x)[()])(n)  # type: ignore[operator]
-
-
 def pow(x: object, y: object) -> np.float32:
     """The float power (C's powf, NumPy's power), computed in f64 and rounded once."""
     with np.errstate(all="ignore"):
