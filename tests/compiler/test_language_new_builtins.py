@@ -223,3 +223,27 @@ def test_new_builtins_refuse_with_the_place(expr: str, message: str) -> None:
         wg.compile(src)
     span = e.value.diagnostics[0].span
     assert span is not None and span.line == 4
+
+
+COUNTS = """import wavegpu as wg
+@wg.kernel
+def k(a: wg.i32[:]):
+    v = a[0]
+    a[1] = wg.popcount(v)
+    a[2] = wg.clz(v)
+    a[3] = wg.ctz(v)
+    a[4] = wg.popcount(-1) + 100 * wg.clz(0) + 10000 * wg.ctz(0) + 1000000 * wg.clz(1)
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+def test_bit_counts_select_the_isa_rows_and_fold(opt: int) -> None:
+    """popcount and clz are the ISA's popc.b32 and clz.b32 rows (ctz: popc of a mask); constant
+    arguments fold (compiler/passes/sccp.py, by the rows' semantics) to the same values."""
+    prog = wg.compile(COUNTS, opt=opt)
+    text = wg.disassemble(prog)
+    assert "popc.b32" in text and "clz.b32" in text
+    mem = np.zeros(64, np.uint8)
+    mem[:4] = np.array([0x00F0_0100], np.int32).view(np.uint8)
+    out = wg.emulate(prog, grid=(1, 1, 1), workgroup=(1, 1, 1), memory=mem, args=[0]).memory.view(np.int32)
+    assert out[1:5].tolist() == [5, 8, 8, 32 + 100 * 32 + 10000 * 32 + 1000000 * 31]

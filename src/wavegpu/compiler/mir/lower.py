@@ -482,38 +482,17 @@ class Lowerer:
         step = self.emit("select", [below, Const(-1.0, t), Const(1.0, t)], t)
         return self.emit("select", [up, self.emit("add", [tr, step], t), tr], t)
 
-    def _popcount(self, v: Operand) -> Operand:
-        """The number of one bits of the u32 v (the SWAR sum), as i32."""
-
-        def k(c: int) -> Const:
-            return Const(c, U32)
-
-        v = self.emit("sub", [v, self.emit("and", [self.emit("shr", [v, k(1)], U32), k(0x55555555)], U32)], U32)
-        low = self.emit("and", [v, k(0x33333333)], U32)
-        v = self.emit("add", [low, self.emit("and", [self.emit("shr", [v, k(2)], U32), k(0x33333333)], U32)], U32)
-        v = self.emit("and", [self.emit("add", [v, self.emit("shr", [v, k(4)], U32)], U32), k(0x0F0F0F0F)], U32)
-        return self.convert(self.emit("shr", [self.emit("mul", [v, k(0x01010101)], U32), k(24)], U32), I32)
-
     def popcount(self, e: hir.Call) -> Operand:
-        return self._popcount(self.convert(self.expr(e.args[0]), U32))
-
-    def ctz(self, e: hir.Call) -> Operand:
-        """popcount((v & -v) - 1): the ones below the lowest set bit (32 for v = 0)."""
-        v = self.convert(self.expr(e.args[0]), U32)
-        low = self.emit("and", [v, self.emit("sub", [Const(0, U32), v], U32)], U32)
-        return self._popcount(self.emit("sub", [low, Const(1, U32)], U32))
+        return self.convert(self.emit("popc", [self.convert(self.expr(e.args[0]), U32)], U32), I32)
 
     def clz(self, e: hir.Call) -> Operand:
-        """A binary search for the highest set bit: 16, 8, 4, 2, 1 (and 32 for v = 0)."""
+        return self.convert(self.emit("clz", [self.convert(self.expr(e.args[0]), U32)], U32), I32)
+
+    def ctz(self, e: hir.Call) -> Operand:
+        """popc((v & -v) - 1): the ones below the lowest set bit (32 for v = 0)."""
         v = self.convert(self.expr(e.args[0]), U32)
-        n: Operand = Const(0, U32)
-        for s in (16, 8, 4, 2, 1):
-            empty = self.emit("cmp.eq", [self.emit("shr", [v, Const(32 - s, U32)], U32), Const(0, U32)], BOOL)
-            n = self.emit("add", [n, self.emit("select", [empty, Const(s, U32), Const(0, U32)], U32)], U32)
-            v = self.emit("select", [empty, self.emit("shl", [v, Const(s, U32)], U32), v], U32)
-        zero = self.emit("cmp.eq", [v, Const(0, U32)], BOOL)
-        n = self.emit("add", [n, self.emit("select", [zero, Const(1, U32), Const(0, U32)], U32)], U32)
-        return self.convert(n, I32)
+        low = self.emit("and", [v, self.emit("sub", [Const(0, U32), v], U32)], U32)
+        return self.convert(self.emit("popc", [self.emit("sub", [low, Const(1, U32)], U32)], U32), I32)
 
     def pow(self, e: hir.Call) -> Operand:
         """x ** y in f32 as exp2(y * log2|x|), with the sign of an odd integer power of a negative
