@@ -8,6 +8,8 @@ import builtins as py_builtins
 import importlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import wavegpu
 from wavegpu.compiler import bind, hir
@@ -103,6 +105,7 @@ def _v(t: object = I32) -> hir.Expr:
         ("local_array", [B.CASTS["bool"], 4], {}, "local_array element type must be", 0),
         ("local_array", [F32, (2, 3, 4)], {}, "one or two dimensions", 1),
         ("local_array", [F32, None], {}, "count must be a constant positive integer", 1),
+        ("powi", [_v(), (2, 3)], {}, "count must be a constant positive integer", 1),  # a shape: local_array only
         ("min", [_v(), _v(U32)], {}, "one type", 1),
         ("popcount", [_v(F32)], {}, "popcount takes an i32 or u32, not f32", 0),
         ("pow", [_v(), _v()], {}, "pow takes f32, not i32", 0),
@@ -129,3 +132,22 @@ def test_binding_types_the_call() -> None:
     assert isinstance(r, hir.Call) and r.array == "a" and r.type is F32 and len(r.args) == 3
     r = bind.bind(ROWS["isnan"], SP, [_v(F32)])
     assert isinstance(r, hir.Call) and r.type is B.CASTS["bool"]
+
+
+# ---- the binder never raises: whatever a frontend hands it, a typed call or a refusal ---------
+_POOL: list[bind.Actual] = [_v(t) for t in (I32, U32, F32, B.CASTS["f64"], B.CASTS["f16"], B.CASTS["bool"], B.VOID)]
+_POOL += [0, 1, 2, 3, -1, True, "wave", "device", "gpu", None, (2, 3), (1, 2, 3), (0,), F32, B.CASTS["bool"]]
+_POOL += [bind.ArrayRef("a", t) for t in (I32, U32, F32, B.CASTS["f16"])]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(sorted(ROWS)),
+    st.lists(st.sampled_from(range(len(_POOL))), max_size=5),
+    st.dictionaries(st.sampled_from(["axis", "scope", "x"]), st.sampled_from(range(len(_POOL))), max_size=2),
+)
+def test_the_binder_answers_every_call(name: str, args: list[int], kw: dict[str, int]) -> None:
+    r = bind.bind(ROWS[name], SP, [_POOL[i] for i in args], {k: _POOL[i] for k, i in kw.items()})
+    assert isinstance(r, bind.Refusal | hir.Expr)
+    if isinstance(r, bind.Refusal):
+        assert r.message and (r.arg is None or r.arg in range(len(args)) or r.arg in kw)

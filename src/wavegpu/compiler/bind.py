@@ -129,7 +129,7 @@ def _type(row: Builtin, a: Actual) -> object:
 
 
 def _count(row: Builtin, a: Actual) -> object:
-    dims = a if isinstance(a, tuple) else (a,)
+    dims = a if isinstance(a, tuple) and row.rule is Rule.LOCAL else (a,)  # a shape: local arrays only
     if len(dims) > 2:
         return _Bad("local arrays have one or two dimensions")
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
