@@ -1163,7 +1163,7 @@ class Frontend:
             if x.type.is_int:
                 return x  # round(k) of an integer is k
         if row is not None:
-            r = self.builtin(row, n, hint)
+            r = self.builtin(row, n, hint, name)
             return hir.Cast(I32, sp, r) if name in INT_RESULT else r
         if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.arrays:
             return self.dim(n.args[0].id, 0, n)
@@ -1189,12 +1189,13 @@ class Frontend:
             )
         raise self.error(n.func, f"unknown builtin {name!r}")
 
-    def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None) -> hir.Expr:
-        """A call of a builtin's row: its arguments as the binder's actuals, with Python's
-        promotions (compiler/bind.py), and the binder's refusal as a diagnostic with a fix-it."""
+    def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
+        """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
+        actuals, with Python's promotions (compiler/bind.py), and the binder's refusal as a
+        diagnostic with a fix-it."""
         kinds = bind.slots(row, len(n.args), [k.arg or "**" for k in n.keywords])
-        if isinstance(kinds, bind.Refusal):
-            raise self.error(n, kinds.message)
+        if isinstance(kinds, bind.Refusal):  # in the spelling the kernel used: round(), not round_even()
+            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{name}(", 1))
         if row.rule is Rule.LOCAL:
             raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
         if row.rule is Rule.ID and not n.args and not n.keywords and row.name == builtins.TOOLCHAIN_ID:
