@@ -1,8 +1,17 @@
-"""The kernel language's builtins, the same in every frontend: names, argument kinds and typing.
+"""THE table of the kernel language's builtins: per row its argument kinds, typing rule, MIR
+lowering and plain-Python implementation, as isa/table.py is the table of the ISA.
 
-DESIGN section 5 lists them; each frontend spells a call in its own syntax (`wg.sqrt(x)` in
-Python) and parses the arguments this table asks for, then types the call with the rules here.
-The rules return a message for what they refuse; the frontend adds the place and its own fix-it.
+DESIGN section 5 lists the builtins. A frontend recognises its spelling of a call (`wg.sqrt(x)`,
+`x.sqrt()`, `sqrtf(x)`), converts the arguments into neutral actuals with its own language's
+promotions and hands them to compiler/bind.py, which applies the row's argument kinds and typing
+rule and returns a typed call or a refusal (the frontend adds the place and its fix-it).
+mir/lower.py lowers a call as its row's `lowering` says; runtime/pyexec.py exports the rows'
+Python implementations (`wg.python_thread`).
+
+Adding a builtin: one row here (kind, argument kinds, rule, lowering: a MIR op, or a composite
+method named in mir/lower.COMPOSITES; the Python implementation in runtime/pyexec.py and its
+name in `_PYEXEC` of wavegpu/__init__.py), one spelling per ported frontend, and tests against
+NumPy. tests/compiler/test_builtin_table.py says what is missing.
 """
 
 from __future__ import annotations
