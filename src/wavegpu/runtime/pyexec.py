@@ -242,11 +242,64 @@ def ctz(x: object) -> np.int32:
     return np.int32((v & -v).bit_length() - 1 if v else 32)
 
 
-def _exported() -> list[str]:
-    """python_thread and every function a row of compiler/builtins.py names here."""
-    from ..compiler.builtins import ROWS
-
-    return sorted({"python_thread"} | {b.implementation[1] for b in ROWS.values() if b.implementation[0] == "pyexec"})
-
-
-__all__ = _exported()
+# python_thread and every function a row of compiler/builtins.py names here: static, so type checkers
+# and editors see `wg.sqrt` (tests/compiler/test_builtin_table.py checks it against the table)
+__all__ = [
+    "atomic_add",
+    "atomic_and",
+    "atomic_cas",
+    "atomic_exchange",
+    "atomic_max",
+    "atomic_min",
+    "atomic_or",
+    "atomic_sub",
+    "atomic_xor",
+    "barrier",
+    "ceil",
+    "clamp",
+    "clz",
+    "cos",
+    "ctz",
+    "exp",
+    "exp2",
+    "fence",
+    "floor",
+    "fma",
+    "global_id",
+    "global_size",
+    "grid_size",
+    "isnan",
+    "lane_id",
+    "local_array",
+    "log",
+    "log2",
+    "popcount",
+    "pow",
+    "python_thread",
+    "round_away",
+    "round_even",
+    "rsqrt",
+    "sign",
+    "sin",
+    "sqrt",
+    "thread_id",
+    "trunc",
+    "wave_all",
+    "wave_any",
+    "wave_ballot",
+    "wave_broadcast",
+    "wave_id",
+    "wave_prefix_add",
+    "wave_reduce_add",
+    "wave_reduce_and",
+    "wave_reduce_max",
+    "wave_reduce_min",
+    "wave_reduce_or",
+    "wave_shuffle",
+    "wave_shuffle_down",
+    "wave_shuffle_up",
+    "wave_shuffle_xor",
+    "wave_width",
+    "workgroup_id",
+    "workgroup_size",
+]
