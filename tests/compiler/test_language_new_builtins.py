@@ -249,3 +249,45 @@ def test_bit_counts_select_the_isa_rows_and_fold(opt: int) -> None:
     mem[:4] = np.array([0x00F0_0100], np.int32).view(np.uint8)
     out = wg.emulate(prog, grid=(1, 1, 1), workgroup=(1, 1, 1), memory=mem, args=[0]).memory.view(np.int32)
     assert out[1:5].tolist() == [5, 8, 8, 32 + 100 * 32 + 10000 * 32 + 1000000 * 31]
+
+
+@wg.kernel
+def floats64(x: wg.f64[:], o: wg.f64[:], b: wg.i32[:], n: wg.i32):
+    i = wg.global_id()
+    if i < n:
+        v = x[i]
+        o[5 * i] = wg.trunc(v)
+        o[5 * i + 1] = wg.round_even(v)
+        o[5 * i + 2] = wg.round_away(v)
+        o[5 * i + 3] = wg.sign(v)
+        o[5 * i + 4] = wg.clamp(v, -1.5, 2.0)
+        b[i] = wg.i32(wg.isnan(v))
+
+
+def _round_half_up(v: float) -> float:
+    """Ties away from zero, exactly (decimal arithmetic): floor(|v| + 0.5) is wrong at 0.49999999999999994."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    if not math.isfinite(v) or abs(v) >= 2.0**52:  # every such double is an integer
+        return v
+    return math.copysign(float(Decimal(abs(v)).quantize(Decimal(1), rounding=ROUND_HALF_UP)), v)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.floats(allow_nan=True), min_size=1, max_size=40))
+def test_f64_rounding_matches_numpy(values: list[float]) -> None:
+    x = np.array([*values, 0.49999999999999994, -0.5, 2.5, -0.0, 4503599627370495.5, math.inf, math.nan], np.float64)
+    n = len(x)
+    o, b = np.zeros(5 * n), np.zeros(n, np.int32)
+    floats64(x, o, b, n, grid=((n + 63) // 64,), workgroup=(64,))
+    o = o.reshape(n, 5)
+
+    def same(got: np.ndarray, want: np.ndarray) -> bool:
+        return bool(np.all((got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))))
+
+    assert same(o[:, 0], np.trunc(x))
+    assert same(o[:, 1], np.round(x))
+    assert same(o[:, 2], np.array([_round_half_up(v) for v in x]))
+    assert same(o[:, 3], np.where(x == 0, x, np.sign(x)))
+    assert same(o[:, 4], np.fmin(np.fmax(x, -1.5), 2.0))
+    assert b.tolist() == np.isnan(x).astype(int).tolist()
