@@ -280,12 +280,17 @@ def test_every_op_the_compiler_emits_is_in_the_table() -> None:
 
 
 def test_the_lowering_tables_name_table_ops() -> None:
+    from wavegpu.compiler.builtins import ROWS, Via
     from wavegpu.compiler.mir import lower as mir_lower
     from wavegpu.compiler.mir.ops import OPS
 
     for table in (mir_lower.BINARY, mir_lower.UNARY):
         assert set(table.values()) <= set(OPS)
-    assert {f"atomic.{a}.{s}" for a in mir_lower.ATOMIC_OPS.values() for s in ("global", "local")} <= set(OPS)
+    lows = [r.lowering for r in ROWS.values()]  # the builtins' lowerings (compiler/builtins.py)
+    assert {f"atomic.{lo.op}.{s}" for lo in lows if lo.via is Via.ATOMIC for s in ("global", "local")} <= set(OPS)
+    assert {lo.op for lo in lows if lo.via in (Via.OP, Via.WAVE, Via.EFFECT)} <= set(OPS)
+    assert {f"fence.{s}" for lo in lows if lo.via is Via.FENCE for s in ("wave", "workgroup", "device")} <= set(OPS)
+    assert all(any(o.startswith(f"sreg.{lo.op}") for o in OPS) for lo in lows if lo.via is Via.SREG)
 
 
 def test_the_table_matches_what_selection_reads() -> None:

@@ -1,8 +1,17 @@
-"""The kernel language's builtins, the same in every frontend: names, argument kinds and typing.
+"""THE table of the kernel language's builtins: per row its argument kinds, typing rule, MIR
+lowering and plain-Python implementation, as isa/table.py is the table of the ISA.
 
-DESIGN section 5 lists them; each frontend spells a call in its own syntax (`wg.sqrt(x)` in
-Python) and parses the arguments this table asks for, then types the call with the rules here.
-The rules return a message for what they refuse; the frontend adds the place and its own fix-it.
+DESIGN section 5 lists the builtins. A frontend recognises its spelling of a call (`wg.sqrt(x)`,
+`x.sqrt()`, `sqrtf(x)`), converts the arguments into neutral actuals with its own language's
+promotions and hands them to compiler/bind.py, which applies the row's argument kinds and typing
+rule and returns a typed call or a refusal (the frontend adds the place and its fix-it).
+mir/lower.py lowers a call as its row's `lowering` says; runtime/pyexec.py exports the rows'
+Python implementations (`wg.python_thread`).
+
+Adding a builtin: one row here (kind, argument kinds, rule, lowering: a MIR op, or a composite
+method named in mir/lower.COMPOSITES; the Python implementation in runtime/pyexec.py and its
+name in `_PYEXEC` of wavegpu/__init__.py), one spelling per ported frontend, and tests against
+NumPy. tests/compiler/test_builtin_table.py says what is missing.
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ class Kind(Enum):
     ABS = "abs"  # abs(x): x's type
     MINMAX = "minmax"  # min/max(a, b, ...): one type
     CAST = "cast"  # i32(x), f32(x), ...: the named type
+    POWER = "power"  # x ** n for a constant n (powi), pow(x, y)
+    NUMBER = "number"  # clamp, sign, isnan, trunc, round_even, round_away
+    BITCOUNT = "bitcount"  # popcount, clz, ctz
 
 
 class Arg(Enum):
@@ -45,46 +57,156 @@ class Arg(Enum):
     COUNT = "count"  # a constant positive integer, or two of them (a shape)
 
 
+class Rule(Enum):
+    """How a builtin's call is typed (the binder, compiler/bind.py, applies it; the checks are the
+    functions below, which the frontends not yet ported to the binder still call one by one)."""
+
+    ID = "id"  # i32 (a thread, workgroup or wave index or size)
+    VOID = "void"  # no value (barrier, fence)
+    LOCAL = "local"  # a declaration: the element type and shape (local_array)
+    ATOMIC = "atomic"  # the array element's type (atomic_element, atomic_operation)
+    WAVE = "wave"  # x's type (wave_operand)
+    VOTE = "vote"  # u32 (ballot) or bool (any, all): vote_result
+    MATH = "math"  # x's float type, one of math_types(name)
+    SAME = "same"  # every value argument and the result of one number type (fma, abs, min, clamp)
+    FLOAT_SAME = "float_same"  # every value argument and the result of one float type (pow, sign)
+    PREDICATE = "predicate"  # a float argument, a bool result (isnan)
+    BITS = "bits"  # an integer argument (i32 or u32), an i32 result (popcount, clz, ctz)
+    POWI = "powi"  # x ** n for a constant n >= 1 (attrs): x's type
+    CAST = "cast"  # the named type
+
+
+class Via(Enum):
+    """How mir/lower.py lowers a builtin's call: the family of its MIR operation, or a named
+    composite lowering (a method of mir/lower.Lowerer)."""
+
+    OP = "op"  # one MIR op (Lowering.op) on the evaluated arguments, of the result type
+    SREG = "sreg"  # the special register Lowering.op (along attrs' axis), read as i32
+    EFFECT = "effect"  # a MIR op without operands or result (barrier)
+    FENCE = "fence"  # fence.<scope> with the scope of attrs
+    ATOMIC = "atomic"  # atomic.<Lowering.op>.<space> on the array element
+    WAVE = "wave"  # the wave op Lowering.op; a second operand (lane, distance) converted to u32
+    COMPOSITE = "composite"  # Lowerer.<Lowering.op>(call): several MIR ops
+    DECLARATION = "declaration"  # not lowered as a call (local_array becomes a LocalArray)
+    CAST = "cast"  # a hir.Cast, not a call
+
+
+@dataclass(frozen=True)
+class Lowering:
+    via: Via
+    op: str = ""  # the MIR op (stem), or the composite's name
+
+
 @dataclass(frozen=True)
 class Builtin:
+    """One builtin of the kernel language: its argument kinds, typing rule, MIR lowering and the
+    attribute of runtime/pyexec.py that runs it in plain Python (`wg.python_thread`)."""
+
     name: str
     kind: Kind
     args: tuple[Arg, ...]  # the fixed positions (MINMAX: two or more VALUEs)
+    rule: Rule = Rule.SAME
+    lowering: Lowering = Lowering(Via.OP)
+    # what runs it in plain Python: "pyexec:NAME" (runtime/pyexec.py; "": pyexec:<the row's name>),
+    # "python:NAME" (Python's own builtin, abs/min/max) or "types:NAME" (a cast: compiler/types.py)
+    python: str = ""
+
+    @property
+    def implementation(self) -> tuple[str, str]:
+        """(where, attribute) of the plain-Python implementation (see `python`)."""
+        where, _, attr = (self.python or f"pyexec:{self.name}").partition(":")
+        return where, attr
+
+
+def _op(name: str) -> Lowering:
+    return Lowering(Via.OP, name)
+
+
+def _composite(name: str) -> Lowering:
+    return Lowering(Via.COMPOSITE, name)
+
+
+SREGS = {"thread_id": "tid", "workgroup_id": "ctaid", "workgroup_size": "ntid", "grid_size": "nctaid"}
+SREGS0 = {"lane_id": "lid", "wave_id": "wid", "wave_width": "wave_width"}
+ATOMIC_OPS = {"add": "add", "sub": "sub", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor"}
+ATOMIC_OPS |= {"exchange": "exch"}
+WAVE_OPS = {
+    "wave_reduce_add": "wave.reduce.add",
+    "wave_reduce_min": "wave.reduce.min",
+    "wave_reduce_max": "wave.reduce.max",
+    "wave_reduce_and": "wave.reduce.and",
+    "wave_reduce_or": "wave.reduce.or",
+    "wave_prefix_add": "wave.prefix.add",
+    "wave_shuffle": "wave.shuffle.idx",
+    "wave_shuffle_up": "wave.shuffle.up",
+    "wave_shuffle_down": "wave.shuffle.down",
+    "wave_shuffle_xor": "wave.shuffle.xor",
+    "wave_broadcast": "wave.broadcast",
+}
+VOTE_OPS = {"wave_ballot": "wave.ballot", "wave_any": "wave.any", "wave_all": "wave.all"}
+MATH_OPS = {n: _op(n) for n in ("sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil")}
+MATH_OPS |= {"exp": _composite("exp"), "log": _composite("log")}  # (keeps the order above)
 
 
 def _table() -> dict[str, Builtin]:
     rows: list[Builtin] = []
-    for n in ("thread_id", "workgroup_id", "workgroup_size", "grid_size", "global_id", "global_size"):
-        rows.append(Builtin(n, Kind.ID, (Arg.AXIS,)))
-    for n in ("lane_id", "wave_id", "wave_width"):
-        rows.append(Builtin(n, Kind.ID, ()))
-    rows.append(Builtin("barrier", Kind.SYNC, ()))
-    rows.append(Builtin("fence", Kind.SYNC, (Arg.SCOPE,)))
-    rows.append(Builtin("local_array", Kind.LOCAL, (Arg.TYPE, Arg.COUNT)))
-    for op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
-        rows.append(Builtin(f"atomic_{op}", Kind.ATOMIC, (Arg.ARRAY, Arg.INDEX, Arg.VALUE)))
-    rows.append(Builtin("atomic_cas", Kind.ATOMIC, (Arg.ARRAY, Arg.INDEX, Arg.VALUE, Arg.VALUE)))
-    for n in ("wave_reduce_add", "wave_reduce_min", "wave_reduce_max", "wave_reduce_and", "wave_reduce_or"):
-        rows.append(Builtin(n, Kind.WAVE, (Arg.VALUE,)))
-    rows.append(Builtin("wave_prefix_add", Kind.WAVE, (Arg.VALUE,)))
-    for n in ("wave_shuffle", "wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor", "wave_broadcast"):
-        rows.append(Builtin(n, Kind.WAVE, (Arg.VALUE, Arg.INDEX)))
-    for n in ("wave_ballot", "wave_any", "wave_all"):
-        rows.append(Builtin(n, Kind.VOTE, (Arg.CONDITION,)))
-    for n in ("sqrt", "rsqrt", "sin", "cos", "exp", "exp2", "log", "log2", "floor", "ceil"):
-        rows.append(Builtin(n, Kind.MATH, (Arg.VALUE,)))
-    rows.append(Builtin("fma", Kind.FMA, (Arg.VALUE, Arg.VALUE, Arg.VALUE)))
-    rows.append(Builtin("abs", Kind.ABS, (Arg.VALUE,)))
-    rows.append(Builtin("min", Kind.MINMAX, (Arg.VALUE, Arg.VALUE)))
-    rows.append(Builtin("max", Kind.MINMAX, (Arg.VALUE, Arg.VALUE)))
+    for n, sreg in SREGS.items():
+        rows.append(Builtin(n, Kind.ID, (Arg.AXIS,), Rule.ID, Lowering(Via.SREG, sreg)))
+    rows.append(Builtin("global_id", Kind.ID, (Arg.AXIS,), Rule.ID, _composite("global_id")))
+    rows.append(Builtin("global_size", Kind.ID, (Arg.AXIS,), Rule.ID, _composite("global_size")))
+    for n, sreg in SREGS0.items():
+        rows.append(Builtin(n, Kind.ID, (), Rule.ID, Lowering(Via.SREG, sreg)))
+    rows.append(Builtin("barrier", Kind.SYNC, (), Rule.VOID, Lowering(Via.EFFECT, "barrier")))
+    rows.append(Builtin("fence", Kind.SYNC, (Arg.SCOPE,), Rule.VOID, Lowering(Via.FENCE, "fence")))
+    rows.append(Builtin("local_array", Kind.LOCAL, (Arg.TYPE, Arg.COUNT), Rule.LOCAL, Lowering(Via.DECLARATION)))
+    for op, mir in ATOMIC_OPS.items():
+        args = (Arg.ARRAY, Arg.INDEX, Arg.VALUE)
+        rows.append(Builtin(f"atomic_{op}", Kind.ATOMIC, args, Rule.ATOMIC, Lowering(Via.ATOMIC, mir)))
+    args = (Arg.ARRAY, Arg.INDEX, Arg.VALUE, Arg.VALUE)
+    rows.append(Builtin("atomic_cas", Kind.ATOMIC, args, Rule.ATOMIC, Lowering(Via.ATOMIC, "cas")))
+    for n, mir in WAVE_OPS.items():
+        args = (Arg.VALUE,) if "reduce" in mir or "prefix" in mir else (Arg.VALUE, Arg.INDEX)
+        rows.append(Builtin(n, Kind.WAVE, args, Rule.WAVE, Lowering(Via.WAVE, mir)))
+    for n, mir in VOTE_OPS.items():
+        rows.append(Builtin(n, Kind.VOTE, (Arg.CONDITION,), Rule.VOTE, Lowering(Via.WAVE, mir)))
+    for n, low in MATH_OPS.items():
+        rows.append(Builtin(n, Kind.MATH, (Arg.VALUE,), Rule.MATH, low))
+    rows.append(Builtin("fma", Kind.FMA, (Arg.VALUE, Arg.VALUE, Arg.VALUE), Rule.SAME, _op("fma")))
+    rows.append(Builtin("abs", Kind.ABS, (Arg.VALUE,), Rule.SAME, _op("abs"), python="python:abs"))
+    rows.append(Builtin("min", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("min"), python="python:min"))
+    rows.append(Builtin("max", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("max"), python="python:max"))
     for n in CASTS:
-        rows.append(Builtin(n, Kind.CAST, (Arg.VALUE,)))
+        rows.append(
+            Builtin(n, Kind.CAST, (Arg.VALUE,), Rule.CAST, Lowering(Via.CAST), python=f"types:{CASTS[n].name.upper()}")
+        )
+    # Added with the binder (issue 23); NOT_EVERYWHERE below until every frontend spells them
+    rows.append(Builtin("powi", Kind.POWER, (Arg.VALUE, Arg.COUNT), Rule.POWI, _composite("powi"), "python:pow"))
+    rows.append(Builtin("pow", Kind.POWER, (Arg.VALUE, Arg.VALUE), Rule.FLOAT_SAME, _composite("pow")))
+    rows.append(Builtin("clamp", Kind.NUMBER, (Arg.VALUE,) * 3, Rule.SAME, _composite("clamp")))
+    rows.append(Builtin("sign", Kind.NUMBER, (Arg.VALUE,), Rule.SAME, _composite("sign")))
+    rows.append(Builtin("isnan", Kind.NUMBER, (Arg.VALUE,), Rule.PREDICATE, _composite("isnan")))
+    rows.append(Builtin("trunc", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("trunc")))
+    # rounding to an integral value: ties to even (Python's round), ties away from zero (Rust's
+    # f32::round, C's roundf); JavaScript's Math.round (ties toward +inf) is floor(x + 0.5) exactly
+    # where it is representable and gets its own row when the TypeScript frontend spells it
+    rows.append(Builtin("round_even", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_even")))
+    rows.append(Builtin("round_away", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_away")))
+    for n in ("popcount", "clz", "ctz"):
+        rows.append(Builtin(n, Kind.BITCOUNT, (Arg.VALUE,), Rule.BITS, _composite(n)))
     return {b.name: b for b in rows}
 
 
 # The scalar types a cast names (a frontend adds its own spellings, Python's int and float)
 CASTS: dict[str, ScalarType] = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
-BUILTINS = _table()
+ROWS = _table()
+"""Every row: the language of the frontends ported to the binder (compiler/bind.py)."""
+# The rows the frontends not yet ported to the binder (rust, cpp, typescript) do not spell: each
+# porter adds its spellings; when all three have, this set is empty and goes.
+NOT_EVERYWHERE = frozenset(
+    {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
+)
+BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
+"""The rows every frontend spells (DESIGN section 5)."""
 
 
 def named(kind: Kind, nargs: int | None = None) -> frozenset[str]:
@@ -99,7 +221,7 @@ WAVE1 = named(Kind.WAVE, 1)  # reductions and the prefix sum
 WAVE2 = named(Kind.WAVE, 2)  # shuffles and the broadcast: (x, lane or distance)
 VOTES = named(Kind.VOTE)
 MATH1 = named(Kind.MATH)
-F64_MATH = frozenset({"sqrt", "floor", "ceil"})  # the math that also takes f64
+F64_MATH = frozenset({"sqrt", "floor", "ceil", "trunc", "round_even", "round_away"})  # the math that also takes f64
 FENCE_SCOPES = ("wave", "workgroup", "device")
 DEFAULT_SCOPE = "device"
 AXES = (0, 1, 2)
@@ -108,6 +230,7 @@ AXES = (0, 1, 2)
 # thread_id() and no workgroup of its own) records this workgroup too, so `wave-emu` runs it as
 # that toolchain's CI does.
 TOOLCHAIN_WORKGROUP = (256, 1, 1)
+TOOLCHAIN_ID = "thread_id"  # the call that marks that dialect when it is axis-less
 # The ids that grow with the launch (the others are below MAX_WORKGROUP_SIZE). Every frontend's
 # call is typed i32 here; Rust and C++ cast it to u32 at once (their ids are unsigned), Python and
 # TypeScript keep it i32. A kernel that reads one of them as i32 is correct for at most
@@ -164,7 +287,7 @@ def arity(name: str, positional: int, keywords: tuple[str, ...] = ()) -> str | N
     """Why a call of builtin `name` with `positional` arguments and these keyword names does not fit
     its table row (None: it fits). The Python frontend checks every call here before reading it;
     Rust, C++ and TypeScript still count arguments in their own code (issue 23 moves them here)."""
-    b = BUILTINS[name]
+    b = ROWS[name]
     if b.kind is Kind.MINMAX:
         if keywords:
             return f"{name} takes no keyword arguments"
@@ -204,6 +327,11 @@ def math_types(name: str) -> tuple[ScalarType, ...]:
     return (F32, F64) if name in F64_MATH else (F32,)
 
 
+def same_types(name: str) -> tuple[ScalarType, ...]:
+    """The types a Rule.SAME builtin takes (and returns): numbers; fma floats only."""
+    return (F32, F64) if name == "fma" else (I32, U32, F32, F64, F16)
+
+
 __all__ = [
     "ATOMICS",
     "BUILTINS",
@@ -211,6 +339,8 @@ __all__ = [
     "CONSTANTS",
     "IDS",
     "MATH1",
+    "NOT_EVERYWHERE",
+    "ROWS",
     "VOID",
     "VOTES",
     "WAVE1",
@@ -218,5 +348,8 @@ __all__ = [
     "Arg",
     "Builtin",
     "Kind",
+    "Lowering",
+    "Rule",
+    "Via",
     "arity",
 ]

@@ -120,7 +120,10 @@ _ARITH: dict[str, tuple[Op | None, Op | None, bool, Variant | None]] = {
     "log2": (None, Op.LOG2, False, None),
     "floor": (None, Op.CVT, False, Rounding.RMI),
     "ceil": (None, Op.CVT, False, Rounding.RPI),
+    "popc": (Op.POPC, None, True, None),
+    "clz": (Op.CLZ, None, True, None),
 }
+_COUNTS = ("popc", "clz")  # b32 operand, u32 count: whatever the MIR type, the same bits
 
 
 def _row(op: Op, src: DataType | None, dst: DataType | None, variant: Variant | None = None) -> str | None:
@@ -143,6 +146,8 @@ def row_for(op: str, dst: ScalarType | None, args: list[ScalarType]) -> str | No
     """The row key computing this value op, or None (no single row: handled by selection)."""
     t = args[0] if args else dst
     assert t is not None
+    if op in _COUNTS:
+        return _row(_ARITH[op][0], T.B32, T.U32) if t.is_int else None  # type: ignore[arg-type]
     if op in _ARITH:
         if op == "abs" and t is U32:
             return _row(Op.MOV, T.B32, T.B32)  # |x| of an unsigned value is x

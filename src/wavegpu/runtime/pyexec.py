@@ -189,6 +189,61 @@ def fma(a: object, b: object, c: object) -> object:
     return np.float32(fma_f32(np.float32(a), np.float32(b), np.float32(c)))
 
 
+def pow(x: object, y: object) -> np.float32:
+    """The float power (C's powf, NumPy's power), computed in f64 and rounded once."""
+    with np.errstate(all="ignore"):
+        return np.float32(np.power(np.float64(np.float32(x)), np.float64(np.float32(y))))
+
+
+def clamp(x: object, lo: object, hi: object) -> object:
+    """min(max(x, lo), hi), with the device's min and max (a NaN operand gives the other)."""
+    return np.fmin(np.fmax(x, lo), hi)
+
+
+def sign(x: object) -> object:
+    """1, -1 or x itself for a zero (keeping -0.0) or a NaN, in x's type."""
+    v = np.asarray(x)[()]
+    t = type(v)
+    return t(1) if v > 0 else t(-1) if v < 0 else v
+
+
+def isnan(x: object) -> bool:
+    return bool(np.isnan(x))
+
+
+def _float(fn):  # type: ignore[no-untyped-def]
+    def g(x: object) -> object:
+        arr = np.asarray(x)
+        dt = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float32)
+        return dt.type(fn(arr.astype(dt)))
+
+    return g
+
+
+trunc = _float(np.trunc)
+round_even = _float(np.round)  # ties to even, as Python's round
+round_away = _float(lambda x: np.copysign(np.floor(np.abs(x.astype(np.float64)) + 0.5), x))  # C's roundf
+
+
+def _bits(x: object) -> int:
+    return int(np.asarray(x).astype(np.int64)) & 0xFFFFFFFF
+
+
+def popcount(x: object) -> np.int32:
+    return np.int32(_bits(x).bit_count())
+
+
+def clz(x: object) -> np.int32:
+    return np.int32(32 - _bits(x).bit_length())
+
+
+def ctz(x: object) -> np.int32:
+    v = _bits(x)
+    return np.int32((v & -v).bit_length() - 1 if v else 32)
+
+
+# python_thread and every function a row of compiler/builtins.py names here: static, so type checkers
+# and editors see `wg.sqrt` (tests/compiler/test_builtin_table.py checks it against the table)
 __all__ = [
     "atomic_add",
     "atomic_and",
@@ -201,7 +256,10 @@ __all__ = [
     "atomic_xor",
     "barrier",
     "ceil",
+    "clamp",
+    "clz",
     "cos",
+    "ctz",
     "exp",
     "exp2",
     "fence",
@@ -210,15 +268,22 @@ __all__ = [
     "global_id",
     "global_size",
     "grid_size",
+    "isnan",
     "lane_id",
     "local_array",
     "log",
     "log2",
+    "popcount",
+    "pow",
     "python_thread",
+    "round_away",
+    "round_even",
     "rsqrt",
+    "sign",
     "sin",
     "sqrt",
     "thread_id",
+    "trunc",
     "wave_all",
     "wave_any",
     "wave_ballot",

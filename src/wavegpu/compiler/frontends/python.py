@@ -14,20 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
-from .. import Options, builtins, compile_functions, hir
-from ..builtins import (
-    ATOMICS,
-    BUILTINS,
-    CONSTANTS,
-    IDS,
-    MATH1,
-    TOOLCHAIN_WORKGROUP,
-    VOID,
-    WAVE1,
-    WAVE2,
-    Builtin,
-    Kind,
-)
+from .. import Options, bind, builtins, compile_functions, hir
+from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 from .treesitter import param_errors
 
@@ -53,8 +41,10 @@ BITWISE = (BinOp.AND, BinOp.OR, BinOp.XOR)
 SAME_BITS = (BinOp.ADD, BinOp.SUB, BinOp.MUL, *BITWISE)  # i32 and u32 give the same bits
 SHIFTS = (BinOp.SHL, BinOp.SHR)
 SPELLING = {BinOp.FLOOR_DIV: "//", BinOp.FLOOR_MOD: "%"}  # the operators a refusal names
-ALIASES = {"fabs": "abs"}  # math.fabs(x) is abs(x)
 CASTS = {**builtins.CASTS, "int": I32, "float": F32}  # Python's int(x) and float(x) are casts too
+# the calls of Python's own functions that fold when their arguments are constants
+FOLDS: dict[str, Callable[..., Constant]] = {"min": min, "max": max, "abs": abs, "int": int, "float": float}
+VARIADIC = frozenset({"min", "max"})  # min(a, b, ...) and max(a, b, ...): the others take one
 
 
 Constant = int | float | bool
@@ -289,17 +279,17 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
             isinstance(n.func.value, ast.Name) and n.func.value.id in MODULES
         ):
             return None
-        if name in ("min", "max", "abs", "int", "float") and n.args:
+        if name in FOLDS and n.args:
             xs = [fold(x, lookup) for x in n.args]
             if any(x is None for x in xs):
                 return None
-            if name in ("min", "max"):
-                return (min if name == "min" else max)(xs)  # type: ignore[type-var]
+            if name in VARIADIC:
+                return FOLDS[name](xs)  # type: ignore[operator]
             if len(xs) != 1:
                 return None
             if name == "int" and isinstance(xs[0], float) and not math.isfinite(xs[0]):
                 return None  # int(inf), int(nan): the cast's saturating rule, as i32(x) (DESIGN section 3)
-            return {"abs": abs, "int": int, "float": float}[name](xs[0])  # type: ignore[operator]
+            return FOLDS[name](xs[0])  # type: ignore[operator]
     return None
 
 
@@ -763,19 +753,19 @@ class Frontend:
         return None
 
     def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
-        if len(call.args) != 2 or call.keywords:
-            raise self.error(call, "local_array(dtype, count) takes a type and a constant count")
-        t = self.type_name(call.args[0], elements=True)
-        if t is None or t is BOOL:
-            raise self.error(
-                call.args[0], "local_array element type must be i32, u32, f32, f16, f64, u8, i8, u16 or i16"
-            )
-        shape_node = call.args[1]
-        dims = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
-        if len(dims) > 2:
-            raise self.error(shape_node, "local arrays have one or two dimensions")
+        row = ROWS[CALLS["local_array"]]
+        kinds = bind.slots(row, len(call.args), [k.arg or "**" for k in call.keywords])
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(call, f"{kinds.message}: local_array(dtype, count) takes a type and a constant count")
+        dims = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
         what = "a local_array count (no dynamic allocation on a GPU)"
-        shape = tuple(self.const_int(d, what, lo=1) for d in dims)
+        counts = [self.const_int(d, what, lo=1) if len(dims) <= 2 else self.fold(d) for d in dims]
+        t = self.type_name(call.args[0], elements=True)
+        r = bind.bind(row, self.span(call), [t, tuple(counts)])  # type: ignore[arg-type]
+        if isinstance(r, bind.Refusal):
+            raise self.error(call.args[r.arg] if isinstance(r.arg, int) else call, r.message)
+        shape: tuple[int, ...] = dict(r.attrs)["shape"]  # type: ignore[assignment]
+        t = dict(r.attrs)["dtype"]  # type: ignore[assignment]
         cnt = math.prod(shape)
         if tgt.id in self.arrays or tgt.id in self.vars:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
@@ -894,7 +884,7 @@ class Frontend:
             raise self.error(n, f"constants of type {type(n.value).__name__} are not supported")
         if isinstance(n, ast.Name) and n.id in self.poisoned:
             raise _Bail()
-        if not isinstance(n, ast.Call) or self.builtin_name(n.func) in ("min", "max", "abs", "int", "float"):
+        if not isinstance(n, ast.Call) or self.builtin_name(n.func) in FOLDS:
             v = self.fold(n)
             if v is not None:
                 return self.literal(v, hint, n)
@@ -1000,17 +990,24 @@ class Frontend:
             raise self.error(
                 n.right,
                 "** needs a constant integer exponent (x ** 3), or 0.5 for a square root; "
-                "for other powers write wg.exp2(y * wg.log2(x))",
+                "for other powers write math.pow(x, y), the float power (wg.exp2(y * wg.log2(x)) where x > 0)",
             )
         if k < 0:
             x = base if base.type.is_float else hir.Cast(F32, sp, base)
             one = hir.Const(x.type, sp, 1.0)
-            return hir.Binary(x.type, sp, BinOp.DIV, one, hir.Call(x.type, sp, "powi", (x,), None, (("n", -k),)))
+            return hir.Binary(x.type, sp, BinOp.DIV, one, self.powi(x, -k, n))
         if k == 0:
             return hir.Const(base.type, sp, 1.0 if base.type.is_float else 1)
         if k == 1:
             return base
-        return hir.Call(base.type, sp, "powi", (base,), None, (("n", k),))
+        return self.powi(base, k, n)
+
+    def powi(self, x: hir.Expr, k: int, n: ast.BinOp) -> hir.Expr:
+        """x ** k for a constant k >= 2: the row `x ** 3` spells (SPELLINGS)."""
+        r = bind.bind(ROWS[POWER], self.span(n), [x, k])
+        if isinstance(r, bind.Refusal):
+            raise self.error(n.left, r.message)
+        return r
 
     def unify(self, a: hir.Expr, b: hir.Expr, n: ast.AST, what: str = "") -> ScalarType:
         ta, tb = a.type, b.type
@@ -1140,7 +1137,6 @@ class Frontend:
         name = self.builtin_name(n.func)
         if name is None:
             raise self.error(n.func, "only builtins can be called in kernels (no user functions: no recursion)")
-        name = ALIASES.get(name, name)
         if name in CASTS:
             if len(n.args) != 1 or n.keywords:
                 raise self.error(n, f"{name}(x) takes one argument")
@@ -1161,122 +1157,14 @@ class Frontend:
             if isinstance(e, hir.Const) and (e.type.is_int and t.is_int):
                 return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
-        kw = {k.arg: k.value for k in n.keywords}
-        if name in BUILTINS:  # every builtin's arguments against its row of the table, in one place
-            why = builtins.arity(name, len(n.args), tuple(k.arg or "**" for k in n.keywords))
-            if why is not None:
-                raise self.error(n, why)
-        if name in IDS:
-            if name == "thread_id" and not n.args and not kw and self.toolchain_spelling(n.func):
-                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
-            axis = 0
-            if name not in builtins.NO_AXIS:  # (arguments counted by builtins.arity above)
-                node = n.args[0] if n.args else kw.get("axis")
-                if node is not None:
-                    v = self.fold(node)
-                    if not (isinstance(v, int) and not isinstance(v, bool) and v in builtins.AXES):
-                        raise self.error(node, "axis must be the constant 0, 1 or 2")
-                    axis = v
-            return hir.Call(I32, sp, name, (), None, (("axis", axis),))
-        if name == "barrier":
-            return hir.Call(VOID, sp, "barrier")
-        if name == "fence":
-            scope = n.args[0] if n.args else kw.get("scope")
-            if scope is None:
-                scope_v = builtins.DEFAULT_SCOPE
-            elif isinstance(scope, ast.Constant) and scope.value in builtins.FENCE_SCOPES:
-                scope_v = scope.value
-            else:
-                raise self.error(n, "fence(scope) takes 'wave', 'workgroup' or 'device'")
-            return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
-        if name == "local_array":
-            raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
-        if name in ATOMICS:
-            want = len(builtins.BUILTINS[name].args)
-            if len(n.args) != want or kw:
-                raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
-            arr = n.args[0]
-            if not isinstance(arr, ast.Name) or arr.id not in self.arrays:
-                raise self.error(arr, "the first argument of an atomic is an array")
-            elem = self.arrays[arr.id].elem
-            why = builtins.atomic_element(name, elem)
-            if why is not None:
-                raise self.error(arr, why)
-            why = builtins.atomic_operation(name, elem)
-            if why is not None:
-                raise self.error(n, why)
-            idx = self.expr(n.args[1], I32)
-            if not idx.type.is_int:
-                raise self.error(n.args[1], "an array index is an integer")
-            vals = tuple(self.coerce(self.expr(v, elem), elem, v) for v in n.args[2:])
-            return hir.Call(elem, sp, name, (idx, *vals), arr.id)
-        if name in WAVE1 or name in WAVE2:
-            want = 1 if name in WAVE1 else 2
-            if len(n.args) != want or kw:
-                raise self.error(n, f"{name} takes {want} argument(s)")
+        row = ROWS.get(CALLS.get(name, ""))
+        if row is not None and name in INT_RESULT and len(n.args) == 1 and not n.keywords:
             x = self.expr(n.args[0], hint)
-            why = builtins.wave_operand(name, x.type)
-            if why is not None:
-                raise self.error(n.args[0], why)
-            args: tuple[hir.Expr, ...] = (x,)
-            if want == 2:
-                lane = self.expr(n.args[1], I32)
-                if not lane.type.is_int:
-                    raise self.error(n.args[1], "a lane or distance is an integer")
-                args = (x, lane)
-            return hir.Call(x.type, sp, name, args)
-        if name in builtins.VOTES:
-            if len(n.args) != 1 or kw:
-                raise self.error(n, f"{name}(condition)")
-            c = self.condition(n.args[0])
-            return hir.Call(builtins.vote_result(name), sp, name, (c,))
-        if name in MATH1:
-            if len(n.args) != 1 or kw:
-                raise self.error(n, f"{name}(x) takes one argument")
-            x = self.expr(n.args[0], hint if hint and hint.is_float else F32)
-            t = builtins.math_operand(x.type)
-            if t != x.type:
-                x = hir.Cast(t, sp, x)
-            takes = builtins.math_types(name)
-            if x.type not in takes:
-                raise self.error(
-                    n.args[0],
-                    f"{name} takes {' or '.join(map(str, takes))}, not {x.type} (the device has no {x.type} "
-                    f"{name}): {ast.unparse(n.func)}(wg.f32({ast.unparse(n.args[0])})) computes it in f32, "
-                    f"if that is what you mean",
-                )
-            return hir.Call(x.type, sp, name, (x,))
-        if name == "fma":
-            if len(n.args) != 3:
-                raise self.error(n, "fma(a, b, c) computes a*b + c with one rounding")
-            xs = [self.expr(a, hint if hint and hint.is_float else F32) for a in n.args]
-            t = xs[0].type
-            for x in xs[1:]:
-                t = self.unify(hir.Var(t, sp, "_"), x, n)
-            if not t.is_float:
-                t = F32
-            return hir.Call(t, sp, "fma", tuple(self.coerce(x, t, a) for x, a in zip(xs, n.args)))
-        if name == "abs":
-            if len(n.args) != 1:
-                raise self.error(n, "abs(x) takes one argument")
-            x = self.expr(n.args[0], hint)
-            if x.type is BOOL or x.type is VOID:
-                raise self.error(n, "abs takes a number")
-            return hir.Call(x.type, sp, "abs", (x,))
-        if name in ("min", "max"):  # (two or more, no keywords: builtins.arity)
-            xs = [self.expr(a, hint) for a in n.args]
-            typed = [x for x in xs if not isinstance(x, hir.Const)]
-            if typed:  # constants take the type of the first non-constant argument, as literals do
-                xs = [self.expr(a, typed[0].type) if isinstance(x, hir.Const) else x for a, x in zip(n.args, xs)]
-            t = xs[0].type
-            for x in xs[1:]:
-                t = self.unify(hir.Var(t, sp, "_"), x, n, name)
-            if t is BOOL:
-                raise self.error(n, f"{name} takes numbers")
-            acc = self.coerce(xs[0], t, n.args[0])
-            for x, a in zip(xs[1:], n.args[1:]):
-                acc = hir.Call(t, sp, name, (acc, self.coerce(x, t, a)))
-            return acc
+            if x.type.is_int:
+                return x  # round(k) of an integer is k
+        if row is not None:
+            r = self.builtin(row, n, hint, name)
+            return hir.Cast(I32, sp, r) if name in INT_RESULT else r
         if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.arrays:
             return self.dim(n.args[0].id, 0, n)
         if name in ("print", "len", "input", "open", "range"):
@@ -1300,6 +1188,108 @@ class Frontend:
                 f"{name!r} is not a builtin: kernels call only builtins (no user functions: no recursion)",
             )
         raise self.error(n.func, f"unknown builtin {name!r}")
+
+    def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
+        """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
+        actuals, with Python's promotions (compiler/bind.py), and the binder's refusal as a
+        diagnostic with a fix-it."""
+        kinds = bind.slots(row, len(n.args), [k.arg or "**" for k in n.keywords])
+        if isinstance(kinds, bind.Refusal):  # in the spelling the kernel used: round(), not round_even()
+            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{name}(", 1))
+        if row.rule is Rule.LOCAL:
+            raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
+        if row.rule is Rule.ID and not n.args and not n.keywords and row.name == builtins.TOOLCHAIN_ID:
+            self.toolchain_dialect |= self.toolchain_spelling(n.func)  # builtins.TOOLCHAIN_WORKGROUP
+        nodes = [*n.args, *(k.value for k in n.keywords)]
+        values = self.actuals(row, kinds, nodes, n, hint)
+        r = bind.bind(
+            row, self.span(n), values[: len(n.args)], dict(zip((k.arg for k in n.keywords), values[len(n.args) :]))
+        )
+        if not isinstance(r, bind.Refusal):
+            return r
+        at: ast.AST = n
+        if isinstance(r.arg, int):
+            at = n.args[r.arg]
+        elif isinstance(r.arg, str):
+            at = next(k.value for k in n.keywords if k.arg == r.arg)
+        msg = r.message
+        if row.rule is Rule.MATH and at is not n and r.arg is not None:  # an f64 or f16 the device has no op for
+            msg += f": {ast.unparse(n.func)}(wg.f32({ast.unparse(at)})) computes it in f32, if that is what you mean"
+        raise self.error(at, msg)
+
+    def actuals(
+        self, row: Builtin, kinds: tuple[Arg, ...], nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None
+    ) -> list[bind.Actual]:
+        """The binder's actual arguments of a call, converted by Python's rules: integers become f32
+        where a float is computed (math), numbers of one call unify as in arithmetic."""
+        out: list[bind.Actual] = []
+        elem: ScalarType | None = None
+        for kind, node in zip(kinds, nodes):
+            if kind is Arg.AXIS:
+                out.append(self.fold(node))
+            elif kind is Arg.SCOPE:
+                out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                ok = isinstance(node, ast.Name) and node.id in self.arrays
+                ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
+                refusal = bind.check(row, kind, ref, 0)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else node, refusal.message)
+                elem = ref.elem if ref else None
+                out.append(ref)
+            elif kind is Arg.INDEX:
+                out.append(self.expr(node, I32))
+            elif kind is Arg.CONDITION:
+                out.append(self.condition(node))
+            elif elem is not None:  # an atomic's value: the element's type
+                out.append(self.coerce(self.expr(node, elem), elem, node))
+            else:
+                out.append(None)  # VALUE: below, all at once
+        values = [i for i, k in enumerate(kinds) if k is Arg.VALUE and out[i] is None]
+        if values:
+            xs = self.numbers(row, [nodes[i] for i in values], n, hint)
+            for i, x in zip(values, xs):
+                out[i] = x
+        return out
+
+    def numbers(self, row: Builtin, nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None) -> list[hir.Expr]:
+        """A builtin's VALUE arguments with Python's promotions for the row's rule."""
+        sp = self.span(n)
+        floats = hint if hint and hint.is_float else F32
+        if row.rule in (Rule.MATH, Rule.PREDICATE):  # an integer argument computes in f32
+            xs = [self.expr(a, floats) for a in nodes]
+            return [hir.Cast(builtins.math_operand(x.type), sp, x) if x.type.is_int else x for x in xs]
+        if row.rule is Rule.WAVE or len(nodes) == 1:
+            return [self.expr(nodes[0], hint)]
+        if row.rule is Rule.FLOAT_SAME:  # pow: math.pow's meaning, a float power
+            xs = [self.expr(a, floats) for a in nodes]
+            if isinstance(n.func, ast.Name) and all(x.type.is_int for x in xs):
+                raise self.error(
+                    n,
+                    "pow() of two integers is an integer in Python, and the device's pow is a float "
+                    "function: write x ** k for a constant k, or math.pow(x, y) for the float power",
+                )
+            xs = [hir.Cast(F32, sp, x) if x.type.is_int else x for x in xs]
+            t = xs[0].type
+            for x in xs[1:]:
+                t = self.unify(hir.Var(t, sp, "_"), x, n, row.name)
+            return [self.coerce(x, t, a) for x, a in zip(xs, nodes)]
+        floats_only = not any(t.is_int for t in builtins.same_types(row.name))  # fma
+        if floats_only:
+            xs = [self.expr(a, floats) for a in nodes]
+        else:
+            xs = [self.expr(a, hint) for a in nodes]
+            typed = [x for x in xs if not isinstance(x, hir.Const)]
+            if typed:  # constants take the type of the first non-constant argument, as literals do
+                xs = [self.expr(a, typed[0].type) if isinstance(x, hir.Const) else x for a, x in zip(nodes, xs)]
+        t = xs[0].type
+        for x in xs[1:]:
+            t = self.unify(hir.Var(t, sp, "_"), x, n, "" if floats_only else row.name)
+        if floats_only and not t.is_float:
+            t = F32
+        if t is BOOL:
+            raise self.error(n, f"{row.name} takes numbers")
+        return [self.coerce(x, t, a) for x, a in zip(xs, nodes)]
 
 
 _OPSYM = {
@@ -1404,24 +1394,22 @@ def compile_python(source: object, options: Options, filename: str | None = None
     return compile_functions(PYTHON.load(source, filename), options)
 
 
-def _spelling(b: Builtin) -> str:
-    """How a Python kernel spells a typical call of builtin b (the docs' side-by-side table)."""
-    args = {
-        Kind.ID: "0" if b.args else "",
-        Kind.SYNC: '"workgroup"' if b.args else "",
-        Kind.LOCAL: "wg.f32, 256",
-        Kind.ATOMIC: "a, i, expected, desired" if len(b.args) == 4 else "a, i, v",
-        Kind.WAVE: "x, lane" if len(b.args) == 2 else "x",
-        Kind.VOTE: "c",
-        Kind.MATH: "x",
-        Kind.FMA: "a, b, c",
-        Kind.ABS: "x",
-        Kind.MINMAX: "a, b",
-        Kind.CAST: "x",
-    }[b.kind]
-    prefix = "" if b.kind in (Kind.ABS, Kind.MINMAX) or b.name == "bool" else "wg."
-    return f"{prefix}{b.name}({args})"
-
-
-# builtin name -> a typical call in Python (compiler/frontends: the docs' table of spellings)
-SPELLINGS: dict[str, str] = {name: _spelling(b) for name, b in BUILTINS.items()}
+# ---- the spelling table: how Python kernels write each builtin ---------------------------------
+# builtin row -> a typical call (the docs' side-by-side table); `wg.NAME(...)` unless said
+_ARGS = {Arg.AXIS: "0", Arg.SCOPE: '"workgroup"', Arg.TYPE: "wg.f32", Arg.COUNT: "256", Arg.ARRAY: "a"}
+_ARGS |= {Arg.INDEX: "i", Arg.CONDITION: "c", Arg.VALUE: "x"}
+SPELLINGS: dict[str, str] = {
+    name: f"wg.{name}({', '.join(_ARGS[a] for a in b.args)})" for name, b in ROWS.items() if b.rule is not Rule.CAST
+}
+SPELLINGS |= {n: f"wg.{n}(x)" for n in builtins.CASTS} | {"bool": "bool(x)", "abs": "abs(x)"}
+SPELLINGS |= {"min": "min(a, b)", "max": "max(a, b)", "fma": "wg.fma(a, b, c)", "powi": "x ** 3"}
+SPELLINGS |= {"atomic_cas": "wg.atomic_cas(a, i, expected, desired)", "atomic_add": "wg.atomic_add(a, i, v)"}
+SPELLINGS |= {f"atomic_{op}": f"wg.atomic_{op}(a, i, v)" for op in builtins.ATOMIC_OPS}
+SPELLINGS |= {n: f"wg.{n}(x, lane)" for n, b in ROWS.items() if b.rule is Rule.WAVE and len(b.args) == 2}
+SPELLINGS |= {"local_array": "wg.local_array(wg.f32, 256)", "pow": "math.pow(x, y)", "round_even": "round(x)"}
+SPELLINGS |= {"clamp": "wg.clamp(x, lo, hi)", "trunc": "math.trunc(x)", "isnan": "math.isnan(x)"}
+# a called name (bare, or an attribute of wg / math / wave) -> its row; a name not here is no builtin
+CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}  # powi: `x ** 3`
+CALLS |= {"fabs": "abs", "round": "round_even"}
+POWER = "powi"  # the row of `x ** k` for a constant k
+INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))

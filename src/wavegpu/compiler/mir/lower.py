@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ...errors import CompileError, Diagnostic, Span
 from ...isa.capabilities import EMULATOR
 from .. import builtins, hir
+from ..builtins import Via
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
 
-SREG = {
-    "thread_id": "tid",
-    "workgroup_id": "ctaid",
-    "workgroup_size": "ntid",
-    "grid_size": "nctaid",
-}
-ATOMIC_OPS = {
-    "atomic_add": "add",
-    "atomic_sub": "sub",
-    "atomic_min": "min",
-    "atomic_max": "max",
-    "atomic_and": "and",
-    "atomic_or": "or",
-    "atomic_xor": "xor",
-    "atomic_exchange": "exch",
-    "atomic_cas": "cas",
-}
 # HIR operations -> the MIR op that computes them on the result type (the others below)
 BINARY = {
     hir.BinaryOp.ADD: "add",
@@ -40,8 +25,6 @@ BINARY = {
     hir.BinaryOp.SHR: "shr",
 }
 UNARY = {hir.UnaryOp.NEG: "neg", hir.UnaryOp.NOT: "not", hir.UnaryOp.BIT_NOT: "not"}  # not: of a bool or bits
-
-WAVE_CALLS = builtins.WAVE1 | builtins.WAVE2 | builtins.VOTES
 
 
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
@@ -386,85 +369,157 @@ class Lowerer:
         return v
 
     def call(self, e: hir.Call) -> Operand:
-        n = e.name
-        t = e.type
-        attrs = dict(e.attrs)
-        if n in SREG:
-            return self.convert(self.sreg(SREG[n], int(attrs["axis"])), I32)  # type: ignore[arg-type]
-        if n == "global_size":
-            axis = int(attrs["axis"])  # type: ignore[arg-type]
-            g = self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32)
-            return self.convert(g, I32)
-        if n == "powi":
-            return self.powi(self.expr(e.args[0]), int(attrs["n"]), t)  # type: ignore[arg-type]
-        if n == "global_id":
-            axis = int(attrs["axis"])  # type: ignore[arg-type]
-            g = self.emit(
-                "mad",
-                [self.sreg("ctaid", axis), self.sreg("ntid", axis), self.sreg("tid", axis)],
-                U32,
-            )
-            return self.convert(g, I32)
-        if n in ("lane_id", "wave_id", "wave_width"):
-            return self.convert(
-                self.sreg({"lane_id": "lid", "wave_id": "wid", "wave_width": "wave_width"}[n], 0),
-                I32,
-            )
-        if n == "barrier":
-            self.emit("barrier", [], None)
+        """A builtin's call, lowered as its row of compiler/builtins.py says."""
+        row = builtins.ROWS.get(e.name)
+        if row is None:
+            raise CompileError([Diagnostic(f"no lowering for {e.name}", e.span)])
+        low, t, attrs = row.lowering, e.type, dict(e.attrs)
+        via = low.via
+        if via is Via.SREG:
+            return self.convert(self.sreg(low.op, int(attrs.get("axis", 0))), I32)  # type: ignore[arg-type]
+        if via is Via.EFFECT:
+            self.emit(low.op, [], None)
             return Const(0, I32)
-        if n == "fence":
-            self.emit(f"fence.{attrs['scope']}", [], None)
+        if via is Via.FENCE:
+            self.emit(f"{low.op}.{attrs['scope']}", [], None)
             return Const(0, I32)
-        if n in ATOMIC_OPS:
+        if via is Via.ATOMIC:
             assert e.array is not None
             addr, space, _ = self.address(e.array, e.args[0])
             vals = [self.expr(a) for a in e.args[1:]]
-            return self.emit(f"atomic.{ATOMIC_OPS[n]}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
-        if n in WAVE_CALLS:
-            args = [self.expr(a) for a in e.args]
-            if n == "wave_reduce_add" and t is F32:
+            return self.emit(f"atomic.{low.op}.{space}", [addr, *vals], t, buffer=self.buffer_index(e.array))
+        if via is Via.COMPOSITE:
+            return COMPOSITES[low.op](self, e)
+        args = [self.expr(a) for a in e.args]
+        if via is Via.WAVE:
+            if low.op == "wave.reduce.add" and t is F32:
                 return self.butterfly(args[0])
-            op = {
-                "wave_reduce_add": "wave.reduce.add",
-                "wave_reduce_min": "wave.reduce.min",
-                "wave_reduce_max": "wave.reduce.max",
-                "wave_reduce_and": "wave.reduce.and",
-                "wave_reduce_or": "wave.reduce.or",
-                "wave_prefix_add": "wave.prefix.add",
-                "wave_shuffle": "wave.shuffle.idx",
-                "wave_shuffle_up": "wave.shuffle.up",
-                "wave_shuffle_down": "wave.shuffle.down",
-                "wave_shuffle_xor": "wave.shuffle.xor",
-                "wave_broadcast": "wave.broadcast",
-                "wave_ballot": "wave.ballot",
-                "wave_any": "wave.any",
-                "wave_all": "wave.all",
-            }[n]
             if len(args) == 2:
                 args[1] = self.convert(args[1], U32)
-            return self.emit(op, args, t)
-        args = [self.expr(a) for a in e.args]
-        if n == "exp":
-            return self.emit("exp2", [self.emit("mul", [args[0], Const(1 / math.log(2), t)], t)], t)
-        if n == "log":
-            return self.emit("mul", [self.emit("log2", args, t), Const(math.log(2), t)], t)
-        if n in (
-            "sqrt",
-            "rsqrt",
-            "sin",
-            "cos",
-            "exp2",
-            "log2",
-            "floor",
-            "ceil",
-            "fma",
-            "abs",
-            "min",
-            "max",
-        ):
-            return self.emit(n, args, t)
-        raise CompileError([Diagnostic(f"no lowering for {n}", e.span)])
+            return self.emit(low.op, args, t)
+        if via is Via.OP:
+            return self.emit(low.op, args, t)
+        raise CompileError([Diagnostic(f"no lowering for {e.name} ({via.value})", e.span)])
+
+    # ---- the composite lowerings the rows name (COMPOSITES below) --------------------------------
+    def global_id(self, e: hir.Call) -> Operand:
+        axis = int(dict(e.attrs)["axis"])  # type: ignore[arg-type]
+        g = self.emit("mad", [self.sreg("ctaid", axis), self.sreg("ntid", axis), self.sreg("tid", axis)], U32)
+        return self.convert(g, I32)
+
+    def global_size(self, e: hir.Call) -> Operand:
+        axis = int(dict(e.attrs)["axis"])  # type: ignore[arg-type]
+        return self.convert(self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32), I32)
+
+    def exp(self, e: hir.Call) -> Operand:
+        t, x = e.type, self.expr(e.args[0])
+        return self.emit("exp2", [self.emit("mul", [x, Const(1 / math.log(2), t)], t)], t)
+
+    def log(self, e: hir.Call) -> Operand:
+        t, x = e.type, self.expr(e.args[0])
+        return self.emit("mul", [self.emit("log2", [x], t), Const(math.log(2), t)], t)
+
+    def powi_call(self, e: hir.Call) -> Operand:
+        return self.powi(self.expr(e.args[0]), int(dict(e.attrs)["n"]), e.type)  # type: ignore[arg-type]
+
+    # the builtins added with the binder: exact sequences of MIR ops (docs/compiler.md, "Math")
+    def clamp(self, e: hir.Call) -> Operand:
+        t = e.type
+        x, lo, hi = (self.expr(a) for a in e.args)
+        return self.emit("min", [self.emit("max", [x, lo], t), hi], t)
+
+    def sign(self, e: hir.Call) -> Operand:
+        """1, -1, or x itself (a zero keeps its sign; a NaN stays NaN)."""
+        t = e.type
+        x = self.expr(e.args[0])
+        one = Const(1.0 if t.is_float else 1, t)
+        r = x
+        if t is not U32:
+            below = self.emit("cmp.lt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
+            r = self.emit("select", [below, Const(-1.0 if t.is_float else -1, t), x], t)
+        above = self.emit("cmp.gt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
+        return self.emit("select", [above, one, r], t)
+
+    def isnan(self, e: hir.Call) -> Operand:
+        x = self.expr(e.args[0])
+        return self.emit("cmp.ne", [x, x], BOOL)  # NaN != NaN (an unordered compare)
+
+    def _trunc(self, x: Operand, t: ScalarType) -> Operand:
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        return self.emit("select", [below, self.emit("ceil", [x], t), self.emit("floor", [x], t)], t)
+
+    def trunc(self, e: hir.Call) -> Operand:
+        return self._trunc(self.expr(e.args[0]), e.type)
+
+    def round_even(self, e: hir.Call) -> Operand:
+        """floor(x), plus 1 where the rest (exact: x - floor(x)) is above one half, or one half
+        and floor(x) odd; a zero result of a negative x is -0.0."""
+        t = e.type
+        x = self.expr(e.args[0])
+        fl = self.emit("floor", [x], t)
+        rest = self.emit("sub", [x, fl], t)
+        half = self.emit("mul", [fl, Const(0.5, t)], t)
+        odd = self.emit("cmp.ne", [self.emit("floor", [half], t), half], BOOL)
+        tie = self.emit("and", [self.emit("cmp.eq", [rest, Const(0.5, t)], BOOL), odd], BOOL)
+        up = self.emit("or", [self.emit("cmp.gt", [rest, Const(0.5, t)], BOOL), tie], BOOL)
+        r = self.emit("select", [up, self.emit("add", [fl, Const(1.0, t)], t), fl], t)
+        return self._negative_zero(x, r, t)
+
+    def _negative_zero(self, x: Operand, r: Operand, t: ScalarType) -> Operand:
+        """r, or -0.0 where r is zero and x negative (rounding keeps the sign)."""
+        zero = self.emit("cmp.eq", [r, Const(0.0, t)], BOOL)
+        neg = self.emit("and", [zero, self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)], BOOL)
+        return self.emit("select", [neg, Const(-0.0, t), r], t)
+
+    def round_away(self, e: hir.Call) -> Operand:
+        """trunc(x), moved one away from zero where the rest |x - trunc(x)| (exact) is at least one half."""
+        t = e.type
+        x = self.expr(e.args[0])
+        tr = self._trunc(x, t)
+        rest = self.emit("abs", [self.emit("sub", [x, tr], t)], t)
+        up = self.emit("cmp.ge", [rest, Const(0.5, t)], BOOL)
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        step = self.emit("select", [below, Const(-1.0, t), Const(1.0, t)], t)
+        return self.emit("select", [up, self.emit("add", [tr, step], t), tr], t)
+
+    def popcount(self, e: hir.Call) -> Operand:
+        return self.convert(self.emit("popc", [self.convert(self.expr(e.args[0]), U32)], U32), I32)
+
+    def clz(self, e: hir.Call) -> Operand:
+        return self.convert(self.emit("clz", [self.convert(self.expr(e.args[0]), U32)], U32), I32)
+
+    def ctz(self, e: hir.Call) -> Operand:
+        """popc((v & -v) - 1): the ones below the lowest set bit (32 for v = 0)."""
+        v = self.convert(self.expr(e.args[0]), U32)
+        low = self.emit("and", [v, self.emit("sub", [Const(0, U32), v], U32)], U32)
+        return self.convert(self.emit("popc", [self.emit("sub", [low, Const(1, U32)], U32)], U32), I32)
+
+    def pow(self, e: hir.Call) -> Operand:
+        """x ** y in f32 as exp2(y * log2|x|), with the sign of an odd integer power of a negative
+        x and C's special cases (pow(x, 0) = pow(1, y) = pow(-1, +-inf) = 1; a negative finite x
+        and a non-integer y: NaN). The relative error grows with |y * log2|x||, the exponent's
+        rounding: docs/compiler.md states the bound the tests check."""
+        t = e.type
+        x, y = (self.expr(a) for a in e.args)
+        ax = self.emit("abs", [x], t)
+        r = self.emit("exp2", [self.emit("mul", [y, self.emit("log2", [ax], t)], t)], t)
+        whole = self.emit("cmp.eq", [self._trunc(y, t), y], BOOL)
+        hy = self.emit("mul", [y, Const(0.5, t)], t)
+        odd = self.emit("and", [whole, self.emit("cmp.ne", [self._trunc(hy, t), hy], BOOL)], BOOL)
+        below = self.emit("cmp.lt", [x, Const(0.0, t)], BOOL)
+        recip = self.emit("div", [Const(1.0, t), x], t)  # -inf for -0.0: its sign
+        negative = self.emit("or", [below, self.emit("cmp.lt", [recip, Const(0.0, t)], BOOL)], BOOL)
+        flip = self.emit("and", [negative, odd], BOOL)
+        r = self.emit("select", [flip, self.emit("neg", [r], t), r], t)
+        finite_below = self.emit("and", [below, self.emit("cmp.gt", [x, Const(-math.inf, t)], BOOL)], BOOL)
+        nan = self.emit("and", [finite_below, self.emit("not", [whole], BOOL)], BOOL)
+        r = self.emit("select", [nan, Const(math.nan, t), r], t)
+        y0 = self.emit("cmp.eq", [y, Const(0.0, t)], BOOL)
+        x1 = self.emit("cmp.eq", [x, Const(1.0, t)], BOOL)
+        y_inf = self.emit("cmp.eq", [self.emit("abs", [y], t), Const(math.inf, t)], BOOL)
+        minus1 = self.emit("and", [self.emit("cmp.eq", [ax, Const(1.0, t)], BOOL), y_inf], BOOL)
+        one = self.emit("or", [y0, self.emit("or", [x1, minus1], BOOL)], BOOL)
+        return self.emit("select", [one, Const(1.0, t), r], t)
 
     def butterfly(self, x: Operand) -> Operand:
         """f32 sum over the wave: x += shuffle_xor(x, d) for d = W/2, W/4, ..., 1 (all lanes active)."""
@@ -495,6 +550,26 @@ class Lowerer:
         reachable = set(rpo(self.fn.entry, lambda b: b.succs))
         self.fn.blocks = [b for b in self.fn.blocks if b in reachable]
         return self.fn
+
+
+COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
+    "global_id": Lowerer.global_id,
+    "global_size": Lowerer.global_size,
+    "exp": Lowerer.exp,
+    "log": Lowerer.log,
+    "powi": Lowerer.powi_call,
+    "pow": Lowerer.pow,
+    "clamp": Lowerer.clamp,
+    "sign": Lowerer.sign,
+    "isnan": Lowerer.isnan,
+    "trunc": Lowerer.trunc,
+    "round_even": Lowerer.round_even,
+    "round_away": Lowerer.round_away,
+    "popcount": Lowerer.popcount,
+    "clz": Lowerer.clz,
+    "ctz": Lowerer.ctz,
+}
+"""A row's named composite lowering (builtins.Lowering.op of Via.COMPOSITE) -> its method."""
 
 
 def lower(f: hir.Function) -> Function:

@@ -129,6 +129,8 @@ def _table() -> dict[str, OpSpec]:
         ops.append(OpSpec(name, (2,), Sig.SHIFT, INT))
     for name in ("neg", "abs"):
         ops.append(OpSpec(name, (1,), Sig.SAME, NUMBER))
+    for name in ("popc", "clz"):  # the number of one bits, of leading zero bits (a count: 0..32)
+        ops.append(OpSpec(name, (1,), Sig.SAME, INT))
     for name in ("sqrt", "floor", "ceil"):
         ops.append(OpSpec(name, (1,), Sig.SAME, FLOAT))
     for name in ("rsqrt", "sin", "cos", "exp2", "log2"):
