@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import CompileError, Diagnostic, Span
 from . import hir
+from .builtins import VOID
 from .types import BOOL, ArrayType, ScalarType
 
 # The hidden argument that carries an array parameter's length (`x.len()`, `x.length`): an array
@@ -105,6 +106,25 @@ class Helpers:
                 ):
                     return True
         return False
+
+    def pure(self, h: hir.Helper) -> bool:
+        """Does `h` only compute its result (no store, atomic, barrier or fence, no write to a
+        captured variable, itself or through the helpers it calls)? A pure call may be evaluated
+        early or twice without a change of meaning."""
+        own = {*(p.name for p in h.params), *(n for n, _ in h.variables)}
+        for s in _stmts(h.body):
+            if isinstance(s, hir.Store) or (isinstance(s, hir.Assign) and s.name not in own):
+                return False
+            if isinstance(s, hir.For) and s.var not in own:
+                return False
+        for e in (e for s in h.body for e in _exprs(s)):
+            if isinstance(e, hir.Call) and (e.array is not None or e.type == VOID):
+                return False
+            if isinstance(e, hir.Invoke):
+                inner = self.instances.get(e.callee)
+                if inner is None or not self.pure(inner):
+                    return False
+        return True
 
     def built(self) -> tuple[hir.Helper, ...]:
         """The helpers built (for `hir.Function.helpers`)."""

@@ -1768,6 +1768,8 @@ class Lowering:
                 pass
             if sub.diags:
                 raise CompileError(sub.diags)
+            mine = {f"{pname}$slice{HIDDEN_LENGTH}" for pname, kind, _, _ in params if isinstance(kind, Array)}
+            self.hidden |= sub.hidden - mine  # the length of a slice a closure captures: the caller's
             rt = sub.ret if sub.ret is not None else "()"
             self.result_types[key] = rt
             self.toolchain_dialect |= sub.toolchain_dialect
