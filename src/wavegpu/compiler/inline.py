@@ -54,6 +54,7 @@ class Helpers:
         self.kernel = kernel
         self.instances: dict[str, hir.Helper | None] = {}  # None: its body was refused
         self.stack: list[_Call] = []
+        self.reported: set[tuple[str, str, Span | None]] = set()  # (helper, message, place): given once
 
     def instance(self, key: str, name: str, site: Span | None, build: Callable[[], hir.Helper]) -> hir.Helper:
         """The helper `key` (a call of `name` at `site`), built by `build` on its first call.
@@ -76,8 +77,13 @@ class Helpers:
             raise
         except CompileError as e:
             self.instances[key] = None
+            # another instance of a generic helper refused already says it: one mistake, one message
+            fresh = [d for d in e.diagnostics if (name, d.message, d.span) not in self.reported]
+            self.reported |= {(name, d.message, d.span) for d in fresh}
+            if not fresh:
+                raise HelperFailed() from None
             note = Diagnostic(f"in `{name}`, inlined from this call", site, "note")
-            raise CompileError([replace(d, notes=(*d.notes, note)) for d in e.diagnostics]) from None
+            raise CompileError([replace(d, notes=(*d.notes, note)) for d in fresh]) from None
         finally:
             self.stack.pop()
         self.instances[key] = h

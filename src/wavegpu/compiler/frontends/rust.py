@@ -323,6 +323,7 @@ class Lowering:
         self.helpers = helpers or Helpers(self.fn_name)  # the helper instances of the kernel
         self.ret: str | None = None  # a helper's result type ("()": none, "?": a closure's, inferred)
         self.result_types: dict[str, str] = {}  # helper key -> its result's Rust type
+        self.failed = False  # a helper it calls was refused (reported at its first call)
 
     # -- helpers
     def text(self, n: Node) -> str:
@@ -1700,6 +1701,7 @@ class Lowering:
         try:
             h = self.helpers.instance(key, name, self.span(n), build)
         except HelperFailed:
+            self.failed = True
             raise _Bail() from None
         except CompileError as e:
             self.diags.extend(e.diagnostics)
@@ -1768,6 +1770,8 @@ class Lowering:
                 pass
             if sub.diags:
                 raise CompileError(sub.diags)
+            if sub.failed:
+                raise HelperFailed()
             mine = {f"{pname}$slice{HIDDEN_LENGTH}" for pname, kind, _, _ in params if isinstance(kind, Array)}
             self.hidden |= sub.hidden - mine  # the length of a slice a closure captures: the caller's
             rt = sub.ret if sub.ret is not None else "()"

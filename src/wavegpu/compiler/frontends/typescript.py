@@ -207,6 +207,7 @@ class Lowerer:
         self.helpers = helpers or Helpers(self.name)  # the helper instances of the kernel
         self.ret: ScalarType | str | None = None  # a helper's result: a type, "void" or "infer" (None: a kernel)
         self.ret_b: Binding | None = None  # "infer": the result's type, from the first return
+        self.failed = False  # a helper it calls was refused (reported at its first call)
 
     # -- diagnostics
     def error(self, n: Node, msg: str) -> _Bail:
@@ -1588,6 +1589,7 @@ class Lowerer:
         try:
             h = self.helpers.instance(key, name, sp, build)
         except HelperFailed:
+            self.failed = True
             raise _Bail() from None
         except CompileError as e:
             self.diags.extend(e.diagnostics)
@@ -1664,6 +1666,8 @@ class Lowerer:
             self.vars.setdefault(h, I32)
         if sub.diags:
             raise CompileError(sub.diags)
+        if sub.failed:
+            raise HelperFailed()
         result = None if sub.ret in ("void", "infer") else sub.ret
         if sub.ret == "infer" and sub.ret_b is not None:
             result = sub.ret_b.type
