@@ -216,6 +216,7 @@ class Closure:
 
     node: Node  # the closure_expression
     scopes: list[dict[str, Var | Array | Closure]]  # what its body sees: the scopes at its definition
+    kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
 Binding = Var | Array | Closure
@@ -1620,7 +1621,8 @@ class Lowering:
 
     def closure_call(self, n: Node, name: str, args: list[Node]) -> V:
         """A call of a closure bound by `let` (`let sq = |v: f32| v * v;`): an untyped parameter
-        takes the argument's type (one instance per argument types); captures are the caller's."""
+        takes the type of its first call's argument, as rustc infers it (a closure is not generic);
+        captures are the caller's."""
         c = self.lookup(name)
         assert isinstance(c, Closure)
         plist = c.node.child_by_field_name("parameters")
@@ -1629,7 +1631,7 @@ class Lowering:
             raise self.error(n, f"this closure takes {len(pnodes)} argument(s) but {len(args)} were supplied")
         params: list[tuple[str, Array | str, bool, Node]] = []
         actual: list[hir.Expr | hir.ArrayArg] = []
-        for a, p in zip(args, pnodes):
+        for k, (a, p) in enumerate(zip(args, pnodes)):
             pat, ty = (
                 (p.child_by_field_name("pattern"), p.child_by_field_name("type"))
                 if p.type == "parameter"
@@ -1641,7 +1643,10 @@ class Lowering:
             if pat is None or pat.type != "identifier":
                 raise self.error(p, "a closure parameter is a plain name")
             kind: Array | str
-            if ty is not None:
+            if c.kinds is not None:
+                kind = c.kinds[k]
+                actual.append(self.argument(a, kind, name))
+            elif ty is not None:
                 kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
                 actual.append(self.argument(a, kind, name))
             else:
@@ -1658,6 +1663,7 @@ class Lowering:
                     kind = v.rt
                     actual.append(v.e)
             params.append((self.text(pat), kind, mutable, p))
+        c.kinds = [k for _, k, _, _ in params]
         rnode = c.node.child_by_field_name("return_type")
         ret = "?" if rnode is None else self.type_name(rnode)
         sig = ",".join(k if isinstance(k, str) else f"[{k.rt}]" for _, k, _, _ in params)
