@@ -110,8 +110,6 @@ def test_tsc_accepts_the_typescript_helpers() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-
-
 def test_rust_closures_capture_the_callers_variables_and_slices() -> None:
     """rustc accepts the file (test_rust_rustc.py): `pick` is typed by its first call, as rustc types it."""
     x = np.array([5, 1, 11], np.uint32)
@@ -142,6 +140,12 @@ RECURSION = {
         "  if (v > 0) {\n    return a(v - 1);\n  }\n  return 0;\n}\n"
         "/** @kernel */\nexport function k(o: Uint32Array): void {\n  o[0] = a(3);\n}\n",
         "k -> a (line 12) -> b (line 2) -> a (line 6)",
+    ),
+    ("cpp", "mutual"): (
+        "#include <cstdint>\nuint32_t b(uint32_t v);\nuint32_t a(uint32_t v) {\n    return b(v) + 1;\n}\n"
+        "uint32_t b(uint32_t v) {\n    return v > 0 ? a(v - 1) : 0;\n}\n"
+        "[[wave::kernel]] void k(uint32_t* o) {\n    o[0] = a(3);\n}\n",
+        "k -> a (line 10) -> b (line 4) -> a (line 7)",
     ),
 }
 
@@ -175,6 +179,13 @@ ERRORS = {
         2,
         9,
         "objects and properties are not supported",
+    ),
+    "cpp": (
+        "float g(float v) {\n    return v + zz;\n}\n[[wave::kernel]] void k(float* o) {\n"
+        "    o[0] = g(1.0f);\n    o[1] = g(2.0f);\n}\n",
+        2,
+        5,
+        "'zz' is not declared",
     ),
 }
 

@@ -14,6 +14,7 @@ language evaluates it).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ..errors import CompileError, Diagnostic, Span
@@ -69,25 +70,34 @@ class Helpers:
             if got is None:
                 raise HelperFailed()
             return got
+        self.instances[key] = None  # until it is built
+        with self.entered(name, site):
+            h = build()
+        self.instances[key] = h
+        return h
+
+    @contextmanager
+    def entered(self, name: str, site: Span | None) -> Iterator[None]:
+        """Lowering the body of helper `name` for its call at `site` (a frontend that lowers each
+        call's body in place, as C++'s does, uses this alone): RecursionRefused when `name` is being
+        lowered already or is the kernel; a CompileError raised inside comes out with a note at
+        `site` on each diagnostic (and a diagnostic given already for this helper is left out)."""
+        if name == self.kernel or any(c.name == name for c in self.stack):
+            raise self._recursion(name, site)
         self.stack.append(_Call(name, site))
         try:
-            h = build()
-        except RecursionRefused:
-            self.instances[key] = None
-            raise
+            yield
         except CompileError as e:
-            self.instances[key] = None
             # another instance of a generic helper refused already says it: one mistake, one message
             fresh = [d for d in e.diagnostics if (name, d.message, d.span) not in self.reported]
             self.reported |= {(name, d.message, d.span) for d in fresh}
             if not fresh:
                 raise HelperFailed() from None
             note = Diagnostic(f"in `{name}`, inlined from this call", site, "note")
-            raise CompileError([replace(d, notes=(*d.notes, note)) for d in fresh]) from None
+            kind = RecursionRefused if isinstance(e, RecursionRefused) else CompileError
+            raise kind([replace(d, notes=(*d.notes, note)) for d in fresh]) from None
         finally:
             self.stack.pop()
-        self.instances[key] = h
-        return h
 
     def _recursion(self, name: str, site: Span | None) -> RecursionRefused:
         """The chain of calls, each with the line of its call; the diagnostic's notes (added as
