@@ -1609,10 +1609,10 @@ class Lowerer:
                 f"{name!r} writes memory or synchronises: call it as a statement of its own, or as the whole value "
                 "of a declaration or assignment, so that its effects keep their order",
             )
-        e: hir.Expr = inv if whole or rt is VOID else self.share(inv)
+        value: hir.Expr = inv if whole or rt is VOID else self.share(inv)
         if rt.is_int and rt is not BOOL:
-            return self.int_v(e, *(I32_RANGE if rt is I32 else U32_RANGE), n)
-        return V(e, node=n)
+            return self.int_v(value, *(I32_RANGE if rt is I32 else U32_RANGE), n)
+        return V(value, node=n)
 
     def build_helper(
         self,
