@@ -322,3 +322,147 @@ def test_a_void_helper_as_a_statement() -> None:
     assert hir.dump(fn).startswith("helper bump(o: ") and "call bump(o)" in hir.dump(fn)
     res = wg.emulate(compile_functions([fn], Options()), grid=(1, 1, 1), workgroup=(1, 1, 1), memory=16, args=[0])
     assert res.memory.view(np.uint32)[0] == 9
+
+
+# ---- random helpers against a reference interpreter ------------------------------------------------
+M32 = 0xFFFFFFFF
+
+
+class _Ret(Exception):
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+class _Brk(Exception):
+    pass
+
+
+def _eval(e: hir.Expr, env: dict[str, int]) -> int:
+    if isinstance(e, hir.Const):
+        return int(e.value)
+    if isinstance(e, hir.Var):
+        return env[e.name]
+    assert isinstance(e, hir.Binary | hir.Compare)
+    a, b = _eval(e.left, env), _eval(e.right, env)
+    ops = {
+        hir.BinaryOp.ADD: lambda: (a + b) & M32,
+        hir.BinaryOp.MUL: lambda: (a * b) & M32,
+        hir.BinaryOp.XOR: lambda: a ^ b,
+        hir.CompareOp.LT: lambda: int(a < b),
+        hir.CompareOp.GT: lambda: int(a > b),
+    }
+    return ops[e.op]()
+
+
+def _exec(body: tuple[hir.Stmt, ...], env: dict[str, int]) -> None:
+    for s in body:
+        if isinstance(s, hir.Assign):
+            env[s.name] = _eval(s.value, env)
+        elif isinstance(s, hir.Return):
+            assert s.value is not None
+            raise _Ret(_eval(s.value, env))
+        elif isinstance(s, hir.Break):
+            raise _Brk()
+        elif isinstance(s, hir.If):
+            _exec(s.then if _eval(s.cond, env) else s.other, env)
+        else:
+            assert isinstance(s, hir.For)
+            for j in range(_eval(s.start, env), _eval(s.stop, env)):
+                env[s.var] = j
+                try:
+                    _exec(s.body, env)
+                except _Brk:
+                    break
+
+
+def _stmts(draw: st.DrawFn, depth: int, loops: list[str]) -> tuple[hir.Stmt, ...]:
+    acc, p = _v("acc"), _v("p")
+    out: list[hir.Stmt] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kinds = ["add", "mul", "xor", "ret"] + (["if", "for"] if depth < 2 else []) + (["break"] if loops else [])
+        kind = draw(st.sampled_from(kinds))
+        c = _c(draw(st.integers(0, 9)))
+        if kind in ("add", "mul", "xor"):
+            op = {"add": hir.BinaryOp.ADD, "mul": hir.BinaryOp.MUL, "xor": hir.BinaryOp.XOR}[kind]
+            other = _v(loops[-1]) if loops and draw(st.booleans()) else p if kind == "xor" else c
+            out.append(hir.Assign(SP, "acc", hir.Binary(U32, SP, op, acc, other)))
+        elif kind == "ret":
+            out.append(hir.Return(SP, hir.Binary(U32, SP, hir.BinaryOp.ADD, acc, c)))
+        elif kind == "break":
+            out.append(hir.If(SP, hir.Compare(BOOL, SP, hir.CompareOp.GT, acc, c), (hir.Break(SP),), ()))
+        elif kind == "if":
+            cond = hir.Compare(
+                BOOL,
+                SP,
+                draw(st.sampled_from([hir.CompareOp.LT, hir.CompareOp.GT])),
+                draw(st.sampled_from([acc, p])),
+                c,
+            )
+            out.append(
+                hir.If(
+                    SP,
+                    cond,
+                    _stmts(draw, depth + 1, loops),
+                    _stmts(draw, depth + 1, loops) if draw(st.booleans()) else (),
+                )
+            )
+        else:
+            j = f"j{len(loops)}"
+            body = _stmts(draw, depth + 1, [*loops, j])
+            out.append(hir.For(SP, j, _c(0), _c(draw(st.integers(0, 4))), _c(1), body))
+    return tuple(out)
+
+
+@st.composite
+def _helpers(draw: st.DrawFn) -> hir.Helper:
+    body = (hir.Assign(SP, "acc", _v("p")), *_stmts(draw, 0, []), hir.Return(SP, _v("acc")))
+    return hir.Helper("h", "h", (hir.Param("p", U32),), U32, body, (("acc", U32), ("j0", U32), ("j1", U32)))
+
+
+def _call_h(p: int, h: hir.Helper) -> int:
+    try:
+        _exec(h.body, {"p": p})
+    except _Ret as r:
+        return r.value
+    raise AssertionError("the helper ends with a return")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(h=_helpers(), context=st.sampled_from(["plain", "sum", "and", "select"]), opt=st.sampled_from([0, 2]))
+def test_random_helpers_inlined_agree_with_a_reference_interpreter(h: hir.Helper, context: str, opt: int) -> None:
+    """Returns from loops and branches, breaks, the helper's names shared with the kernel's (`acc`,
+    `j0`: also kernel variables), and calls in a sum, a short-circuit and a conditional."""
+    t = _v("j0")
+    call = hir.Invoke(U32, SP, "h", (t,))
+    call2 = hir.Invoke(U32, SP, "h", (hir.Binary(U32, SP, hir.BinaryOp.ADD, t, _c(1)),))
+    odd = hir.Compare(BOOL, SP, hir.CompareOp.GT, hir.Binary(U32, SP, hir.BinaryOp.XOR, t, _c(5)), t)
+    value: hir.Expr = {
+        "plain": call,
+        "sum": hir.Binary(U32, SP, hir.BinaryOp.ADD, call, call2),
+        "and": hir.IfExpr(
+            U32,
+            SP,
+            hir.Logical(BOOL, SP, hir.LogicalOp.AND, odd, hir.Compare(BOOL, SP, hir.CompareOp.GT, call, _c(9))),
+            _c(1),
+            _c(2),
+        ),
+        "select": hir.IfExpr(U32, SP, odd, call, _v("acc")),
+    }[context]
+    body = (hir.Assign(SP, "j0", _tid()), hir.Assign(SP, "acc", _c(77)), hir.Store(SP, "o", t, value))
+    fn = hir.Function("k", (hir.Param("o", OUT),), body, (("j0", U32), ("acc", U32)), helpers=(h,))
+    res = wg.emulate(
+        compile_functions([fn], Options(opt=opt)), grid=(1, 1, 1), workgroup=(16, 1, 1), memory=64, args=[0]
+    )
+    want = [_context(context, i, h) for i in range(16)]
+    assert res.memory.view(np.uint32).tolist() == want
+
+
+def _context(context: str, i: int, h: hir.Helper) -> int:
+    odd = (i ^ 5) > i
+    if context == "plain":
+        return _call_h(i, h)
+    if context == "sum":
+        return (_call_h(i, h) + _call_h(i + 1, h)) & M32
+    if context == "and":
+        return 1 if odd and _call_h(i, h) > 9 else 2
+    return _call_h(i, h) if odd else 77

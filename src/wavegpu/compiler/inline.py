@@ -326,15 +326,17 @@ class _Inliner:
         self, body: tuple[hir.Stmt, ...], h: hir.Helper, result: str | None, sp: Span | None
     ) -> tuple[hir.Stmt, ...]:
         """The body with each `return` made an assignment of the result and a jump past the rest:
-        a body whose only return is its last statement runs as it is; otherwise it runs in a loop
-        of one trip that `return` breaks, and a return inside the helper's own loops sets a flag
-        that every enclosing loop tests after it ends."""
+        a body whose only return is its last statement runs as it is; otherwise a return sets a
+        flag, the statements after one that may have returned run only while the flag is clear,
+        and a return inside the helper's own loops breaks out of each of them (no loop of one
+        trip: the structured ifs are what every later stage handles best)."""
 
         def value(r: hir.Return) -> list[hir.Stmt]:
             if r.value is None or result is None:
                 return []
             return [hir.Assign(r.span, result, r.value)]
 
+        body = _reachable(body)
         count = sum(1 for s in _stmts(body) if isinstance(s, hir.Return))
         if count == 0 or (count == 1 and body and isinstance(body[-1], hir.Return)):
             if count:
@@ -342,38 +344,59 @@ class _Inliner:
                 assert isinstance(last, hir.Return)
                 return (*body[:-1], *value(last))
             return body
-        done: list[str] = []
+        flag = self.fresh(f"{h.name}$returned", BOOL)
 
-        def flag() -> str:
-            if not done:
-                done.append(self.fresh(f"{h.name}$returned", BOOL))
-            return done[0]
+        def returns_in(s: hir.Stmt) -> bool:
+            return any(isinstance(x, hir.Return) for x in _stmts((s,)))
 
-        def rewrite(stmts: tuple[hir.Stmt, ...], in_loop: bool) -> tuple[hir.Stmt, ...]:
+        def block(stmts: tuple[hir.Stmt, ...], in_loop: bool) -> tuple[hir.Stmt, ...]:
             out: list[hir.Stmt] = []
-            for s in stmts:
+            for k, s in enumerate(stmts):
                 if isinstance(s, hir.Return):
                     out += value(s)
+                    out.append(hir.Assign(s.span, flag, hir.Const(BOOL, s.span, True)))
                     if in_loop:
-                        out.append(hir.Assign(s.span, flag(), hir.Const(BOOL, s.span, True)))
-                    out.append(hir.Break(s.span))
-                elif isinstance(s, hir.If):
-                    out.append(replace(s, then=rewrite(s.then, in_loop), other=rewrite(s.other, in_loop)))
-                elif isinstance(s, hir.While | hir.For):
-                    out.append(replace(s, body=rewrite(s.body, True)))
-                    if any(isinstance(x, hir.Return) for x in _stmts(s.body)):
-                        out.append(hir.If(s.span, hir.Var(BOOL, s.span, flag()), (hir.Break(s.span),), ()))
-                else:
+                        out.append(hir.Break(s.span))
+                    return tuple(out)  # _reachable: nothing follows
+                if not returns_in(s):
                     out.append(s)
+                    continue
+                if isinstance(s, hir.If):
+                    out.append(replace(s, then=block(s.then, in_loop), other=block(s.other, in_loop)))
+                else:
+                    assert isinstance(s, hir.While | hir.For)
+                    out.append(replace(s, body=block(s.body, True)))
+                    if in_loop:  # it returned from an inner loop: leave this one too
+                        out.append(hir.If(s.span, hir.Var(BOOL, s.span, flag), (hir.Break(s.span),), ()))
+                rest = block(stmts[k + 1 :], in_loop)
+                if rest and not in_loop:  # (in a loop, a return has left it already)
+                    clear = hir.Unary(BOOL, s.span, hir.UnaryOp.NOT, hir.Var(BOOL, s.span, flag))
+                    out.append(hir.If(s.span, clear, rest, ()))
+                else:
+                    out.extend(rest)
+                return tuple(out)
             return tuple(out)
 
-        inner = rewrite(body, False)
         head: list[hir.Stmt] = []
         if result is not None and h.result is not None:
             head.append(hir.Assign(sp, result, zero(h.result, sp)))  # a path that falls off the end
-        if done:
-            head.append(hir.Assign(sp, done[0], hir.Const(BOOL, sp, False)))
-        return (*head, hir.While(sp, hir.Const(BOOL, sp, True), (*inner, hir.Break(sp))))
+        head.append(hir.Assign(sp, flag, hir.Const(BOOL, sp, False)))
+        return (*head, *block(body, False))
+
+
+def _reachable(body: tuple[hir.Stmt, ...]) -> tuple[hir.Stmt, ...]:
+    """The statements that can run: none after a break, continue or return of the same block
+    (LIR structuring expects no unreachable code, which a rewritten `return` would otherwise leave)."""
+    out: list[hir.Stmt] = []
+    for s in body:
+        if isinstance(s, hir.If):
+            s = replace(s, then=_reachable(s.then), other=_reachable(s.other))
+        elif isinstance(s, hir.While | hir.For):
+            s = replace(s, body=_reachable(s.body))
+        out.append(s)
+        if isinstance(s, hir.Break | hir.Continue | hir.Return):
+            break
+    return tuple(out)
 
 
 def _stmts(body: tuple[hir.Stmt, ...]) -> Iterator[hir.Stmt]:
