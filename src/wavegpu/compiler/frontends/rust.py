@@ -1572,10 +1572,14 @@ class Lowering:
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
             if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
                 return self.f16_call(n, parts[-1], args)
-            raise self.error(f, f"unknown function `{self.text(f)}`: kernels call only wave's builtins")
+            raise self.error(
+                f, f"unknown function `{self.text(f)}`: kernels call wave's builtins and the file's functions"
+            )
         if name is None:
             name = self.text(f)
-            raise self.error(f, f"`{name}` is not a function: kernels call only wave's builtins")
+            raise self.error(
+                f, f"`{name}` is not a function: kernels call wave's builtins, the file's functions and closures"
+            )
         if name == self.fn_name and self.ret is None:
             raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
         if name in self.f.functions:
@@ -2033,7 +2037,8 @@ class Lowering:
         if name in HEAP:
             raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
         raise self.error(
-            n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins"
+            n.child_by_field_name("function"),
+            f"cannot find function `{name}`: kernels call wave's builtins and the file's functions",
         )
 
 

@@ -1761,7 +1761,7 @@ class Lowerer:
             if f.type == "identifier":
                 raise self.error(
                     f,
-                    f"{self.text(f)!r} is not a builtin: kernels call only builtins (wave.*, Math.*), no user functions",
+                    f"{self.text(f)!r} is not a builtin: kernels call builtins (wave.*, Math.*), the file's functions and arrow functions",
                 )
             if f.type == "member_expression":
                 raise self.error(f, "method calls are not supported in kernels (no objects, no dynamic dispatch)")
