@@ -466,3 +466,10 @@ def _context(context: str, i: int, h: hir.Helper) -> int:
     if context == "and":
         return 1 if odd and _call_h(i, h) > 9 else 2
     return _call_h(i, h) if odd else 77
+
+
+def test_rust_helpers_take_and_return_every_kernel_type() -> None:
+    d, h = np.array([3.0], np.float64), np.array([1.5, -2.0, 0.0], np.float16)
+    b, o = np.array([7, 9], np.uint8), np.zeros(2, np.int32)
+    wg.load_kernels(HERE / "rust" / "helper_types.rs").k(d, h, b, o, grid=(1, 1, 1), workgroup=(1, 1, 1))
+    assert d.tolist() == [1.5] and h.tolist() == [1.5, -2.0, 1.5] and o.tolist() == [2, -15 + 9]
