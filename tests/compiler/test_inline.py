@@ -473,3 +473,12 @@ def test_rust_helpers_take_and_return_every_kernel_type() -> None:
     b, o = np.array([7, 9], np.uint8), np.zeros(2, np.int32)
     wg.load_kernels(HERE / "rust" / "helper_types.rs").k(d, h, b, o, grid=(1, 1, 1), workgroup=(1, 1, 1))
     assert d.tolist() == [1.5] and h.tolist() == [1.5, -2.0, 1.5] and o.tolist() == [2, -15 + 9]
+
+
+def test_a_typescript_helper_takes_a_local_array_and_an_arrow_reads_a_captured_length() -> None:
+    x, o = np.arange(8, dtype=np.float32) * np.float32(1.25), np.zeros(8, np.float32)
+    wg.load_kernels(FILES["typescript"]).tiles(x, o, grid=(1, 1, 1))
+    acc = np.float32(0)
+    for v in x:
+        acc = np.float32(acc + v)
+    np.testing.assert_array_equal(o, np.full(8, np.float32(acc + x[-1]), np.float32))

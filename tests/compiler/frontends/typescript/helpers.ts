@@ -76,3 +76,22 @@ export function helpers(
     bump(counts, i % 4);
   }
 }
+
+function total(s: Float32Array, n: number): number {
+  let acc: f32 = 0;
+  for (let k = 0; k < n; k++) {
+    acc = Math.fround(acc + s[k]);
+  }
+  return acc;
+}
+
+/** A workgroup-shared array passed to a helper; an arrow function reading a captured array's length. */
+/** @kernel @workgroup 8 */
+export function tiles(x: Float32Array, o: Float32Array): void {
+  const i = wave.thread_id(0);
+  const tile = wave.local_array(Float32Array, 8);
+  const lastOf = () => x[x.length - 1];
+  tile[i] = x[i];
+  wave.barrier();
+  o[i] = Math.fround(total(tile, 8) + lastOf());
+}
