@@ -27,8 +27,12 @@ class Diagnostic:
     message: str
     span: Span | None = None
     severity: str = "error"
+    notes: tuple[Diagnostic, ...] = ()  # places that explain it (`note:`), e.g. an inlined call's site
 
     def render(self) -> str:
+        return "\n".join([self._render_one(), *(n.render() for n in self.notes)])
+
+    def _render_one(self) -> str:
         if self.span is None:
             return f"{self.severity}: {self.message}"
         head = f"{self.span}: {self.severity}: {self.message}"

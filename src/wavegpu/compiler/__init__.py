@@ -10,6 +10,7 @@ from ..errors import CompileError, Diagnostic
 from ..wbin.program import Kernel, Param, Program
 from . import hir
 from .builtins import I32_ID_LIMIT, WIDE_IDS
+from .inline import expand
 from .lir import ir as lir_ir
 from .lir.lower import lower as lower_lir
 from .mir import dump as dump_mir
@@ -38,6 +39,7 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
         if stage in options.dump_after or "all" in options.dump_after:
             options.dumps.append((stage, text()))
 
+    fn = expand(fn)  # helper calls inlined (compiler/inline.py)
     deep = hir.too_deep(fn)
     if deep is not None:  # before any stage that recurses over it (the printer included)
         raise CompileError([Diagnostic(f"kernel {fn.name!r}: {hir.too_deep_message()}", deep)])

@@ -136,6 +136,24 @@ class Call(Expr):
     attrs: tuple[tuple[str, object], ...] = ()
 
 
+@dataclass(frozen=True)
+class ArrayArg:
+    """An array passed to a helper function: by reference, the caller's array by its HIR name."""
+
+    name: str
+    type: ArrayType
+
+
+@dataclass(frozen=True)
+class Invoke(Expr):
+    """A call of a helper function of `Function.helpers` by its key, inlined by compiler/inline.py
+    before MIR. `type` is the helper's result type (builtins.VOID for none); scalars are passed by
+    value (each argument converted to its parameter's type by the frontend), arrays by reference."""
+
+    callee: str
+    args: tuple[Expr | ArrayArg, ...] = ()
+
+
 # ---- statements -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Stmt:
@@ -196,7 +214,7 @@ class Continue(Stmt):
 
 @dataclass(frozen=True)
 class Return(Stmt):
-    pass
+    value: Expr | None = None  # a helper's result (kernels return no value)
 
 
 @dataclass(frozen=True)
@@ -205,6 +223,21 @@ class LocalArray:
     type: ArrayType
     count: int
     span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A helper function, language-free: one instance per key (a generic helper has one per
+    argument types). Its body may read and write names it does not declare (the variables a
+    closure captures: the caller's, by reference); `variables` are its own, renamed when inlined."""
+
+    key: str  # unique within its kernel: the name, with the instance's types for a generic one
+    name: str  # as the source spells it
+    params: tuple[Param, ...]
+    result: ScalarType | None  # None: returns nothing
+    body: tuple[Stmt, ...]
+    variables: tuple[tuple[str, ScalarType], ...]
+    span: Span | None = None  # the definition
 
 
 @dataclass(frozen=True)
@@ -217,6 +250,7 @@ class Function:
     source_file: str = "<kernel>"
     workgroup_size: tuple[int, int, int] | None = None
     options: dict[str, object] = field(default_factory=dict, compare=False)
+    helpers: tuple[Helper, ...] = ()  # the helper functions its Invokes call (compiler/inline.py)
 
     def array_type(self, name: str) -> ArrayType:
         for p in self.params:
@@ -255,6 +289,8 @@ def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
         return (x.index,)
     if isinstance(x, Call):
         return x.args
+    if isinstance(x, Invoke):
+        return tuple(a for a in x.args if isinstance(a, Expr))
     if isinstance(x, Assign):
         return (x.value,)
     if isinstance(x, Store):
@@ -267,6 +303,8 @@ def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
         return (x.cond, *x.body)
     if isinstance(x, For):
         return (x.start, x.stop, x.step, *x.body)
+    if isinstance(x, Return) and x.value is not None:
+        return (x.value,)
     return ()
 
 
@@ -317,6 +355,9 @@ def show_expr(e: Expr) -> str:
     if isinstance(e, Call):
         args = ([e.array] if e.array else []) + [show_expr(a) for a in e.args] + [f"{k}={v}" for k, v in e.attrs]
         return f"{e.name}({', '.join(args)}):{e.type}"
+    if isinstance(e, Invoke):
+        shown = [a.name if isinstance(a, ArrayArg) else show_expr(a) for a in e.args]
+        return f"call {e.callee}({', '.join(shown)}):{e.type}"
     raise TypeError(e)
 
 
@@ -340,13 +381,22 @@ def _show_body(body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
         elif isinstance(s, For):
             out.append(f"{ind}for {s.var} in range({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):")
             _show_body(s.body, ind + "    ", out)
+        elif isinstance(s, Return) and s.value is not None:
+            out.append(f"{ind}return {show_expr(s.value)}")
         else:
             out.append(f"{ind}{type(s).__name__.lower()}")
 
 
 def dump(fn: Function) -> str:
+    out: list[str] = []
+    for h in fn.helpers:
+        params = ", ".join(f"{p.name}: {p.type}" for p in h.params)
+        out.append(f"helper {h.key}({params}) -> {h.result or 'none'}")
+        for name, t in h.variables:
+            out.append(f"  var {name}: {t}")
+        _show_body(h.body, "  ", out)
     params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
-    out = [f"kernel {fn.name}({params})"]
+    out.append(f"kernel {fn.name}({params})")
     for la in fn.locals:
         out.append(f"  local {la.name}: {la.type.elem}[{la.count}]")
     for name, t in fn.variables:

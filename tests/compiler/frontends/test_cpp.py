@@ -92,7 +92,7 @@ FILE_DIAGNOSTICS = [
         "uint32_t f(uint32_t x) { return x == 0 ? 0u : f(x - 1); }\n"
         "[[wave::kernel]] void k(uint32_t* out) {\n    out[0] = f(3u);\n}\n",
         "1:47",
-        "recursion is not supported on a GPU (f -> f)",
+        "recursion is not supported (no call stack on the GPU; helpers are inlined): k -> f (line 3) -> f (line 1)",
         "^",
     ),
     (

@@ -38,7 +38,7 @@ DIAGNOSTICS = {
     "object literal": ("  const t = {x: 1};\n", "object literal allocates", 3, 13, 6),
     "class": ("  class C {}\n", "classes are not supported", 3, 3, 10),
     "method call": ("  a.fill(0);\n", "method calls are not supported", 3, 3, 6),
-    "closure": ("  const f = () => 1;\n", "closures are not supported", 3, 13, 7),
+    "closure passed on": ("  const f = () => 1;\n  a[0] = f;\n", "'f' is an arrow function: call it", 4, 10, 1),
     "string": ('  const s = "x";\n', "strings are not supported", 3, 13, 3),
     "any": ("  let q: any = 1;\n", "`any` has no machine type", 3, 10, 3),
     "f32 into an i32 variable": ("  let j = 0;\n  j = a[0];\n", "'j' holds i32 values", 4, 3, 8),

@@ -26,6 +26,7 @@ import numpy as np
 from ...errors import CompileError, Diagnostic, Span
 from .. import builtins, hir
 from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from ..inline import Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, file_start, param_errors, parse
 
@@ -453,6 +454,7 @@ class Lowering:
         self.pre: list[hir.Stmt] = []
         self.loops: list[Loop] = []
         self.inlines: list[Inline] = []
+        self.helpers = Helpers(fn.name if fn is not None else "")  # the chain of helpers being inlined
         self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
         self.tmp = 0
         self.diags: list[Diagnostic] = []
@@ -1959,10 +1961,6 @@ class Lowering:
         fd = self.unit.functions[name]
         if fd.kernel:
             raise self.error(f, f"{name!r} is a kernel: kernels cannot call kernels")
-        stack = [i.name for i in self.inlines]
-        if name in stack or (self.fn is not None and name == self.fn.name):
-            chain = " -> ".join([*stack, name])
-            raise self.error(f, f"recursion is not supported on a GPU ({chain})")
         caller = self.inlines[-1].start if self.inlines else self.fn.node.start_byte if self.fn else 0
         if self.unit.declared.get(name, 0) > caller:
             raise self.error(f, f"{name!r} is used before its declaration: define or declare it above, as C++ needs")
@@ -2088,10 +2086,13 @@ class Lowering:
             self.inlines.append(inl)
             saved_loops = self.loops
             self.loops = list(self.loops)
-            body = self.block(body_node, scope=False)
-            self.pre = outer_pre
-            self.loops = saved_loops
-            self.inlines.pop()
+            try:
+                with self.helpers.entered(name, self.span(f)):  # recursion refused; errors noted at the call
+                    body = self.block(body_node, scope=False)
+            finally:  # also after an error: the kernel's next statement is outside the helper
+                self.pre = outer_pre
+                self.loops = saved_loops
+                self.inlines.pop()
         finally:
             self.scopes = saved_scopes
             self.types.pop()

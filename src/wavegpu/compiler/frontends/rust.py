@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple
@@ -27,6 +28,7 @@ import numpy as np
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
 from .treesitter import Node
@@ -208,6 +210,18 @@ class Array:
     count: int | None = None  # local arrays
 
 
+@dataclass
+class Closure:
+    """A closure bound by `let`: inlined where it is called (it never escapes)."""
+
+    node: Node  # the closure_expression
+    scopes: list[dict[str, Var | Array | Closure]]  # what its body sees: the scopes at its definition
+    kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
+
+
+Binding = Var | Array | Closure
+
+
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
 
@@ -285,21 +299,32 @@ def f32_of(decimal: str) -> float:
 class Lowering:
     """One kernel function to HIR (run again when a variable's type is inferred from a later use)."""
 
-    def __init__(self, front: RustKernels, fn: Node, inferred: dict[int, str]):
+    def __init__(
+        self,
+        front: RustKernels,
+        fn: Node,
+        inferred: dict[int, str],
+        name: str | None = None,
+        helpers: Helpers | None = None,
+    ):
         self.f = front
         self.src = front.src
         self.fn = fn
         self.inferred = inferred  # let/for node id -> the type its later uses gave it
         self.diags: list[Diagnostic] = []
-        self.scopes: list[dict[str, Var | Array]] = [{}]
+        self.scopes: list[dict[str, Binding]] = [{}]
         self.vars: dict[str, ScalarType] = {}  # HIR variable names and types
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
         self.hidden: set[str] = set()
         self.loop_depth = 0
         self.tmp = 0
-        self.fn_name = self.text(fn.child_by_field_name("name"))
+        self.fn_name = name or self.text(fn.child_by_field_name("name"))
         self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
+        self.helpers = helpers or Helpers(self.fn_name)  # the helper instances of the kernel
+        self.ret: str | None = None  # a helper's result type ("()": none, "?": a closure's, inferred)
+        self.result_types: dict[str, str] = {}  # helper key -> its result's Rust type
+        self.failed = False  # a helper it calls was refused (reported at its first call)
 
     # -- helpers
     def text(self, n: Node) -> str:
@@ -312,7 +337,7 @@ class Lowering:
     def span(self, n: Node):
         return self.src.span(n)
 
-    def lookup(self, name: str) -> Var | Array | None:
+    def lookup(self, name: str) -> Binding | None:
         for sc in reversed(self.scopes):
             if name in sc:
                 return sc[name]
@@ -533,6 +558,8 @@ class Lowering:
             if not self.loop_depth:
                 raise self.error(s, f"`{kw}` outside of a loop")
             return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+        if t == "return_expression" and self.ret is not None:
+            return self.helper_return(s)
         if t == "return_expression":
             if s.named_children:
                 raise self.error(
@@ -545,6 +572,8 @@ class Lowering:
             return list(self.block(s.named_children[-1]))
         if t == "call_expression":
             v = self.expr(s)
+            if isinstance(v.e, hir.Invoke):  # a helper's result may go unused, as in Rust
+                return [hir.ExprStmt(sp, v.e)]
             if not isinstance(v.e, hir.Call):
                 raise self.error(s, "this call computes a value that is not used")
             return [hir.ExprStmt(sp, v.e)]
@@ -580,6 +609,11 @@ class Lowering:
         name = self.text(pat)
         ty = s.child_by_field_name("type")
         value = s.child_by_field_name("value")
+        if value is not None and value.type == "closure_expression":
+            if ty is not None:
+                raise self.error(ty, "leave the type of a closure to rustc: let f = |x: f32| x * 2.0;")
+            self.scopes[-1][name] = Closure(value, [dict(sc) for sc in self.scopes])
+            return []
         if value is not None and self.is_local_array(value):
             if ty is not None:
                 raise self.error(ty, "leave the type of a local array to local_array::<T, N>()")
@@ -629,6 +663,8 @@ class Lowering:
             raise self.error(left, f"cannot find value `{name}` in this scope")
         if isinstance(var, Array):
             raise self.error(left, f"`{name}` is a slice: assign its elements, {name}[i] = ...")
+        if isinstance(var, Closure):
+            raise self.error(left, f"`{name}` is a closure: closures are inlined where they are called")
         if var.rt == "poison":
             raise _Bail()
         if not var.mutable:
@@ -1152,11 +1188,17 @@ class Lowering:
             return V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
         if isinstance(var, Array):
             raise self.error(n, f"`{name}` is a slice: index it, {name}[i]")
+        if isinstance(var, Closure):
+            raise self.error(
+                n, f"`{name}` is a closure: call it, {name}(...) (closures are inlined; they cannot be passed on)"
+            )
+        if name in self.f.functions:
+            raise self.error(n, f"`{name}` is a function: call it (functions are inlined; they are no values)")
         c = self.f.consts_lookup(name, self)
         if c is not None:
             value, rt = c
             return V(hir.Const(RUST_TYPES[rt], sp, value), rt)
-        if name == self.fn_name:
+        if name == self.fn_name and self.ret is None:
             raise self.error(n, f"recursion is not supported: `{name}` is the kernel itself")
         if name in self.f.foreign:
             raise self.error(n, self.f.foreign[name])
@@ -1494,6 +1536,8 @@ class Lowering:
     def call(self, n: Node, hint: str | None) -> V:
         f = n.child_by_field_name("function")
         args = self.args(n)
+        if f.type == "identifier" and isinstance(self.lookup(self.text(f)), Closure):
+            return self.closure_call(n, self.text(f), args)
         if f.type == "field_expression":
             recv = f.child_by_field_name("value")
             method = self.text(f.child_by_field_name("field"))
@@ -1528,19 +1572,287 @@ class Lowering:
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
             if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
                 return self.f16_call(n, parts[-1], args)
-            raise self.error(f, f"unknown function `{self.text(f)}`: kernels call only wave's builtins")
+            raise self.error(
+                f, f"unknown function `{self.text(f)}`: kernels call wave's builtins and the file's functions"
+            )
         if name is None:
             name = self.text(f)
-            raise self.error(f, f"`{name}` is not a function: kernels call only wave's builtins")
-        if name == self.fn_name:
+            raise self.error(
+                f, f"`{name}` is not a function: kernels call wave's builtins, the file's functions and closures"
+            )
+        if name == self.fn_name and self.ret is None:
             raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
         if name in self.f.functions:
-            raise self.error(
-                f,
-                f"calls to other functions (`{name}`) are not supported: kernels call only wave's builtins (inline the code)",
-            )
+            return self.function_call(n, f, name, args)
         name = FUNCTION_ALIASES.get(name, name)
         return self.builtin(n, name, args, hint)
+
+    # -- helper functions and closures: lowered once per instance, inlined by compiler/inline.py
+    def function_call(self, n: Node, f: Node, name: str, args: list[Node]) -> V:
+        """A call of a function of the file (`fn sq(v: f32) -> f32`): its body inlined."""
+        item = self.f.functions[name]
+        if any(item is k for k, _ in self.f.kernels):
+            raise self.error(f, f"`{name}` is a kernel: kernels cannot be called (make the shared code a helper `fn`)")
+        tps = item.child_by_field_name("type_parameters")
+        if tps is not None:
+            raise self.error(tps, f"generic functions are not supported in kernels: give `{name}` concrete types")
+        params: list[tuple[str, Array | str, bool, Node]] = []
+        for p in self.named_children(item.child_by_field_name("parameters")):
+            pat, ty = p.child_by_field_name("pattern"), p.child_by_field_name("type")
+            if p.type != "parameter" or pat is None or ty is None:
+                raise self.error(p, "helper parameters are `name: type` (no self)")
+            mutable = pat.type == "mut_pattern"
+            if mutable:
+                pat = pat.named_children[-1]
+            if pat.type != "identifier":
+                raise self.error(pat, "a helper parameter is a plain name")
+            kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+            params.append((self.text(pat), kind, mutable, p))
+        rnode = item.child_by_field_name("return_type")
+        ret = "()" if rnode is None or self.text(rnode) == "()" else self.type_name(rnode)
+        if len(args) != len(params):
+            raise self.error(
+                n,
+                f"this function takes {len(params)} argument{'s' if len(params) != 1 else ''} but "
+                f"{len(args)} {'were' if len(args) != 1 else 'was'} supplied",
+            )
+        actual = [self.argument(a, kind, name) for a, (_, kind, _, _) in zip(args, params)]
+
+        def build() -> hir.Helper:
+            return self.build_helper(item, name, name, params, ret, None, item.child_by_field_name("body"))
+
+        return self.invoke(n, name, name, actual, build, ret)
+
+    def closure_call(self, n: Node, name: str, args: list[Node]) -> V:
+        """A call of a closure bound by `let` (`let sq = |v: f32| v * v;`): an untyped parameter
+        takes the type of its first call's argument, as rustc infers it (a closure is not generic);
+        captures are the caller's."""
+        c = self.lookup(name)
+        assert isinstance(c, Closure)
+        plist = c.node.child_by_field_name("parameters")
+        pnodes = [p for p in self.named_children(plist)] if plist is not None else []
+        if len(args) != len(pnodes):
+            raise self.error(n, f"this closure takes {len(pnodes)} argument(s) but {len(args)} were supplied")
+        params: list[tuple[str, Array | str, bool, Node]] = []
+        actual: list[hir.Expr | hir.ArrayArg] = []
+        for k, (a, p) in enumerate(zip(args, pnodes)):
+            pat, ty = (
+                (p.child_by_field_name("pattern"), p.child_by_field_name("type"))
+                if p.type == "parameter"
+                else (p, None)
+            )
+            mutable = pat is not None and pat.type == "mut_pattern"
+            if mutable:
+                pat = pat.named_children[-1]
+            if pat is None or pat.type != "identifier":
+                raise self.error(p, "a closure parameter is a plain name")
+            kind: Array | str
+            if c.kinds is not None:
+                kind = c.kinds[k]
+                actual.append(self.argument(a, kind, name))
+            elif ty is not None:
+                kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+                actual.append(self.argument(a, kind, name))
+            else:
+                b = self.lookup(self.text(a)) if a.type == "identifier" else None
+                if isinstance(b, Array):
+                    kind = b
+                    actual.append(hir.ArrayArg(b.name, b.type))
+                else:
+                    v = self.expr(a)
+                    if v.rt == "void":
+                        raise self.error(a, "this call has no value")
+                    if v.lit:
+                        v = self.literal_default(v, a)
+                    kind = v.rt
+                    actual.append(v.e)
+            params.append((self.text(pat), kind, mutable, p))
+        c.kinds = [k for _, k, _, _ in params]
+        rnode = c.node.child_by_field_name("return_type")
+        ret = "?" if rnode is None else self.type_name(rnode)
+        sig = ",".join(k if isinstance(k, str) else f"[{k.rt}]" for _, k, _, _ in params)
+        key = f"{name}@{c.node.start_point[0] + 1}:{c.node.start_point[1] + 1}({sig})"
+
+        def build() -> hir.Helper:
+            return self.build_helper(c.node, name, key, params, ret, c, c.node.child_by_field_name("body"))
+
+        return self.invoke(n, name, key, actual, build, ret)
+
+    def argument(self, a: Node, kind: Array | str, callee: str) -> hir.Expr | hir.ArrayArg:
+        """An argument for a parameter: a slice (`x`, `&x`, `&mut x`) or a value of its type."""
+        if isinstance(kind, Array):
+            inner = a
+            if a.type == "reference_expression":
+                inner = a.named_children[-1]
+            b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
+            if isinstance(b, Var) and b.rt == "poison":
+                raise _Bail()
+            if not isinstance(b, Array):
+                raise self.error(
+                    a, f"`{callee}` takes a slice here, `&[{kind.rt}]`: pass a slice parameter or local array"
+                )
+            if b.rt != kind.rt:
+                raise self.error(a, f"mismatched types: expected `&[{kind.rt}]`, found `&[{b.rt}]`")
+            if kind.mutable and not b.mutable:
+                raise self.error(a, f"`{callee}` takes `&mut [{kind.rt}]`, and `{self.text(inner)}` is not mutable")
+            return hir.ArrayArg(b.name, b.type)
+        v = self.expr(a, kind)
+        return self.want(v, kind, a).e
+
+    def invoke(
+        self,
+        n: Node,
+        name: str,
+        key: str,
+        args: list[hir.Expr | hir.ArrayArg],
+        build: Callable[[], hir.Helper],
+        ret: str,
+    ) -> V:
+        try:
+            h = self.helpers.instance(key, name, self.span(n), build)
+        except HelperFailed:
+            self.failed = True
+            raise _Bail() from None
+        except CompileError as e:
+            self.diags.extend(e.diagnostics)
+            raise _Bail() from None
+        rt = self.result_types.get(key, ret)
+        for p, a in zip(h.params, args):  # a slice whose length the helper reads: the kernel's hidden argument
+            if isinstance(a, hir.ArrayArg) and self.helpers.reads_length(h, p.name):
+                local = next((la for la in self.locals if la.name == a.name), None)
+                if local is not None:
+                    raise self.error(
+                        n, f"`{name}` reads the length of a local array: pass it as a parameter ({local.count})"
+                    )
+                self.hidden.add(a.name + HIDDEN_LENGTH)
+        if rt in ("()", "?"):
+            return V(hir.Invoke(VOID, self.span(n), key, tuple(args)), "void")
+        return V(hir.Invoke(RUST_TYPES[rt], self.span(n), key, tuple(args)), rt)
+
+    def build_helper(
+        self,
+        node: Node,
+        name: str,
+        key: str,
+        params: list[tuple[str, Array | str, bool, Node]],
+        ret: str,
+        closure: Closure | None,
+        body: Node,
+    ) -> hir.Helper:
+        """The helper's HIR: its body lowered in its own scope (a closure's: the scopes where it
+        was defined), with its result (`return v;` or the body's tail expression)."""
+        inferred: dict[int, str] = {}
+        for _ in range(64):
+            sub = Lowering(self.f, node, inferred, name, self.helpers)
+            sub.result_types = self.result_types
+            sub.ret = ret
+            base: set[str] = set()
+            if closure is not None:  # the captured names are the caller's: the helper's own avoid them
+                sub.scopes = [dict(sc) for sc in closure.scopes]
+                sub.vars = dict(self.vars)
+                sub.params = set(self.params)
+                sub.tmp = self.tmp
+                base = set(self.vars) | set(self.params)
+            scope: dict[str, Binding] = {}
+            hparams: list[hir.Param] = []
+            own: set[str] = set()
+            for pname, kind, mutable, pnode in params:
+                if isinstance(kind, Array):
+                    hn = f"{pname}$slice"
+                    scope[pname] = Array(hn, kind.type, kind.rt, kind.mutable)
+                    hparams.append(hir.Param(hn, kind.type, self.span(pnode)))
+                    continue
+                t = RUST_TYPES[kind]
+                hn = sub.fresh_name(pname, t)
+                own.add(hn)
+                scope[pname] = Var(hn, kind, mutable, False, pnode)
+                hparams.append(hir.Param(hn, t, self.span(pnode)))
+            sub.scopes.append(scope)
+            try:
+                stmts = sub.tail(body)
+                if sub.locals:
+                    raise sub.error(
+                        node, "workgroup arrays (local_array) are declared in kernels: pass one to the helper"
+                    )
+            except _Restart:
+                continue
+            except _Bail:
+                pass
+            if sub.diags:
+                raise CompileError(sub.diags)
+            if sub.failed:
+                raise HelperFailed()
+            mine = {f"{pname}$slice{HIDDEN_LENGTH}" for pname, kind, _, _ in params if isinstance(kind, Array)}
+            self.hidden |= sub.hidden - mine  # the length of a slice a closure captures: the caller's
+            rt = sub.ret if sub.ret is not None else "()"
+            self.result_types[key] = rt
+            self.toolchain_dialect |= sub.toolchain_dialect
+            variables = tuple((k, v) for k, v in sub.vars.items() if k not in base and k not in own)
+            result = None if rt in ("()", "?") else RUST_TYPES[rt]
+            return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.span(node))
+        raise CompileError([Diagnostic("type inference did not settle", self.span(node))])
+
+    def tail(self, n: Node) -> list[hir.Stmt]:
+        """A helper's body or its tail: its value is the result (a `Return` with the value)."""
+        t = n.type
+        sp = self.span(n)
+        if t == "block":
+            kids = self.named_children(n)
+            self.scopes.append({})
+            try:
+                out = list(self.stmts_of(kids[:-1]))
+                if kids:
+                    last = kids[-1]
+                    if last.type == "expression_statement" and not self.text(last).rstrip().endswith(";"):
+                        last = last.named_children[0]
+                    try:
+                        out += self.stmt(last) if last.type in _STATEMENTS else self.tail(last)
+                    except _Bail:
+                        self.poison(last)
+                return out
+            finally:
+                self.scopes.pop()
+        if self.ret == "()" or t in _STATEMENTS or t in _TAIL_STATEMENTS:
+            return self.stmt(n)
+        if t == "if_expression" and n.child_by_field_name("alternative") is not None:
+            if n.child_by_field_name("condition").type == "let_condition":
+                raise self.error(n, "`if let` is not supported: kernels have no Option values")
+            cond = self.condition(n.child_by_field_name("condition"))
+            then = self.tail(n.child_by_field_name("consequence"))
+            alt = n.child_by_field_name("alternative")
+            other = self.tail(alt.named_children[-1] if alt.type == "else_clause" else alt)
+            return [hir.If(sp, cond, tuple(then), tuple(other))]
+        if t == "unsafe_block":
+            return self.tail(n.named_children[-1])
+        v = self.expr(n, None if self.ret == "?" else self.ret)
+        if v.rt == "void" and self.ret == "?":
+            return [hir.ExprStmt(sp, v.e)]
+        return [hir.Return(sp, self.result_value(v, n))]
+
+    def result_value(self, v: V, n: Node) -> hir.Expr:
+        if self.ret == "?":  # a closure without `-> T`: its first value's type
+            if v.rt == "void":
+                raise self.error(n, "this call has no value")
+            if v.lit:
+                v = self.literal_default(v, n)
+            self.ret = v.rt
+        assert self.ret is not None
+        return self.want(v, self.ret, n).e
+
+    def helper_return(self, s: Node) -> list[hir.Stmt]:
+        sp = self.span(s)
+        kids = self.named_children(s)
+        if self.ret == "()":
+            if kids:
+                raise self.error(kids[0], f"`{self.fn_name}` returns nothing: `return;` (or give it `-> T`)")
+            return [hir.Return(sp)]
+        if not kids:
+            if self.ret == "?":
+                self.ret = "()"
+                return [hir.Return(sp)]
+            raise self.error(s, f"`{self.fn_name}` returns {self.ret}: return a value")
+        v = self.expr(kids[0], None if self.ret == "?" else self.ret)
+        return [hir.Return(sp, self.result_value(v, kids[0]))]
 
     def f16_call(self, n: Node, fname: str, args: list[Node]) -> V:
         sp = self.span(n)
@@ -1564,7 +1876,7 @@ class Lowering:
             assert isinstance(arr, Array)
             if arr.count is not None:
                 return V(hir.Const(U32, sp, arr.count), "usize")
-            hn = arr.name + "__len"
+            hn = arr.name + HIDDEN_LENGTH
             self.hidden.add(hn)
             return V(hir.Cast(U32, sp, hir.Var(I32, sp, hn)), "usize")
         x = self.expr(recv, want_rt or (hint if method in ("min", "max", "abs", "mul_add", *WRAPPING) else None))
@@ -1725,8 +2037,28 @@ class Lowering:
         if name in HEAP:
             raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
         raise self.error(
-            n.child_by_field_name("function"), f"cannot find function `{name}`: kernels call only wave's builtins"
+            n.child_by_field_name("function"),
+            f"cannot find function `{name}`: kernels call wave's builtins and the file's functions",
         )
+
+
+# nodes a helper's tail lowers as statements (their value is `()`)
+_STATEMENTS = frozenset(
+    ("let_declaration", "expression_statement", "const_item", "empty_statement", "line_comment", "block_comment")
+)
+_TAIL_STATEMENTS = frozenset(
+    (
+        "assignment_expression",
+        "compound_assignment_expr",
+        "return_expression",
+        "for_expression",
+        "while_expression",
+        "loop_expression",
+        "break_expression",
+        "continue_expression",
+        "macro_invocation",
+    )
+)
 
 
 def _recomputable(e: hir.Expr) -> bool:
@@ -1989,7 +2321,17 @@ class RustKernels:
             if low.toolchain_dialect and "workgroup" not in opts:
                 opts = {**opts, "workgroup": TOOLCHAIN_WORKGROUP}
             out.append(
-                hir.Function(f.name, f.params, f.body, f.variables, f.locals, f.source_file, f.workgroup_size, opts)
+                hir.Function(
+                    f.name,
+                    f.params,
+                    f.body,
+                    f.variables,
+                    f.locals,
+                    f.source_file,
+                    f.workgroup_size,
+                    opts,
+                    low.helpers.built(),
+                )
             )
         return out
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ...errors import CompileError, Diagnostic
 from .. import builtins, hir
 from ..builtins import ATOMICS, BUILTINS, IDS, VOID, WAVE1, WAVE2, Kind
+from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, duplicates, file_start, param_errors, parse
 
@@ -84,6 +85,10 @@ _T = TypeVar("_T")
 
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
+
+
+class _Widen(Exception):
+    """A helper returns values of more than one type: lower it again returning numbers (f64)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,8 @@ class Binding:
     mz: bool = False
     f64name: str | None = None  # a const integer beyond 32 bits: its f64 value
     node: Node | None = None  # the declared name (its declarator holds the initializer)
+    arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
+    arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
 
 
 @dataclass
@@ -165,10 +172,19 @@ class Ctx:
     src: Source
     consts: dict[str, float | int]
     compat: bool
+    functions: dict[str, Node] = field(default_factory=dict)  # the file's helper functions
+    kernels: set[str] = field(default_factory=set)
 
 
 class Lowerer:
-    def __init__(self, ctx: Ctx, fn: Node, options: dict[str, object]):
+    def __init__(
+        self,
+        ctx: Ctx,
+        fn: Node,
+        options: dict[str, object],
+        name: str | None = None,
+        helpers: Helpers | None = None,
+    ):
         self.ctx = ctx
         self.src = ctx.src
         self.fn = fn
@@ -187,7 +203,11 @@ class Lowerer:
         self.cond_depth = 0
         self.poisoned: set[str] = set()  # names whose declaration failed
         self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
-        self.name = self.src.node_text(fn.child_by_field_name("name"))
+        self.name = name or self.src.node_text(fn.child_by_field_name("name"))
+        self.helpers = helpers or Helpers(self.name)  # the helper instances of the kernel
+        self.ret: ScalarType | str | None = None  # a helper's result: a type, "void" or "infer" (None: a kernel)
+        self.ret_b: Binding | None = None  # "infer": the result's type, from the first return
+        self.failed = False  # a helper it calls was refused (reported at its first call)
 
     # -- diagnostics
     def error(self, n: Node, msg: str) -> _Bail:
@@ -293,7 +313,15 @@ class Lowerer:
                 params.append(hir.Param(p.name + HIDDEN, I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.params)
         return hir.Function(
-            self.name, tuple(params), body, variables, tuple(self.locals), self.src.file, None, dict(self.options)
+            self.name,
+            tuple(params),
+            body,
+            variables,
+            tuple(self.locals),
+            self.src.file,
+            None,
+            dict(self.options),
+            self.helpers.built(),
         )
 
     def param_type(self, t: Node) -> ScalarType | ArrayType:
@@ -436,6 +464,8 @@ class Lowerer:
                 )
                 raise self.error(s, f"'continue' in {kind} is not supported: use a while loop or an if")
             return [hir.Break(sp) if word == "break" else hir.Continue(sp)]
+        if t == "return_statement" and self.ret is not None:
+            return self.helper_return(s)
         if t == "return_statement":
             if s.named_children:
                 raise self.error(s.named_children[0], "kernels return no value (write results to an array)")
@@ -522,6 +552,17 @@ class Lowerer:
         ann = d.child_by_field_name("type")
         if value is None:
             raise self.error(d, f"give {name!r} a value where it is declared")
+        if value.type == "arrow_function":
+            if not const:
+                raise self.error(d, f"declare the arrow function with const, `const {name} = ...` (it is inlined)")
+            if ann is not None:
+                raise self.error(ann, "leave the type of an arrow function to its parameters and body")
+            if name in self.scopes[-1] or name in self.arrays:
+                raise self.error(name_node, f"{name!r} is already declared in this block")
+            b = Binding("", VOID, True, False, node=name_node, arrow=value)
+            b.arrow_scopes = [dict(sc) for sc in self.scopes]
+            self.scopes[-1][name] = b
+            return []
         if value.type == "call_expression" and self.builtin_of(value.child_by_field_name("function")) == "local_array":
             return self.local_array(name, name_node, value, ann, const)
         self.allow_atomic(value)
@@ -657,6 +698,8 @@ class Lowerer:
         if t == "call_expression":
             self.allow_atomic(n)
             v = self.expr(n)
+            if isinstance(v.e, hir.Invoke):  # a helper, its result unused
+                return [hir.ExprStmt(sp, v.e)]
             if not isinstance(v.e, hir.Call):
                 raise self.error(n, "an expression statement must call wave.barrier(), wave.fence() or an atomic")
             return [hir.ExprStmt(sp, v.e)]
@@ -932,8 +975,14 @@ class Lowerer:
         if t == "identifier":
             name = self.text(n)
             b = self.lookup(name)
+            if b is not None and b.arrow is not None:
+                raise self.error(
+                    n, f"{name!r} is an arrow function: call it, {name}(...) (it is inlined; it cannot be passed on)"
+                )
             if b is not None:
                 return self.var_value(b, n)
+            if name in self.ctx.functions:
+                raise self.error(n, f"{name!r} is a function: call it, {name}(...) (it is inlined; it is no value)")
             if name in self.poisoned:
                 raise _Bail()
             if name in self.arrays:
@@ -1430,6 +1479,247 @@ class Lowerer:
         return V(e, node=n)
 
     # -- calls
+    # -- helper functions and arrow functions: one instance per argument types, inlined by compiler/inline.py
+    def helper_call(self, n: Node, name: str, fn: Node, args: list[Node], scopes: list[dict[str, Binding]] | None) -> V:
+        """A call of a function of the file or of an arrow function bound by `const`. A parameter
+        typed `number` (or untyped) takes the argument's exact value as the caller holds it (so
+        the helper computes what JavaScript computes); f32, i32, u32, f16 convert as a declared
+        variable does; typed arrays are passed by reference."""
+        sp = self.src.span(n)
+        tps = fn.child_by_field_name("type_parameters")
+        if tps is not None:
+            raise self.error(
+                tps, "generic functions are not supported in kernels: the parameters are numbers or typed arrays"
+            )
+        if any(c.type == "async" for c in fn.children):
+            raise self.error(fn, "async functions are not supported in kernels")
+        single = fn.child_by_field_name("parameter")  # `v => v * v`
+        pnodes = (
+            [single]
+            if single is not None
+            else [p for p in fn.child_by_field_name("parameters").named_children if p.type != "comment"]
+        )
+        if len(args) != len(pnodes):
+            raise self.error(
+                n, f"Expected {len(pnodes)} arguments, but got {len(args)} ({name!r} is inlined with its arguments)"
+            )
+        assigned = _assigned_names(fn.child_by_field_name("body"), self.src)
+        params: list[tuple[str, ScalarType | ArrayType, bool, tuple[int, int] | None, Node]] = []
+        actual: list[hir.Expr | hir.ArrayArg] = []
+        for a, p in zip(args, pnodes):
+            pat = p if p.type == "identifier" else p.child_by_field_name("pattern")
+            if p.type not in ("identifier", "required_parameter") or pat is None or pat.type != "identifier":
+                raise self.error(
+                    p, "helper parameters are plain `name: type` parameters (no defaults, no rest, not optional)"
+                )
+            if p.type != "identifier" and p.child_by_field_name("value") is not None:
+                raise self.error(p, "helper parameters have no default values: pass every argument")
+            pname = self.text(pat)
+            ann = p.child_by_field_name("type") if p.type != "identifier" else None
+            tn = ann.named_children[0] if ann is not None else None
+            txt = self.text(tn) if tn is not None else "number"
+            if tn is not None and (txt in TYPED_ARRAYS or tn.type == "array_type"):
+                at = self.param_type(tn)
+                assert isinstance(at, ArrayType)
+                if a.type != "identifier" or self.text(a) not in self.arrays or self.lookup(self.text(a)) is not None:
+                    raise self.error(a, f"{name!r} takes an array here ({txt}): pass an array")
+                got = self.arrays[self.text(a)]
+                if got.elem != at.elem:
+                    raise self.error(a, f"{name!r} takes a {txt} here, not an array of {got.elem}")
+                params.append((pname, got, False, None, p))
+                actual.append(hir.ArrayArg(self.text(a), got))
+                continue
+            if txt == "boolean":
+                v = self.expr(a)
+                if v.type is not BOOL:
+                    raise self.error(a, f"{name!r} takes a boolean here")
+                params.append((pname, BOOL, True, None, p))
+                actual.append(v.e)
+                continue
+            if txt not in ALIASES:
+                raise self.error(
+                    tn or p,
+                    f"helper parameters are numbers (number, f32, i32, u32, f16), booleans or typed arrays, not {txt}",
+                )
+            v = self.expr(a)
+            self.number_of(v, a)
+            if txt != "number":  # declared: converted as a declared variable is
+                t = ALIASES[txt]
+                params.append((pname, t, True, None, p))
+                actual.append(self.convert_to(v, t, a))
+                continue
+            rng: tuple[int, int] | None = None
+            if v.is_int and not v.mz and (_fits(v.lo, v.hi, I32_RANGE) or _fits(v.lo, v.hi, U32_RANGE)):
+                t, e = v.type, v.e
+                rng = (v.lo, v.hi) if pname not in assigned else (I32_RANGE if t is I32 else U32_RANGE)
+            elif v.is_int or v.type is F64:
+                t, e = F64, self.f64(v, a)
+            else:
+                t, e = v.type, v.e
+            params.append((pname, t, False, rng, p))
+            actual.append(e)
+        rnode = fn.child_by_field_name("return_type")
+        rtxt = self.text(rnode.named_children[0]) if rnode is not None else "number"
+        ret: ScalarType | str
+        if rtxt == "void":
+            ret = "void"
+        elif rtxt == "boolean":
+            ret = BOOL
+        elif rtxt == "number":
+            ret = "infer"
+        elif rtxt in ALIASES:
+            ret = ALIASES[rtxt]
+        else:
+            raise self.error(
+                rnode, f"a helper returns a number (number, f32, i32, u32, f16), a boolean or void, not {rtxt}"
+            )
+        sig = ",".join(
+            f"[{t.elem}]" if isinstance(t, ArrayType) else f"{t}{'' if r is None else f':{r[0]}..{r[1]}'}"
+            for _, t, _, r, _ in params
+        )
+        where = f"@{fn.start_point[0] + 1}:{fn.start_point[1] + 1}" if scopes is not None else ""
+        key = f"{name}{where}({sig})"
+
+        def build() -> hir.Helper:
+            try:
+                return self.build_helper(fn, name, key, params, ret, scopes)
+            except _Widen:  # returns of several types: numbers (f64), as JavaScript has them
+                return self.build_helper(fn, name, key, params, F64, scopes)
+
+        try:
+            h = self.helpers.instance(key, name, sp, build)
+        except HelperFailed:
+            self.failed = True
+            raise _Bail() from None
+        except CompileError as e:
+            self.diags.extend(e.diagnostics)
+            raise _Bail() from None
+        for (_, _, _, _, _), hp, a in zip(params, h.params, actual):  # a length read in the helper: the kernel's
+            if isinstance(a, hir.ArrayArg) and self.helpers.reads_length(h, hp.name):
+                if a.name in self.local_counts:
+                    raise self.error(n, f"{name!r} reads the length of a local array: pass the length as a parameter")
+                self.hidden.add(a.name + HIDDEN_LENGTH)
+                self.vars.setdefault(a.name + HIDDEN_LENGTH, I32)
+        rt = h.result or VOID
+        inv = hir.Invoke(rt, sp, key, tuple(actual))
+        whole = (n.start_byte, n.end_byte) in self.atomic_ok
+        if not whole and not self.helpers.pure(h):
+            raise self.error(
+                n,
+                f"{name!r} writes memory or synchronises: call it as a statement of its own, or as the whole value "
+                "of a declaration or assignment, so that its effects keep their order",
+            )
+        value: hir.Expr = inv if whole or rt is VOID else self.share(inv)
+        if rt.is_int and rt is not BOOL:
+            return self.int_v(value, *(I32_RANGE if rt is I32 else U32_RANGE), n)
+        return V(value, node=n)
+
+    def build_helper(
+        self,
+        fn: Node,
+        name: str,
+        key: str,
+        params: list[tuple[str, ScalarType | ArrayType, bool, tuple[int, int] | None, Node]],
+        ret: ScalarType | str,
+        scopes: list[dict[str, Binding]] | None,
+    ) -> hir.Helper:
+        sub = Lowerer(self.ctx, fn, self.options, name, self.helpers)
+        sub.ret = ret
+        base: set[str] = set()
+        if scopes is not None:  # an arrow function: the caller's names are its captures
+            sub.scopes = [dict(sc) for sc in scopes]
+            sub.vars = dict(self.vars)
+            sub.params = set(self.params)
+            sub.arrays = dict(self.arrays)
+            sub.local_counts = dict(self.local_counts)
+            sub.tmp = self.tmp
+            base = set(self.vars) | set(self.params)
+        sub.scopes.append({})
+        hparams: list[hir.Param] = []
+        own: set[str] = set()
+        for pname, t, declared, rng, pnode in params:
+            if isinstance(t, ArrayType):
+                sub.arrays[pname] = t
+                sub.scopes[-1].pop(pname, None)
+                hparams.append(hir.Param(pname, t, self.src.span(pnode)))
+                continue
+            sub.arrays.pop(pname, None)
+            b = sub.declare(pname, t, pnode, False, declared)
+            if t.is_int and t is not BOOL:
+                b.lo, b.hi = rng if rng is not None else (I32_RANGE if t is I32 else U32_RANGE)
+                b.const = rng is not None and rng != (I32_RANGE if t is I32 else U32_RANGE)
+            own.add(b.hname)
+            hparams.append(hir.Param(b.hname, t, self.src.span(pnode)))
+        body = fn.child_by_field_name("body")
+        if body.type == "statement_block":
+            stmts = list(sub.block(body))
+        else:  # `(v) => v * v`
+            try:
+                stmts = sub.collect(lambda: sub.helper_value(body))
+            except _Bail:
+                stmts = []
+        if sub.locals:
+            sub.error(fn, "workgroup arrays (wave.local_array) are declared in kernels: pass one to the helper")
+        mine = {pname + HIDDEN_LENGTH for pname, t, _, _, _ in params if isinstance(t, ArrayType)}
+        for h in sub.hidden - mine:  # the length of an array an arrow function captures: the caller's
+            self.hidden.add(h)
+            self.vars.setdefault(h, I32)
+        if sub.diags:
+            raise CompileError(sub.diags)
+        if sub.failed:
+            raise HelperFailed()
+        result = None if sub.ret in ("void", "infer") else sub.ret
+        if sub.ret == "infer" and sub.ret_b is not None:
+            result = sub.ret_b.type
+        hidden = {h for h in sub.vars if h.endswith(HIDDEN_LENGTH)}
+        variables = tuple((k, v) for k, v in sub.vars.items() if k not in base and k not in own and k not in hidden)
+        assert not isinstance(result, str)
+        return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.src.span(fn))
+
+    def helper_return(self, s: Node) -> list[hir.Stmt]:
+        sp = self.src.span(s)
+        if not s.named_children:
+            if self.ret not in ("void", "infer") or self.ret_b is not None:
+                raise self.error(s, f"{self.name!r} returns a value: return one")
+            self.ret = "void"
+            return [hir.Return(sp)]
+        if self.ret == "void":
+            raise self.error(s.named_children[0], f"{self.name!r} returns void: `return;`")
+        return self.helper_value(s.named_children[0])
+
+    def helper_value(self, n: Node) -> list[hir.Stmt]:
+        """`return value` (or an arrow function's expression body): the result, of the declared
+        type, or of the first returned value's type when it says `number` (another type: f64)."""
+        sp = self.src.span(n)
+        self.allow_atomic(n)
+        v = self.expr(n)
+        if isinstance(self.ret, ScalarType):
+            return [hir.Return(sp, v.e if self.ret is BOOL and v.type is BOOL else self.convert_to(v, self.ret, n))]
+        if v.type is BOOL:
+            if self.ret_b is not None and self.ret_b.type is not BOOL:
+                raise _Widen()
+            self.ret_b = Binding("", BOOL, False, False)
+            return [hir.Return(sp, v.e)]
+        self.number_of(v, n)
+        if self.ret_b is None:
+            if v.is_int and not v.mz and (_fits(v.lo, v.hi, I32_RANGE) or _fits(v.lo, v.hi, U32_RANGE)):
+                t = v.type
+            elif v.is_int or v.type is F64:
+                t = F64
+            else:
+                t = v.type
+            self.ret_b = Binding(
+                "", t, False, False, *((I32_RANGE if t is I32 else U32_RANGE) if t.is_int else (None, None))
+            )
+        t = self.ret_b.type
+        if t is F64:
+            return [hir.Return(sp, self.f64(v, n))]
+        if t.is_int and v.is_int and not v.mz and _fits(v.lo, v.hi, I32_RANGE if t is I32 else U32_RANGE):
+            return [hir.Return(sp, v.ibits if t is I32 else self.as_u32(v.ibits))]
+        if t in (F32, F16) and self.exact_in(v, t):
+            return [hir.Return(sp, self.narrow_exact(v, t))]
+        raise _Widen()
+
     def builtin_of(self, f: Node) -> str | None:
         """The builtin a callee names: wave.NAME, a bare catalogue name (not shadowed), Math.NAME."""
         if f.type == "member_expression":
@@ -1453,14 +1743,25 @@ class Lowerer:
         f = n.child_by_field_name("function")
         args = [a for a in n.child_by_field_name("arguments").named_children if a.type != "comment"]
         sp = self.src.span(n)
+        if f.type == "identifier":
+            callee = self.text(f)
+            b = self.lookup(callee)
+            if b is not None and b.arrow is not None:
+                return self.helper_call(n, callee, b.arrow, args, b.arrow_scopes)
+            if b is None and callee in self.ctx.functions and callee not in self.arrays:
+                return self.helper_call(n, callee, self.ctx.functions[callee], args, None)
+            if b is None and callee in self.ctx.kernels and callee != self.name:
+                raise self.error(
+                    f, f"{callee!r} is a kernel: kernels cannot be called (make the shared code a function)"
+                )
         name = self.builtin_of(f)
         if name is None:
-            if f.type == "identifier" and self.text(f) == self.name:
+            if f.type == "identifier" and self.text(f) == self.name and self.ret is None:
                 raise self.error(f, "recursion is not supported in kernels (no call stack on the device)")
             if f.type == "identifier":
                 raise self.error(
                     f,
-                    f"{self.text(f)!r} is not a builtin: kernels call only builtins (wave.*, Math.*), no user functions",
+                    f"{self.text(f)!r} is not a builtin: kernels call builtins (wave.*, Math.*), the file's functions and arrow functions",
                 )
             if f.type == "member_expression":
                 raise self.error(f, "method calls are not supported in kernels (no objects, no dynamic dispatch)")
@@ -1854,6 +2155,15 @@ class TypeScriptFrontend:
     def parse(self, text: str, file: str) -> list[hir.Function]:
         src, root = parse("typescript", text, file, _describe_syntax_error)
         found, consts, compat = _kernels(src, root)
+        kernels = {src.node_text(node.child_by_field_name("name")) for node, _ in found}
+        functions: dict[str, Node] = {}
+        if not compat:  # beside tagged kernels, the file's other functions are helpers
+            for top in root.named_children:
+                node = top.child_by_field_name("declaration") if top.type == "export_statement" else top
+                if node is not None and node.type == "function_declaration":
+                    fname = src.node_text(node.child_by_field_name("name"))
+                    if fname not in kernels:
+                        functions[fname] = node
         if not found:
             raise CompileError([Diagnostic("no kernel function found (mark one with /** @kernel */)", file_start(src))])
         out: list[hir.Function] = []
@@ -1862,7 +2172,7 @@ class TypeScriptFrontend:
             src, [(src.node_text(node.child_by_field_name("name")), node) for node, _ in found], "kernel"
         )
         for node, opts in found:
-            lw = Lowerer(Ctx(src, consts, compat), node, opts)
+            lw = Lowerer(Ctx(src, consts, compat, functions, kernels), node, opts)
             try:
                 fn = lw.run()
                 diags.extend(param_errors(fn))
