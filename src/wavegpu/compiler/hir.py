@@ -271,10 +271,10 @@ class Function:
     body: tuple[Stmt, ...]
     variables: tuple[tuple[str, ScalarType], ...]
     locals: tuple[LocalArray, ...] = ()
-    privates: tuple[PrivateArray, ...] = ()
     source_file: str = "<kernel>"
     workgroup_size: tuple[int, int, int] | None = None
     options: dict[str, object] = field(default_factory=dict, compare=False)
+    privates: tuple[PrivateArray, ...] = ()  # per-thread arrays (after the fields frontends pass by position)
 
     def array_type(self, name: str) -> ArrayType:
         for p in self.params:

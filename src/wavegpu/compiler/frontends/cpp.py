@@ -591,9 +591,9 @@ class Lowering:
             tuple(body),
             variables,
             tuple(self.locals),
-            tuple(self.privates),
             self.src.file,
             options=options,
+            privates=tuple(self.privates),
         )
 
     def parameter(self, p: Node) -> tuple[str, Binding]:

@@ -10,7 +10,7 @@ from .. import builtins, hir
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
-from .privates import DEFAULT_THREADS, MAX_UNROLLED_INSTS, plan, substitutable, too_big, trips
+from .privates import DEFAULT_THREADS, plan, substitutable, trips
 
 SREG = {
     "thread_id": "tid",
@@ -110,7 +110,6 @@ class Lowerer:
                     msg += ", or fix the kernel's workgroup size"
                 raise CompileError([Diagnostic(msg, pa.span)])
         self.consts: dict[str, int] = {}  # the counters of the unrolled copies being lowered
-        self.emitted = 0
         self.nblocks = 0
         self.cur = self.new_block()
         # (continue target, break target, code run before continuing: a for loop's increment)
@@ -130,7 +129,6 @@ class Lowerer:
     ) -> Value:
         dst = self.fn.new_value(t) if t is not None else None
         self.cur.insts.append(Inst(op, dst, args, var, self.span, buffer))
-        self.emitted += 1
         return dst  # type: ignore[return-value]
 
     def term(self, t: Br | CondBr | Ret) -> None:
@@ -223,7 +221,6 @@ class Lowerer:
         the last."""
         t = s.start.type
         exit_ = self.new_block()
-        first = self.emitted
         nxt = exit_ if not values else self.new_block()
         self.jump(nxt)
         inner = substitutable(s)
@@ -239,8 +236,6 @@ class Lowerer:
                 self.body(s.body)
                 self.loops.pop()
                 self.jump(nxt)
-                if self.emitted - first > MAX_UNROLLED_INSTS:
-                    raise CompileError([too_big(s.span, f"more than {MAX_UNROLLED_INSTS} instructions")])
         finally:
             self.consts = saved
         self.cur = exit_
@@ -448,7 +443,8 @@ class Lowerer:
         tid = self.flat_thread()
         size = la.elem.size
         if isinstance(idx, Const):
-            slot = self.binop("add", tid, Const(int(idx.value) * self.threads + la.offset // size, U32), U32)
+            first = int(idx.value) * self.threads + la.offset // size
+            slot = self.binop("add", tid, Const(first, U32), U32) if first else tid
         else:
             slot = self.emit("mad", [idx, Const(self.threads, U32), tid], U32)
             if la.offset:
