@@ -232,6 +232,38 @@ def test_an_out_of_range_dynamic_index_traps(engine: str, boundscheck: bool, bad
     assert "thread (5, 0, 0)" in str(e.value) and "<string>:6:14" in str(e.value)
 
 
+def _opencl() -> tuple[bool, str]:
+    from wavegpu.runtime import opencl
+
+    return opencl.available()
+
+
+@pytest.mark.parametrize(
+    "device",
+    ["amdgcn-sim", pytest.param("opencl", marks=pytest.mark.skipif(not _opencl()[0], reason="no OpenCL"))],
+)
+def test_other_devices_give_the_same_answers_and_trap(device: str) -> None:
+    """To the backends both placements are ordinary registers and local memory: the AMDGCN
+    simulator and OpenCL give NumPy's answers, and the simulator traps the out-of-range index."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 8)).astype(np.float32)
+    c = np.zeros((4, 8), np.float32)
+    load_kernels(TILE, lang="cpp").tile(a, b, c, 3, 2, grid=(1, 2), workgroup=(2, 1), device=device)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    n, threads = 9, 64
+    x = rng.integers(0, 1000, threads * n).astype(np.uint32)
+    out = np.zeros(threads * 8, np.uint32)
+    load_kernels(HIST, lang="cpp").hist(x, out, n, grid=2, device=device)
+    want = np.stack([np.bincount(x[i * n : (i + 1) * n] % 8, minlength=8) for i in range(threads)])
+    np.testing.assert_array_equal(out.reshape(threads, 8), want)
+    if device == "amdgcn-sim":
+        idx = np.tile(np.arange(4, dtype=np.int32), 4)
+        idx[5] = 4
+        with pytest.raises(wg.WaveError, match="outside the workgroup's 256 bytes"):
+            load_kernels(OUT_OF_RANGE, lang="cpp").pick(idx, np.zeros(16, np.float32), grid=1, device=device)
+
+
 # ---- compile-time refusals ---------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("body", "where", "message"),
