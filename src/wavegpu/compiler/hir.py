@@ -6,6 +6,7 @@ on the source language, and `dump` prints it deterministically.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -126,6 +127,14 @@ class Load(Expr):
 
 
 @dataclass(frozen=True)
+class PrivateLoad(Expr):
+    """An element of a per-thread array (`Function.privates`): one index per dimension."""
+
+    array: str
+    indices: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class Call(Expr):
     """A builtin of compiler/builtins.py by its name (special registers, math, atomics, wave
     operations, barrier, fence), or `powi` (x ** n for a constant n >= 2 in attrs, x evaluated once)."""
@@ -174,6 +183,22 @@ class Store(Stmt):
 
 
 @dataclass(frozen=True)
+class PrivateStore(Stmt):
+    array: str
+    indices: tuple[Expr, ...]
+    value: Expr
+
+
+@dataclass(frozen=True)
+class PrivateInit(Stmt):
+    """The declaration of a per-thread array runs here: its elements (row-major) take `values`
+    in order, those after the last value zero (C++'s `float t[4] = {1.0f};`, `[0.0f32; 4]`)."""
+
+    array: str
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
 class ExprStmt(Stmt):
     expr: Expr
 
@@ -191,15 +216,28 @@ class While(Stmt):
     body: tuple[Stmt, ...]
 
 
+class Unroll(Enum):
+    """How a counted loop asks to be unrolled. Full unrolling needs start, stop and step that
+    fold to constants (`fold_int`, with the counters of enclosing unrolled loops known)."""
+
+    NO = "no"  # an ordinary loop (-O3's unroll pass may still unroll it: passes/unroll.py)
+    FULL = "full"  # wg.static_range: fully unrolled, a CompileError when the bounds are not constant
+    HINT = "hint"  # #pragma unroll: fully unrolled when the bounds are constant, else runs as written
+
+
 @dataclass(frozen=True)
 class For(Stmt):
-    """for var in range(start, stop, step): step's sign decides the test when it is not constant."""
+    """for var in range(start, stop, step): step's sign decides the test when it is not constant.
+
+    `unroll`: whether the source asks for full unrolling (`Unroll`); MIR lowering then emits one
+    copy of the body per trip, the counter a constant in each (docs/compiler.md)."""
 
     var: str
     start: Expr
     stop: Expr
     step: Expr
     body: tuple[Stmt, ...]
+    unroll: Unroll = Unroll.NO
 
 
 @dataclass(frozen=True)
@@ -241,6 +279,25 @@ class Helper:
 
 
 @dataclass(frozen=True)
+class PrivateArray:
+    """A per-thread array: each thread has its own `shape` (one or two constant dimensions,
+    row-major) of `elem`. MIR lowering keeps it in registers when every access's indices fold to
+    constants, else in the thread's slice of local memory (docs/compiler.md)."""
+
+    name: str
+    elem: ScalarType
+    shape: tuple[int, ...]
+    span: Span | None = None
+
+    @property
+    def count(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
 class Function:
     name: str
     params: tuple[Param, ...]
@@ -251,6 +308,7 @@ class Function:
     workgroup_size: tuple[int, int, int] | None = None
     options: dict[str, object] = field(default_factory=dict, compare=False)
     helpers: tuple[Helper, ...] = ()  # the helper functions its Invokes call (compiler/inline.py)
+    privates: tuple[PrivateArray, ...] = ()  # per-thread arrays (after the fields frontends pass by position)
 
     def array_type(self, name: str) -> ArrayType:
         for p in self.params:
@@ -260,6 +318,77 @@ class Function:
             if la.name == name:
                 return la.type
         raise KeyError(name)
+
+
+# ---- constant integers --------------------------------------------------------------------------
+def _wrap(v: int, t: ScalarType) -> int:
+    v &= (1 << t.bits) - 1
+    return v - (1 << t.bits) if t.signed and v >> (t.bits - 1) else v
+
+
+def fold_int(e: Expr, env: Mapping[str, int] | None = None) -> int | None:
+    """The value of an integer expression built from constants, the variables in `env` (the
+    counters of unrolled loops) and integer arithmetic, computed as the operation does (32-bit
+    integers wrap); None when it is not such a constant. What makes a per-thread array index or
+    an unrolled loop's bounds constant (docs/compiler.md)."""
+    t = e.type
+    if not t.is_int:
+        return None
+    if isinstance(e, Const):
+        return None if isinstance(e.value, bool) else _wrap(int(e.value), t)
+    if isinstance(e, Var):
+        v = (env or {}).get(e.name)
+        return None if v is None else _wrap(v, t)
+    if isinstance(e, Cast):
+        x = fold_int(e.operand, env)
+        return None if x is None else _wrap(x, t)
+    if isinstance(e, Unary):
+        x = fold_int(e.operand, env)
+        if x is None or e.op is UnaryOp.NOT:
+            return None
+        return _wrap(-x if e.op is UnaryOp.NEG else ~x, t)
+    if isinstance(e, Binary):
+        a, b = fold_int(e.left, env), fold_int(e.right, env)
+        if a is None or b is None:
+            return None
+        op = e.op
+        if op in (BinaryOp.SHL, BinaryOp.SHR):
+            if not 0 <= b < t.bits:
+                return None
+            return _wrap(a << b if op is BinaryOp.SHL else a >> b, t)
+        if op in (BinaryOp.TRUNC_DIV, BinaryOp.TRUNC_REM, BinaryOp.FLOOR_DIV, BinaryOp.FLOOR_MOD, BinaryOp.DIV):
+            if b == 0 or op is BinaryOp.DIV:
+                return None
+            if op is BinaryOp.FLOOR_DIV:
+                return _wrap(a // b, t)
+            if op is BinaryOp.FLOOR_MOD:
+                return _wrap(a % b, t)
+            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+            return _wrap(q if op is BinaryOp.TRUNC_DIV else a - q * b, t)
+        table = {
+            BinaryOp.ADD: lambda: a + b,
+            BinaryOp.SUB: lambda: a - b,
+            BinaryOp.MUL: lambda: a * b,
+            BinaryOp.AND: lambda: a & b,
+            BinaryOp.OR: lambda: a | b,
+            BinaryOp.XOR: lambda: a ^ b,
+        }
+        return _wrap(table[op](), t)
+    return None
+
+
+def assigned(body: tuple[Stmt, ...]) -> set[str]:
+    """The variables a block writes (assignments and loop counters, nested blocks included)."""
+    out: set[str] = set()
+    stack: list[Stmt | Expr] = list(body)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Assign):
+            out.add(x.name)
+        elif isinstance(x, For):
+            out.add(x.var)
+        stack.extend(c for c in _children(x) if isinstance(c, Stmt))
+    return out
 
 
 # ---- depth ---------------------------------------------------------------------------------------
@@ -287,6 +416,12 @@ def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
         return (x.cond, x.then, x.other)
     if isinstance(x, Load):
         return (x.index,)
+    if isinstance(x, PrivateLoad):
+        return x.indices
+    if isinstance(x, PrivateStore):
+        return (*x.indices, x.value)
+    if isinstance(x, PrivateInit):
+        return x.values
     if isinstance(x, Call):
         return x.args
     if isinstance(x, Invoke):
@@ -352,6 +487,8 @@ def show_expr(e: Expr) -> str:
         return f"{e.type}({show_expr(e.operand)})"
     if isinstance(e, Load):
         return f"{e.array}[{show_expr(e.index)}]"
+    if isinstance(e, PrivateLoad):
+        return f"{e.array}[{', '.join(show_expr(i) for i in e.indices)}]"
     if isinstance(e, Call):
         args = ([e.array] if e.array else []) + [show_expr(a) for a in e.args] + [f"{k}={v}" for k, v in e.attrs]
         return f"{e.name}({', '.join(args)}):{e.type}"
@@ -367,6 +504,10 @@ def _show_body(body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
             out.append(f"{ind}{s.name} = {show_expr(s.value)}")
         elif isinstance(s, Store):
             out.append(f"{ind}{s.array}[{show_expr(s.index)}] = {show_expr(s.value)}")
+        elif isinstance(s, PrivateStore):
+            out.append(f"{ind}{s.array}[{', '.join(show_expr(i) for i in s.indices)}] = {show_expr(s.value)}")
+        elif isinstance(s, PrivateInit):
+            out.append(f"{ind}init {s.array} = [{', '.join(show_expr(v) for v in s.values)}]")
         elif isinstance(s, ExprStmt):
             out.append(f"{ind}{show_expr(s.expr)}")
         elif isinstance(s, If):
@@ -379,7 +520,8 @@ def _show_body(body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
             out.append(f"{ind}while {show_expr(s.cond)}:")
             _show_body(s.body, ind + "    ", out)
         elif isinstance(s, For):
-            out.append(f"{ind}for {s.var} in range({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):")
+            how = {Unroll.NO: "range", Unroll.FULL: "static_range", Unroll.HINT: "range_unroll_hint"}[s.unroll]
+            out.append(f"{ind}for {s.var} in {how}({show_expr(s.start)}, {show_expr(s.stop)}, {show_expr(s.step)}):")
             _show_body(s.body, ind + "    ", out)
         elif isinstance(s, Return) and s.value is not None:
             out.append(f"{ind}return {show_expr(s.value)}")
@@ -399,6 +541,8 @@ def dump(fn: Function) -> str:
     out.append(f"kernel {fn.name}({params})")
     for la in fn.locals:
         out.append(f"  local {la.name}: {la.type.elem}[{la.count}]")
+    for pa in fn.privates:
+        out.append(f"  private {pa.name}: {pa.elem}[{']['.join(map(str, pa.shape))}]")
     for name, t in fn.variables:
         out.append(f"  var {name}: {t}")
     _show_body(fn.body, "  ", out)

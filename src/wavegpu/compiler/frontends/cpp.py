@@ -405,6 +405,16 @@ class ArrB:
 
 
 @dataclass
+class PrivB:
+    """A per-thread array: `float t[4];`, `float t[2][4] = {...};` (hir.PrivateArray)."""
+
+    name: str  # the HIR per-thread array
+    elem: ScalarType
+    shape: tuple[int, ...]
+    const: bool = False
+
+
+@dataclass
 class ConstB:
     value: hir.Const
 
@@ -418,7 +428,7 @@ class _Poisoned(Exception):
     """A use of a poisoned name: the statement is abandoned without another message."""
 
 
-Binding = VarB | ArrB | ConstB
+Binding = VarB | ArrB | ConstB | PrivB
 
 
 @dataclass
@@ -451,6 +461,8 @@ class Lowering:
         self.vars: dict[str, ScalarType] = {}
         self.arrays: dict[str, ArrayType] = {}
         self.locals: list[hir.LocalArray] = []
+        self.privates: list[hir.PrivateArray] = []
+        self.unroll_next: int | None = None  # the loop a `#pragma unroll` stands before (its first byte)
         self.pre: list[hir.Stmt] = []
         self.loops: list[Loop] = []
         self.inlines: list[Inline] = []
@@ -576,7 +588,14 @@ class Lowering:
         if self.toolchain_dialect and "workgroup" not in options:
             options["workgroup"] = TOOLCHAIN_WORKGROUP
         return hir.Function(
-            name, tuple(params), tuple(body), variables, tuple(self.locals), self.src.file, options=options
+            name,
+            tuple(params),
+            tuple(body),
+            variables,
+            tuple(self.locals),
+            self.src.file,
+            options=options,
+            privates=tuple(self.privates),
         )
 
     def parameter(self, p: Node) -> tuple[str, Binding]:
@@ -706,7 +725,7 @@ class Lowering:
         if t == "switch_statement":
             return self.after_loop(self.switch(n), n)
         if t in ("for_range_loop",):
-            raise self.error(n, "range-based for is not supported: for (uint32_t i = 0; i < n; ++i)")
+            return self.after_loop(self.range_for(n), n)
         if t in ("try_statement", "throw_statement"):
             raise self.error(n, "exceptions are not supported in kernels")
         if t in ("function_definition", "class_specifier", "struct_specifier"):
@@ -746,8 +765,10 @@ class Lowering:
         after = n.next_named_sibling
         while after is not None and after.type == "comment":
             after = after.next_named_sibling
-        if after is None or after.type not in ("for_statement", "while_statement", "do_statement"):
+        if after is None or after.type not in ("for_statement", "while_statement", "do_statement", "for_range_loop"):
             raise self.error(n, f"#pragma {m.group(1)} applies to a loop: put it right before a for, while or do")
+        if m.group(1) == "unroll" and not count:
+            self.unroll_next = after.start_byte  # fully unrolled when it is counted with constant bounds
         return []
 
     def after_loop(self, out: list[hir.Stmt], n: Node) -> list[hir.Stmt]:
@@ -969,10 +990,163 @@ class Lowering:
         if stop.type != b.type:
             return None  # C++ compares after converting: the general loop says what it means
         sp = self.span(n)
+        unroll = hir.Unroll.HINT if self.unroll_next == n.start_byte else hir.Unroll.NO
         self.loops.append(Loop([]))
         body = self.stmt_scoped(body_node)
         self.loops.pop()
-        return [hir.For(sp, b.name, a.value, stop, hir.Const(b.type, sp, step), tuple(body))]
+        return [hir.For(sp, b.name, a.value, stop, hir.Const(b.type, sp, step), tuple(body), unroll)]
+
+    def range_for(self, n: Node) -> list[hir.Stmt]:
+        """`for (float v : t)` (also `auto`, `const float&`, `float&`) over a one-dimensional
+        per-thread array: unrolled, so the array may stay in registers; a reference writes the
+        element back after each trip (and before a `continue`)."""
+        sp = self.span(n)
+        right = n.child_by_field_name("right")
+        b = self.lookup(self.text(right)) if right.type == "identifier" else None
+        if not isinstance(b, PrivB):
+            raise self.error(
+                right,
+                "range-based for runs over per-thread arrays only: for (uint32_t i = 0; i < n; ++i) for the others",
+            )
+        if len(b.shape) != 1:
+            raise self.error(right, f"range-based for over {self.text(right)!r} (two dimensions): index it, t[i][j]")
+        decl = n.child_by_field_name("declarator")
+        tnode = n.child_by_field_name("type")
+        quals = [self.text(c) for c in n.children if c.type == "type_qualifier"]
+        ref = decl.type == "reference_declarator"
+        ident = decl.named_children[0] if ref else decl
+        if ident.type != "identifier":
+            raise self.error(decl, "range-based for declares one variable: for (float v : t)")
+        t = b.elem if self.text(tnode) == "auto" else self.scalar_type(tnode)
+        if ref and t != b.elem:
+            raise self.error(
+                tnode, f"a reference to an element of {self.text(right)!r} has its type, {_cpp_name(b.elem)}"
+            )
+        const = "const" in quals
+        if ref and not const and b.const:
+            raise self.error(decl, f"{self.text(right)!r} is const: bind a const reference")
+        counter = self.fresh("k", I32)
+        at = hir.Var(I32, sp, counter)
+        self.scopes.append({})
+        try:
+            name = self.declare_name(self.text(ident), t)
+            self.scopes[-1][self.text(ident)] = VarB(name, t, const)
+            first = hir.Assign(sp, name, self.convert(hir.PrivateLoad(b.elem, sp, b.name, (at,)), t, n))
+            back = [hir.PrivateStore(sp, b.name, (at,), hir.Var(t, sp, name))] if ref and not const else []
+            if back and any(x.type == "break_statement" for x in _walk(n.child_by_field_name("body"))):
+                raise self.error(n, "break in a range-based for by reference is not supported: use an index loop")
+            self.loops.append(Loop(list(back)))
+            body = self.stmt_scoped(n.child_by_field_name("body"))
+            self.loops.pop()
+        finally:
+            self.scopes.pop()
+        zero, stop, one = (hir.Const(I32, sp, v) for v in (0, b.shape[0], 1))
+        return [hir.For(sp, counter, zero, stop, one, (first, *body, *back), hir.Unroll.FULL)]
+
+    def private_array(self, tnode: Node, d: Node, const: bool) -> list[hir.Stmt]:
+        """`float t[4];`, `float t[4] = {1.0f};`, `float t[2][4] = {{...}, {...}};`, `float t[] = {...}`:
+        a per-thread array; elements without a value are zero (C++'s rule for an initializer list,
+        and here also for no initializer: registers start at zero)."""
+        target, value = (
+            (d.child_by_field_name("declarator"), d.child_by_field_name("value"))
+            if d.type == "init_declarator"
+            else (d, None)
+        )
+        if value is not None and value.type != "initializer_list":
+            raise self.error(value, "an array is initialised with braces: float t[4] = {1.0f, 2.0f};")
+        dims: list[Node | None] = []
+        while target.type == "array_declarator":
+            dims.insert(0, target.child_by_field_name("size"))
+            target = target.child_by_field_name("declarator")
+        if target.type != "identifier":
+            raise self.error(target, "per-thread arrays are declared float t[4]; (pointers are not supported)")
+        if len(dims) > 2:
+            raise self.error(d, "per-thread arrays have one or two dimensions")
+        elem = self.scalar_type(tnode)
+        shape: list[int] = []
+        for k, x in enumerate(dims):
+            if x is None:
+                if k != 0 or value is None:
+                    raise self.error(d, "only the first size may be left out, and then the initializer gives it")
+                per = 1
+                for y in dims[1:]:
+                    assert y is not None
+                    per *= self.const_int(y, "a per-thread array size", lo=1)
+                items = value.named_children
+                nested = bool(items) and items[0].type == "initializer_list"
+                shape.append(len(items) if nested or len(dims) == 1 else -(-len(items) // per))
+                continue
+            shape.append(
+                self.const_int(x, "a per-thread array size (a constant: no dynamic allocation on a GPU)", lo=1)
+            )
+        if const and value is None:
+            raise self.error(d, "a const array needs an initializer")
+        values = self.array_values(value, tuple(shape), elem) if value is not None else []
+        self.fresh_in_scope(target)
+        name = self.text(target)
+        taken = (
+            name in self.arrays or name in self.vars or name in self.taken or any(p.name == name for p in self.privates)
+        )
+        hname = self.fresh(name, elem) if taken else name
+        self.vars.pop(hname, None)
+        self.privates.append(hir.PrivateArray(hname, elem, tuple(shape), self.span(d)))
+        self.scopes[-1][name] = PrivB(hname, elem, tuple(shape), const)
+        return [hir.PrivateInit(self.span(d), hname, tuple(values))]
+
+    def array_values(self, value: Node, shape: tuple[int, ...], elem: ScalarType) -> list[hir.Expr]:
+        """The row-major values of a braced initializer, each converted as braces convert (no
+        narrowing); rows may be braced or not (C++'s brace elision); missing values are zero."""
+        n = 1
+        for x in shape:
+            n *= x
+        zero = hir.Const(elem, None, 0.0 if elem.is_float else (False if elem is BOOL else 0))
+        out: list[hir.Expr] = []
+        items = value.named_children
+        if len(shape) == 2 and items and all(x.type == "initializer_list" for x in items):
+            if len(items) > shape[0]:
+                raise self.error(items[shape[0]], f"too many initializers: the array has {shape[0]} rows")
+            for row in items:
+                vals = self.array_values(row, shape[1:], elem)
+                out += vals + [zero] * (shape[1] - len(vals))
+            return out
+        if len(items) > n:
+            raise self.error(items[n], f"too many initializers: the array has {n} elements")
+        for x in items:
+            if x.type == "initializer_list":
+                raise self.error(x, "braces here would initialise a scalar element: drop them")
+            e = self.expr(x)
+            self.check_narrowing(e, elem, x)
+            out.append(self.convert(e, elem, x))
+        return out
+
+    def private_ref(self, n: Node) -> tuple[PrivB, tuple[hir.Expr, ...]] | None:
+        """t[i] or t[i][j] of a per-thread array: the array and its indices (None: another array)."""
+        idx_nodes: list[Node] = []
+        base = n
+        while base.type == "subscript_expression":
+            ind = base.child_by_field_name("indices") or base.child_by_field_name("index")
+            parts = ind.named_children if ind.type == "subscript_argument_list" else [ind]
+            if len(parts) != 1:
+                raise self.error(ind, "index with one integer: a[i]")
+            idx_nodes.insert(0, parts[0])
+            base = base.child_by_field_name("argument")
+        if base.type != "identifier":
+            return None
+        b = self.lookup(self.text(base))
+        if not isinstance(b, PrivB):
+            return None
+        if len(idx_nodes) != len(b.shape):
+            form = "[i]" * len(b.shape)
+            raise self.error(
+                n, f"{self.text(base)!r} has {len(b.shape)} dimension(s): index it {self.text(base)}{form}"
+            )
+        idxs = []
+        for p in idx_nodes:
+            e = self.promote(self.expr(p), p)
+            if not e.type.is_int:
+                raise self.error(p, f"an array index is an integer, not {e.type}")
+            idxs.append(e)
+        return b, tuple(idxs)
 
     def step_of(self, u: Node, name: str) -> int | None:
         if u.type == "update_expression":
@@ -1009,10 +1183,11 @@ class Lowering:
             if shared:
                 self.shared_array(n, tnode, d)
                 continue
-            if d.type == "array_declarator":
-                raise self.error(
-                    d, "per-thread arrays are not supported: declare a workgroup-shared one with __shared__"
-                )
+            if d.type == "array_declarator" or (
+                d.type == "init_declarator" and d.child_by_field_name("declarator").type == "array_declarator"
+            ):
+                out += self.private_array(tnode, d, const)
+                continue
             if d.type in ("pointer_declarator", "reference_declarator"):
                 if d.type == "pointer_declarator" and self.local_array_alias(tnode, d):
                     continue
@@ -1245,6 +1420,20 @@ class Lowering:
         left = n.child_by_field_name("left")
         op = self.text(n.child_by_field_name("operator"))
         right = n.child_by_field_name("right")
+        pr = self.private_ref(left) if left.type == "subscript_expression" else None
+        if pr is not None:
+            pb, idxs = pr
+            if pb.const:
+                raise self.error(left, f"{pb.name!r} is const")
+            if op != "=":
+                idxs = tuple(self.once(i, sp) for i in idxs)
+                cur0 = hir.PrivateLoad(pb.elem, sp, pb.name, idxs)
+                return [
+                    hir.PrivateStore(
+                        sp, pb.name, idxs, self.convert(self.binary(op[:-1], cur0, self.expr(right), n), pb.elem, n)
+                    )
+                ]
+            return [hir.PrivateStore(sp, pb.name, idxs, self.convert(self.expr(right), pb.elem, right))]
         if op == "=":
             if left.type == "identifier":
                 b = self.writable_var(left)
@@ -1293,6 +1482,21 @@ class Lowering:
             if not want_value:
                 return None
             return old if old is not None else hir.Var(b.type, sp, b.name)
+        pr = self.private_ref(arg) if arg.type == "subscript_expression" else None
+        if pr is not None:
+            pb, idxs = pr
+            if pb.const:
+                raise self.error(arg, f"{pb.name!r} is const")
+            if pb.elem is BOOL:
+                raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
+            idxs = tuple(self.once(i, sp) for i in idxs)
+            cur_p = hir.PrivateLoad(pb.elem, sp, pb.name, idxs)
+            old_p = self._copy(cur_p, sp) if want_value else None
+            new_p = self.convert(self.binary(sym, old_p or cur_p, hir.Const(I32, sp, 1), n), pb.elem, n)
+            self.pre.append(hir.PrivateStore(sp, pb.name, idxs, new_p))
+            if not want_value:
+                return None
+            return old_p if postfix else hir.PrivateLoad(pb.elem, sp, pb.name, idxs)
         arr, idx, ab = self.element(arg, write=True)
         idx = self.once(idx, sp)
         cur2 = self.load(ab, idx, sp)
@@ -1314,7 +1518,7 @@ class Lowering:
         b = self.lookup(name)
         if b is None:
             raise self.error(n, f"{name!r} is not declared")
-        if isinstance(b, ArrB):
+        if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array; assign its elements: {name}[i] = ...")
         if isinstance(b, ConstB) or b.const:
             raise self.error(n, f"{name!r} is const")
@@ -1530,6 +1734,9 @@ class Lowering:
         if t == "conditional_expression":
             return self.conditional(n)
         if t == "subscript_expression":
+            pr = self.private_ref(n)
+            if pr is not None:
+                return hir.PrivateLoad(pr[0].elem, sp, pr[0].name, pr[1])
             _, idx, b = self.element(n)
             return self.load(b, idx, sp)
         if t == "cast_expression":
@@ -1575,7 +1782,7 @@ class Lowering:
             return hir.Var(b.type, sp, b.name)
         if isinstance(b, ConstB):
             return hir.Const(b.value.type, sp, b.value.value)
-        if isinstance(b, ArrB):
+        if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
         if name in CONSTANTS:  # wave::pi ... after `using namespace wave;`
             return hir.Const(F32, sp, _round(CONSTANTS[name], F32))

@@ -12,6 +12,7 @@ from ..builtins import Via
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
+from .privates import DEFAULT_THREADS, plan, substitutable, trips
 
 # HIR operations -> the MIR op that computes them on the result type (the others below)
 BINARY = {
@@ -62,6 +63,36 @@ class Lowerer:
                 raise CompileError([Diagnostic(f"{msg}; the device has {MAX_LOCAL} (LOCAL_MEMORY_SIZE)", la.span)])
         for name, t in f.variables:
             self.fn.vars[name] = t
+        # per-thread arrays: in registers (a variable per element), or a slice of local memory per
+        # thread, element k of thread t at word k * threads + t (consecutive threads, consecutive words)
+        self.privates = {pa.name: pa for pa in f.privates}
+        self.in_memory = plan(f)
+        self.threads = DEFAULT_THREADS
+        if f.workgroup_size is not None:
+            self.threads = f.workgroup_size[0] * f.workgroup_size[1] * f.workgroup_size[2]
+        for pa in f.privates:
+            if pa.name not in self.in_memory:
+                for k in range(pa.count):
+                    self.fn.vars[f"{pa.name}${k}"] = pa.elem
+                continue
+            elem = _in_memory(pa.elem)
+            off = (off + 7) // 8 * 8
+            arr = LocalArray(pa.name, elem, pa.count * self.threads, off)
+            self.fn.locals.append(arr)
+            self.locals[pa.name] = arr
+            off += elem.size * arr.count
+            if off > MAX_LOCAL:
+                sized = "its workgroup size" if f.workgroup_size is not None else f"up to {self.threads} threads"
+                msg = (
+                    f"per-thread array {pa.name!r} has an index known only at run time, so it lives in local "
+                    f"memory: {pa.count} elements for {sized} bring the kernel's local memory to {off} bytes, "
+                    f"and the device has {MAX_LOCAL} (LOCAL_MEMORY_SIZE); make every index constant (unroll the "
+                    "loops that index it)"
+                )
+                if f.workgroup_size is None:
+                    msg += ", or fix the kernel's workgroup size"
+                raise CompileError([Diagnostic(msg, pa.span)])
+        self.consts: dict[str, int] = {}  # the counters of the unrolled copies being lowered
         self.nblocks = 0
         self.cur = self.new_block()
         # (continue target, break target, code run before continuing: a for loop's increment)
@@ -112,6 +143,15 @@ class Lowerer:
             addr, space, elem = self.address(s.array, s.index)
             v = self.expr(s.value)
             self.emit(f"store.{space}{_narrow(elem)}", [addr, v], None, buffer=self.buffer_index(s.array))
+        elif isinstance(s, hir.PrivateStore):
+            v = self.expr(s.value)
+            self.private_store(s.array, s.indices, v)
+        elif isinstance(s, hir.PrivateInit):
+            pa = self.privates[s.array]
+            zero = Const(0.0 if pa.elem.is_float else (False if pa.elem.kind == "bool" else 0), pa.elem)
+            for k in range(pa.count):
+                v = self.expr(s.values[k]) if k < len(s.values) else zero
+                self.private_element_store(pa.name, k, v)
         elif isinstance(s, hir.ExprStmt):
             self.expr(s.expr)
         elif isinstance(s, hir.If):
@@ -141,7 +181,11 @@ class Lowerer:
             self.loops.pop()
             self.cur = exit_
         elif isinstance(s, hir.For):
-            self.for_loop(s)
+            values = trips(s, self.consts)
+            if values is not None:
+                self.unrolled(s, values)
+            else:
+                self.for_loop(s)
         elif isinstance(s, hir.Break):
             self.jump(self.loops[-1][1])
         elif isinstance(s, hir.Continue):
@@ -153,6 +197,31 @@ class Lowerer:
             self.term(Ret())
         else:
             raise TypeError(s)
+
+    def unrolled(self, s: hir.For, values: range) -> None:
+        """A loop marked for unrolling: one copy of the body per trip, the counter a constant in
+        each (when the body never writes it); `continue` jumps to the next copy, `break` past
+        the last."""
+        t = s.start.type
+        exit_ = self.new_block()
+        nxt = exit_ if not values else self.new_block()
+        self.jump(nxt)
+        inner = substitutable(s)
+        saved = self.consts
+        try:
+            for n, k in enumerate(values):
+                self.cur = nxt
+                nxt = exit_ if n == len(values) - 1 else self.new_block()
+                self.span = s.span
+                self.emit("setvar", [self.convert(Const(k, I32 if k < 0 else U32), t)], None, s.var)
+                self.consts = {**saved, s.var: k} if inner else saved
+                self.loops.append((nxt, exit_, None))
+                self.body(s.body)
+                self.loops.pop()
+                self.jump(nxt)
+        finally:
+            self.consts = saved
+        self.cur = exit_
 
     def for_loop(self, s: hir.For) -> None:
         """The loop variable has the start's type; a stop of the other integer type is compared by
@@ -263,6 +332,8 @@ class Lowerer:
                 v = round_float(float(v), t)  # one rounding to the type: 1.0e39 in f32 is inf
             return Const(v, t)
         if isinstance(e, hir.Var):
+            if e.name in self.consts:
+                return self.convert(Const(self.consts[e.name], I32 if self.consts[e.name] < 0 else U32), t)
             if e.name in self.scalar:
                 return self.scalar[e.name]
             return self.emit("getvar", [], t, e.name)
@@ -314,9 +385,103 @@ class Lowerer:
         if isinstance(e, hir.Load):
             addr, space, elem = self.address(e.array, e.index)
             return self.emit(f"load.{space}{_narrow(elem)}", [addr], t, buffer=self.buffer_index(e.array))
+        if isinstance(e, hir.PrivateLoad):
+            return self.private_load(e.array, e.indices, t)
         if isinstance(e, hir.Call):
             return self.call(e)
         raise TypeError(e)
+
+    # -- per-thread arrays
+    def private_flat(self, array: str, indices: tuple[hir.Expr, ...]) -> int | None:
+        """The element's row-major number when every index is a constant here."""
+        pa = self.privates[array]
+        ks = [hir.fold_int(ix, self.consts) for ix in indices]
+        if any(k is None for k in ks):
+            return None
+        flat = 0
+        for k, n in zip(ks, pa.shape):
+            assert k is not None and 0 <= k < n  # plan() refused a constant out of range
+            flat = flat * n + k
+        return flat
+
+    def private_address(self, array: str, indices: tuple[hir.Expr, ...]) -> Operand:
+        """The local-memory address of an element: (flat * threads + thread) * size; an index
+        outside its dimension makes the address one past every local array, so the access traps
+        (as it does on an out-of-range local access) instead of reaching another thread's slice."""
+        pa, la = self.privates[array], self.locals[array]
+        flat = self.private_flat(array, indices)
+        ok: Operand | None = None
+        if flat is None:
+            idx: Operand = Const(0, U32)
+            for ix, n in zip(indices, pa.shape):
+                i = self.convert(self.expr(ix), U32)  # a negative index is a huge u32: out of range too
+                inside = self.emit("cmp.lt", [i, Const(n, U32)], BOOL)
+                ok = inside if ok is None else self.emit("and", [ok, inside], BOOL)
+                scaled = (
+                    idx if isinstance(idx, Const) and idx.value == 0 else self.binop("mul", idx, Const(n, U32), U32)
+                )
+                idx = i if isinstance(scaled, Const) else self.binop("add", scaled, i, U32)
+        else:
+            idx = Const(flat, U32)
+        tid = self.flat_thread()
+        size = la.elem.size
+        if isinstance(idx, Const):
+            first = int(idx.value) * self.threads + la.offset // size
+            slot = self.binop("add", tid, Const(first, U32), U32) if first else tid
+        else:
+            slot = self.emit("mad", [idx, Const(self.threads, U32), tid], U32)
+            if la.offset:
+                slot = self.binop("add", slot, Const(la.offset // size, U32), U32)
+        addr: Operand = self.binop("mul", slot, Const(size, U32), U32) if size > 1 else slot
+        if ok is not None:
+            addr = self.emit("select", [ok, addr, Const(OUT_OF_RANGE, U32)], U32)
+        return addr
+
+    def flat_thread(self) -> Operand:
+        """The thread's number in its workgroup: tid.x + ntid.x * (tid.y + ntid.y * tid.z)."""
+        x = self.sreg("tid", 0)
+        w = self.fn.workgroup_size
+        if w is not None and w[1] == 1 and w[2] == 1:
+            return x
+        yz = self.emit("mad", [self.sreg("tid", 2), self.sreg("ntid", 1), self.sreg("tid", 1)], U32)
+        return self.emit("mad", [yz, self.sreg("ntid", 0), x], U32)
+
+    def private_load(self, array: str, indices: tuple[hir.Expr, ...], t: ScalarType) -> Operand:
+        if array not in self.in_memory:
+            flat = self.private_flat(array, indices)
+            assert flat is not None  # plan() put the array in memory otherwise
+            return self.emit("getvar", [], t, f"{array}${flat}")
+        elem = self.locals[array].elem
+        v = self.emit(f"load.local{_narrow(elem)}", [self.private_address(array, indices)], elem)
+        if t is BOOL:
+            return self.emit("cmp.ne", [v, Const(0, U32)], BOOL)
+        return v
+
+    def private_store(self, array: str, indices: tuple[hir.Expr, ...], v: Operand) -> None:
+        if array not in self.in_memory:
+            flat = self.private_flat(array, indices)
+            assert flat is not None
+            self.emit("setvar", [v], None, f"{array}${flat}")
+            return
+        self.private_memory_store(array, self.private_address(array, indices), v)
+
+    def private_element_store(self, array: str, flat: int, v: Operand) -> None:
+        """Element `flat` (row-major) of a per-thread array takes v: the declaration's values."""
+        if array not in self.in_memory:
+            self.emit("setvar", [v], None, f"{array}${flat}")
+            return
+        pa = self.privates[array]
+        ks: list[hir.Expr] = []
+        rest = flat
+        for n in reversed(pa.shape):
+            ks.insert(0, hir.Const(U32, None, rest % n))
+            rest //= n
+        self.private_memory_store(array, self.private_address(array, tuple(ks)), v)
+
+    def private_memory_store(self, array: str, addr: Operand, v: Operand) -> None:
+        if v.type is BOOL:
+            v = self.emit("select", [v, Const(1, U32), Const(0, U32)], U32)
+        self.emit(f"store.local{_narrow(self.locals[array].elem)}", [addr, v], None)
 
     def mixed_compare(self, op: str, a: Operand, b: Operand) -> Operand:
         """An i32 against a u32 by mathematical value: `s <= u` and `s > u` compare s with
@@ -579,6 +744,17 @@ def lower(f: hir.Function) -> Function:
 
 
 __all__ = ["F64", "lower"]
+
+
+def _in_memory(elem: ScalarType) -> ScalarType:
+    """How a per-thread array's element is kept in local memory: a bool as a u32 0 or 1."""
+    return U32 if elem is BOOL else elem
+
+
+# The address an out-of-range dynamic index of a per-thread array in local memory gives: past
+# the device's local memory (LOCAL_MEMORY_SIZE), so the access traps; 16-byte aligned, so the trap
+# names the range, not the alignment.
+OUT_OF_RANGE = 0xFFFFFFF0
 
 
 def _narrow(elem: ScalarType) -> str:
