@@ -60,6 +60,9 @@ class Inst:
     # A global load, store or atomic: the index of the buffer parameter whose array it addresses
     # (printed `load.global[x]`); carried wherever the instruction goes, like its span.
     buffer: int | None = None
+    # A load or store merged with its neighbours into one .v2/.v4 access (passes/vectorize.py's
+    # Vector: the members in address order); selection emits the vector row for the first.
+    vector: object | None = None
 
     @property
     def spec(self) -> OpSpec | None:
