@@ -282,6 +282,18 @@ def _kind(i: Inst) -> str | None:
     return None
 
 
+def dissolve(fn: Function) -> bool:
+    """Undo every merged access (they stay next to each other, selected one by one); whether
+    there was one."""
+    found = False
+    for b in fn.blocks:
+        for i in b.insts:
+            if i.vector is not None:
+                i.vector = None
+                found = True
+    return found
+
+
 def run(fn: Function) -> bool:
     align = Alignment(fn)
     lin = Addresses(fn)
@@ -359,4 +371,4 @@ def _free_between(insts: list[Inst], pos: list[int], kind: str) -> bool:
     return True
 
 
-__all__ = ["Addresses", "Alignment", "Vector", "run"]
+__all__ = ["Addresses", "Alignment", "Vector", "dissolve", "run"]
