@@ -10,12 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_sass import ARCH, nvdisasm
 
 import wavegpu as wg
-from wavegpu.backends import render
-
 from toolchains import ptxas
-from test_sass import ARCH, nvdisasm
+from wavegpu.backends import render
 
 ROOT = Path(__file__).resolve().parents[2]
 
