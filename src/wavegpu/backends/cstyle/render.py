@@ -213,6 +213,10 @@ class Dialect:
     # .x .y .z .w); empty: split into 32-bit accesses
     vector_types: dict[int, str] = {}
 
+    def vector_part(self, var: str, i: int) -> str:
+        """Component i of a vector of `vector_types` (an lvalue)."""
+        return f"{var}.{'xyzw'[i]}"
+
     def prelude(self) -> str:
         raise NotImplementedError
 
@@ -528,7 +532,7 @@ class CRenderer:
             vt = self.d.vector_types.get(n)
             if vt is not None:  # WAVE's vector accesses are naturally aligned (the emulator traps otherwise)
                 out = [f"{{ const {vt} wv_v = {self.d.load(space, vt, a)};"]
-                out += [f"  r{dst.n + i} = wv_v.{'xyzw'[i]};" for i in range(n)]
+                out += [f"  r{dst.n + i} = {self.d.vector_part('wv_v', i)};" for i in range(n)]
                 return [*out, "}"]
             return [f"r{dst.n + i} = {self.d.load(space, 'uint', f'({a} + {4 * i}u)')};" for i in range(n)]
         val = inst.operands[1]
@@ -547,7 +551,7 @@ class CRenderer:
             else:
                 assert isinstance(val, Vec)
                 parts = [f"r{val.n + i}" for i in range(n)]
-            out = [f"{{ {vt} wv_v;"] + [f"  wv_v.{'xyzw'[i]} = {p};" for i, p in enumerate(parts)]
+            out = [f"{{ {vt} wv_v;"] + [f"  {self.d.vector_part('wv_v', i)} = {p};" for i, p in enumerate(parts)]
             return [*out, f"  *{self.d.ptr(space, vt, a)} = wv_v;", "}"]
         if isinstance(val, Imm):
             return [

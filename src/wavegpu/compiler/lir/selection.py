@@ -216,12 +216,12 @@ class Selector:
         (a pass after vectorize removed or moved one): they are selected one by one."""
         for k, i in enumerate(insts):
             group = i.vector
-            if group is not None and i is group.insts[0] and not group.valid_in(insts, k):  # type: ignore[attr-defined]
-                for m in group.insts:  # type: ignore[attr-defined]
+            if group is not None and i is group.insts[0] and not group.valid_in(insts, k):
+                for m in group.insts:
                     m.vector = None
         for i in insts:
             group = i.vector
-            if group is not None and not any(x is group.insts[0] for x in insts):  # type: ignore[attr-defined]
+            if group is not None and not any(x is group.insts[0] for x in insts):
                 i.vector = None
 
     def vector(self, spec: OpSpec, i: Inst) -> bool:
@@ -231,7 +231,7 @@ class Selector:
         group = i.vector
         if group is None:
             return False
-        members: list[Inst] = group.insts  # type: ignore[attr-defined]
+        members: list[Inst] = group.insts
         if i is not members[0]:
             return i in self.vector_done
         n = len(members)

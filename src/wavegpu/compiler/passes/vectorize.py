@@ -9,11 +9,11 @@ The group's lowest address must be provably a multiple of the access width (8 or
 runtime places every array at a multiple of 256 bytes, docs/compiler.md "Vector access"), a local
 array sits at its layout's constant offset.
 
-The members of a group move down to the last of them (where every address and stored value is
-defined). For loads: only when no store, atomic, barrier or fence lies between the first and the
-last (so no write that may alias one of them is jumped over: two buffer parameters may be one
-array) and no member's value is used before the last. For stores: only when no other memory
-operation, barrier or fence lies between. Every member ran unconditionally in
+Stores of a group move down to the last of them, only when no other memory operation, barrier
+or fence lies between the first and the last. Loads stand together where the last was, only
+when no store, atomic, barrier or fence lies between (so no write that may alias one of them is
+jumped over: two buffer parameters may be one array); what uses a loaded value in between moves
+after them. Every member ran unconditionally in
 the block before, so the merged access touches exactly the bytes the separate ones did; a
 bounds check reports the first element out of range (emulator/bounds.py).
 
@@ -24,29 +24,11 @@ removes or separates a member leaves the group to be selected as single accesses
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..mir.ir import Block, Const, Function, Inst, Phi, Value
+from ..mir.ir import Block, Const, Function, Inst, Phi, Value, Vector
 
 WORD = frozenset({"i32", "u32", "f32"})
 MASK = 0xFFFFFFFF
 BITS = 4  # low address bits the alignment analysis follows (16 bytes: a .v4 access)
-
-
-@dataclass(eq=False)
-class Vector:
-    """A merged access: its members in address order (the first one's address is the group's)."""
-
-    insts: list[Inst]
-
-    @property
-    def width(self) -> int:
-        return 4 * len(self.insts)
-
-    def valid_in(self, insts: list[Inst], at: int) -> bool:
-        """The members still stand together, in order, from insts[at] on."""
-        n = len(self.insts)
-        return at + n <= len(insts) and all(insts[at + k] is m for k, m in enumerate(self.insts))
 
 
 # ---- known low bits of 32-bit values --------------------------------------------------------------
@@ -304,11 +286,16 @@ def run(fn: Function) -> bool:
 
 
 def _block(b: Block, align: Alignment, lin: Addresses) -> bool:
-    insts = b.insts
-    groups: list[tuple[str, list[Inst]]] = []
-    used: set[int] = set()
-    # candidates by (kind, op, buffer, linear terms) -> {constant: [positions]}
+    changed = False
+    while _merge_one(b.insts, align, lin):  # one group at a time: each move changes the positions
+        changed = True
+    return changed
+
+
+def _merge_one(insts: list[Inst], align: Alignment, lin: Addresses) -> bool:
+    """Find a group, mark it and reorder the block around it; whether one was found."""
     for kind in ("load", "store"):
+        # candidates by (op, buffer, linear terms) -> {constant: [positions]}
         cands: dict[tuple[object, ...], dict[int, list[int]]] = {}
         for pos, i in enumerate(insts):
             if i.vector is not None or _kind(i) != kind:
@@ -322,53 +309,55 @@ def _block(b: Block, align: Alignment, lin: Addresses) -> bool:
                     if any(len(m) != 1 for m in members):
                         continue
                     pos = [m[0] for m in members]
-                    if any(p in used for p in pos):
-                        continue
-                    lead = insts[pos[0]]
-                    known = align.of(lead.args[0])
+                    known = align.of(insts[pos[0]].args[0])
                     if known is None or _zeros(known) < (4 if n == 4 else 3):
                         continue
-                    if not _free_between(insts, pos, kind):
+                    order = _reorder(insts, pos, kind)
+                    if order is None:
                         continue
-                    used.update(pos)
-                    groups.append((kind, [insts[p] for p in pos]))
-                    break
-    if not groups:
-        return False
-    for _kind_of_group, members in groups:
-        v = Vector(members)
-        for m in members:
-            m.vector = v
-        ids = {id(m) for m in members}
-        at = [k for k, i in enumerate(insts) if id(i) in ids]
-        last = at[-1]
-        rest = [i for i in insts if id(i) not in ids]
-        # the members move down to the last of them (their addresses and values exist there)
-        where = last - len(members) + 1
-        insts[:] = rest[:where] + members + rest[where:]
-    return True
+                    group = [insts[p] for p in pos]
+                    v = Vector(group)
+                    for m in group:
+                        m.vector = v
+                    lo, hi = min(pos), max(pos)
+                    insts[lo : hi + 1] = order
+                    return True
+    return False
 
 
-def _free_between(insts: list[Inst], pos: list[int], kind: str) -> bool:
-    """No access between the group's first and last member that the move could reorder with."""
+def _reorder(insts: list[Inst], pos: list[int], kind: str) -> list[Inst] | None:
+    """The instructions from the group's first member to its last, reordered so that the members
+    stand together (in address order), or None when no order keeps the block's meaning.
+
+    Stores: no other memory access may lie between the first and the last; the stores move down
+    to the last. Loads: no store, atomic, barrier or fence may lie between; the instructions that
+    use a member's value (directly or through each other) move after the group, the others
+    before it; a member whose address is such an instruction's result cannot be merged."""
     lo, hi = min(pos), max(pos)
     members = set(pos)
     for p in range(lo + 1, hi):
         if p in members:
             continue
         k = _kind(insts[p])
-        if k is None:
-            continue
-        if kind == "load" and k == "load":
-            continue
-        return False
-    if kind == "load":
-        # the loads move down to the last member: no member's value may be used before it
-        mine = {insts[p].dst for p in pos}
-        for p in range(lo + 1, hi + 1):
-            if any(a in mine for a in insts[p].args if isinstance(a, Value)):
-                return False
-    return True
+        if k is not None and not (kind == "load" and k == "load"):
+            return None
+    group = [insts[p] for p in pos]
+    others = [insts[p] for p in range(lo, hi + 1) if p not in members]
+    if kind == "store":
+        return others + group
+    tainted: set[int] = {m.dst.id for m in group if m.dst is not None}
+    after: list[Inst] = []
+    before: list[Inst] = []
+    for i in others:
+        if any(isinstance(a, Value) and a.id in tainted for a in i.args) or i.vector is not None:
+            after.append(i)
+            if i.dst is not None:
+                tainted.add(i.dst.id)
+        else:
+            before.append(i)
+    if any(isinstance(m.args[0], Value) and m.args[0].id in tainted for m in group):
+        return None
+    return before + group + after
 
 
 __all__ = ["Addresses", "Alignment", "Vector", "dissolve", "run"]
