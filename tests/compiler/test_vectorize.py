@@ -262,3 +262,28 @@ def test_pass_text_to_text() -> None:
     assert body[at + 5] == "%8 = add %5, %7 : f32"
     assert dump(parse(text)) == text
     assert not vectorize.run(parse(text))  # nothing left to merge
+
+
+def test_misaligned_overlapping_views_are_refused(tmp_path: Path) -> None:
+    """Two views of one array 4 bytes apart: the merged kernel cannot take them (its 16-byte
+    access would be misaligned), and says so before running; at -O0 the call runs."""
+    f = tmp_path / "views_kernel.py"
+    f.write_text(
+        "import wavegpu as wg\n"
+        + "\n".join(
+            f"@wg.kernel(workgroup=8, opt={o})\n"
+            f"def k{o}(a: wg.f32[:], c: wg.f32[:]):\n"
+            "    i = wg.u32(wg.global_id()) * 4\n"
+            "    x0 = a[i]\n    x1 = a[i + 1]\n    x2 = a[i + 2]\n    x3 = a[i + 3]\n"
+            "    c[i] = x3\n    c[i + 1] = x2\n    c[i + 2] = x1\n    c[i + 3] = x0\n"
+            for o in (0, 2)
+        )
+    )
+    mod = _load(f, "views_kernel")
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(
+        wg.WaveError, match=r"parameter 'a' overlaps another argument at byte offset 4, not a multiple of 16"
+    ):
+        mod.k2(x[1:33], x[:32], grid=1, workgroup=8)  # type: ignore[attr-defined]
+    assert np.array_equal(x, np.arange(64, dtype=np.float32))
+    mod.k0(x[1:33], x[:32], grid=1, workgroup=8)  # type: ignore[attr-defined]
