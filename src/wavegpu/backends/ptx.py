@@ -597,8 +597,10 @@ class PTXRenderer:
                 self.store(dst, _L, t)
             else:
                 assert isinstance(dst, Vec)
-                for i in range(dst.count):  # WAVE vectors need only 4-byte alignment
-                    self.emit(f"ld.{ss}.u32 %r{dst.n + i}, [{a}+{4 * i}];")
+                # WAVE's .v2/.v4 accesses are naturally aligned (the emulator traps otherwise):
+                # one 64- or 128-bit access (LDG.E.64/.128, LDS.64/.128 in the SASS)
+                regs = ", ".join(f"%r{dst.n + i}" for i in range(dst.count))
+                self.emit(f"ld.{ss}.v{dst.count}.u32 {{{regs}}}, [{a}];")
             return
         val = inst.operands[1]
         if spec.width <= 4:
@@ -609,13 +611,14 @@ class PTXRenderer:
             self.emit(f"st.{ss}.u64 [{a}], {self.b64(val)};")
         else:
             n = spec.width // 4
+            parts = []
             for i in range(n):
                 if isinstance(val, Imm):
-                    v = self.b32(Imm((val.bits >> (32 * i)) & 0xFFFFFFFF))
+                    parts.append(self.b32(Imm((val.bits >> (32 * i)) & 0xFFFFFFFF)))
                 else:
                     assert isinstance(val, Vec)
-                    v = f"%r{val.n + i}"
-                self.emit(f"st.{ss}.u32 [{a}+{4 * i}], {v};")
+                    parts.append(f"%r{val.n + i}")
+            self.emit(f"st.{ss}.v{n}.u32 [{a}], {{{', '.join(parts)}}};")
 
     def atomic(self, inst: Instruction) -> None:
         spec = inst.spec

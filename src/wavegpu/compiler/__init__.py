@@ -18,6 +18,7 @@ from .mir.legalize import legalize
 from .mir.lower import lower as lower_mir
 from .mir.verify import verify
 from .passes import AFTER_LEGALIZE, PASSES, pipeline, resolve, run_passes
+from .passes.vectorize import dissolve as dissolve_vectors
 from .regalloc import allocate
 from .types import ArrayType
 
@@ -68,8 +69,16 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
         run_passes(mir, AFTER_LEGALIZE)  # the expanded divisions by constants
     verify(mir, "legalisation")
     lf = lower_lir(mir)
-    dump("lir", lambda: lir_ir.dump(lf))
-    alloc = allocate(lf, options.max_registers or 256)
+    try:
+        alloc = allocate(lf, options.max_registers or 256)
+    except CompileError:
+        # a merged access keeps its registers together and unspilled: under a register limit too
+        # tight for that, the accesses are selected one by one instead
+        if not dissolve_vectors(mir):
+            raise
+        lf = lower_lir(mir)
+        alloc = allocate(lf, options.max_registers or 256)
+    dump("lir", lambda: lir_ir.dump(lower_lir(mir)))
     dump("regalloc", lambda: lir_ir.dump(lf))
     params = [
         Param(

@@ -5,20 +5,25 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import CompileError, Diagnostic
-from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg
+from ..isa.instruction import Guard, Imm, Instruction, Mem, Operand, Pair, Pred, Reg, SReg, Vec
 from ..isa.table import BY_KEY
 from ..isa.types import Kind
 from ..isa.vocabulary import Nest
 from ..wbin.program import Kernel, Param, SourceLoc
 from .lir import rows
-from .lir.ir import Address, LFunction, LInst, LOperand, SpecialReg, VReg
+from .lir.ir import Address, LFunction, LInst, LOperand, Part, SpecialReg, VReg
 from .lir.ir import Imm as LImm
 from .regalloc.chaitin import Allocation
 
 
 def _operand(o: LOperand, kind: Kind) -> Operand:
+    if isinstance(o, Part):
+        assert o.reg.phys is not None, f"unallocated {o.reg!r}"
+        return Reg(o.reg.phys + o.index)
     if isinstance(o, VReg):
         assert o.phys is not None, f"unallocated {o!r}"
+        if kind in (Kind.VEC2, Kind.VEC4):
+            return Vec(o.phys, o.width)
         if o.cls == "q":
             return Pred(o.phys)
         if o.cls == "p":

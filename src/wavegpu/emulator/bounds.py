@@ -122,6 +122,9 @@ class Bounds:
                 0,
             )
         delta = (address - r.offset + (1 << 31)) % (1 << 32) - (1 << 31)  # addresses wrap at 2^32
+        if width > r.itemsize and 0 <= delta < r.nbytes:
+            # a vector access (several elements) starting inside: its first element past the end
+            delta = r.nbytes
         index = delta // r.itemsize
         inside = [o for o in self.regions if o.offset <= address and address + width <= o.end and o.param != r.param]
         where = f"; the address lies inside {inside[0].name}" if inside else ""

@@ -20,7 +20,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from ..emulator import BufferRegion
 from ..errors import WaveError
-from ..isa.types import DataType
+from ..isa.types import DataType, Kind
 from ..wbin.program import Kernel, Param
 
 ALIGN = 256  # buffer alignment in device memory (enough for every vector access)
@@ -69,6 +69,19 @@ LANGUAGE_NAMES = {DataType.S32: "i32", DataType.S16: "i16", DataType.S8: "i8", D
 
 def type_name(dt: DataType) -> str:
     return LANGUAGE_NAMES.get(dt, dt.text)
+
+
+def vector_widths(kernel: Kernel) -> dict[int, int]:
+    """The widest vector access (.v2/.v4: 8 or 16 bytes) the kernel makes through each buffer
+    parameter, by the access table; a parameter's address must be a multiple of it."""
+    out: dict[int, int] = {}
+    if kernel.accesses is None:
+        return out
+    for inst, tag in zip(kernel.instructions, kernel.accesses):
+        spec = inst.spec
+        if tag is not None and spec.width > 4 and any(o.kind in (Kind.VEC2, Kind.VEC4) for o in spec.operands):
+            out[tag] = max(out.get(tag, 0), spec.width)
+    return out
 
 
 @dataclass(frozen=True)
@@ -427,11 +440,20 @@ def pack(
                     )
             lo = min(byte_bounds(a)[0] for _, a in members)
             hi = max(byte_bounds(a)[1] for _, a in members)
+            wide = vector_widths(kernel)
             for i, a in members:
                 if (byte_bounds(a)[0] - lo) % a.dtype.itemsize:
                     raise WaveError(
                         f"parameter {params[i].name!r} overlaps another argument at a byte offset that is "
                         f"not a multiple of its element size ({a.dtype.itemsize}): its address would be misaligned"
+                    )
+                w = wide.get(i, 0)
+                if w and (byte_bounds(a)[0] - lo) % w:
+                    raise WaveError(
+                        f"parameter {params[i].name!r} overlaps another argument at byte offset "
+                        f"{byte_bounds(a)[0] - lo}, not a multiple of {w}: kernel {kernel.name!r} accesses it "
+                        f"{w} bytes at a time (merged vector accesses, docs/compiler.md \"Vector access\"), "
+                        "which needs such an address; pass copies, or compile the kernel with opt=0"
                     )
             at = place(hi - lo)
             g = _Group(at, hi - lo, [])

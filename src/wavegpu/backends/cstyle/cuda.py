@@ -183,6 +183,7 @@ class LaneLoops(Dialect):
 
 
 class CUDA(LaneLoops, GenericPointers):
+    vector_types = {2: "uint2", 4: "uint4"}  # the built-in vector types: one 64- or 128-bit access
     name = "cuda"
     # nvcc and NVRTC contract a * b + c into an fma across statements by default (-fmad=true);
     # the _rn intrinsics are never contracted, so results stay those of separate roundings.

@@ -162,6 +162,7 @@ PARAMS = (
 
 
 class Metal(LaneLoops):
+    vector_types = {2: "uint2", 4: "uint4"}  # the built-in vector types: one 64- or 128-bit access
     name = "metal"
     unsupported = {r.key: _NO_F64 for r in ROWS if any(o.dtype is DataType.F64 for o in r.operands)}
     unsupported["mma.m16n8k8.f32.f16"] = "its exact f32 result needs double-precision sums (Apple GPUs have none)"

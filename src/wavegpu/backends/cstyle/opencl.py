@@ -89,6 +89,7 @@ _BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's opera
 
 
 class OpenCL(Dialect):
+    vector_types = {2: "uint2", 4: "uint4"}  # the built-in vector types: one 64- or 128-bit access
     name = "opencl"
     opaque_at_barrier = True  # Intel's CPU runtime: render.Dialect.opaque_at_barrier
 

@@ -209,6 +209,13 @@ class Dialect:
     # between them keeps the check after every float row (False).
     nan_plan = True
     exprs: dict[str, str] = {}  # EXPR templates this dialect spells differently
+    # .v2/.v4 accesses as one access through an aligned pointer to these types (their components
+    # .x .y .z .w); empty: split into 32-bit accesses
+    vector_types: dict[int, str] = {}
+
+    def vector_part(self, var: str, i: int) -> str:
+        """Component i of a vector of `vector_types` (an lvalue)."""
+        return f"{var}.{'xyzw'[i]}"
 
     def prelude(self) -> str:
         raise NotImplementedError
@@ -522,6 +529,11 @@ class CRenderer:
                 return self.assign(dst, self.d.load(space, "uint" if spec.width == 4 else "ulong", a))
             n = vec
             assert isinstance(dst, Vec)
+            vt = self.d.vector_types.get(n)
+            if vt is not None:  # WAVE's vector accesses are naturally aligned (the emulator traps otherwise)
+                out = [f"{{ const {vt} wv_v = {self.d.load(space, vt, a)};"]
+                out += [f"  r{dst.n + i} = {self.d.vector_part('wv_v', i)};" for i in range(n)]
+                return [*out, "}"]
             return [f"r{dst.n + i} = {self.d.load(space, 'uint', f'({a} + {4 * i}u)')};" for i in range(n)]
         val = inst.operands[1]
         if spec.width < 4:
@@ -532,6 +544,15 @@ class CRenderer:
         if not vec:
             return [f"*{self.d.ptr(space, 'ulong', a)} = {self.src(val, Kind.PAIR)};"]
         n = vec
+        vt = self.d.vector_types.get(n)
+        if vt is not None:
+            if isinstance(val, Imm):
+                parts = [f"0x{(val.bits >> (32 * i)) & 0xFFFFFFFF:x}u" for i in range(n)]
+            else:
+                assert isinstance(val, Vec)
+                parts = [f"r{val.n + i}" for i in range(n)]
+            out = [f"{{ {vt} wv_v;"] + [f"  {self.d.vector_part('wv_v', i)} = {p};" for i, p in enumerate(parts)]
+            return [*out, f"  *{self.d.ptr(space, vt, a)} = wv_v;", "}"]
         if isinstance(val, Imm):
             return [
                 f"*{self.d.ptr(space, 'uint', f'({a} + {4 * i}u)')} = 0x{(val.bits >> (32 * i)) & 0xFFFFFFFF:x}u;"

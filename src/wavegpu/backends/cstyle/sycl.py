@@ -112,6 +112,12 @@ _BITS = {ReduceOp.AND: 0, ReduceOp.OR: 1, ReduceOp.XOR: 2}  # wv_sg_bits's opera
 
 
 class SYCL(GenericPointers):
+    # sycl::vec: one 64- or 128-bit access; components by index (SYCL 2020's operator[])
+    vector_types = {2: "sycl::vec<uint, 2>", 4: "sycl::vec<uint, 4>"}
+
+    def vector_part(self, var: str, i: int) -> str:
+        return f"{var}[{i}]"
+
     name = "sycl"
     # the SYCL device compiler may contract a * b + c across statements (clang's default for
     # offload languages) and we set no pragma for it here: every float row keeps its NaN check,

@@ -14,16 +14,18 @@ from ...isa.vocabulary import Op
 @dataclass(eq=False)
 class VReg:
     id: int
-    cls: str  # "r" 32-bit register, "p" even-aligned register pair, "q" predicate
+    # "r" 32-bit register, "p" even-aligned register pair, "q" predicate, "x2"/"x4" the aligned
+    # registers of a .v2/.v4 access (never spilled: read or written only through `Part`s next to it)
+    cls: str
     phys: int | None = None  # after allocation (or pinned: parameters arrive in r0..)
     name: str = ""
 
     @property
     def width(self) -> int:
-        return 2 if self.cls == "p" else 1
+        return {"p": 2, "x2": 2, "x4": 4}.get(self.cls, 1)
 
     def __repr__(self) -> str:
-        pre = {"r": "v", "p": "w", "q": "q"}[self.cls]
+        pre = {"r": "v", "p": "w", "q": "q", "x2": "x", "x4": "x"}[self.cls]
         return f"{pre}{self.id}" + (f"({self.name})" if self.name else "")
 
 
@@ -44,7 +46,17 @@ class Address:
     offset: int = 0
 
 
-LOperand = VReg | Imm | SpecialReg | Address
+@dataclass(frozen=True)
+class Part:
+    """Register `index` of a vector register (class x2/x4): a move's source after a vector load,
+    its destination before a vector store. Writing part 0 starts the vector's value; writing a
+    later part keeps the others (it is also a use)."""
+
+    reg: VReg
+    index: int
+
+
+LOperand = VReg | Imm | SpecialReg | Address | Part
 
 
 @dataclass(eq=False)
@@ -61,7 +73,14 @@ class LInst:
 
     def defs(self) -> list[VReg]:
         spec = self.spec
-        return [o for o, s in zip(self.operands, spec.operands) if s.role.value == "d" and isinstance(o, VReg)]
+        out: list[VReg] = []
+        for o, s in zip(self.operands, spec.operands):
+            if s.role.value == "d":
+                if isinstance(o, VReg):
+                    out.append(o)
+                elif isinstance(o, Part):
+                    out.append(o.reg)
+        return out
 
     def uses(self) -> list[VReg]:
         spec = self.spec
@@ -71,6 +90,8 @@ class LInst:
                 out.append(o.base)
             elif s.role.value == "s" and isinstance(o, VReg):
                 out.append(o)
+            elif isinstance(o, Part) and (s.role.value == "s" or o.index > 0):
+                out.append(o.reg)
         if self.guard is not None:
             out.append(self.guard[0])
             out.extend(self.defs())  # a guarded write keeps the old value in the other lanes
@@ -104,8 +125,13 @@ class LFunction:
 
 
 def show(o: LOperand) -> str:
+    if isinstance(o, Part):
+        r = o.reg
+        return f"r{r.phys + o.index}" if r.phys is not None else f"{r!r}.{o.index}"
     if isinstance(o, VReg):
         if o.phys is not None:
+            if o.cls in ("x2", "x4"):
+                return "{" + ", ".join(f"r{o.phys + k}" for k in range(o.width)) + "}"
             return f"p{o.phys}" if o.cls == "q" else (f"r{o.phys}:r{o.phys + 1}" if o.cls == "p" else f"r{o.phys}")
         return repr(o)
     if isinstance(o, Imm):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ...errors import CompileError, Diagnostic
 from ...isa.types import Kind
+from ...isa.vocabulary import Op
 from ..mir.ir import Function
 from .ir import LFunction, VReg
 from .selection import Selector
@@ -17,7 +18,32 @@ def lower(fn: Function) -> LFunction:
     sel = Selector(fn)
     Structurizer(fn, sel, PhiCopies(sel)).run()
     _check_operand_kinds(sel.lf)
+    if sel.vector_done:
+        _drop_dead_arithmetic(sel.lf)
     return sel.lf
+
+
+# the address arithmetic that a merged access leaves unused (its other members' addresses)
+_ADDRESS_OPS = frozenset({Op.ADD, Op.SUB, Op.SHL, Op.MUL_LO, Op.MAD_LO, Op.MOV})
+
+
+def _drop_dead_arithmetic(lf: LFunction) -> None:
+    """Delete unguarded integer arithmetic and moves whose results nothing reads (run after a
+    vector access took over its members' addresses)."""
+    while True:
+        used = {v.id for i in lf.insts for v in i.uses()} | {p.id for p in lf.params}
+        keep = [
+            i
+            for i in lf.insts
+            if i.guard is not None
+            or i.spec.op not in _ADDRESS_OPS
+            or i.spec.cls not in ("int", "bit", "move")
+            or not i.defs()
+            or any(d.id in used for d in i.defs())
+        ]
+        if len(keep) == len(lf.insts):
+            return
+        lf.insts[:] = keep
 
 
 def _check_operand_kinds(lf: LFunction) -> None:
@@ -26,7 +52,7 @@ def _check_operand_kinds(lf: LFunction) -> None:
         if len(i.operands) != len(spec.operands):
             raise CompileError([Diagnostic(f"internal error: {spec.key} got {len(i.operands)} operands", i.span)])
         for o, s in zip(i.operands, spec.operands):
-            want = {Kind.REG: "r", Kind.PAIR: "p", Kind.PRED: "q"}.get(s.kind)
+            want = {Kind.REG: "r", Kind.PAIR: "p", Kind.PRED: "q", Kind.VEC2: "x2", Kind.VEC4: "x4"}.get(s.kind)
             if isinstance(o, VReg) and want is not None and o.cls != want:
                 raise CompileError(
                     [

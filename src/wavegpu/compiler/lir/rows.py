@@ -97,9 +97,14 @@ def load(space: str, width: int, signed: bool) -> str:
     return find(Op.LD, dtype=T.B64 if width == 8 else T.B32, space=space, width=width).key
 
 
+def vector(cls: str, space: str, count: int) -> str:
+    """A load or store (`cls`) of `count` consecutive 32-bit words: the .v2/.v4 rows."""
+    return find(Op.LD if cls == "load" else Op.ST, dtype=T.B32, space=space, width=4 * count).key
+
+
 def store(space: str, width: int) -> str:
     """A store of the low `width` bytes of a register (or of a pair, for 8)."""
     return find(Op.ST, dtype=T.B64 if width == 8 else T.B32, space=space, width=width).key
 
 
-__all__ = ["MOVE", "atomic", "fence", "load", "prefix", "reduce", "shuffle", "store"]
+__all__ = ["MOVE", "atomic", "fence", "load", "prefix", "reduce", "shuffle", "store", "vector"]

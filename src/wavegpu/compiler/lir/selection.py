@@ -19,7 +19,7 @@ from ..mir.ops import OPS, Family, OpSpec
 from ..select import row_for
 from ..types import BOOL, F16, F32, F64, NARROW, U32, ScalarType, float_bits
 from . import rows
-from .ir import Address, Imm, LFunction, LInst, LOperand, SpecialReg, VReg
+from .ir import Address, Imm, LFunction, LInst, LOperand, Part, SpecialReg, VReg
 
 
 class Selector:
@@ -30,6 +30,7 @@ class Selector:
         self.vals: dict[int, VReg] = {}
         self.vars: dict[str, VReg] = {name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()}
         self.span: Span | None = None
+        self.vector_done: set[Inst] = set()  # members of merged accesses already emitted
         # parameters arrive pinned in r0..r(k-1); the body uses copies that may move or spill
         for p in fn.params:
             pinned = self.lf.new("r", p.name)
@@ -210,7 +211,50 @@ class Selector:
         assert i.dst is not None and spec.sreg is not None
         self.emit(rows.MOV_SREG, [self.vreg(i.dst), SpecialReg(SREG_BY_NAME[spec.sreg].id)])
 
+    def check_vectors(self, insts: list[Inst]) -> None:
+        """Undo the merged accesses of a block whose members no longer stand together in order
+        (a pass after vectorize removed or moved one): they are selected one by one."""
+        for k, i in enumerate(insts):
+            group = i.vector
+            if group is not None and i is group.insts[0] and not group.valid_in(insts, k):
+                for m in group.insts:
+                    m.vector = None
+        for i in insts:
+            group = i.vector
+            if group is not None and not any(x is group.insts[0] for x in insts):
+                i.vector = None
+
+    def vector(self, spec: OpSpec, i: Inst) -> bool:
+        """A member of a merged access (passes/vectorize.py): the first emits the .v2/.v4 row and
+        the moves between its registers and the members' values; the others emit nothing. False
+        for an access that is no (longer a) member: it is selected alone."""
+        group = i.vector
+        if group is None:
+            return False
+        members: list[Inst] = group.insts
+        if i is not members[0]:
+            return i in self.vector_done
+        n = len(members)
+        assert spec.space is not None
+        w = self.lf.new(f"x{n}")
+        addr = self.address(i.args[0])
+        key = rows.vector(spec.family.value, spec.space, n)
+        if spec.family is Family.LOAD:
+            self.emit(key, [w, addr], buffer=i.buffer)
+            for k, m in enumerate(members):
+                assert m.dst is not None
+                self.emit(rows.MOVE["r"], [self.vreg(m.dst), Part(w, k)])
+        else:
+            for k, m in enumerate(members):
+                v = m.args[1]
+                self.emit(rows.MOVE["r"], [Part(w, k), imm(v) if isinstance(v, Const) else self.vreg(v)])
+            self.emit(key, [addr, w], buffer=i.buffer)
+        self.vector_done.update(members[1:])
+        return True
+
     def load(self, spec: OpSpec, i: Inst) -> None:
+        if self.vector(spec, i):
+            return
         # the width comes from the array's element type: 8- and 16-bit elements name it in the op
         # (load.global.u8), the other accesses move their value's bits
         assert i.dst is not None and spec.space is not None
@@ -223,6 +267,8 @@ class Selector:
         self.emit(load, [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
 
     def store(self, spec: OpSpec, i: Inst) -> None:
+        if self.vector(spec, i):
+            return
         assert spec.space is not None
         vt = i.args[1].type
         width = NARROW[spec.elem].size if spec.elem is not None else (8 if vt is F64 else 2 if vt is F16 else 4)

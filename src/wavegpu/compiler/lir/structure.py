@@ -224,6 +224,7 @@ class Structurizer:
 
     def block_body(self, b: Block) -> None:
         self.phis.enter(b)
+        self.sel.check_vectors(b.insts)
         for i in b.insts:
             self.sel.inst(i)
         self.phis.leave(b)

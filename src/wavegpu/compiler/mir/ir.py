@@ -60,6 +60,9 @@ class Inst:
     # A global load, store or atomic: the index of the buffer parameter whose array it addresses
     # (printed `load.global[x]`); carried wherever the instruction goes, like its span.
     buffer: int | None = None
+    # A load or store merged with its neighbours into one .v2/.v4 access (passes/vectorize.py):
+    # selection emits the vector row for the first member
+    vector: Vector | None = None
 
     @property
     def spec(self) -> OpSpec | None:
@@ -84,6 +87,23 @@ class Inst:
         """Free of effects, memory reads and lane dependence: may be removed, merged or moved."""
         spec = self.spec
         return spec is not None and spec.pure
+
+
+@dataclass(eq=False)
+class Vector:
+    """A merged access: its members in address order (the first one's address is the group's).
+    Printed as a line `vector N` before its members, which stand together in their block."""
+
+    insts: list[Inst]
+
+    @property
+    def width(self) -> int:
+        return 4 * len(self.insts)
+
+    def valid_in(self, insts: list[Inst], at: int) -> bool:
+        """The members still stand together, in order, from insts[at] on."""
+        n = len(self.insts)
+        return at + n <= len(insts) and all(insts[at + k] is m for k, m in enumerate(self.insts))
 
 
 @dataclass(eq=False)
@@ -232,7 +252,9 @@ def dump(fn: Function) -> str:
         for phi in b.phis:
             inc = ", ".join(f"[{blk.name}, {show_op(v)}]" for blk, v in phi.incoming)
             out.append(f"  {phi.dst!r} = phi {inc} : {phi.dst.type.name}")
-        for i in b.insts:
+        for k, i in enumerate(b.insts):
+            if i.vector is not None and i is i.vector.insts[0] and i.vector.valid_in(b.insts, k):
+                out.append(f"  vector {len(i.vector.insts)}")
             out.append(f"  {show_inst(i, fn.params)}")
         t = b.term
         if isinstance(t, Br):

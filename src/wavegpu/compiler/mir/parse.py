@@ -19,6 +19,7 @@ from .ir import (
     Phi,
     Ret,
     Value,
+    Vector,
 )
 
 _VAL = re.compile(r"%(\d+)")
@@ -113,8 +114,20 @@ def parse(text: str, filename: str = "<mir>") -> Function:
             if i in values:
                 raise fail(ln, f"%{i} is defined twice")
             values[i] = Value(i, TYPE_BY_NAME[m.group(2)])
+    group: tuple[int, int, list[Inst]] | None = None  # an open `vector N`: (line, N, members so far)
     for ln, line in pending:
         b = line_block[ln]
+        if group is not None and len(group[2]) == group[1]:
+            v = Vector(group[2])
+            for x in group[2]:
+                x.vector = v
+            group = None
+        m = re.fullmatch(r"vector (\d+)", line)
+        if m:
+            if group is not None or int(m.group(1)) not in (2, 4):
+                raise fail(ln, "a `vector` line takes 2 or 4 and its members follow it")
+            group = (ln, int(m.group(1)), [])
+            continue
         # terminators (MIR's own keywords, not instruction rows): ret, br, condbr
         if re.fullmatch(r"ret", line):
             b.term = Ret()
@@ -155,6 +168,16 @@ def parse(text: str, filename: str = "<mir>") -> Function:
                 raise fail(ln, f"{m.group(3)!r} is not a buffer parameter")
             buffer = names.index(m.group(3))
         b.insts.append(Inst(m.group(2), dst, args, buffer=buffer))
+        if group is not None:
+            if m.group(2).split(".")[0] not in ("load", "store") or b is not line_block[group[0]]:
+                raise fail(ln, f"the members of a `vector {group[1]}` are loads or stores of its block")
+            group[2].append(b.insts[-1])
+    if group is not None:
+        if len(group[2]) != group[1]:
+            raise fail(group[0], f"`vector {group[1]}` has {len(group[2])} member(s)")
+        v = Vector(group[2])
+        for x in group[2]:
+            x.vector = v
     fn.blocks = [blocks[n] for n in order]
     missing = [n for n in blocks if n not in order]
     if missing:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...errors import CompileError, Diagnostic
 from ..mir.ir import Function
 from ..mir.verify import verify
-from . import cse, dce, licm, mem2reg, sccp, simplify_cfg, strength, unroll
+from . import cse, dce, licm, mem2reg, sccp, simplify_cfg, strength, unroll, vectorize
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,11 @@ REGISTRY: tuple[Pass, ...] = (
     Pass("cse", "common subexpression elimination over the dominator tree", cse.run),
     Pass("licm", "hoist loop-invariant pure instructions into a preheader", licm.run),
     Pass("strength", "strength reduction: multiplications and divisions by constants", strength.run),
+    Pass(
+        "vectorize",
+        "merge 2 or 4 aligned accesses of consecutive 32-bit elements into one .v2/.v4 access",
+        vectorize.run,
+    ),
 )
 
 PASSES: dict[str, Pass] = {p.name: p for p in REGISTRY}
@@ -122,6 +127,7 @@ PIPELINES: dict[int, list[str]] = {
         "cse",
         "dce",
         "simplify-cfg",
+        "vectorize",
     ],
     3: [
         "unroll",
@@ -136,6 +142,7 @@ PIPELINES: dict[int, list[str]] = {
         "cse",
         "dce",
         "simplify-cfg",
+        "vectorize",
     ],
 }
 

@@ -20,9 +20,10 @@ from ...isa.capabilities import EMULATOR
 from ...isa.registers import SReg
 from ...isa.structure import nesting, successors
 from ..lir import rows
-from ..lir.ir import Address, Imm, LFunction, LInst, SpecialReg, VReg
+from ..lir.ir import Address, Imm, LFunction, LInst, Part, SpecialReg, VReg
 
 NUM_PREDS = 8
+VECTOR = ("x2", "x4")  # the register classes of .v2/.v4 accesses (aligned tuples, never spilled)
 MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
 MAX_WG = EMULATOR.constants["MAX_WORKGROUP_SIZE"]
 
@@ -160,7 +161,10 @@ class ClassAllocator:
 # ---- the whole function ------------------------------------------------------------------------
 def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
     K = max(1, min(256, max_registers))
-    unspillable: set[int] = set()
+    # the registers of a vector access live only between it and its moves: never spilled
+    unspillable: set[int] = {
+        o.reg.id for ins in lf.insts for o in ins.operands if isinstance(o, Part) and o.reg.cls in VECTOR
+    }
 
     # predicates: spill into GPRs
     pred_home: dict[int, VReg] = {}
@@ -260,10 +264,10 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
                     out.append(LInst(st, [Address(addr, off), t], None, ins.span))
             lf.insts[:] = out
 
-    gcolors = ClassAllocator(lf, ("r", "p"), K).run(spill_gprs, unspillable)
+    gcolors = ClassAllocator(lf, ("r", "p", *VECTOR), K).run(spill_gprs, unspillable)
     for ins in lf.insts:
         for o in [*ins.operands, *([ins.guard[0]] if ins.guard else [])]:
-            base = o.base if isinstance(o, Address) else o
+            base = o.base if isinstance(o, Address) else o.reg if isinstance(o, Part) else o
             if isinstance(base, VReg):
                 table = pcolors if base.cls == "q" else gcolors
                 if base.id in table:
@@ -300,7 +304,7 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
     preds_used = 0
     for ins in lf.insts:
         for o in [*ins.operands, *([ins.guard[0]] if ins.guard else [])]:
-            base = o.base if isinstance(o, Address) else o
+            base = o.base if isinstance(o, Address) else o.reg if isinstance(o, Part) else o
             if isinstance(base, VReg) and base.phys is not None:
                 if base.cls == "q":
                     preds_used = max(preds_used, base.phys + 1)
@@ -311,11 +315,22 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
 
 
 def _trivial_move(ins: LInst) -> bool:
-    """A copy whose source and destination got the same register."""
+    """A copy whose source and destination got the same register (a vector part included)."""
+    if ins.key != rows.MOVE["r"] or ins.guard is not None or len(ins.operands) != 2:
+        return False
+
+    def phys(o: object) -> int | None:
+        if isinstance(o, Part):
+            return None if o.reg.phys is None else o.reg.phys + o.index
+        return o.phys if isinstance(o, VReg) and o.cls == "r" else None
+
+    d, s = phys(ins.operands[0]), phys(ins.operands[1])
+    if d is not None and d == s:
+        return True
     if not ins.is_move:
         return False
-    d, s = ins.operands[0], ins.operands[1]
-    return isinstance(d, VReg) and isinstance(s, VReg) and d.phys == s.phys
+    a, b = ins.operands[0], ins.operands[1]
+    return isinstance(a, VReg) and isinstance(b, VReg) and a.phys == b.phys
 
 
 def _replace(ins: LInst, old: VReg, new: VReg) -> None:
