@@ -27,6 +27,11 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 def pytest_addoption(parser):  # type: ignore[no-untyped-def]
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files for review")
+    parser.addoption(
+        "--update-wbin-digests",
+        action="store_true",
+        help="rewrite tests/data/wbin_digests.json (the corpus's .wbin digests) for review",
+    )
 
 
 # Tests that take a minute or more on a 2-core CI machine (cold numba compiles of generated
