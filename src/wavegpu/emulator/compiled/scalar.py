@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f32_of_f16, f64_of, fma64, native_half
+from .intrinsics import Bits, Float, bits_of_f32, bits_of_f64, f32_of, f32_of_f16, f64_of, fma64, native_half
 
 M32 = 0xFFFFFFFF
 CANON32 = 0x7FFFFFFF
@@ -33,7 +33,7 @@ def s32(a: int) -> int:
 
 
 @tiny
-def c32(x: float) -> int:
+def c32(x: Float) -> int:
     """float32 -> bits, NaN canonical (the choice made on floats, so that LLVM can keep a
     loop's float values in float registers)."""
     return bits_of_f32(x if x == x else f32_of(CANON32))
@@ -82,7 +82,7 @@ def mulhi_s(a: int, b: int) -> int:
 
 
 @tiny
-def mulhi_u(a: int, b: int) -> int:
+def mulhi_u(a: int, b: int) -> Bits:
     return np.int64((np.uint64(a) * np.uint64(b)) >> np.uint64(32))
 
 
@@ -304,7 +304,7 @@ def rint(x: float) -> float:
 
 
 @jit
-def to_int(x: float, mode: int, signed: bool) -> int:
+def to_int(x: float, mode: int, signed: bool) -> Bits:
     """float64 -> s32/u32 bits: mode 0 truncates, 1 rounds to nearest even, 2 floor, 3 ceil;
     saturating; NaN gives 0."""
     if x != x:
@@ -399,7 +399,7 @@ where the host has it."""
 
 
 @jit
-def f16_from64(x: float) -> int:
+def f16_from64(x: float) -> Bits:
     """float64 -> f16 bits, round to nearest even; NaN canonical."""
     if x != x:
         return CANON16
