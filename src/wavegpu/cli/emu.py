@@ -283,7 +283,7 @@ def fast_parse(argv: list[str]) -> dict[str, Any] | None:
     or None for anything this parser does not decide (help, an unknown or malformed option, a
     value click would refuse, a value that starts with '-', `--`, shell completion): the click
     command then parses it and reports. Reading the command line without click saves loading it
-    (start-up, docs/performance.md); tests/test_startup.py compares both parsers."""
+    (start-up, docs/performance.md); tests/cli/test_startup.py compares both parsers."""
     if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return None
     opts: dict[str, Any] = {o.dest: [] if o.multiple else (False if o.is_flag else o.default) for o in OPTIONS}
