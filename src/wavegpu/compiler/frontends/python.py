@@ -13,8 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
-from ...wbin.program import Program
-from .. import Options, builtins, compile_functions, hir
+from .. import builtins, hir
 from ..builtins import (
     ATOMICS,
     BUILTINS,
@@ -1397,11 +1396,6 @@ class PythonFrontend:
 
 
 PYTHON = PythonFrontend()
-
-
-def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
-    """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
-    return compile_functions(PYTHON.load(source, filename), options)
 
 
 def _spelling(b: Builtin) -> str:
