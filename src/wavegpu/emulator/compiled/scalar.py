@@ -1,8 +1,13 @@
-"""Scalar value semantics for the compiled engine: one lane's result on raw register bits.
+"""Scalar value semantics for the compiled engine: one lane's result, called by the generated
+kernels (the names they import are `rows.HELPERS`).
 
-Every value is an int64 holding raw bits (a 32-bit register in 0..2**32-1, a pair as the 64-bit
-pattern). The functions mirror `isa.semantics` (the NumPy reference) operation by operation;
-tests/emulator/compiled/test_rows.py runs every row of the table on both and compares the bits.
+A register value is an int64 holding raw bits (a 32-bit register in 0..2**32-1, a pair as the
+64-bit pattern). Where the generated code keeps a loop's float32 values in float registers
+(`codegen.py`, float_registers), the helpers take and give the float itself: `cf32`, `f32`,
+`c32` (a float32 to its bits, NaN canonical) and the float helpers below. The functions mirror
+`isa.semantics` (the NumPy reference) operation by operation;
+tests/emulator/compiled/test_compiled_rows.py runs every row of the table on both engines and
+compares the bits.
 """
 
 from __future__ import annotations
