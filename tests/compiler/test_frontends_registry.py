@@ -54,10 +54,12 @@ def test_a_language_without_a_frontend_is_refused_naming_the_available(lang: str
 
 def test_the_compiler_entry_dispatches_by_language() -> None:
     from wavegpu.compiler import Options, compile_python, compile_source
+    from wavegpu.compiler.frontends import python as py
 
     a = compile_source(SAXPY, Options(), "k.py", "python")
     b = compile_python(SAXPY, Options(), "k.py")
-    assert a.to_bytes() == b.to_bytes()
+    c = py.compile_python(SAXPY, Options(), "k.py")
+    assert a.to_bytes() == b.to_bytes() == c.to_bytes()
     assert a.kernels[0].workgroup_size == (64, 1, 1)
 
 

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
-from .. import builtins, hir
+from ...wbin.program import Program
+from .. import Options, builtins, compile_functions, hir
 from ..builtins import (
     ATOMICS,
     BUILTINS,
@@ -1396,6 +1397,11 @@ class PythonFrontend:
 
 
 PYTHON = PythonFrontend()
+
+
+def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
+    """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
+    return compile_functions(PYTHON.load(source, filename), options)
 
 
 def _spelling(b: Builtin) -> str:
