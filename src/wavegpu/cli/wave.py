@@ -131,7 +131,7 @@ def _runtime_devices() -> Table:
         t.add_column(col)
     for d in ROWS:
         ok, why = d.available()
-        options = sorted(d.takes | ({f"mma={p}" for p in d.mma_paths} if len(d.mma_paths) > 1 else set()))
+        options = sorted(d.takes - {"mma"}) + (["mma=" + "|".join(d.mma_paths)] if "mma" in d.takes else [])
         here = "yes" if ok else f"no: {why}"
         t.add_row(d.name, d.target or "-", str(d.wave_width), d.heap or "-", ", ".join(options) or "-", here)
     return t
