@@ -1,6 +1,6 @@
 """Kernel calls with device arrays (docs/sdk.md, device arrays): the call's arrays are placed in
 their device's heap (NumPy arguments copied in for the call, CuPy/PyTorch CUDA arrays device to
-device), the kernel launches on the heap through the one launch path (launch.run: in place on a
+device), the kernel launches on the heap through the one launch path (launch.start: in place on a
 GPU heap, on the heap's host image elsewhere), the canaries around the arrays are checked, and
 NumPy arguments the kernel may write are copied back where they changed."""
 
@@ -12,16 +12,15 @@ from typing import Any
 import numpy as np
 
 from ..emulator import BufferRegion
-from ..emulator.launch import check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Param
 from . import cuda, devices
 from .buffers import NUMPY_TYPES, _array, bind, scalar_bits, type_name
 from .canaries import CHECK_THREADS, CHECK_WORDS, adopt, check_canaries, check_kernel
 from .device_arrays import DeviceArray, to_device
-from .devices import Resident
+from .devices import Dim3, Resident
 from .heap import heap
-from .launch import run
+from .launch import start
 
 
 def has_device_arrays(values: Sequence[object] | Mapping[str, object]) -> bool:
@@ -43,9 +42,10 @@ def _foreign(v: object) -> dict[str, Any] | None:
         return None
 
 
-def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
+def _check_device_array(p: Param, v: DeviceArray, device: str, home: str) -> None:
+    """A WaveError unless device array v may be parameter p's argument on `device`, whose arrays
+    live on heap `home`."""
     dt = NUMPY_TYPES[p.dtype]
-    home = devices.heap_device(device).name
     if v.device == home and v.dtype == dt:
         return
     where = f"parameter {p.name!r} ({type_name(p.dtype)}[])"
@@ -60,21 +60,20 @@ def _check_device_array(p: Param, v: DeviceArray, device: str) -> None:
 def run_on_heap(
     k: Kernel,
     values: Sequence[object] | Mapping[str, object],
-    grid: int | Sequence[int],
-    workgroup: int | Sequence[int],
-    device: str,
+    row: devices.Device,
+    g: Dim3,
+    wg: Dim3,
     wave_width: int,
     options: Mapping[str, Any],
 ) -> Any:
     """One kernel call on the device's heap (docs/sdk.md, device arrays): the launch result on a
     host heap (its memory is the heap's image); None on a GPU heap, where nothing comes back to
-    the host. `options`: the call options of launch.run (check, boundscheck, ...)."""
-    g, wg = dim3(grid, "grid"), dim3(workgroup, "workgroup")
-    check_threads(g, wg, k)
-    row = devices.device(device)
-    row.refuse(options)  # before any array is placed or copied
+    the host. The launch's shape is checked (run_kernel); `options`: the call options of
+    launch.start (check, boundscheck, ...)."""
+    device = row.name
     seq = bind(k, values)
     h = heap(device)
+    home = h.device  # the device whose heap it is ("cuda" for "cuda-cpp")
     args: list[int] = []
     regions: list[BufferRegion] = []
     temps: list[tuple[Param, Any, DeviceArray, bool]] = []  # (param, caller's array, its copy, foreign)
@@ -85,7 +84,7 @@ def run_on_heap(
                 args.append(scalar_bits(v, p))
                 continue
             if isinstance(v, DeviceArray):
-                _check_device_array(p, v, device)
+                _check_device_array(p, v, device, home)
                 d = v
             elif (cai := _foreign(v)) is not None:
                 d = _from_foreign(p, v, cai, device)
@@ -106,18 +105,16 @@ def run_on_heap(
             named.append((p.name, d))
         if h.host is None:  # a GPU heap: the kernel runs on it in place, the canary check right after
             spans = [(d.address, d.nbytes) for _, d in named]
-            ranges: list[tuple[int, int]] = []
-            verify = None
-            got = np.empty(0, np.uint32)
-            if spans:  # the check's block comes back in one copy
+            if not spans:
+                res = start(k, row, g, wg, wave_width, Resident(h.ptr), args, options, None, True, args)
+            else:  # the canary check runs after the kernel; its block comes back in one copy
                 ranges, check_args = h.prepare_check(spans)
                 got = np.empty(len(ranges) * CHECK_WORDS, np.uint32)
                 verify = (*check_kernel(), CHECK_THREADS, check_args, got, h.block)
-            res = run(k, device, g, wg, Resident(h.ptr, verify), args, wave_width, keep_code=True, **options)
-            if spans:
+                res = start(k, row, g, wg, wave_width, Resident(h.ptr, verify), args, options, None, True, args)
                 check_canaries(h, k, device, named, h.check_result(ranges, got))
         else:
-            res = run(k, device, g, wg, h.host[: h.top], args, wave_width, buffers=regions, keep_code=True, **options)
+            res = start(k, row, g, wg, wave_width, h.host[: h.top], args, options, regions, True, args)
             assert res is not None
             arrays = [(p, r) for p, r in zip((q for q in k.params if q.kind != "scalar"), regions)]
             adopt(h, res.memory, arrays, k.name)

@@ -37,20 +37,25 @@ def run_kernel(
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back.
     `mma`: the mma path on device="cuda" (wg.launch). A call passing device arrays runs on their
-    device's heap (runtime/array_calls.py); both go through the one launch path (launch.run)."""
+    device's heap (runtime/array_calls.py); both go through the one launch path (launch.start)."""
     if not _CALL:
+        from ..emulator.launch import check_threads, dim3
         from .array_calls import has_device_arrays, run_on_heap
         from .devices import device as row_of
-        from .launch import run
+        from .launch import start
 
-        _CALL.extend((has_device_arrays, run_on_heap, row_of, run))
-    has_device_arrays, run_on_heap, row_of, run = _CALL
+        _CALL.extend((has_device_arrays, run_on_heap, row_of, start, check_threads, dim3))
+    has_device_arrays, run_on_heap, row_of, start, check_threads, dim3 = _CALL
 
     row = row_of(device)
-    row.check_mma(mma)
+    if mma is not None:
+        row.check_mma(mma)
     if wave_width is None:
         wave_width = row.wave_width
-    wg_size = workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP)
+    # the launch's size first: a refused launch builds no memory image of the arrays
+    g = dim3(grid, "grid")
+    wg = dim3(workgroup if workgroup is not None else (k.workgroup_size or DEFAULT_WORKGROUP), "workgroup")
+    check_threads(g, wg, k)
     options = {
         "check": check,
         "max_instructions": max_instructions,
@@ -62,13 +67,9 @@ def run_kernel(
         "mma": mma,
     }
     if has_device_arrays(values):  # arrays in a device's heap: launch there (docs/sdk.md, device arrays)
-        return run_on_heap(k, values, grid, wg_size, device, wave_width, options)
-    from ..emulator.launch import check_threads, dim3
-
-    # the launch's size first: a refused launch builds no memory image of the arrays
-    check_threads(dim3(grid, "grid"), dim3(wg_size, "workgroup"), k)
+        return run_on_heap(k, values, row, g, wg, wave_width, options)
     layout = pack(k, values, counts=False)
-    res = run(k, device, grid, wg_size, layout.memory, layout.args, wave_width, buffers=layout.regions(), **options)
+    res = start(k, row, g, wg, wave_width, layout.memory, layout.args, options, layout.regions())
     layout.write_back(res.memory)
     return res
 

@@ -15,15 +15,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ..emulator import BufferRegion, EmulationResult, Stats, emulate
-from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits, new_memory
+from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, new_memory
 from ..emulator.machine import Memory
 from ..errors import WaveError
 from ..wbin.program import Kernel
+from . import cuda, faults
 
 Dim3 = tuple[int, int, int]
 
@@ -41,8 +42,7 @@ FLAGS = {
 """How a refusal names an enforced flag (as the caller wrote it)."""
 
 
-@dataclass(frozen=True)
-class Resident:
+class Resident(NamedTuple):
     """Device memory already in place on a GPU (a device-array heap at `base`): the kernel runs on
     it without a copy. `check`: a second kernel run right after it on the same memory, then a
     small copy back (cuda.run_resident: the device arrays' canary check)."""
@@ -51,9 +51,9 @@ class Resident:
     check: tuple[str, str, int, list[int], np.ndarray, int] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
-    """One launch, checked against its device (Device.job): what every run function gets."""
+    """One launch, checked against its device (launch.start): what every run function gets."""
 
     kernel: Kernel
     grid: Dim3
@@ -124,13 +124,17 @@ class Device:
     mma_paths: tuple[str, ...] = ("exact",)
     gpu_heap: bool = False
     finish: Callable[[str], str] | None = None
+    refused: tuple[str, ...] = field(init=False)  # the enforced options it does not take, in order
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "refused", tuple(o for o in ENFORCED if o not in self.takes))
 
     # -- the options
     def refuse(self, options: Mapping[str, object]) -> None:
         """A WaveError for the first enforced option given that this device does not take."""
-        for opt in ENFORCED:
+        for opt in self.refused:
             value = options.get(opt)
-            if value is None or value is False or opt in self.takes:
+            if value is None or value is False:
                 continue
             takers = [d.name for d in ROWS if opt in d.takes]
             where = " or ".join(f"device={n!r}" for n in takers)
@@ -138,7 +142,9 @@ class Device:
                 raise WaveError(f"arch={value!r} applies to {where} only, not {self.name!r}")
             names = " or ".join(f"the {n}" for n in takers)
             raise WaveError(f"{FLAGS[opt]} applies to {names} only ({where}); {self.name!r} cannot enforce it")
-        self.check_mma(options.get("mma"))
+        mma = options.get("mma")
+        if mma is not None:
+            self.check_mma(mma)
 
     def check_mma(self, mma: object) -> None:
         """A WaveError unless `mma` is None or an mma path (naming the choices) this device runs."""
@@ -162,18 +168,15 @@ class Device:
         argument count and mma path (a kernel call on device arrays renders once)."""
         if self.target is None:
             return None
+        render, mma_path = _backends()
         mma = None
         if "mma" in self.takes:
-            from ..backends.ptx import MMA_PATH
-
-            mma = job.mma if job.mma is not None else MMA_PATH.get()
+            mma = job.mma if job.mma is not None else mma_path.get()
         key = (id(job.kernel), self.name, job.wave_width, len(job.bits), mma, job.arch)
         if job.keep_code:
             hit = _CODE.get(key)
             if hit is not None and hit[0] is job.kernel:
                 return hit[1]
-        from ..backends import render
-
         extra: dict[str, Any] = {"arch": job.arch} if "arch" in self.takes else {}
         r = render(job.kernel, self.target, wave_width=job.wave_width, nargs=len(job.bits), mma=mma, **extra)
         code = Code(r.source if self.finish is None else self.finish(r.source), r.entry)
@@ -184,8 +187,6 @@ class Device:
     def launch(self, job: Job) -> EmulationResult | None:
         """THE tail of every launch: render, run, a device's recorded fault as the Trap the
         emulator gives (runtime/faults.py), the memory in the emulator's result form."""
-        from . import faults
-
         code = self.code(job)
         if code is not None and not isinstance(job.memory, Resident):
             job.image = new_memory(job.memory, "global")
@@ -210,6 +211,16 @@ class Device:
 
 
 _CODE: dict[tuple[object, ...], tuple[Kernel, Code]] = {}  # Device.code's kept texts
+_BACKENDS: list[Any] = []  # backends.render and ptx.MMA_PATH, imported on the first rendered launch
+
+
+def _backends() -> list[Any]:
+    if not _BACKENDS:
+        from ..backends import render
+        from ..backends.ptx import MMA_PATH
+
+        _BACKENDS.extend((render, MMA_PATH))
+    return _BACKENDS
 
 
 def _span(job: Job) -> tuple[int, int] | None:
@@ -269,8 +280,6 @@ def _run_sycl(job: Job, code: Code | None) -> np.ndarray:
 
 
 def _run_cuda(job: Job, code: Code | None) -> np.ndarray | None:
-    from . import cuda
-
     assert code is not None
     if isinstance(job.memory, Resident):
         r = job.memory
@@ -290,8 +299,6 @@ def _run_amdgcn_sim(job: Job, code: Code | None) -> np.ndarray:
 
 
 def _nvrtc(source: str) -> str:
-    from . import cuda
-
     return cuda.nvrtc_ptx(source, cuda.arch())
 
 
@@ -312,8 +319,6 @@ def _sycl_available() -> tuple[bool, str]:
 
 
 def _cuda_available() -> tuple[bool, str]:
-    from . import cuda
-
     return cuda.available()
 
 
@@ -383,31 +388,4 @@ def heap_device(name: object) -> Device:
     return DEVICES[row.heap]
 
 
-def default_wave_width(name: object) -> int:
-    """The wave width a launch on `name` runs with when none is given (32 for an unknown name:
-    its refusal comes from device())."""
-    row = DEVICES.get(name) if isinstance(name, str) else None
-    return DEFAULT.wave_width if row is None else row.wave_width
-
-
-def job(
-    k: Kernel,
-    row: Device,
-    grid: Dim3,
-    workgroup: Dim3,
-    wave_width: int,
-    memory: int | bytes | np.ndarray | Resident | None,
-    args: Sequence[object],
-    **options: Any,
-) -> Job:
-    """A Job for `row`: its enforced options checked (Device.refuse), the arguments' bits padded
-    to one per parameter."""
-    row.refuse(options)
-    bits: list[int] = []
-    if row.target is not None:  # a device that runs the binary reads the arguments itself
-        bits = [arg_bits(a) for a in args]
-        bits += [0] * (max(len(bits), len(k.params)) - len(bits))
-    return Job(k, grid, workgroup, wave_width, memory, args, bits=bits, **options)
-
-
-__all__ = ["DEVICES", "ROWS", "Code", "Device", "Job", "Resident", "Run", "device", "devices", "job", "names"]
+__all__ = ["DEVICES", "ROWS", "Code", "Device", "Job", "Resident", "Run", "device", "devices", "names"]

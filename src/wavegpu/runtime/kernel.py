@@ -40,7 +40,10 @@ class KernelFunction:
         self.max_registers = max_registers
         self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
         self._file: str | None = None  # the source file (abspath), found on the first compile
-        self._hit: tuple[object, ...] | None = None  # (stamp, options, globals seen, program): `program`
+        # (stamp, options, globals seen, program) of the last compile: `program`
+        self._hit: tuple[tuple[int, ...] | None, tuple[object, ...], tuple[tuple[str, object], ...], Program] | None = (
+            None
+        )
         self._signature: inspect.Signature | None = None  # read on the first call (`_binder`)
         self._params: tuple[str, ...] = ()
         self._plain = False  # every parameter positional-or-keyword without a default: bound by zip
@@ -89,10 +92,9 @@ class KernelFunction:
         def build() -> Program:
             from ..compiler import Options, compile_python
 
-            return compile_python(
-                self.python,
-                Options(opt=self.opt, max_registers=self.max_registers, workgroup=self.workgroup),
-            )  # type: ignore[arg-type]
+            # the compiler reads a workgroup of 1 to 3 sizes (`Options.workgroup` names 3)
+            wgs: Any = self.workgroup
+            return compile_python(self.python, Options(opt=self.opt, max_registers=self.max_registers, workgroup=wgs))
 
         stamp = self._stamp()
         hit = self._hit
@@ -103,7 +105,7 @@ class KernelFunction:
             and hit[1] == (self.opt, self.max_registers, self.workgroup)
             and same_globals(self.python, hit[2])
         ):
-            return hit[3]  # type: ignore[return-value]
+            return hit[3]
         options = (self.opt, self.max_registers, self.workgroup)
         g = getattr(self.python, "__globals__", {})
         names = sorted(names_of(self.python.__code__)) if hasattr(self.python, "__code__") else []

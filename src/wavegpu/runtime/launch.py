@@ -4,16 +4,17 @@ device takes and runs it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..emulator import BufferRegion, EmulationResult
-from ..emulator.launch import check_threads, dim3
+from ..emulator.launch import arg_bits, check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
 from . import devices
-from .devices import Resident
+from .devices import Dim3, Job, Resident
 
 
 def launch(
@@ -85,24 +86,95 @@ def run(
     memory: int | bytes | np.ndarray | Resident | None,
     args: Sequence[object],
     wave_width: int | None = None,
-    *,
-    max_instructions: int | None = None,
-    keep_code: bool = False,
+    buffers: Sequence[BufferRegion] | None = None,
     **options: object,
 ) -> EmulationResult | None:
-    """One launch of kernel k on `device` (wg.launch's arguments; `memory` may also be device
-    memory in place, a Resident: then nothing comes back). The device's row checks the options
-    it is given, the launch's shape is checked before any memory image is built, and the row
-    runs it (Device.launch). `keep_code`: keep the rendered code for the next call."""
+    """One launch of kernel k on `device` with wg.launch's arguments: the device's row, the
+    launch's shape checked (before any memory image is built), then `start`."""
     row = devices.device(device)
     if wave_width is None:
         wave_width = row.wave_width
     g = dim3(grid, "grid")
     wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
     check_threads(g, wg, k)
-    if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
-        raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
-    job = devices.job(
-        k, row, g, wg, wave_width, memory, args, max_instructions=max_instructions, keep_code=keep_code, **options
+    return start(k, row, g, wg, wave_width, memory, args, options, buffers)
+
+
+def start(
+    k: Kernel,
+    row: devices.Device,
+    grid: Dim3,
+    workgroup: Dim3,
+    wave_width: int,
+    memory: int | bytes | np.ndarray | Resident | None,
+    args: Sequence[object],
+    options: Mapping[str, Any],
+    buffers: Sequence[BufferRegion] | None = None,
+    keep_code: bool = False,
+    bits: list[int] | None = None,
+) -> EmulationResult | None:
+    """THE launch path, for a launch whose shape is checked (`run`, kernel calls): the device's
+    row checks the options it is given (Device.refuse), the arguments become their 32 bits (one
+    per parameter at least) for a device that renders the kernel, and the row runs the job
+    (Device.launch). `options`: Job's fields by name (check, max_instructions, mma, ...);
+    `buffers`: where the arrays live; `keep_code`: keep the rendered code for the next call with
+    this kernel; `bits`: the arguments already as 32-bit ints, one per parameter (a call on
+    device arrays). `memory` may also be device memory in place, a Resident: then nothing comes
+    back. Job's fields are given by position: a kernel call makes one per call, and its host
+    overhead is measured (docs/performance.md)."""
+    row.refuse(options)
+    get = options.get
+    budget = get("max_instructions")
+    if budget is not None and (not isinstance(budget, int) or budget < 1):
+        raise WaveError(f"max_instructions must be a positive int, got {budget!r}")
+    if row.target is None:  # the emulator: it reads the arguments and takes every option itself
+        job = Job(
+            k,
+            grid,
+            workgroup,
+            wave_width,
+            memory,
+            args,
+            get("constants"),
+            buffers,
+            get("check", False),
+            get("boundscheck", False),
+            get("zero_division", False),
+            budget,
+            get("progress", False),
+            get("engine"),
+            get("donate", False),
+            get("restore"),
+            get("arch"),
+            get("mma"),
+            keep_code,
+            [],
+        )
+        return row.launch(job)
+    if bits is None:
+        bits = [a if type(a) is int and 0 <= a <= 0xFFFFFFFF else arg_bits(a) for a in args]
+        bits += [0] * (max(len(bits), len(k.params)) - len(bits))
+    # a rendered kernel: the options it cannot enforce were refused, the emulator's hints do not apply
+    job = Job(
+        k,
+        grid,
+        workgroup,
+        wave_width,
+        memory,
+        args,
+        get("constants"),
+        buffers,
+        False,
+        False,
+        False,
+        None,
+        False,
+        None,
+        False,
+        None,
+        get("arch"),
+        get("mma"),
+        keep_code,
+        bits,
     )
     return row.launch(job)
