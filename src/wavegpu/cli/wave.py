@@ -127,13 +127,13 @@ def _runtime_devices() -> Table:
     from ..runtime.devices import ROWS
 
     t = Table(title="devices (wg.launch(device=...), kernel calls' device=)")
-    for col in ("device", "target", "wave width", "heap", "options", "here"):
-        t.add_column(col)
+    for col in ("device", "target", "wave width", "heap", "options", "here", "what it is"):
+        t.add_column(col, no_wrap=col == "device")
     for d in ROWS:
         ok, why = d.available()
         options = sorted(d.takes - {"mma"}) + (["mma=" + "|".join(d.mma_paths)] if "mma" in d.takes else [])
         here = "yes" if ok else f"no: {why}"
-        t.add_row(d.name, d.target or "-", str(d.wave_width), d.heap or "-", ", ".join(options) or "-", here)
+        t.add_row(d.name, d.target or "-", str(d.wave_width), d.heap or "-", ", ".join(options) or "-", here, d.about)
     return t
 
 

@@ -30,7 +30,8 @@ Dim3 = tuple[int, int, int]
 
 # The options a device may take. The enforced ones are refused by a device that does not take
 # them (it could not keep their promise); the hints only change how a run goes, and a device
-# that does not take one runs without it.
+# that does not take one runs without it. `mma` picks a path among the row's `mma_paths`
+# ("exact" everywhere): a device that takes it renders with the path asked for.
 ENFORCED = ("check", "boundscheck", "max_instructions", "zero_division", "arch")
 HINTS = ("engine", "progress", "donate", "mma")
 FLAGS = {
