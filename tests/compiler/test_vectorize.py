@@ -182,13 +182,15 @@ def _devices() -> list[tuple[str, dict[str, object]]]:
     [(4, 0, 4, "global"), (4, 4, 4, "local"), (2, 0, 2, "global"), (8, 2, 4, "local")],
 )
 def test_merged_kernels_on_other_targets(mul: int, off: int, count: int, space: str) -> None:
-    """The merged rows on OpenCL, SYCL (where installed) and the AMDGCN interpreter (always):
-    the emulator's memory bit for bit."""
+    """The merged rows on the compiled engine, OpenCL, SYCL (where installed) and the AMDGCN
+    interpreter (always): the emulator's memory bit for bit."""
     prog = wg.compile(kernel_source(mul, off, count, space), lang="python", opt=2)
     assert sum(vectors(prog)) > 0
     mem = np.zeros(C + 8192, np.uint8)
     mem[A : A + 8192] = np.arange(2048, dtype=np.float32).view(np.uint8)
     ref = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C]).memory
+    compiled = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C], engine="compiled")
+    assert compiled.engine == "compiled" and np.array_equal(compiled.memory, ref)
     for device, extra in _devices():
         got = wg.launch(prog, device=device, grid=2, workgroup=16, memory=mem, args=[A, C], **extra).memory
         assert np.array_equal(got, ref), (device, extra)
