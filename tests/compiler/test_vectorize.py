@@ -163,17 +163,15 @@ def test_boundscheck_names_the_element(tmp_path: Path) -> None:
     assert "a[14]" in firsts[1]
 
 
-def _devices() -> list[tuple[str, dict[str, object]]]:
+def _devices() -> list[tuple[str, str | None]]:
+    """(device, AMDGCN processor) of the targets this machine runs."""
     from wavegpu.runtime import opencl, sycl
 
-    out: list[tuple[str, dict[str, object]]] = [
-        ("amdgcn-sim", {"arch": "gfx942"}),
-        ("amdgcn-sim", {"arch": "gfx90a"}),
-    ]
+    out: list[tuple[str, str | None]] = [("amdgcn-sim", "gfx942"), ("amdgcn-sim", "gfx90a")]
     if opencl.available()[0]:
-        out.append(("opencl", {}))
+        out.append(("opencl", None))
     if sycl.available()[0]:
-        out.append(("sycl", {}))
+        out.append(("sycl", None))
     return out
 
 
@@ -191,9 +189,9 @@ def test_merged_kernels_on_other_targets(mul: int, off: int, count: int, space: 
     ref = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C]).memory
     compiled = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C], engine="compiled")
     assert compiled.engine == "compiled" and np.array_equal(compiled.memory, ref)
-    for device, extra in _devices():
-        got = wg.launch(prog, device=device, grid=2, workgroup=16, memory=mem, args=[A, C], **extra).memory
-        assert np.array_equal(got, ref), (device, extra)
+    for device, arch in _devices():
+        got = wg.launch(prog, device=device, arch=arch, grid=2, workgroup=16, memory=mem, args=[A, C]).memory
+        assert np.array_equal(got, ref), (device, arch)
 
 
 LOOP_SUM = """
