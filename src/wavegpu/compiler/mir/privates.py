@@ -1,19 +1,14 @@
-"""Per-thread arrays and unrolled loops before MIR lowering: which loops are unrolled (and their
-trips), and where each per-thread array lives (registers, or the thread's slice of local memory).
-
-An array lives in registers (one variable per element) when every index of every access folds to
-a constant (`hir.fold_int`: literals, constants, arithmetic on them and the counters of unrolled
-loops, in each unrolled copy); otherwise in local memory. The decision is made once, on the HIR,
-so it does not depend on -O; docs/compiler.md states the rule.
+"""Unrolled loops in MIR lowering: which loops are unrolled, and their trips; the layout constant
+of per-thread arrays in local memory.
 
 The size of an unrolled loop is counted in HIR operations (statements and expression nodes,
-each about one MIR instruction), over every copy, nested unrolled loops included: the planner
-and MIR lowering count the same way, so they agree on which loops are unrolled.
+each about one MIR instruction), over every copy, nested unrolled loops included, so the
+decision is made on the HIR before any copy is emitted. Where each per-thread array lives is
+decided by lowering itself (`mir/lower.py`: registers, unless an index is known only at run
+time); docs/compiler.md states both rules.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from ...errors import CompileError, Diagnostic
 from .. import hir
@@ -123,53 +118,3 @@ def _exprs(s: hir.Stmt) -> tuple[hir.Expr, ...]:
     if isinstance(s, hir.For):
         return (s.start, s.stop, s.step)
     return tuple(c for c in hir._children(s) if isinstance(c, hir.Expr))
-
-
-def _accesses(
-    body: tuple[hir.Stmt, ...], env: dict[str, int]
-) -> Iterator[tuple[str, tuple[hir.Expr, ...], dict[str, int]]]:
-    """Every per-thread array access (array, indices, the counters' values there), unrolled loops
-    walked copy by copy."""
-    for s in body:
-        values = trips(s, env) if isinstance(s, hir.For) else None
-        if values is not None:
-            assert isinstance(s, hir.For)
-            inner = substitutable(s)
-            for k in values:
-                yield from _accesses(s.body, {**env, s.var: k} if inner else env)
-            continue
-        if isinstance(s, hir.PrivateStore):
-            yield s.array, s.indices, env
-        stack = list(_exprs(s))
-        while stack:
-            x = stack.pop()
-            if isinstance(x, hir.PrivateLoad):
-                yield x.array, x.indices, env
-            stack.extend(c for c in hir._children(x) if isinstance(c, hir.Expr))
-        if isinstance(s, hir.If):
-            yield from _accesses(s.then, env)
-            yield from _accesses(s.other, env)
-        elif isinstance(s, hir.While | hir.For):
-            yield from _accesses(s.body, env)
-
-
-def plan(fn: hir.Function) -> set[str]:
-    """The per-thread arrays that need local memory (an index not constant); a CompileError for
-    a constant index outside its dimension."""
-    shapes = {p.name: p for p in fn.privates}
-    in_memory: set[str] = set()
-    errors: list[Diagnostic] = []
-    for name, indices, env in _accesses(fn.body, {}):
-        pa = shapes[name]
-        for dim, (ix, n) in enumerate(zip(indices, pa.shape)):
-            k = hir.fold_int(ix, env)
-            if k is None:
-                in_memory.add(name)
-            elif not 0 <= k < n:
-                where = f" in dimension {dim + 1}" if len(pa.shape) > 1 else ""
-                msg = f"index {k} is out of range for per-thread array {name!r}{where} (size {n})"
-                if all(d.message != msg or d.span != ix.span for d in errors):
-                    errors.append(Diagnostic(msg, ix.span))
-    if errors:
-        raise CompileError(errors)
-    return in_memory
