@@ -401,18 +401,36 @@ UNROLLED_CONTROL = _src("""
     int32_t r = 0;
 #pragma unroll
     for (uint32_t k = 0; k < n; ++k) r += int32_t(k);   // run-time bounds: a hint, the loop runs as written
-    out[i] = s * 1000 + r;
+    int32_t q = 0;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        if (x[i] > k) {
+            if (x[i] > k + 2) continue;  // from inside two ifs
+            if (x[i] == 7) break;
+            q += t[k];
+        }
+        q += 2 * k;
+    }
+    if (x[i] == 8) {
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            out[i] = -k;
+            return;                     // a return in the first copy
+        }
+    }
+    out[i] = s * 1000 + r + q * 100000;
 }
 """)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_unrolled_copies_keep_break_and_continue(engine: str) -> None:
-    prog = wg.compile(UNROLLED_CONTROL, lang="cpp")
+@pytest.mark.parametrize("opt", [0, 2, 3])
+def test_unrolled_copies_keep_break_continue_and_return(engine: str, opt: int) -> None:
+    prog = wg.compile(UNROLLED_CONTROL, lang="cpp", opt=opt)
     assert local_rows(prog) == 0
     x = np.arange(-1, 9, dtype=np.int32)
     out = np.zeros(x.size, np.int32)
-    load_kernels(UNROLLED_CONTROL, lang="cpp").ctl(x, out, 5, grid=1, workgroup=x.size, engine=engine)
+    load_kernels(UNROLLED_CONTROL, lang="cpp", opt=opt).ctl(x, out, 5, grid=1, workgroup=x.size, engine=engine)
     want = []
     for xi in x:
         s = 0
@@ -422,7 +440,16 @@ def test_unrolled_copies_keep_break_and_continue(engine: str) -> None:
             if k == 6:
                 break
             s += (k + 1) * (k + 1)
-        want.append(s * 1000 + 10)
+        q = 0
+        for k in range(3):
+            if xi > k:
+                if xi > k + 2:
+                    continue
+                if xi == 7:
+                    break
+                q += k + 1
+            q += 2 * k
+        want.append(0 if xi == 8 else s * 1000 + 10 + q * 100000)
     np.testing.assert_array_equal(out, want)
 
 

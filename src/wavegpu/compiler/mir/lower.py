@@ -10,7 +10,7 @@ from .. import builtins, hir
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
-from .privates import DEFAULT_THREADS, substitutable, trips
+from .privates import DEFAULT_THREADS, jumps, substitutable, trips, without_jumps
 
 SREG = {
     "thread_id": "tid",
@@ -245,29 +245,37 @@ class Lowerer:
 
     def unrolled(self, s: hir.For, values: range) -> None:
         """A loop marked for unrolling: one copy of the body per trip, the counter a constant in
-        each (when the body never writes it); `continue` jumps to the next copy, `break` past
-        the last."""
+        each (when the body never writes it). The body's own `continue` and `break` become flags
+        that guard the rest of the copy (and, for `break`, the later copies): structured control
+        flow, as LIR needs (`privates.without_jumps`)."""
         t = s.start.type
-        exit_ = self.new_block()
-        nxt = exit_ if not values else self.new_block()
-        self.jump(nxt)
+        has_cont, has_brk = jumps(s.body)
+        self.span = s.span
+        cont = self.fresh_var(BOOL) if has_cont else None
+        brk = self.fresh_var(BOOL) if has_brk else None
+        body = without_jumps(s.body, cont, brk)
+        if brk is not None:
+            self.emit("setvar", [Const(False, BOOL)], None, brk)
         inner = substitutable(s)
         saved = self.consts
         try:
             for n, k in enumerate(values):
-                self.cur = nxt
-                nxt = exit_ if n == len(values) - 1 else self.new_block()
+                if self.cur.term is not None:  # after a `return` in the last copy: unreachable
+                    self.cur = self.new_block()
                 self.span = s.span
                 self.emit("setvar", [self.convert(Const(k, I32 if k < 0 else U32), t)], None, s.var)
+                if cont is not None:
+                    self.emit("setvar", [Const(False, BOOL)], None, cont)
                 self.consts = {**saved, s.var: k} if inner else saved
-                self.forget(s.body, s.var)  # a copy is also reached by the last one's `continue`
-                self.loops.append((nxt, exit_, None))
-                self.body(s.body)
-                self.loops.pop()
-                self.jump(nxt)
+                self.forget(body, s.var)
+                if brk is not None and n:
+                    self.stmt(
+                        hir.If(s.span, hir.Unary(BOOL, s.span, hir.UnaryOp.NOT, hir.Var(BOOL, s.span, brk)), body, ())
+                    )
+                else:
+                    self.body(body)
         finally:
             self.consts = saved
-        self.cur = exit_
 
     def for_loop(self, s: hir.For) -> None:
         """The loop variable has the start's type; a stop of the other integer type is compared by

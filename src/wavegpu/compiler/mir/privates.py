@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ...errors import CompileError, Diagnostic
 from .. import hir
+from ..types import BOOL
 
 # The most HIR operations the copies of one unrolled loop may hold (docs/compiler.md).
 MAX_UNROLLED = 4096
@@ -118,3 +119,44 @@ def _exprs(s: hir.Stmt) -> tuple[hir.Expr, ...]:
     if isinstance(s, hir.For):
         return (s.start, s.stop, s.step)
     return tuple(c for c in hir._children(s) if isinstance(c, hir.Expr))
+
+
+def jumps(body: tuple[hir.Stmt, ...]) -> tuple[bool, bool]:
+    """Whether a loop body holds a `continue`, a `break` of its own (not of a nested loop)."""
+    cont = brk = False
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, hir.Continue):
+            cont = True
+        elif isinstance(s, hir.Break):
+            brk = True
+        elif isinstance(s, hir.If):
+            stack.extend(s.then + s.other)
+    return cont, brk
+
+
+def without_jumps(body: tuple[hir.Stmt, ...], cont: str | None, brk: str | None) -> tuple[hir.Stmt, ...]:
+    """An unrolled copy's body with its own `continue` and `break` made flags (`cont`, `brk`,
+    bool variables) and the statements after one guarded by them: a jump from inside an `if` to
+    the next copy or past the last would not be structured control flow (LIR has loops and ifs
+    only), while a flag is. The statements after a jump in its own block never run: dropped."""
+    out: list[hir.Stmt] = []
+    for n, s in enumerate(body):
+        sp = s.span
+        if isinstance(s, hir.Continue | hir.Break):
+            flag = cont if isinstance(s, hir.Continue) else brk
+            assert flag is not None
+            out.append(hir.Assign(sp, flag, hir.Const(BOOL, sp, True)))
+            return tuple(out)
+        if not isinstance(s, hir.If) or jumps((s,)) == (False, False):
+            out.append(s)
+            continue
+        out.append(hir.If(sp, s.cond, without_jumps(s.then, cont, brk), without_jumps(s.other, cont, brk)))
+        rest = without_jumps(body[n + 1 :], cont, brk)
+        if rest:
+            flags = [hir.Var(BOOL, sp, f) for f in (cont, brk) if f is not None]
+            either = flags[0] if len(flags) == 1 else hir.Binary(BOOL, sp, hir.BinaryOp.OR, flags[0], flags[1])
+            out.append(hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, either), rest, ()))
+        return tuple(out)
+    return tuple(out)
