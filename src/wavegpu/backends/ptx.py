@@ -37,7 +37,7 @@ from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ..isa.registers import SReg as SR
 from ..isa.table import ROWS
 from ..isa.types import SUBREGS, DataType, Kind, Role
-from ..isa.vocabulary import NEST_OF, AtomOp, Nest, ReduceOp, Scope, ShuffleMode
+from ..isa.vocabulary import NEST_OF, AtomOp, InstrClass, Nest, ReduceOp, Scope, ShuffleMode
 from ..isa.vocabulary import Op as VOp
 from ..wbin.program import Kernel
 from .base import Rendered
@@ -190,7 +190,7 @@ for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered,
         _text = f"{_r.name} {{d}}, {{a}}, {{b}};" if _k != _B else int_setp(_cmp, _ty, "{d}", "{a}", "{b}", "{q}")
         NATIVE[_r.key] = (_P, (_k, _k), _text)
 
-# The value rows (base.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
+# The value rows (isa.table.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
 # (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
 # library in. NATIVE and HELPER_ROWS split VALUE_ROWS between them (tests/backends/test_coverage.py).
 HELPER_ROWS: tuple[str, ...] = (
@@ -583,7 +583,7 @@ class PTXRenderer:
         ss = {"global": "global", "local": "shared", "const": "global.nc"}[space]
         a = self.address(space, m)
         vec = any(o.kind in (Kind.VEC2, Kind.VEC4) for o in spec.operands)
-        if spec.cls == "load":
+        if spec.cls is InstrClass.LOAD:
             dst = inst.operands[0]
             if spec.width <= 4:
                 t = self.tmp(_B)

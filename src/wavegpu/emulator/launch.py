@@ -264,7 +264,7 @@ def _validate(k: Kernel) -> None:
         for pc, (inst, tag) in enumerate(zip(k.instructions, k.accesses)):
             if tag is None:
                 continue
-            if inst.spec.space != "global" or inst.spec.cls not in ("load", "store", "atomic"):
+            if not inst.spec.is_global_access:
                 raise Trap(
                     "the access table names a buffer for an instruction that is no global access",
                     k.name,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..isa.vocabulary import InstrClass
 from ..wbin.program import Kernel
 from .checker import Checker
 from .memory import Memory, pad16
@@ -78,7 +79,7 @@ class Batch(State):
                         self.first_active_lane(),
                     )
                 pc = pc + 1 if nxt is None else nxt
-                if self.n_active == 0 and pc < n and insts[pc].spec.cls != "control":
+                if self.n_active == 0 and pc < n and insts[pc].spec.cls is not InstrClass.CONTROL:
                     pc = closer[pc]
 
 

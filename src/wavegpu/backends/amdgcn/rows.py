@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
-from ...isa.table import ROWS
+from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
-from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode
+from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode, Space, Unit
 from ...isa.vocabulary import Op as VOp
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
 from .select import ATOM_DS, ATOM_GLOBAL, CMP_F, CMP_INT, Unsupported, is_s, is_v
@@ -95,16 +95,14 @@ SMEM_LOAD = {4: "s_load_dword", 8: "s_load_dwordx2", 16: "s_load_dwordx4"}
 
 
 def coverage() -> dict[str, str]:
-    """Row key -> how the row is rendered or 'unsupported: <why>': value rows (base.VALUE_ROWS)
+    """Row key -> how the row is rendered or 'unsupported: <why>': value rows (Unit.VALUE)
     are 'inline: ...' instruction sequences, the others 'statement: ...' (memory, control flow,
     synchronisation, wave operations)."""
-    from ..base import VALUE_ROWS
-
     out = {}
     for r in ROWS:
         if r.key in UNSUPPORTED:
             out[r.key] = "unsupported: " + UNSUPPORTED[r.key]
-        elif r.key in VALUE_ROWS:
+        elif r.unit is Unit.VALUE:
             out[r.key] = "inline: " + HOW.get(r.op, "scalar or vector ALU instructions")
         else:
             out[r.key] = "statement: " + HOW.get(r.op, "control flow, synchronisation or memory")
@@ -1109,7 +1107,7 @@ def _load(s: Selector, inst: Instruction) -> None:
         vector_into(s, d, lambda t: s._valu("v_mov_b32", t, [tmp]))
         return
     dst, n = _dst_range(s, d)
-    if spec.space == "const" and w >= 4 and is_s(dst):
+    if spec.space is Space.CONST and w >= 4 and is_s(dst):
         # uniform address into SGPRs: scalar load from constant memory (read-only, so the scalar
         # cache cannot be stale)
         off = s.stmp()
@@ -1130,12 +1128,12 @@ def _load(s: Selector, inst: Instruction) -> None:
             s.emit("v_readfirstlane_b32", _half(dst, i) if n > 1 else dst, _half(t, i) if n > 1 else t)
 
 
-def _load_into(s: Selector, spec: object, t: Operand, n: int, m: Mem, w: int, signed: bool) -> None:
-    if spec.space == "local":  # type: ignore[attr-defined]
+def _load_into(s: Selector, spec: InstrSpec, t: Operand, n: int, m: Mem, w: int, signed: bool) -> None:
+    if spec.space is Space.LOCAL:
         addr, off = _addr(s, m, 0, 65535)
         s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
     else:
-        base = s.mem if spec.space == "global" else s.cmem  # type: ignore[attr-defined]
+        base = s.mem if spec.space is Space.GLOBAL else s.cmem
         addr, off = _addr(s, m, -4096, 4095)
         s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
 
@@ -1164,7 +1162,7 @@ def _store(s: Selector, inst: Instruction) -> None:
     assert isinstance(m, Mem)
     w = spec.width
     data = _data(s, v, max(1, w // 4))
-    if spec.space == "local":
+    if spec.space is Space.LOCAL:
         addr, off = _addr(s, m, 0, 65535)
         s.emit(STORE_DS[w], addr, data, ndefs=0, mods=f"offset:{off}" if off else "")
     else:
@@ -1186,7 +1184,7 @@ def _atomic(s: Selector, inst: Instruction) -> None:
     signed = spec.signed
 
     def body(t: Operand | None) -> None:
-        if spec.space == "local":
+        if spec.space is Space.LOCAL:
             addr, off = _addr(s, m, 0, 65535)
             mods = f"offset:{off}" if off else ""
             if aop is AtomOp.CAS:

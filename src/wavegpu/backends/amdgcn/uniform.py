@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
 from ...isa.types import Role
-from ...isa.vocabulary import Nest
+from ...isa.vocabulary import Nest, Space
 from ...isa.vocabulary import Op as VOp
 from ..lift import If, Loop, Node, Op
 
@@ -105,7 +105,7 @@ def _inherently_divergent(inst: Instruction) -> bool:
     if op in DIVERGENT_RESULT:
         return True
     if op is VOp.LD:
-        return inst.spec.space != "const" or inst.spec.width < 4
+        return inst.spec.space is not Space.CONST or inst.spec.width < 4
     if op is VOp.MOV:
         for o in inst.operands:
             if isinstance(o, SReg):

@@ -18,7 +18,7 @@ from ...isa.registers import SReg as SR
 from ...isa.structure import operand_registers, successors
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import SUBREGS, DataType, Kind, Role
-from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
+from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, InstrClass, Nest, ReduceOp, Scope, ShuffleMode, Space
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..base import Rendered
@@ -488,7 +488,7 @@ class CRenderer:
         assert spec.space is not None
         a = self.addr(self._mem(inst))
         head = [f"bool wv_ok = {self.in_bounds(spec.space, a, spec.width)};", f"WV_NOTE(wv_ok, {a}, {self.pc}u);"]
-        if spec.space == "local" and not self.k.local_memory:  # nothing to access: every access faults
+        if spec.space is Space.LOCAL and not self.k.local_memory:  # nothing to access: every access faults
             return ["{", *("    " + x for x in head), "}"]
         body = ["if (wv_ok) {", *("    " + x for x in render(a)), "}"]
         return ["{", *("    " + x for x in head), *("    " + x for x in body), "}"]
@@ -512,7 +512,7 @@ class CRenderer:
         space = spec.space
         assert space is not None and spec.mem_index is not None
         vec = next((o.kind.vector_len for o in spec.operands if o.kind in (Kind.VEC2, Kind.VEC4)), 0)
-        if spec.cls == "load":
+        if spec.cls is InstrClass.LOAD:
             dst = inst.operands[0]
             if spec.width < 4:
                 ct = {(1, False): "uchar", (1, True): "char", (2, False): "ushort", (2, True): "short"}

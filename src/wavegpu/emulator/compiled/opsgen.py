@@ -12,19 +12,13 @@ from __future__ import annotations
 
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
-from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode
-from .rows import EXPR, HELPERS
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode, Unit
+from .rows import HELPERS
 
 M32 = 0xFFFFFFFF
 DECO = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
 GUARD = "act[l] and (g < 0 or P[g, l] == gp)"
 MEM_ARGS = "m8, m16, m32, size, rs, re, own_lo, own_hi, pc, nb"
-
-MEMORY_AND_WAVE_OPS = frozenset(
-    {Op.LD, Op.ST, Op.ATOM, Op.RED, Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL}
-)
-"""Rows with a generated function of their own kind (memory, atomics, wave operations)."""
-VALUE_OPS = frozenset(Op) - MEMORY_AND_WAVE_OPS
 
 
 def fname(spec: InstrSpec) -> str:
@@ -168,19 +162,6 @@ def _wave(spec: InstrSpec) -> list[str]:
     return [*lines, "        for l in range(w * W, w * W + W):", f"            if {GUARD}:", f"                {write}"]
 
 
-def kind_of(spec: InstrSpec) -> str | None:
-    """'value', 'memory', 'atomic', 'wave', or None (control flow and rows run by the driver)."""
-    if spec.op in (Op.LD, Op.ST):
-        return "memory"
-    if spec.op in (Op.ATOM, Op.RED):
-        return "atomic"
-    if spec.op in (Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL):
-        return "wave"
-    if spec.key in EXPR or (spec.op is Op.MOV and not spec.control):
-        return "value"
-    return None
-
-
 def module() -> str:
     """The source of the shared row module."""
     out = [
@@ -192,9 +173,8 @@ def module() -> str:
         "",
     ]
     for spec in ROWS:
-        kind = kind_of(spec)
-        if kind not in ("atomic", "wave"):  # value rows and loads and stores are written inline
+        if spec.unit not in (Unit.ATOMIC, Unit.WAVE):  # value rows and loads and stores are written inline
             continue
-        body = (_atomic if kind == "atomic" else _wave)(spec)
+        body = (_atomic if spec.unit is Unit.ATOMIC else _wave)(spec)
         out += ["", DECO, *body, ""]
     return "\n".join(out)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ...isa import semantics as sem
 from ...isa.instruction import Instruction
-from ...isa.vocabulary import NEST_OF
+from ...isa.vocabulary import ATOMIC_OPS, MEMORY_OPS, NEST_OF, WAVE_OPS
 from ...isa.vocabulary import Op as VOp
 from ..state import Op, State
 from .alu import compile_nop, compile_sreg, compile_value, value_function
@@ -27,13 +27,9 @@ Handler = Callable[[State, Instruction, int], Op]
 
 HANDLERS: dict[VOp, Handler] = {
     VOp.MOV: compile_sreg,  # the other moves are value rows
-    VOp.LD: compile_memory,
-    VOp.ST: compile_memory,
-    VOp.ATOM: compile_atomic,
-    VOp.RED: compile_atomic,
-    **{o: compile_wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
-    VOp.ANY: compile_wave,
-    VOp.ALL: compile_wave,
+    **{o: compile_memory for o in MEMORY_OPS},
+    **{o: compile_atomic for o in ATOMIC_OPS},
+    **{o: compile_wave for o in WAVE_OPS},
     **{o: compile_control for o in NEST_OF},
     VOp.BARRIER: compile_barrier,
     VOp.NOP: compile_nop,

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...isa.instruction import Imm, Instruction, Mem, Reg
 from ...isa.types import Kind
+from ...isa.vocabulary import InstrClass
 from ..memory import addresses, load_words, space_of, store_words
 from ..state import Op, State
 
@@ -32,7 +33,7 @@ def widen(st: State, idx: np.ndarray | None, v: np.ndarray) -> np.ndarray:
 
 def compile_memory(st: State, inst: Instruction, pc: int) -> Op:
     spec = inst.spec
-    return (compile_load if spec.cls == "load" else compile_store)(st, inst, pc)
+    return (compile_load if spec.cls is InstrClass.LOAD else compile_store)(st, inst, pc)
 
 
 def compile_load(st: State, inst: Instruction, pc: int) -> Op:
