@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...isa import semantics as sem
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
@@ -1250,18 +1251,20 @@ def _lane(s: Selector) -> VR:
     return t
 
 
-IDENT = {
-    (ReduceOp.ADD, T.U32): 0,
-    (ReduceOp.MIN, T.S32): 0x7FFFFFFF,
-    (ReduceOp.MAX, T.S32): 0x80000000,
-    (ReduceOp.MIN, T.U32): 0xFFFFFFFF,
-    (ReduceOp.MAX, T.U32): 0,
-    (ReduceOp.AND, T.B32): 0xFFFFFFFF,
-    (ReduceOp.OR, T.B32): 0,
-    (ReduceOp.XOR, T.B32): 0,
-    (ReduceOp.MIN, T.F32): 0xFFFFFFFF,  # keys (f32_key): the losing NaN key
-    (ReduceOp.MAX, T.F32): 0,
-}
+def f32_key_of(bits: int, is_min: bool) -> int:
+    """The key f32_key computes for the f32 constant `bits`."""
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:  # a NaN: the key that loses
+        return 0xFFFFFFFF if is_min else 0
+    return bits ^ (0xFFFFFFFF if bits >> 31 else 0x80000000)
+
+
+def identity(op: ReduceOp, t: DataType) -> int:
+    """What inactive lanes hold in a wave reduction or prefix: the operator's identity
+    (isa.semantics.REDUCTIONS), for f32 as its f32_key (min and max run on keys)."""
+    bits = sem.REDUCTIONS[(op, t)].identity
+    return f32_key_of(bits, op is ReduceOp.MIN) if t is T.F32 else bits
+
+
 DPP_REDUCE = (
     ("quad_perm:[1,0,3,2]", "0xf"),
     ("quad_perm:[2,3,0,1]", "0xf"),
@@ -1408,7 +1411,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
     s.div = False
     x = s.vtmp()
     ident = s.vtmp()
-    s.emit("v_mov_b32", ident, Imm(IDENT[key]))
+    s.emit("v_mov_b32", ident, Imm(identity(rop, ty)))
     av = s.to_v(a)
     if ty is T.F32:  # reduce order-preserving integer keys (exact minNum/maxNum, -0 below +0)
         av = f32_key(s, av, rop is ReduceOp.MIN)

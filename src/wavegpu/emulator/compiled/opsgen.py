@@ -10,6 +10,7 @@ from the same expressions (rows.EXPR).
 
 from __future__ import annotations
 
+from ...isa.semantics import reduction_of
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode, Unit
@@ -83,22 +84,23 @@ def _atomic(spec: InstrSpec) -> list[str]:
     return [*head, *("            " + x for x in plain), *ret, "    return 0"]
 
 
-def _reduction(op: ReduceOp, t: DataType) -> tuple[str, int]:
-    """(combine expression over acc and v, identity bits) of a wave reduction or prefix."""
+def _combine(op: ReduceOp, t: DataType) -> str:
+    """The combine expression over acc and v of a wave reduction or prefix (its identity is
+    isa.semantics.REDUCTIONS')."""
     if op is ReduceOp.ADD:
-        return f"(acc + v) & {M32}", 0
+        return f"(acc + v) & {M32}"
     if op in (ReduceOp.MIN, ReduceOp.MAX):
         is_min = op is ReduceOp.MIN
         if t is DataType.F32:
-            return f"fold_minmax_f32(acc, v, {is_min})", 0x7FFFFFFF
+            return f"fold_minmax_f32(acc, v, {is_min})"
         if t is DataType.S32:
-            return ("min_s(acc, v)", 0x7FFFFFFF) if is_min else ("max_s(acc, v)", 0x80000000)
-        return ("min(acc, v)", M32) if is_min else ("max(acc, v)", 0)
+            return "min_s(acc, v)" if is_min else "max_s(acc, v)"
+        return "min(acc, v)" if is_min else "max(acc, v)"
     if op is ReduceOp.AND:
-        return "acc & v", M32
+        return "acc & v"
     if op is ReduceOp.OR:
-        return "acc | v", 0
-    return "acc ^ v", 0
+        return "acc | v"
+    return "acc ^ v"
 
 
 def _wave(spec: InstrSpec) -> list[str]:
@@ -124,7 +126,7 @@ def _wave(spec: InstrSpec) -> list[str]:
         ]
     lines = [head, "    for w in range(L // W):"]
     if op in (Op.REDUCE, Op.PREFIX):
-        combine, identity = _reduction(spec.variant, spec.dtype)  # type: ignore[arg-type]
+        combine, identity = _combine(spec.variant, spec.dtype), reduction_of(spec).identity  # type: ignore[arg-type]
         lines += [
             f"        acc = {identity}",
             "        for l in range(w * W, w * W + W):",
