@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
+from ...isa.instruction import Instruction, Pred, Reg, SReg
 from ...isa.registers import SReg as SR
+from ...isa.structure import operand_registers
 from ...isa.types import Role
 from ...isa.vocabulary import Nest, Space
 from ...isa.vocabulary import Op as VOp
@@ -62,41 +63,20 @@ class Uniformity:
         return n not in self.preds
 
 
-def _src_regs(inst: Instruction) -> tuple[list[int], list[int]]:
+def _registers(inst: Instruction, role: Role) -> tuple[list[int], list[int]]:
+    """(general registers, predicates) the operands of this role name; a source's include the
+    guard and a memory operand's base."""
     regs: list[int] = []
     preds: list[int] = []
     for spec, o in zip(inst.spec.operands, inst.operands, strict=False):
-        if spec.role is not Role.SRC:
+        if spec.role is not role:
             continue
-        if isinstance(o, Reg):
-            regs.append(o.n)
-        elif isinstance(o, Pair):
-            regs += [o.n, o.n + 1]
-        elif isinstance(o, Vec):
-            regs += list(range(o.n, o.n + o.count))
-        elif isinstance(o, Pred):
+        if isinstance(o, Pred):
             preds.append(o.n)
-        elif isinstance(o, Mem) and o.base is not None:
-            regs.append(o.base)
-    if inst.guard is not None:
+        else:
+            regs += operand_registers(o)
+    if role is Role.SRC and inst.guard is not None:
         preds.append(inst.guard.pred)
-    return regs, preds
-
-
-def _dst_regs(inst: Instruction) -> tuple[list[int], list[int]]:
-    regs: list[int] = []
-    preds: list[int] = []
-    for spec, o in zip(inst.spec.operands, inst.operands, strict=False):
-        if spec.role is not Role.DST:
-            continue
-        if isinstance(o, Reg):
-            regs.append(o.n)
-        elif isinstance(o, Pair):
-            regs += [o.n, o.n + 1]
-        elif isinstance(o, Vec):
-            regs += list(range(o.n, o.n + o.count))
-        elif isinstance(o, Pred):
-            preds.append(o.n)
     return regs, preds
 
 
@@ -125,7 +105,7 @@ def analyse(tree: list[Node]) -> Uniformity:
             for n in nodes:
                 if isinstance(n, Op):
                     inst = n.inst
-                    sregs, spreds = _src_regs(inst)
+                    sregs, spreds = _registers(inst, Role.SRC)
                     src_div = any(r in u.regs for r in sregs) or any(p in u.preds for p in spreds)
                     if inst.spec.nest in (Nest.BREAK, Nest.CONTINUE) and loop is not None:
                         if (div or src_div) and loop not in u.div_loops:
@@ -140,7 +120,7 @@ def analyse(tree: list[Node]) -> Uniformity:
                     else:
                         d = div or src_div or _inherently_divergent(inst)
                     if d:
-                        dregs, dpreds = _dst_regs(inst)
+                        dregs, dpreds = _registers(inst, Role.DST)
                         for r in dregs:
                             if r not in u.regs:
                                 u.regs.add(r)
