@@ -23,7 +23,8 @@ from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode, Space, Unit
 from ...isa.vocabulary import Op as VOp
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
-from .select import ATOM_DS, ATOM_GLOBAL, CMP_F, CMP_INT, Unsupported, is_s, is_v
+from .isa import ds_atomic, global_atomic
+from .select import CMP_F, CMP_INT, Unsupported, is_s, is_v
 
 if TYPE_CHECKING:
     from .select import Selector
@@ -1181,39 +1182,21 @@ def _atomic(s: Selector, inst: Instruction) -> None:
     vals = [s.to_v(s.src(o)) for o in ops[1:]]
     aop = spec.variant
     assert isinstance(aop, AtomOp)
-    fl = spec.dtype is T.F32
-    signed = spec.signed
+    ty = spec.dtype
+    assert ty is not None
 
     def body(t: Operand | None) -> None:
         if spec.space is Space.LOCAL:
             addr, off = _addr(s, m, 0, 65535)
             mods = f"offset:{off}" if off else ""
-            if aop is AtomOp.CAS:
-                mn, data = "ds_cmpst", [vals[0], vals[1]]  # DS: compare first, then the new value
-            elif aop is AtomOp.EXCH:
-                mn, data = "ds_wrxchg", vals
-            elif fl:
-                mn, data = "ds_add", vals
+            mn = ds_atomic(aop, ty, returns=t is not None)  # DS cmpst: compare first, then the new value
+            if "_rtn_" in mn:  # exchange returns the old value even when nothing reads it
+                s.emit(mn, t if t is not None else s.vtmp(), addr, *vals, mods=mods)
             else:
-                mn, data = "ds_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[0], vals
-            suffix = (
-                "_f32"
-                if fl
-                else (
-                    "_b32"
-                    if aop in (AtomOp.CAS, AtomOp.EXCH)
-                    else "_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[1]
-                )
-            )
-            if t is not None or aop is AtomOp.EXCH:
-                rt = t if t is not None else s.vtmp()
-                s.emit(mn + "_rtn" + suffix, rt, addr, *data, mods=mods)
-            else:
-                s.emit(mn + suffix, addr, *data, ndefs=0, mods=mods)
+                s.emit(mn, addr, *vals, ndefs=0, mods=mods)
             return
         addr, off = _addr(s, m, -4096, 4095)
         mods = f"offset:{off}" if off else ""
-        name = "add_f32" if fl else ATOM_GLOBAL[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))]
         data: Operand = vals[0]
         if aop is AtomOp.CAS:  # global cmpswap data = {new, compare}
             pair = s.vtmp(2)
@@ -1221,9 +1204,9 @@ def _atomic(s: Selector, inst: Instruction) -> None:
             s.emit("v_mov_b32", Sub(pair, 1), vals[0])
             data = pair
         if t is not None:
-            s.emit(f"global_atomic_{name}", t, addr, data, s.mem, mods=(mods + " " + s.t.glc).strip())
+            s.emit(global_atomic(aop, ty), t, addr, data, s.mem, mods=(mods + " " + s.t.glc).strip())
         else:
-            s.emit(f"global_atomic_{name}", addr, data, s.mem, ndefs=0, mods=mods)
+            s.emit(global_atomic(aop, ty), addr, data, s.mem, ndefs=0, mods=mods)
 
     if d is None:
         body(None)

@@ -28,7 +28,7 @@ from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SReg as SR
 from ...isa.types import SUBREGS, DataType, Role
-from ...isa.vocabulary import AtomOp, Cmp, Nest
+from ...isa.vocabulary import Cmp, Nest
 from ...isa.vocabulary import Op as VOp
 from ...wbin.program import Kernel
 from ..lift import If, Loop, Node, Op, lift, preset_count
@@ -98,31 +98,6 @@ CMP_F = {
     Cmp.NAN: "u",
 }
 SWAP_CMP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne", "lg": "lg"}
-
-ATOM_GLOBAL = {
-    (AtomOp.ADD, False): "add",
-    (AtomOp.SUB, False): "sub",
-    (AtomOp.MIN, True): "smin",
-    (AtomOp.MAX, True): "smax",
-    (AtomOp.MIN, False): "umin",
-    (AtomOp.MAX, False): "umax",
-    (AtomOp.AND, False): "and",
-    (AtomOp.OR, False): "or",
-    (AtomOp.XOR, False): "xor",
-    (AtomOp.EXCH, False): "swap",
-    (AtomOp.CAS, False): "cmpswap",
-}
-ATOM_DS = {
-    (AtomOp.ADD, False): "add_u32",
-    (AtomOp.SUB, False): "sub_u32",
-    (AtomOp.MIN, True): "min_i32",
-    (AtomOp.MAX, True): "max_i32",
-    (AtomOp.MIN, False): "min_u32",
-    (AtomOp.MAX, False): "max_u32",
-    (AtomOp.AND, False): "and_b32",
-    (AtomOp.OR, False): "or_b32",
-    (AtomOp.XOR, False): "xor_b32",
-}
 
 
 class Selector:
@@ -793,4 +768,4 @@ def _last_op(tree: list[Node]) -> Op | None:
     return tree[-1] if tree and isinstance(tree[-1], Op) else None
 
 
-__all__ = ["ATOM_DS", "ATOM_GLOBAL", "CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]
+__all__ = ["CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]
