@@ -15,12 +15,7 @@ from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import EXPR, Dialect, GenericPointers, combine
 
-HEADER = r"""
-/* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
-#pragma nv_diag_suppress 177  /* helpers a kernel does not call */
-#pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
-#pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
-typedef unsigned int uint;
+CUDA_SHARED = r"""typedef unsigned int uint;
 typedef unsigned long long wv_ulong;
 #define ulong wv_ulong
 typedef unsigned char uchar;
@@ -39,7 +34,19 @@ typedef unsigned short ushort;
 #define GLOBAL_ATOMIC_PTR uint*
 #define LOCAL_ATOMIC_PTR uint*
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
-WV_FN uint D2H_BITS(double x) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x)); return h; }
+"""
+"""The lines of the CUDA and HIP headers that are spelled alike: integer typedefs, the WV_FN helper
+qualifier, bit casts, bit intrinsics and the atomic macros."""
+
+HEADER = (
+    r"""
+/* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
+#pragma nv_diag_suppress 177  /* helpers a kernel does not call */
+#pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
+#pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
+"""
+    + CUDA_SHARED
+    + r"""WV_FN uint D2H_BITS(double x) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x)); return h; }
 WV_FN float H2F_BITS(uint u) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)u)); return f; }
 /* wave primitives: the active mask, a shuffle among active lanes, votes */
 typedef uint wv_mask;
@@ -58,6 +65,7 @@ WV_FN uint wv_entry() {  /* the warp's threads that exist: all 32 but in a block
 #define WV_ALL(m, p) __all_sync(m, p)
 WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
 """
+)
 
 # Reductions and the prefix sum over the active lanes, shared by CUDA, HIP and Metal through the
 # WV_* primitives: one function per operator of isa.semantics.REDUCTIONS, its identity taken from
