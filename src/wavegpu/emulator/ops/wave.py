@@ -10,10 +10,11 @@ import numpy as np
 
 from ...isa import semantics as sem
 from ...isa.instruction import Instruction
+from ...isa.registers import SReg as SR
 from ...isa.types import Role
 from ...isa.vocabulary import Op as VOp
 from ...isa.vocabulary import ReduceOp, ShuffleMode
-from ..state import Op, State
+from ..state import Lanes, Op, State
 
 U32 = np.uint32
 
@@ -89,9 +90,9 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
             m, _act = prologue()
             x = st.lanes(srcs[0]())
             b = st.lanes(srcs[1]()).astype(np.int64)
-            ln = st.identity("lid").astype(np.int64)
+            ln = st.per_lane(SR.LID).astype(np.int64)
             src, ok = shuffle_source(mode, ln, b, W)
-            gidx = st.identity("lane_index") - ln + src
+            gidx = st.per_lane(Lanes.INDEX) - ln + src
             if chk:
                 chk.shuffle_source(pc, m, gidx, ok)  # type: ignore[attr-defined]
             dst(x[gidx], m)
