@@ -21,7 +21,7 @@ from ..wbin.program import Kernel
 from .checker import Checker
 from .memory import Memory, pad16
 from .ops import HANDLERS, compile_instruction
-from .state import Launch, Op, State
+from .state import Launch, State, Step
 from .stats import Stats
 
 
@@ -40,7 +40,7 @@ class Batch(State):
     ):
         super().__init__(kernel, launch, first_wg, n_wg, device, constant, stats)
         self.checker = Checker(self) if launch.check else None
-        self.ops: list[Op] = [compile_instruction(self, i, pc) for pc, i in enumerate(kernel.instructions)]
+        self.ops: list[Step] = [compile_instruction(self, i, pc) for pc, i in enumerate(kernel.instructions)]
 
     def run(self) -> None:
         """Execute the batch to its end (or a trap), then drop the closures (`close`)."""

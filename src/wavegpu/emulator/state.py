@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import Trap, UndefinedBehaviour
 from ..isa.instruction import Imm, Instruction, Pair, Pred, Reg, SReg
-from ..isa.registers import SReg as SR
+from ..isa.registers import SRegId as SR
 from ..isa.structure import nesting
 from ..isa.types import SUBREGS
 from ..wbin.program import Kernel
@@ -32,7 +32,7 @@ U64 = np.uint64
 
 WATCH_FROM = 1 << 16  # issues before the endless-loop watch starts (no kernel of the tests gets there)
 
-Op = Callable[[], "int | None"]
+Step = Callable[[], "int | None"]
 """One compiled instruction: runs it, returns the next pc or None for pc + 1."""
 Reader = Callable[[], np.ndarray]
 Writer = Callable[[np.ndarray, "np.ndarray | None"], None]

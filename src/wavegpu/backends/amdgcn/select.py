@@ -26,12 +26,11 @@ from ...codegen import canonical
 from ...errors import WaveError
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.types import SUBREGS, DataType, Role
-from ...isa.vocabulary import Cmp, Nest
-from ...isa.vocabulary import Op as VOp
+from ...isa.vocabulary import Cmp, Nest, Op
 from ...wbin.program import Kernel
-from ..lift import If, Loop, Node, Op, lift, preset_count
+from ..lift import If, Loop, Node, Stmt, lift, preset_count
 from . import abi
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
 from .isa import COMMUTATIVE, FAMILY
@@ -428,7 +427,7 @@ class Selector:
         self.emit("s_mov_b64", self.cmem, Sub(quad, 2, 2))
         self.dead: VR | None = None
         if any(
-            isinstance(n, Op) and n.inst.spec.nest is Nest.RET
+            isinstance(n, Stmt) and n.inst.spec.nest is Nest.RET
             for n in _all_ops(self.tree)
             if n is not _last_op(self.tree)
         ):
@@ -515,7 +514,7 @@ class Selector:
             if kind == "call":
                 x()  # type: ignore[operator]
                 continue
-            if isinstance(x, Op):
+            if isinstance(x, Stmt):
                 self.pc = x.pc
                 for r in self.nan.at_use.get(x.pc, ()):
                     self.canon_in_place(r)
@@ -681,7 +680,7 @@ class Selector:
                         return False
                 elif not self.dst_is_s(o):
                     return False
-        return inst.spec.op not in (VOp.ST, VOp.ATOM, VOp.RED, VOp.BARRIER, VOp.FENCE)
+        return inst.spec.op not in (Op.ST, Op.ATOM, Op.RED, Op.BARRIER, Op.FENCE)
 
     def _ret(self, g: object) -> None:
         if g is None:
@@ -758,14 +757,14 @@ class Selector:
         rows.select(self, inst)
 
 
-def _all_ops(tree: list[Node]) -> list[Op]:
+def _all_ops(tree: list[Node]) -> list[Stmt]:
     from ..lift import walk
 
     return walk(tree)
 
 
-def _last_op(tree: list[Node]) -> Op | None:
-    return tree[-1] if tree and isinstance(tree[-1], Op) else None
+def _last_op(tree: list[Node]) -> Stmt | None:
+    return tree[-1] if tree and isinstance(tree[-1], Stmt) else None
 
 
 __all__ = ["CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]

@@ -19,12 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...isa.instruction import Instruction, Pred, Reg, SReg
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.structure import operand_registers
 from ...isa.types import Role
-from ...isa.vocabulary import Nest, Space
-from ...isa.vocabulary import Op as VOp
-from ..lift import If, Loop, Node, Op
+from ...isa.vocabulary import Nest, Op, Space
+from ..lift import If, Loop, Node, Stmt
 
 UNIFORM_SREGS = frozenset(
     {
@@ -44,9 +43,9 @@ UNIFORM_SREGS = frozenset(
 )
 # Operations whose result is the same in every active lane whatever their sources (a broadcast:
 # when its lane operand is uniform).
-UNIFORM_RESULT = frozenset({VOp.REDUCE, VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.BROADCAST})
+UNIFORM_RESULT = frozenset({Op.REDUCE, Op.BALLOT, Op.ANY, Op.ALL, Op.BROADCAST})
 # Operations whose result differs per lane whatever their sources (vector memory, lane exchange).
-DIVERGENT_RESULT = frozenset({VOp.ATOM, VOp.RED, VOp.SHUFFLE, VOp.PREFIX, VOp.MMA})
+DIVERGENT_RESULT = frozenset({Op.ATOM, Op.RED, Op.SHUFFLE, Op.PREFIX, Op.MMA})
 
 
 @dataclass
@@ -84,9 +83,9 @@ def _inherently_divergent(inst: Instruction) -> bool:
     op = inst.spec.op
     if op in DIVERGENT_RESULT:
         return True
-    if op is VOp.LD:
+    if op is Op.LD:
         return inst.spec.space is not Space.CONST or inst.spec.width < 4
-    if op is VOp.MOV:
+    if op is Op.MOV:
         for o in inst.operands:
             if isinstance(o, SReg):
                 return o.id not in UNIFORM_SREGS
@@ -103,7 +102,7 @@ def analyse(tree: list[Node]) -> Uniformity:
         while todo:
             nodes, div, loop = todo.pop()
             for n in nodes:
-                if isinstance(n, Op):
+                if isinstance(n, Stmt):
                     inst = n.inst
                     sregs, spreds = _registers(inst, Role.SRC)
                     src_div = any(r in u.regs for r in sregs) or any(p in u.preds for p in spreds)
@@ -114,7 +113,7 @@ def analyse(tree: list[Node]) -> Uniformity:
                         continue
                     if inst.spec.op in UNIFORM_RESULT:
                         d = div or (inst.guard is not None and inst.guard.pred in u.preds)
-                        if inst.spec.op is VOp.BROADCAST:  # each lane names its source lane
+                        if inst.spec.op is Op.BROADCAST:  # each lane names its source lane
                             lane = inst.operands[2]
                             d = d or (isinstance(lane, Reg) and lane.n in u.regs)
                     else:

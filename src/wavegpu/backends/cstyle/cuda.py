@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...errors import WaveError
 from ...isa import semantics as sem
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
@@ -134,18 +134,18 @@ def lane_loops(exprs: dict[str, str]) -> str:
 LOOPS = lane_loops(EXPR)
 
 _SREG: dict[int, str] = {
-    SReg.TID_X: "threadIdx.x",
-    SReg.TID_Y: "threadIdx.y",
-    SReg.TID_Z: "threadIdx.z",
-    SReg.CTAID_X: "blockIdx.x",
-    SReg.CTAID_Y: "blockIdx.y",
-    SReg.CTAID_Z: "blockIdx.z",
-    SReg.NTID_X: "blockDim.x",
-    SReg.NTID_Y: "blockDim.y",
-    SReg.NTID_Z: "blockDim.z",
-    SReg.NCTAID_X: "gridDim.x",
-    SReg.NCTAID_Y: "gridDim.y",
-    SReg.NCTAID_Z: "gridDim.z",
+    SRegId.TID_X: "threadIdx.x",
+    SRegId.TID_Y: "threadIdx.y",
+    SRegId.TID_Z: "threadIdx.z",
+    SRegId.CTAID_X: "blockIdx.x",
+    SRegId.CTAID_Y: "blockIdx.y",
+    SRegId.CTAID_Z: "blockIdx.z",
+    SRegId.NTID_X: "blockDim.x",
+    SRegId.NTID_Y: "blockDim.y",
+    SRegId.NTID_Z: "blockDim.z",
+    SRegId.NCTAID_X: "gridDim.x",
+    SRegId.NCTAID_Y: "gridDim.y",
+    SRegId.NCTAID_Z: "gridDim.z",
 }
 _ATOM = {
     AtomOp.ADD: "atomicAdd",
@@ -220,13 +220,13 @@ class CUDA(LaneLoops, GenericPointers):
 
     def sreg(self, sid: int, wave_width: int) -> str:
         w = wave_width
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return f"{w}u"
-        if sid == SReg.LID:
+        if sid == SRegId.LID:
             return "wv_lane()"
-        if sid == SReg.WID:
+        if sid == SRegId.WID:
             return f"((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / {w}u)"
-        if sid == SReg.NWAVES:
+        if sid == SRegId.NWAVES:
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 

@@ -8,7 +8,7 @@ at entry, rather than read from the exec mask where a wave operation runs."""
 from __future__ import annotations
 
 from ...errors import WaveError
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...wbin.program import Kernel
 from .cuda import CUDA, CUDA_SHARED
 from .prelude import HELPERS
@@ -59,11 +59,11 @@ class HIP(CUDA):
         return "(uint)warpSize"
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return "(uint)warpSize"
-        if sid == SReg.WID:
+        if sid == SRegId.WID:
             return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / (uint)warpSize)"
-        if sid == SReg.NWAVES:
+        if sid == SRegId.NWAVES:
             return "((blockDim.x * blockDim.y * blockDim.z + (uint)warpSize - 1u) / (uint)warpSize)"
         return super().sreg(sid, wave_width)
 

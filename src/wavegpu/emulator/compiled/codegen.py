@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ...codegen import instruction_liveness
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.structure import Nesting, nesting, operand_registers, successors
 from ...isa.types import SUBREGS, Kind, Role
 from ...isa.vocabulary import Nest, Op, Unit

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...isa.instruction import Instruction
 from ...isa.vocabulary import Nest
-from ..state import IfFrame, Lanes, LoopFrame, Op, State
+from ..state import IfFrame, Lanes, LoopFrame, State, Step
 from ..watch import watch
 
 
@@ -22,7 +22,7 @@ def leave_construct(st: State, entry: np.ndarray) -> None:
     st.set_active(mask if left is None else mask & ~left)
 
 
-def compile_control(st: State, inst: Instruction, pc: int) -> Op:
+def compile_control(st: State, inst: Instruction, pc: int) -> Step:
     role = inst.spec.nest
     guard = st.guard_reader(inst)
     W = st.W
@@ -148,7 +148,7 @@ def compile_control(st: State, inst: Instruction, pc: int) -> Op:
     raise NotImplementedError(inst.spec.name)
 
 
-def compile_barrier(st: State, inst: Instruction, pc: int) -> Op:
+def compile_barrier(st: State, inst: Instruction, pc: int) -> Step:
     chk = st.checker
     stats = st.stats
 
