@@ -22,8 +22,8 @@ from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Cmp, Op, ReduceOp, Rounding, Scope, ShuffleMode, Space, Unit
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
-from .isa import ds_atomic, global_atomic
-from .select import CMP_F, CMP_INT, Unsupported, is_s, is_v
+from .isa import FAMILY, ds_atomic, global_atomic
+from .operands import CMP_F, CMP_INT, Unsupported, inline32, is_s, is_v
 
 if TYPE_CHECKING:
     from .select import Selector
@@ -565,8 +565,6 @@ def _setp(s: Selector, inst: Instruction) -> None:
 
 def _vcmp(s: Selector, mn: str, t: Operand, a: Operand, b: Operand) -> None:
     """v_cmp into an SGPR pair (VOP3 form: no literal, one SGPR)."""
-    from .isa import FAMILY
-
     FAMILY.setdefault(mn, "VOPC")
     srcs = [a, b]
     for i, x in enumerate(srcs):
@@ -578,8 +576,6 @@ def _vcmp(s: Selector, mn: str, t: Operand, a: Operand, b: Operand) -> None:
 
 
 def _inl(x: Imm) -> bool:
-    from .select import inline32
-
     return inline32(x.value)
 
 

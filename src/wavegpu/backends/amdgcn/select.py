@@ -19,21 +19,20 @@ one SGPR or literal per instruction (the gfx9 constant-bus limit); the rest is c
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from ...codegen import canonical
-from ...errors import WaveError
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
 from ...isa.registers import SRegId as SR
 from ...isa.types import SUBREGS, DataType, Role
-from ...isa.vocabulary import Cmp, Nest, Op
+from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
-from ..lift import If, Loop, Node, Stmt, lift, preset_count
-from . import abi
+from ..lift import If, Loop, Node, Stmt, lift, preset_count, walk
+from . import abi, rows
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
 from .isa import COMMUTATIVE, FAMILY
+from .operands import SWAP_CMP, Unsupported, inline32, inline_int, is_s, is_v
 from .target import WAVE, Target
 from .uniform import analyse
 
@@ -41,62 +40,6 @@ T = DataType
 # encoding families whose vector results are written per lane under EXEC (loads and returning
 # atomics of LDS, FLAT/global and buffer/scratch memory)
 LANE_MEM = frozenset({"DS", "FLAT", "MUBUF", "MTBUF", "SCRATCH"})
-
-
-def inline_int(v: int) -> bool:
-    """An integer the hardware encodes inline (no literal, no constant bus)."""
-    v = v - (1 << 32) if v >= 1 << 31 else v
-    return -16 <= v <= 64
-
-
-_INLINE_F32 = {struct.unpack("<I", struct.pack("<f", f))[0] for f in (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)} | {
-    0x3E22F983
-}
-
-
-def inline32(v: int) -> bool:
-    return inline_int(v & 0xFFFFFFFF) or (v & 0xFFFFFFFF) in _INLINE_F32
-
-
-def is_v(o: Operand) -> bool:
-    return (
-        (isinstance(o, VR) and o.rc == "v")
-        or (isinstance(o, Sub) and o.vr.rc == "v")
-        or (isinstance(o, Phys) and o.rc == "v")
-    )
-
-
-def is_s(o: Operand) -> bool:
-    return (
-        (isinstance(o, VR) and o.rc == "s")
-        or (isinstance(o, Sub) and o.vr.rc == "s")
-        or (isinstance(o, Phys) and o.rc == "s")
-    )
-
-
-class Unsupported(WaveError):
-    """A kernel uses something this backend refuses (named with the kernel and pc)."""
-
-
-CMP_INT = {Cmp.EQ: "eq", Cmp.NE: "ne", Cmp.LT: "lt", Cmp.LE: "le", Cmp.GT: "gt", Cmp.GE: "ge"}
-# WAVE float conditions -> v_cmp suffix (ordered plain forms; n<op> = unordered "not ...").
-CMP_F = {
-    Cmp.EQ: "eq",
-    Cmp.NE: "lg",
-    Cmp.LT: "lt",
-    Cmp.LE: "le",
-    Cmp.GT: "gt",
-    Cmp.GE: "ge",
-    Cmp.EQU: "nlg",
-    Cmp.NEU: "neq",
-    Cmp.LTU: "nge",
-    Cmp.LEU: "ngt",
-    Cmp.GTU: "nle",
-    Cmp.GEU: "nlt",
-    Cmp.NUM: "o",
-    Cmp.NAN: "u",
-}
-SWAP_CMP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne", "lg": "lg"}
 
 
 class Selector:
@@ -752,14 +695,10 @@ class Selector:
         self._skip_if_empty()
 
     def _inst(self, inst: Instruction) -> None:
-        from . import rows
-
         rows.select(self, inst)
 
 
 def _all_ops(tree: list[Node]) -> list[Stmt]:
-    from ..lift import walk
-
     return walk(tree)
 
 
@@ -767,4 +706,4 @@ def _last_op(tree: list[Node]) -> Stmt | None:
     return tree[-1] if tree and isinstance(tree[-1], Stmt) else None
 
 
-__all__ = ["CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]
+__all__ = ["Selector"]
