@@ -21,8 +21,6 @@ _ERRORS = (
     "WaveError WaveWarning WbinError"
 )
 
-__version__ = "0.1.0"
-
 # runtime/pyexec.__all__: the rows of compiler/builtins.py (tests/compiler/test_builtin_table.py checks it)
 _PYEXEC = (
     "atomic_add atomic_and atomic_cas atomic_exchange atomic_max atomic_min atomic_or atomic_sub "
@@ -36,6 +34,7 @@ _PYEXEC = (
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     **{name: (".errors", name) for name in _ERRORS.split()},
+    "__version__": (".version", "__version__"),
     "assemble": (".asm", "assemble"),
     "translate": (".backends", "translate"),
     "bool_": (".compiler.types", "BOOL"),
@@ -108,7 +107,7 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
 
 
-__all__ = [*_EXPORTS]
+__all__ = [name for name in _EXPORTS if not name.startswith("_")]
 
 if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .asm import assemble as assemble

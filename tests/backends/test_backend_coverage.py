@@ -2,7 +2,7 @@
 
 One test over `backends.BACKENDS` names each (backend, row) pair that is neither rendered nor
 listed as unsupported; the others pin what each backend refuses, how it renders the rest, and
-that its value table covers exactly the value rows (base.VALUE_ROWS).
+that its value table covers exactly the value rows (isa.table.VALUE_ROWS).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import pytest
 
 from wavegpu.backends import BACKENDS, NAMES, ptx
 from wavegpu.backends.amdgcn import rows as amdgcn_rows
-from wavegpu.backends.base import VALUE_ROWS
 from wavegpu.backends.cstyle import render as c
 from wavegpu.isa.semantics import SEMANTICS
-from wavegpu.isa.table import ROWS
+from wavegpu.isa.table import ROWS, VALUE_ROWS
 
 F64 = frozenset(r.key for r in ROWS if "f64" in r.key.split("."))
 # What each backend refuses (every other row it renders); a backend absent here refuses nothing.

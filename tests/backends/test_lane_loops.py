@@ -21,7 +21,7 @@ import wavegpu as wg
 from wavegpu.backends.cstyle import CRenderer, OpenCL
 from wavegpu.backends.cstyle.cuda import LaneLoops, lane_loops
 from wavegpu.backends.cstyle.render import EXPR
-from wavegpu.backends.lift import If, Loop, Op, lift, mask_plan
+from wavegpu.backends.lift import If, Loop, Stmt, lift, mask_plan
 from wavegpu.runtime import opencl
 from wavegpu.wbin import Kernel
 
@@ -291,7 +291,7 @@ def test_mask_plan_tracks_only_regions_that_read_the_active_set() -> None:
     loop = next(n for n in tree if isinstance(n, Loop))
     inner_if = next(n for n in loop.body if isinstance(n, If))
     assert plan.root and plan.tracks(loop) and plan.tracks(inner_if) and not plan.escaping
-    brk = next(n for n in loop.body if isinstance(n, Op) and plan.leaves(n))
+    brk = next(n for n in loop.body if isinstance(n, Stmt) and plan.leaves(n))
     assert brk.inst.spec.nest.name == "BREAK"
 
 

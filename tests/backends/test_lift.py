@@ -8,7 +8,7 @@ import pytest
 
 import wavegpu as wg
 from wavegpu.backends import NAMES, translate
-from wavegpu.backends.lift import If, Loop, Op, lift, walk
+from wavegpu.backends.lift import If, Loop, Stmt, lift, walk
 
 # deeper than Python's default recursion limit, so a recursive walk anywhere fails
 DEPTH = max(3000, sys.getrecursionlimit() + 500)
@@ -52,7 +52,7 @@ def test_lift_and_walk_any_depth(deep: wg.Program) -> None:
         depth += 1
         inner = node.then if isinstance(node, If) else node.body
         node = inner[0]
-    assert depth == DEPTH and isinstance(node, Op) and node.inst.spec.name == "add.u32"
+    assert depth == DEPTH and isinstance(node, Stmt) and node.inst.spec.name == "add.u32"
     structure = {"if", "else", "endif", "loop", "endloop"}
     flat = [pc for pc, inst in enumerate(k.instructions) if inst.spec.name not in structure]
     assert [op.pc for op in walk(tree)] == flat  # every instruction, in program order

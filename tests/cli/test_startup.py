@@ -79,7 +79,7 @@ def wbin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wave_emu_on_a_wbin_loads_the_emulator_only(wbin: Path) -> None:
     modules, out = _run("emu_main", ["wave-emu", str(wbin), *EMU_FLAGS])
     assert out.split() == ["0.0", "2.0", "4.0"]  # it ran: c = a + b
-    assert {"numpy", "wavegpu.emulator.machine", "wavegpu.emulator.compiled.select"} <= modules  # the probe sees
+    assert {"numpy", "wavegpu.emulator.machine", "wavegpu.emulator.compiled.choice"} <= modules  # the probe sees
     assert _offending(modules, NOT_FOR_A_WBIN) == []
 
 

@@ -24,11 +24,6 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "kernels")
 CORPUS = sorted(name for name, v in vars(K).items() if callable(v) and hasattr(v, "python"))
 
 
-def is_global(inst: object) -> bool:
-    spec = inst.spec  # type: ignore[attr-defined]
-    return spec.space == "global" and spec.cls in ("load", "store", "atomic")
-
-
 def source_accesses(fn: ast.FunctionDef, first_line: int) -> tuple[set[tuple[int, str]], set[str]]:
     """(line, buffer) of every global access the source writes, and the buffers stored or atomically
     updated. Lines are absolute (first_line is the def's line in the file)."""
@@ -54,7 +49,7 @@ def tagged(k: Kernel) -> set[tuple[int, str]]:
     assert k.accesses is not None and len(k.accesses) == len(k.instructions)
     out = set()
     for pc, (inst, tag) in enumerate(zip(k.instructions, k.accesses)):
-        if not is_global(inst):
+        if not inst.spec.is_global_access:
             assert tag is None, f"pc {pc}: a tag on {inst.spec.key}"
             continue
         assert tag is not None, f"pc {pc}: {inst.spec.key} has no tag"

@@ -1,11 +1,11 @@
-"""LIR selection's rows come from the table by vocabulary (compiler.select.find, lir/rows.py)."""
+"""LIR selection's rows come from the table by vocabulary (compiler.rowmap.find, lir/rows.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from wavegpu.compiler.lir import rows
-from wavegpu.compiler.select import find, matches
+from wavegpu.compiler.rowmap import find, matches
 from wavegpu.compiler.types import F32, I32, U32
 from wavegpu.isa.table import BY_KEY
 from wavegpu.isa.types import DataType

@@ -297,7 +297,7 @@ def test_the_table_matches_what_selection_reads() -> None:
     """Every arithmetic op of the table has a row (select.py) or is legalised away first; every
     suffixed family is one selection handles."""
     from wavegpu.compiler.mir.ops import OPS, Sig
-    from wavegpu.compiler.select import _ARITH
+    from wavegpu.compiler.rowmap import _ARITH
 
     arith = {o.name for o in OPS.values() if o.sig in (Sig.SAME, Sig.SHIFT)}
     assert arith - set(_ARITH) == {"floordiv", "floormod"}  # legalize.py rewrites them

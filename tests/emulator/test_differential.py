@@ -12,7 +12,7 @@ import wavegpu as wg
 from reference import RefTrap, run
 from wavegpu.isa import ROWS, Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec, row
 from wavegpu.isa.instruction import Guard
-from wavegpu.isa.semantics import VALUE_ROWS
+from wavegpu.isa.semantics import SEMANTICS
 from wavegpu.isa.types import Kind, Role
 from wavegpu.wbin import Kernel
 
@@ -20,7 +20,7 @@ WORK = list(range(1, 13))  # r1..r12 are freely used; r0 is the thread's slot ad
 COUNTERS = [13, 14, 15]  # loop counters by depth
 PRED_FREE = [0, 1, 2, 3, 4, 5]  # p6, p7 are loop exits
 SLOT_WORDS = 16
-VALUE = [r for r in ROWS if r.key in VALUE_ROWS]
+VALUE = [r for r in ROWS if r.key in SEMANTICS]
 WAVE_ROWS = [r for r in ROWS if r.cls == "wave"]
 ATOMS = [r for r in ROWS if r.cls == "atomic" and r.space == "global"]
 

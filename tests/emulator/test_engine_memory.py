@@ -16,7 +16,7 @@ from wavegpu.emulator import launch as L
 from wavegpu.emulator.machine import Batch
 from wavegpu.emulator.memory import Memory
 from wavegpu.emulator.ops import execute
-from wavegpu.emulator.state import IfFrame, Launch, LoopFrame, State
+from wavegpu.emulator.state import IfFrame, Lanes, Launch, LoopFrame, State
 from wavegpu.emulator.stats import Stats
 from wavegpu.isa import Instruction, Reg, row
 
@@ -111,7 +111,7 @@ def test_uniform_conditions_and_typed_frames() -> None:
     assert st.restrict(st.active, st.preds[0]) is before  # no pass over the lanes
     assert not st.restrict(st.active, np.asarray(False)).any()
     st.frames.append(IfFrame(st.active, st.preds[0]))
-    st.frames.append(LoopFrame(st.active, st.identity("none"), st.identity("none")))
+    st.frames.append(LoopFrame(st.active, st.per_lane(Lanes.NONE), st.per_lane(Lanes.NONE)))
     assert st.innermost_loop() is st.frames[-1] and not st.left_loop().any()
 
 

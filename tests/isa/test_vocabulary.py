@@ -5,19 +5,28 @@ from __future__ import annotations
 import numpy as np
 
 from wavegpu.isa import semantics as sem
-from wavegpu.isa.table import ROWS
+from wavegpu.isa.table import ROWS, VALUE_ROWS
+from wavegpu.isa.types import Kind
 from wavegpu.isa.vocabulary import (
+    ATOMIC_OPS,
     FLOAT_CONDITIONS,
     INT_CONDITIONS,
+    MEMORY_OPS,
     NEST_OF,
+    UNIT_OF,
+    VALUE_OPS,
+    WAVE_OPS,
     AtomOp,
     Cmp,
+    InstrClass,
     Nest,
     Op,
     ReduceOp,
     Rounding,
     Scope,
     ShuffleMode,
+    Space,
+    Unit,
 )
 
 VARIANT_TYPE = {
@@ -111,3 +120,45 @@ def test_identities_are_identities() -> None:
         assert np.array_equal(red.combine(ident, x), want), red
         assert np.array_equal(red.combine(x, ident), want), red
         assert np.array_equal(red.fold(np.stack([x, ident], axis=1)), want), red
+
+
+def test_units_partition_the_operations() -> None:
+    assert set(UNIT_OF) == set(Op)
+    by_unit = {u: {o for o, v in UNIT_OF.items() if v is u} for u in Unit}
+    assert by_unit[Unit.MEMORY] == MEMORY_OPS == {Op.LD, Op.ST}
+    assert by_unit[Unit.ATOMIC] == ATOMIC_OPS == {Op.ATOM, Op.RED}
+    assert by_unit[Unit.WAVE] == WAVE_OPS == {o for o in Op if o.value.startswith("wave.")}
+    assert by_unit[Unit.CONTROL] == set(NEST_OF)
+    assert by_unit[Unit.VALUE] == VALUE_OPS
+    assert all(by_unit[u] for u in Unit), "a unit without operations"
+    assert all(r.unit is UNIT_OF[r.op] for r in ROWS)
+    assert all(r.control == (r.unit is Unit.CONTROL) for r in ROWS)
+
+
+def test_value_rows_are_the_semantics_and_the_special_register_move() -> None:
+    sreg_moves = {r.key for r in ROWS if r.op is Op.MOV and any(o.kind is Kind.SREG for o in r.operands)}
+    assert sreg_moves == {"mov.b32.sreg"}
+    assert set(sem.SEMANTICS) | sreg_moves == VALUE_ROWS
+    assert not {r.key for r in ROWS if r.unit is not Unit.VALUE} & set(sem.SEMANTICS)
+
+
+def test_memory_space_is_typed_and_spelled_by_the_mnemonic() -> None:
+    for r in ROWS:
+        if r.unit in (Unit.MEMORY, Unit.ATOMIC):
+            assert isinstance(r.space, Space), r.key
+            assert r.name.split(".")[1] == r.space.value, r.key
+        else:
+            assert r.space is None, r.key
+    assert {r.space for r in ROWS} == {*Space, None}
+
+
+def test_global_access_is_a_global_load_store_or_atomic() -> None:
+    memory_classes = (InstrClass.LOAD, InstrClass.STORE, InstrClass.ATOMIC)
+    for r in ROWS:
+        assert r.is_global_access == (r.space is Space.GLOBAL and r.cls in memory_classes), r.key
+        assert r.is_global_access == (r.name.split(".")[1:2] == ["global"]), r.key
+
+
+def test_instruction_classes_are_typed_and_all_used() -> None:
+    assert all(isinstance(r.cls, InstrClass) for r in ROWS)
+    assert {r.cls for r in ROWS} == set(InstrClass)

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 import wavegpu as wg
 from corpus import EXAMPLES
 from strategies import programs
-from wavegpu.wbin.checks import is_global_access
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "wbin"
 OLD_FILES = sorted(DATA.glob("*-1.0.wbin"))  # written by the format-1.0 writer, kept as they were
@@ -34,7 +33,7 @@ def annotate(prog: wg.Program) -> wg.Program:
         accesses: list[int | None] = []
         loads = 0
         for inst in k.instructions:
-            if not is_global_access(inst.spec):
+            if not inst.spec.is_global_access:
                 accesses.append(None)
             elif inst.spec.side_effects:
                 accesses.append(buffers[-1])
@@ -84,7 +83,7 @@ def annotated_programs(draw: st.DrawFn) -> wg.Program:
         writable = [i for i in readable if params[i].writable]
         accesses: list[int | None] = []
         for inst in k.instructions:
-            options = (writable if inst.spec.side_effects else readable) if is_global_access(inst.spec) else []
+            options = (writable if inst.spec.side_effects else readable) if inst.spec.is_global_access else []
             accesses.append(draw(st.one_of(st.none(), st.sampled_from(options))) if options else None)
         table = tuple(accesses) if any(a is not None for a in accesses) else None
         limit = draw(st.one_of(st.none(), st.sampled_from([1, 2**31 - 1, 2**32 - 1]), st.integers(1, 2**32 - 1)))

@@ -19,7 +19,7 @@ from ..isa.registers import NUM_GPRS, NUM_PREDS, SREG_BY_FLAT, SREG_BY_NAME
 from ..isa.structure import check_structure, footprint, matching
 from ..isa.table import InstrSpec
 from ..isa.types import SUBREG_INDEX, DataType, Kind, OperandSpec
-from ..wbin.checks import NAME, access_problem, is_global_access
+from ..wbin.checks import NAME, access_problem
 from ..wbin.program import Kernel, Param, Program, SourceLoc
 from .flat import CACHE_HINTS, FLAT, NOT_IN_WAVE, SCOPES
 from .syntax import (
@@ -684,7 +684,7 @@ class Assembler:
             else:
                 problem = access_problem(x.inst, index, k.params)
                 if problem:
-                    self.error_at(problem, a.span if is_global_access(x.inst.spec) else a.directive)
+                    self.error_at(problem, a.span if x.inst.spec.is_global_access else a.directive)
             out.append(index)
         return tuple(out) if any(i is not None for i in out) else None
 

@@ -1,4 +1,4 @@
-"""What every backend shares: the `Renderer` protocol, its result, and the rows rendered as values.
+"""What every backend shares: the `Renderer` protocol and its result.
 
 A backend is one `Backend` entry in `backends.BACKENDS` (name -> how to build its renderer and
 the architectures it may target); `backends.render` and `backends.translate` dispatch through
@@ -11,10 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..isa import semantics as sem
-from ..isa.table import ROWS
-from ..isa.types import Kind
-from ..isa.vocabulary import Op
 from ..wbin.program import Kernel
 
 
@@ -50,12 +46,3 @@ class Backend:
 
     make: Callable[[str | None], Renderer]
     arches: tuple[str, ...] = ()  # the architectures `arch` may pick; empty: none to pick
-
-
-# The value rows: rows whose destination is a pure function of their sources (the emulator's
-# SEMANTICS, and the special-register move). Every renderer computes them from a table keyed by
-# row key (C expressions; PTX inline instructions or generated helpers), so each table covers
-# exactly these rows.
-VALUE_ROWS: frozenset[str] = frozenset(
-    r.key for r in ROWS if r.key in sem.SEMANTICS or (r.op is Op.MOV and any(o.kind is Kind.SREG for o in r.operands))
-)

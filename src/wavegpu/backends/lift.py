@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from ..isa.instruction import Instruction, Mem, Pred, Reg
 from ..isa.structure import operand_registers
 from ..isa.types import Role
-from ..isa.vocabulary import Nest
-from ..isa.vocabulary import Op as VOp
+from ..isa.vocabulary import Nest, Op
 from ..wbin.program import Kernel
 
 
 @dataclass
-class Op:
+class Stmt:
     """A straight-line instruction (also break, continue and ret)."""
 
     inst: Instruction
@@ -35,7 +34,7 @@ class Loop:
     pc: int = 0
 
 
-Node = Op | If | Loop
+Node = Stmt | If | Loop
 
 
 def lift(k: Kernel) -> list[Node]:
@@ -67,18 +66,18 @@ def lift(k: Kernel) -> list[Node]:
             stack.append((lp, cur))
             cur = lp.body
         else:
-            cur.append(Op(inst, pc))
+            cur.append(Stmt(inst, pc))
     assert not stack, "unbalanced structure (the .wbin reader rejects this)"
     return root
 
 
-def walk(nodes: list[Node]) -> list[Op]:
+def walk(nodes: list[Node]) -> list[Stmt]:
     """Every instruction of a tree, in order (iterative: any nesting depth)."""
-    out: list[Op] = []
+    out: list[Stmt] = []
     todo: list[Node] = list(reversed(nodes))
     while todo:
         n = todo.pop()
-        if isinstance(n, Op):
+        if isinstance(n, Stmt):
             out.append(n)
         elif isinstance(n, If):
             todo.extend(reversed(n.then + n.other))
@@ -88,7 +87,7 @@ def walk(nodes: list[Node]) -> list[Op]:
 
 
 # ------------------------------------------------------------------ where the active set is needed
-MASK_USERS = frozenset({VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.MMA})
+MASK_USERS = frozenset({Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL, Op.MMA})
 """The operations that read WAVE's active set: the wave operations (over the active lanes) and
 mma (all 32 lanes must take part; the C dialects' exact form shuffles among them)."""
 
@@ -110,11 +109,11 @@ class MaskPlan:
     escaping: frozenset[int]  # pc of each tracked If from which a lane may leave an enclosing tracked loop
 
     def tracks(self, n: Node) -> bool:
-        return not isinstance(n, Op) and n.pc in self.tracked
+        return not isinstance(n, Stmt) and n.pc in self.tracked
 
     def leaves(self, n: Node) -> bool:
         """n may take lanes out of the tracked loop around it (a break/continue, or an escaping if)."""
-        if isinstance(n, Op):
+        if isinstance(n, Stmt):
             return n.inst.spec.nest in (Nest.BREAK, Nest.CONTINUE)
         return isinstance(n, If) and n.pc in self.escaping
 
@@ -128,7 +127,7 @@ def mask_plan(nodes: list[Node]) -> MaskPlan:
     todo: list[tuple[Node, tuple[If | Loop, ...]]] = [(n, ()) for n in reversed(nodes)]
     while todo:
         n, path = todo.pop()
-        if isinstance(n, Op):
+        if isinstance(n, Stmt):
             op = n.inst.spec.op
             if op in MASK_USERS:
                 users = True
@@ -176,7 +175,7 @@ def preset_registers(nodes: list[Node]) -> frozenset[int]:
     then_out: list[set[int]] = []  # the sets at the end of each open if's then branch
     while work:
         item = work.pop()
-        if isinstance(item, Op):
+        if isinstance(item, Stmt):
             reads, writes = _reads_writes(item.inst)
             inputs.update(reads - written)
             written |= writes

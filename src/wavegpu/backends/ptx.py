@@ -34,14 +34,13 @@ from ..codegen import canonical
 from ..errors import WaveError
 from ..isa import semantics as sem
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ..isa.registers import SReg as SR
+from ..isa.registers import SRegId as SR
 from ..isa.table import ROWS
 from ..isa.types import SUBREGS, DataType, Kind, Role
-from ..isa.vocabulary import NEST_OF, AtomOp, Nest, ReduceOp, Scope, ShuffleMode
-from ..isa.vocabulary import Op as VOp
+from ..isa.vocabulary import NEST_OF, AtomOp, InstrClass, Nest, Op, ReduceOp, Scope, ShuffleMode
 from ..wbin.program import Kernel
 from .base import Rendered
-from .lift import If, Loop, MaskPlan, Node, Op, lift, mask_plan, preset_count
+from .lift import If, Loop, MaskPlan, Node, Stmt, lift, mask_plan, preset_count
 
 PTX_VERSION = "7.8"  # sm_90 needs 7.8; everything emitted here exists since 7.0
 ARCHES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
@@ -182,7 +181,7 @@ def int_setp(cmp: str, ty: str, d: str, a: str, b: str, spare: str) -> str:
 
 
 for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered, u forms unordered
-    if _r.op is VOp.SETP:
+    if _r.op is Op.SETP:
         assert _r.dtype is not None
         _k = {DataType.F32: _F, DataType.F64: _D}.get(_r.dtype, _B)
         assert _r.variant is not None
@@ -190,7 +189,7 @@ for _r in ROWS:  # PTX spells every condition as WAVE does: plain forms ordered,
         _text = f"{_r.name} {{d}}, {{a}}, {{b}};" if _k != _B else int_setp(_cmp, _ty, "{d}", "{a}", "{b}", "{q}")
         NATIVE[_r.key] = (_P, (_k, _k), _text)
 
-# The value rows (base.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
+# The value rows (isa.table.VALUE_ROWS) not inline: each calls a helper generated from the C prelude
 # (see the module docstring), listed in the order tools/gen_ptx_helpers.py writes the helper
 # library in. NATIVE and HELPER_ROWS split VALUE_ROWS between them (tests/backends/test_coverage.py).
 HELPER_ROWS: tuple[str, ...] = (
@@ -583,7 +582,7 @@ class PTXRenderer:
         ss = {"global": "global", "local": "shared", "const": "global.nc"}[space]
         a = self.address(space, m)
         vec = any(o.kind in (Kind.VEC2, Kind.VEC4) for o in spec.operands)
-        if spec.cls == "load":
+        if spec.cls is InstrClass.LOAD:
             dst = inst.operands[0]
             if spec.width <= 4:
                 t = self.tmp(_B)
@@ -649,7 +648,7 @@ class PTXRenderer:
         else:
             ty = _ATOM[op] if op not in (AtomOp.MIN, AtomOp.MAX) else f"{op.value}.{spec.dtype.text}"
             self.emit(f"atom.relaxed.{scope}.{ss}.{ty} {old}, [{a}], {', '.join(args)};")
-        if spec.op is VOp.ATOM:
+        if spec.op is Op.ATOM:
             self.store(inst.operands[0], _B, old)
 
     def mma(self, inst: Instruction, region: _Region) -> None:
@@ -733,18 +732,18 @@ class PTXRenderer:
             self.emit(f"@{'' if g.negated else '!'}%p{g.pred} bra {skip};")
         dst = inst.operands[0]
         srcs = [o for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
-        if op in (VOp.BALLOT, VOp.ANY, VOp.ALL):
+        if op in (Op.BALLOT, Op.ANY, Op.ALL):
             assert isinstance(srcs[0], Pred)
             p = f"%p{srcs[0].n}"
-            if op is VOp.BALLOT:
+            if op is Op.BALLOT:
                 t = self.tmp(_B)
                 self.emit(f"vote.sync.ballot.b32 {t}, {p}, {act};")
                 self.store(dst, _B, t)
             else:
                 q = self.tmp(_P)
-                self.emit(f"vote.sync.{'any' if op is VOp.ANY else 'all'}.pred {q}, {p}, {act};")
+                self.emit(f"vote.sync.{'any' if op is Op.ANY else 'all'}.pred {q}, {p}, {act};")
                 self.store(dst, _P, q)
-        elif op in (VOp.SHUFFLE, VOp.BROADCAST):
+        elif op in (Op.SHUFFLE, Op.BROADCAST):
             x, b = self.b32(srcs[0]), self.b32(srcs[1])
             src = self.tmp(_B)
             lane = "%wv_lane"
@@ -766,7 +765,7 @@ class PTXRenderer:
             self.store(dst, _B, out)
         else:  # wave.reduce, wave.prefix
             red = sem.reduction_of(spec)
-            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), red, prefix=op is VOp.PREFIX))
+            self.store(dst, _B, self.lane_loop(act, self.b32(srcs[0]), red, prefix=op is Op.PREFIX))
         if skip:
             self.emit(f"{skip}:")
 
@@ -838,7 +837,7 @@ class PTXRenderer:
                 item()
                 continue
             n, r = item
-            if isinstance(n, Op):
+            if isinstance(n, Stmt):
                 self.inst(n.inst, r, n.pc)
             elif not self.plan.tracks(n):
                 work.extend(reversed(self.plain_if(n, r) if isinstance(n, If) else self.plain_loop(n)))
@@ -1009,23 +1008,23 @@ def render_module(kernels: list[Kernel], arch: str = "sm_75", wave_width: int = 
 
 # Operation -> the PTXRenderer method writing its rows (rows neither inline nor helpers), after
 # the guard's skip; IN_REGION's take the current region and handle the guard themselves.
-STATEMENTS: dict[VOp, Callable[[PTXRenderer, Instruction], None]] = {
-    VOp.LD: PTXRenderer.memory,
-    VOp.ST: PTXRenderer.memory,
-    VOp.ATOM: PTXRenderer.atomic,
-    VOp.RED: PTXRenderer.atomic,
-    VOp.BARRIER: lambda r, inst: r.emit("barrier.sync 0;"),
-    VOp.FENCE: PTXRenderer.fence,
-    VOp.NOP: lambda r, inst: None,
-    VOp.RET: PTXRenderer.ret,
+STATEMENTS: dict[Op, Callable[[PTXRenderer, Instruction], None]] = {
+    Op.LD: PTXRenderer.memory,
+    Op.ST: PTXRenderer.memory,
+    Op.ATOM: PTXRenderer.atomic,
+    Op.RED: PTXRenderer.atomic,
+    Op.BARRIER: lambda r, inst: r.emit("barrier.sync 0;"),
+    Op.FENCE: PTXRenderer.fence,
+    Op.NOP: lambda r, inst: None,
+    Op.RET: PTXRenderer.ret,
 }
-IN_REGION: dict[VOp, Callable[[PTXRenderer, Instruction, _Region], None]] = {
-    **{o: PTXRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
-    VOp.ANY: PTXRenderer.wave,
-    VOp.ALL: PTXRenderer.wave,
-    VOp.MMA: PTXRenderer.mma,
-    VOp.BREAK: lambda r, inst, region: r.leave(inst, Nest.BREAK, region),
-    VOp.CONTINUE: lambda r, inst, region: r.leave(inst, Nest.CONTINUE, region),
+IN_REGION: dict[Op, Callable[[PTXRenderer, Instruction, _Region], None]] = {
+    **{o: PTXRenderer.wave for o in (Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT)},
+    Op.ANY: PTXRenderer.wave,
+    Op.ALL: PTXRenderer.wave,
+    Op.MMA: PTXRenderer.mma,
+    Op.BREAK: lambda r, inst, region: r.leave(inst, Nest.BREAK, region),
+    Op.CONTINUE: lambda r, inst, region: r.leave(inst, Nest.CONTINUE, region),
 }
 # Operations the tree walk renders (if/else/endif, loop/endloop).
 TREE = frozenset(o for o, n in NEST_OF.items() if n in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.OPEN_LOOP))

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from ..isa.instruction import Imm, Instruction, Mem, Pair, Reg
 from ..isa.structure import footprint, operand_registers, successors
 from ..isa.types import DataType, Role
-from ..isa.vocabulary import Op as VOp
+from ..isa.vocabulary import Op
 
 _ARITH = ("add", "sub", "mul", "fma", "div", "sqrt")
 _ROUND = ("rni", "rzi", "rmi", "rpi")
@@ -70,10 +70,10 @@ def _transparent(inst: Instruction, slot: int) -> bool:
     spec = inst.spec
     if spec.key in FLOAT_ROWS:
         return True
-    if spec.op is VOp.SETP and spec.dtype in (DataType.F32, DataType.F64):
+    if spec.op is Op.SETP and spec.dtype in (DataType.F32, DataType.F64):
         return True
     # slct's comparand (compared with 0, never moved) when it is a float
-    return spec.op is VOp.SLCT and slot == 3 and spec.operands[slot].dtype is DataType.F32
+    return spec.op is Op.SLCT and slot == 3 and spec.operands[slot].dtype is DataType.F32
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
             raise CompileError([Diagnostic(f"internal error emitting {i.key}: {e.reason}", i.span)]) from None
         insts.append(inst)
         lines.append(SourceLoc(i.span.file, i.span.line, i.span.col) if i.span is not None else None)
-        accesses.append(i.buffer if is_global_access(inst) else None)
+        accesses.append(i.buffer if inst.spec.is_global_access else None)
     if not insts or insts[-1].spec.nest is not Nest.RET:
         insts.append(Instruction(BY_KEY[rows.RET]))
         lines.append(None)
@@ -84,16 +84,12 @@ def emit(lf: LFunction, alloc: Allocation, params: list[Param]) -> Kernel:
     )
 
 
-def is_global_access(inst: Instruction) -> bool:
-    return inst.spec.space == "global" and inst.spec.cls in ("load", "store", "atomic")
-
-
 def mark_read_only(params: list[Param], insts: list[Instruction], accesses: list[int | None]) -> list[Param]:
     """Buffers no store or atomic addresses become `writable=False`; when a store or atomic's
     buffer is unknown (untagged), every buffer stays writable."""
     written: set[int] = set()
     for inst, tag in zip(insts, accesses):
-        if is_global_access(inst) and inst.spec.cls in ("store", "atomic"):
+        if inst.spec.is_global_access and inst.spec.side_effects:  # a global store or atomic
             if tag is None:
                 return params
             written.add(tag)

@@ -175,7 +175,7 @@ def _validate(k: Kernel) -> None:
         for pc, (inst, tag) in enumerate(zip(k.instructions, k.accesses)):
             if tag is None:
                 continue
-            if inst.spec.space != "global" or inst.spec.cls not in ("load", "store", "atomic"):
+            if not inst.spec.is_global_access:
                 raise Trap(
                     "the access table names a buffer for an instruction that is no global access",
                     k.name,
@@ -290,7 +290,7 @@ def emulate(
         batch_lanes = LOOP_BATCH_LANES if any(i.spec.op is Op.LOOP for i in k.instructions) else BATCH_LANES
     by_regs = MAX_BATCH_BYTES // (4 * max(k.registers, 1) * lanes_per_wg)
     per_batch = max(1, min(n_wg, batch_lanes // lanes_per_wg, by_regs))
-    from .compiled.select import try_compiled
+    from .compiled.choice import try_compiled
 
     # a donated image the compiled engine may leave undefined: kept (a copy) unless `restore` can rewrite it
     keep = owned and restore is None

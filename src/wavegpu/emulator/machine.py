@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..isa.vocabulary import InstrClass
 from ..wbin.program import Kernel
 from .checker import Checker
 from .memory import Memory, pad16
 from .ops import HANDLERS, compile_instruction
-from .state import Launch, Op, State
+from .state import Launch, State, Step
 from .stats import Stats
 
 
@@ -39,7 +40,7 @@ class Batch(State):
     ):
         super().__init__(kernel, launch, first_wg, n_wg, device, constant, stats)
         self.checker = Checker(self) if launch.check else None
-        self.ops: list[Op] = [compile_instruction(self, i, pc) for pc, i in enumerate(kernel.instructions)]
+        self.ops: list[Step] = [compile_instruction(self, i, pc) for pc, i in enumerate(kernel.instructions)]
 
     def run(self) -> None:
         """Execute the batch to its end (or a trap), then drop the closures (`close`)."""
@@ -78,7 +79,7 @@ class Batch(State):
                         self.first_active_lane(),
                     )
                 pc = pc + 1 if nxt is None else nxt
-                if self.n_active == 0 and pc < n and insts[pc].spec.cls != "control":
+                if self.n_active == 0 and pc < n and insts[pc].spec.cls is not InstrClass.CONTROL:
                     pc = closer[pc]
 
 

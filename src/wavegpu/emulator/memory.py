@@ -66,7 +66,7 @@ def addresses(
     the same for every lane (device and constant memory only)."""
     idx = m if m is None else np.flatnonzero(m)
     if idx is None and st.padded:
-        idx = st.identity("real_idx")
+        idx = st.real_idx
     n = st.N if idx is None else idx.size
     if mem.base is None:
         addr = np.asarray(mem.offset & 0xFFFFFFFF, dtype=U32)

@@ -11,6 +11,7 @@ what they share: operand readers and writers, the executing-lane mask, statistic
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..errors import Trap, UndefinedBehaviour
 from ..isa.instruction import Imm, Instruction, Pair, Pred, Reg, SReg
-from ..isa.registers import SReg as SR
+from ..isa.registers import SRegId as SR
 from ..isa.structure import nesting
 from ..isa.types import SUBREGS
 from ..wbin.program import Kernel
@@ -32,7 +33,7 @@ U64 = np.uint64
 
 WATCH_FROM = 1 << 16  # issues before the endless-loop watch starts (no kernel of the tests gets there)
 
-Op = Callable[[], "int | None"]
+Step = Callable[[], "int | None"]
 """One compiled instruction: runs it, returns the next pc or None for pc + 1."""
 Reader = Callable[[], np.ndarray]
 Writer = Callable[[np.ndarray, "np.ndarray | None"], None]
@@ -72,15 +73,23 @@ class LoopFrame:
 
 Frame = IfFrame | LoopFrame
 
-_CTAID = {SR.CTAID_X: "ctaid.x", SR.CTAID_Y: "ctaid.y", SR.CTAID_Z: "ctaid.z"}
-_PER_LANE_SREG = {
-    SR.TID_X: "tid.x",
-    SR.TID_Y: "tid.y",
-    SR.TID_Z: "tid.z",
-    SR.WID: "wid",
-    SR.LID: "lid",
-    **_CTAID,
-}
+
+class Lanes(enum.Enum):
+    """The per-lane arrays of a batch that are no special register (State.per_lane)."""
+
+    IN_WG = "lane_in_wg"  # the lane's index within its workgroup, padding lanes included
+    WG = "wg_in_batch"  # the lane's workgroup within the batch
+    REAL = "real"  # the lane is a thread (not the padding of a workgroup's last wave)
+    REAL_IDX = "real_idx"  # the indices of the real lanes
+    LOCAL_BASE = "local_base"  # the lane's workgroup's offset into the batch's local memory
+    INDEX = "lane_index"  # the lane's index within the batch (int64)
+    NONE = "none"  # no lane (all false)
+
+
+_CTAID = (SR.CTAID_X, SR.CTAID_Y, SR.CTAID_Z)
+_TID = (SR.TID_X, SR.TID_Y, SR.TID_Z)
+_PER_LANE_SREG = frozenset({*_TID, SR.WID, SR.LID, *_CTAID})
+"""The special registers whose value differs between the lanes of a batch."""
 
 
 class State:
@@ -112,7 +121,7 @@ class State:
         self.first_wg = first_wg
         self.padded = T % W != 0
         self.n_real = n_wg * T
-        self.lazy: dict[str, np.ndarray] = {}
+        self.lazy: dict[SR | Lanes, np.ndarray] = {}
         zero = np.zeros((), dtype=U32)
         self.regs: list[np.ndarray] = [zero] * max(kernel.registers, 1)
         for i, a in enumerate(launch.args[: len(self.regs)]):
@@ -121,7 +130,7 @@ class State:
         self.local_stride = pad16(kernel.local_memory)
         local_bytes = n_wg * self.local_stride if kernel.local_memory else 16
         self.local = Memory(np.zeros(local_bytes, dtype=np.uint8), kernel.local_memory, "local")
-        self.alive = self.identity("real").copy() if self.padded else np.ones(N, dtype=bool)
+        self.alive = self.per_lane(Lanes.REAL).copy() if self.padded else np.ones(N, dtype=bool)
         self.active = self.alive.copy()
         self.frames: list[Frame] = []
         self.issued = 0
@@ -153,63 +162,67 @@ class State:
             out[pc] = els if els is not None and pc <= els else end
         return out
 
-    # ------------------------------------------------------------------ identities
-    def identity(self, name: str) -> np.ndarray:
-        """A per-lane identity array (tid.x, ctaid.y, lane_index, real, ...), made once."""
-        v = self.lazy.get(name)
+    # ------------------------------------------------------------------ lane arrays
+    def per_lane(self, key: SR | Lanes) -> np.ndarray:
+        """The per-lane array of a special register (those in _PER_LANE_SREG) or of `Lanes`, made once."""
+        v = self.lazy.get(key)
         if v is None:
-            v = self.lazy[name] = self._make(name)
+            v = self.lazy[key] = self._make(key)
         return v
 
-    def _make(self, name: str) -> np.ndarray:
+    def _make(self, key: SR | Lanes) -> np.ndarray:
         W, N = self.W, self.N
         wx, wy, _wz = self.launch.workgroup
         gx, gy, _gz = self.launch.grid
-        if name == "lane_in_wg":
+        if key is Lanes.IN_WG:
             return np.tile(np.arange(self.lanes_per_wg, dtype=U32), self.n_wg)
-        if name == "wg_in_batch":
+        if key is Lanes.WG:
             return np.repeat(np.arange(self.n_wg, dtype=U32), self.lanes_per_wg)
-        if name == "real":
-            return self.identity("lane_in_wg") < U32(self.T)
-        if name == "real_idx":
-            return np.flatnonzero(self.identity("real"))
-        if name == "local_base":
-            return self.identity("wg_in_batch").astype(np.int64) * self.local_stride
-        if name == "lid":
-            return np.tile(np.arange(W, dtype=U32), N // W)
-        if name == "lane_index":
+        if key is Lanes.REAL:
+            return self.per_lane(Lanes.IN_WG) < U32(self.T)
+        if key is Lanes.REAL_IDX:
+            return np.flatnonzero(self.per_lane(Lanes.REAL))
+        if key is Lanes.LOCAL_BASE:
+            return self.per_lane(Lanes.WG).astype(np.int64) * self.local_stride
+        if key is Lanes.INDEX:
             return np.arange(N, dtype=np.int64)
-        if name == "none":
+        if key is Lanes.NONE:
             return np.zeros(N, dtype=bool)
-        lin = self.identity("lane_in_wg")
-        if name == "tid.x":
+        if key is SR.LID:
+            return np.tile(np.arange(W, dtype=U32), N // W)
+        lin = self.per_lane(Lanes.IN_WG)
+        if key is SR.TID_X:
             return lin if wx == self.lanes_per_wg else lin % U32(wx)
-        if name == "tid.y":
+        if key is SR.TID_Y:
             return (lin // U32(wx)) % U32(wy)
-        if name == "tid.z":
+        if key is SR.TID_Z:
             return lin // U32(wx * wy)
-        if name == "wid":
+        if key is SR.WID:
             return lin // U32(W)
-        wg_lin = self.identity("wg_in_batch") + U32(self.first_wg)
-        if name == "ctaid.x":
+        wg_lin = self.per_lane(Lanes.WG) + U32(self.first_wg)
+        if key is SR.CTAID_X:
             return wg_lin if self.first_wg + self.n_wg <= gx else wg_lin % U32(gx)
-        if name == "ctaid.y":
+        if key is SR.CTAID_Y:
             return (wg_lin // U32(gx)) % U32(gy)
-        if name == "ctaid.z":
+        if key is SR.CTAID_Z:
             return wg_lin // U32(gx * gy)
-        raise KeyError(name)
+        raise KeyError(key)
 
     @property
     def real(self) -> np.ndarray:
-        return self.identity("real")
+        return self.per_lane(Lanes.REAL)
+
+    @property
+    def real_idx(self) -> np.ndarray:
+        return self.per_lane(Lanes.REAL_IDX)
 
     @property
     def local_base(self) -> np.ndarray:
-        return self.identity("local_base")
+        return self.per_lane(Lanes.LOCAL_BASE)
 
     def lane_ids(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        wg = tuple(int(self.identity(f"ctaid.{a}")[lane]) for a in "xyz")
-        th = tuple(int(self.identity(f"tid.{a}")[lane]) for a in "xyz")
+        wg = tuple(int(self.per_lane(sid)[lane]) for sid in _CTAID)
+        th = tuple(int(self.per_lane(sid)[lane]) for sid in _TID)
         return wg, th  # type: ignore[return-value]
 
     def lanes(self, x: np.ndarray) -> np.ndarray:
@@ -274,7 +287,7 @@ class State:
     def restrict(self, mask: np.ndarray, cond: np.ndarray) -> np.ndarray:
         """mask & cond; a condition uniform over the batch (0-d) costs no pass over the lanes."""
         if cond.ndim == 0:
-            return mask if bool(cond) else self.identity("none")
+            return mask if bool(cond) else self.per_lane(Lanes.NONE)
         return mask & cond
 
     def exec_mask(self, guard: Reader | None) -> np.ndarray | None:
@@ -285,7 +298,7 @@ class State:
         if g.ndim == 0:
             if bool(g):
                 return None if self.full else self.active
-            return self.identity("none")
+            return self.per_lane(Lanes.NONE)
         return self.active & g
 
     def left_loop(self) -> np.ndarray | None:
@@ -321,7 +334,7 @@ class State:
         if sid == SR.WID and self.waves_per_wg == 1:
             uniform[sid] = 0
         if sid in _CTAID and self.n_wg == 1:
-            uniform[sid] = int(self.identity(_CTAID[sid])[0])
+            uniform[sid] = int(self.per_lane(SR(sid))[0])
         if sid in uniform:
             v = np.asarray(uniform[sid], dtype=U32)
             return lambda: v
@@ -332,8 +345,9 @@ class State:
                 return np.asarray(self.issued & 0xFFFFFFFF, dtype=U32)
 
             return clock
-        name = _PER_LANE_SREG[sid]
-        return lambda: self.identity(name)
+        key = SR(sid)
+        assert key in _PER_LANE_SREG, key
+        return lambda: self.per_lane(key)
 
     def reader(self, op: object) -> Reader:
         regs, preds = self.regs, self.preds

@@ -7,7 +7,8 @@ moves, neg and abs keep the bits.
 A function takes its source operands as NumPy arrays of raw bits (uint32 for a register, uint64
 for a register pair, bool for a predicate) and returns the destination's raw bits the same
 way. Memory, atomics, wave operations, control flow and special registers need machine state
-and live in the emulator; `VALUE_ROWS` lists the rows defined here.
+and live in the emulator. `SEMANTICS` holds a function for every value row (table.VALUE_ROWS)
+but the special-register move.
 """
 
 from __future__ import annotations
@@ -917,9 +918,6 @@ def _slct_f(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 @_def("slct.b32.s32")
 def _slct_s(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where(s32(c) >= 0, u32(a), u32(b)).astype(U32)
-
-
-VALUE_ROWS = frozenset(SEMANTICS)
 
 
 # ---- reduction and atomic operators ---------------------------------------------------------

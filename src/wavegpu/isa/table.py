@@ -17,39 +17,23 @@ from .vocabulary import (
     FLOAT_CONDITIONS,
     INT_CONDITIONS,
     NEST_OF,
+    UNIT_OF,
     AtomOp,
     Cmp,
+    InstrClass,
     Nest,
     Op,
     ReduceOp,
     Rounding,
     Scope,
     ShuffleMode,
+    Space,
+    Unit,
     Variant,
 )
 
 T = DataType
-
-# Instruction classes (used by statistics, docs and backends).
-CLASSES = (
-    "move",
-    "int",
-    "bit",
-    "f32",
-    "f16",
-    "f64",
-    "cvt",
-    "cmp",
-    "select",
-    "load",
-    "store",
-    "atomic",
-    "wave",
-    "sync",
-    "control",
-    "mma",
-    "misc",
-)
+C = InstrClass
 
 MAX_MODIFIER = 63  # 6-bit modifier field
 MAX_OPCODE = 255  # 8-bit opcode field
@@ -64,14 +48,14 @@ class InstrSpec:
     opcode: int
     mod: int
     operands: tuple[OperandSpec, ...]
-    cls: str
+    cls: InstrClass
     doc: str
     op: Op  # what the row does (the group's stem without the memory space)
     variant: Variant | None = None  # which flavour of `op`: ReduceOp, AtomOp, ShuffleMode, Cmp, ...
     nest: Nest | None = None  # the row's role in structured control flow
     signed: bool = False  # the principal type (`dtype`) is signed; for loads, the memory value
     ext: bool = False  # an extension row, not in WAVE v0.1
-    space: str | None = None  # memory space: "global", "local", "const"
+    space: Space | None = None  # the memory space of a load, store or atomic
     cap: str | None = None  # optional capability the row needs
     barrier: bool = False
     control: bool = False  # structured control flow
@@ -80,6 +64,17 @@ class InstrSpec:
     uniform: bool = False  # printed with the @uniform annotation
     aliases: tuple[str, ...] = ()  # other accepted spellings of the mnemonic
     width: int = 0  # memory access width in bytes (loads, stores, atomics)
+
+    @property
+    def unit(self) -> Unit:
+        """What runs the row (vocabulary.UNIT_OF of its op)."""
+        return UNIT_OF[self.op]
+
+    @property
+    def is_global_access(self) -> bool:
+        """Whether the row reads or writes device memory (a global load, store or atomic): the
+        accesses a kernel's buffers are recorded for."""
+        return self.space is Space.GLOBAL
 
     @property
     def format(self) -> str:
@@ -181,7 +176,7 @@ _opcodes: dict[int, str] = {}
 def group(
     opcode: int,
     stem: str,
-    cls: str,
+    cls: InstrClass,
     variants: Iterable[V],
     **flags: object,
 ) -> None:
@@ -189,13 +184,14 @@ def group(
         raise ValueError(f"opcode 0x{opcode:02x} used by {_opcodes[opcode]} and {stem}")
     _opcodes[opcode] = stem
     space = flags.get("space")
+    assert space is None or isinstance(space, Space), stem
     op = Op(stem[: -len(f".{space}")] if space else stem)
     for mod, v in enumerate(variants):
         name = f"{stem}.{v.suffix}" if v.suffix else stem
         row_cls = cls
-        if cls == "f32" and v.operands:
+        if cls is C.F32 and v.operands:
             bits = v.operands[0].dtype
-            row_cls = "f64" if bits is T.F64 else "f16" if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2) else cls
+            row_cls = C.F64 if bits is T.F64 else C.F16 if bits in (T.F16, T.F16X2, T.BF16, T.BF16X2) else cls
         # the group's flags and the variant's own (keyword arguments of InstrSpec, checked there)
         row_flags: dict[str, Any] = dict(flags)
         row_flags.update(dict(v.extra))
@@ -298,11 +294,11 @@ def _tern(t: DataType) -> tuple[OperandSpec, ...]:
 
 # ---- moves and misc --------------------------------------------------------------------------
 _ALIAS32 = ("mov.u32", "mov.s32", "mov.f32")
-group(0x00, "nop", "misc", [V("", (), "no operation", ext=True)])
+group(0x00, "nop", C.MISC, [V("", (), "no operation", ext=True)])
 group(
     0x01,
     "mov",
-    "move",
+    C.MOVE,
     [
         V(
             "b32",
@@ -332,19 +328,19 @@ group(
 
 # ---- integer ---------------------------------------------------------------------------------
 I32 = (T.S32, T.U32)
-group(0x08, "add", "int", typed(I32, _bin, "32-bit add, wrapping", spec=I32))
-group(0x09, "sub", "int", typed(I32, _bin, "32-bit subtract, wrapping", spec=(T.S32,)))
-group(0x0A, "mul.lo", "int", typed(I32, _bin, "multiply, low 32 bits", spec=(T.S32,)))
+group(0x08, "add", C.INT, typed(I32, _bin, "32-bit add, wrapping", spec=I32))
+group(0x09, "sub", C.INT, typed(I32, _bin, "32-bit subtract, wrapping", spec=(T.S32,)))
+group(0x0A, "mul.lo", C.INT, typed(I32, _bin, "multiply, low 32 bits", spec=(T.S32,)))
 group(
     0x0B,
     "mul.hi",
-    "int",
+    C.INT,
     typed(I32, _bin, "multiply, high 32 bits of the 64-bit product", spec=(T.S32,)),
 )
 group(
     0x0C,
     "mul.wide",
-    "int",
+    C.INT,
     [
         V(
             t.text,
@@ -355,28 +351,28 @@ group(
         for t in I32
     ],
 )
-group(0x0D, "mad.lo", "int", typed(I32, _tern, "multiply-add, low 32 bits: a*b + c", spec=(T.S32,)))
+group(0x0D, "mad.lo", C.INT, typed(I32, _tern, "multiply-add, low 32 bits: a*b + c", spec=(T.S32,)))
 group(
     0x0E,
     "div",
-    "int",
+    C.INT,
     typed(I32, _bin, "division (x/0 = 0xffffffff, INT_MIN/-1 = INT_MIN)", spec=(T.S32,)),
 )
-group(0x0F, "rem", "int", typed(I32, _bin, "remainder (x%0 = x, INT_MIN%-1 = 0)", spec=(T.S32,)))
-group(0x10, "neg", "int", typed((T.S32,), _un, "negate", spec=(T.S32,)))
+group(0x0F, "rem", C.INT, typed(I32, _bin, "remainder (x%0 = x, INT_MIN%-1 = 0)", spec=(T.S32,)))
+group(0x10, "neg", C.INT, typed((T.S32,), _un, "negate", spec=(T.S32,)))
 group(
     0x11,
     "abs",
-    "int",
+    C.INT,
     typed((T.S32,), _un, "absolute value (abs(INT_MIN) = INT_MIN)", spec=(T.S32,)),
 )
-group(0x12, "min", "int", typed(I32, _bin, "minimum", spec=(T.S32,)))
-group(0x13, "max", "int", typed(I32, _bin, "maximum", spec=(T.S32,)))
-group(0x14, "clamp", "int", typed(I32, _tern, "clamp a to [b, c]: min(max(a, b), c)"))
+group(0x12, "min", C.INT, typed(I32, _bin, "minimum", spec=(T.S32,)))
+group(0x13, "max", C.INT, typed(I32, _bin, "maximum", spec=(T.S32,)))
+group(0x14, "clamp", C.INT, typed(I32, _tern, "clamp a to [b, c]: min(max(a, b), c)"))
 group(
     0x15,
     "dp4a",
-    "int",
+    C.INT,
     [
         V(
             "s32.s32",
@@ -399,7 +395,7 @@ group(
 group(
     0x18,
     "and",
-    "bit",
+    C.BIT,
     [
         V("b32", _bin(T.B32), "bitwise and"),
         V("pred", (pd(), ps(), ps()), "predicate and", ext=True),
@@ -408,13 +404,13 @@ group(
 group(
     0x19,
     "or",
-    "bit",
+    C.BIT,
     [V("b32", _bin(T.B32), "bitwise or"), V("pred", (pd(), ps(), ps()), "predicate or", ext=True)],
 )
 group(
     0x1A,
     "xor",
-    "bit",
+    C.BIT,
     [
         V("b32", _bin(T.B32), "bitwise xor"),
         V("pred", (pd(), ps(), ps()), "predicate xor", ext=True),
@@ -423,26 +419,26 @@ group(
 group(
     0x1B,
     "not",
-    "bit",
+    C.BIT,
     [V("b32", _un(T.B32), "bitwise not"), V("pred", (pd(), ps()), "predicate not", ext=True)],
 )
-group(0x1C, "shl", "bit", [V("b32", _bin(T.B32), "shift left (amounts >= 32 give 0)")])
+group(0x1C, "shl", C.BIT, [V("b32", _bin(T.B32), "shift left (amounts >= 32 give 0)")])
 group(
     0x1D,
     "shr",
-    "bit",
+    C.BIT,
     [
         V("u32", _bin(T.U32), "logical shift right (amounts >= 32 give 0)"),
         V("s32", _bin(T.S32), "arithmetic shift right (amounts >= 32 give sign fill)"),
     ],
 )
-group(0x1E, "popc", "bit", [V("b32", (d(T.U32), s(T.B32)), "population count")])
-group(0x1F, "clz", "bit", [V("b32", (d(T.U32), s(T.B32)), "count leading zeros (clz(0) = 32)")])
-group(0x20, "brev", "bit", [V("b32", _un(T.B32), "bit reverse")])
+group(0x1E, "popc", C.BIT, [V("b32", (d(T.U32), s(T.B32)), "population count")])
+group(0x1F, "clz", C.BIT, [V("b32", (d(T.U32), s(T.B32)), "count leading zeros (clz(0) = 32)")])
+group(0x20, "brev", C.BIT, [V("b32", _un(T.B32), "bit reverse")])
 group(
     0x21,
     "bfe",
-    "bit",
+    C.BIT,
     [
         V(
             "u32",
@@ -460,7 +456,7 @@ group(
 group(
     0x22,
     "bfi",
-    "bit",
+    C.BIT,
     [
         V(
             "b32",
@@ -473,11 +469,11 @@ group(
 # ---- floating point: f32 and (optional) f16, bf16, f64 ---------------------------------------
 FLOATS = (T.F32, T.F16X2, T.F16, T.BF16X2, T.BF16, T.F64)
 _fspec_add = (T.F32, T.F16X2, T.F64)
-group(0x28, "add", "f32", typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS))
+group(0x28, "add", C.F32, typed(FLOATS, _bin, "floating-point add", spec=_fspec_add, caps=FLOAT_CAPS))
 group(
     0x29,
     "sub",
-    "f32",
+    C.F32,
     typed(
         (T.F32, T.F16, T.BF16, T.F64),
         _bin,
@@ -489,50 +485,50 @@ group(
 group(
     0x2A,
     "mul",
-    "f32",
+    C.F32,
     typed(FLOATS, _bin, "floating-point multiply", spec=_fspec_add, caps=FLOAT_CAPS),
 )
 group(
     0x2B,
     "fma",
-    "f32",
+    C.F32,
     typed(FLOATS, _tern, "fused multiply-add a*b + c, one rounding", spec=_fspec_add, caps=FLOAT_CAPS),
 )
 group(
     0x2C,
     "div",
-    "f32",
+    C.F32,
     typed((T.F32, T.F64), _bin, "division, correctly rounded", spec=(T.F32, T.F64), caps=FLOAT_CAPS),
 )
-group(0x2D, "rcp", "f32", typed((T.F32,), _un, "reciprocal (approximate, 1 ulp)", spec=(T.F32,)))
+group(0x2D, "rcp", C.F32, typed((T.F32,), _un, "reciprocal (approximate, 1 ulp)", spec=(T.F32,)))
 group(
     0x2E,
     "sqrt",
-    "f32",
+    C.F32,
     typed((T.F32, T.F64), _un, "square root, correctly rounded", spec=(T.F32,), caps=FLOAT_CAPS),
 )
 group(
     0x2F,
     "rsqrt",
-    "f32",
+    C.F32,
     typed((T.F32,), _un, "reciprocal square root (approximate)", spec=(T.F32,)),
 )
 group(
     0x30,
     "neg",
-    "f32",
+    C.F32,
     typed((T.F32, T.F64), _un, "negate (flips the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS),
 )
 group(
     0x31,
     "abs",
-    "f32",
+    C.F32,
     typed((T.F32, T.F64), _un, "absolute value (clears the sign bit)", spec=(T.F32,), caps=FLOAT_CAPS),
 )
 group(
     0x32,
     "min",
-    "f32",
+    C.F32,
     typed(
         (T.F32, T.F64),
         _bin,
@@ -544,7 +540,7 @@ group(
 group(
     0x33,
     "max",
-    "f32",
+    C.F32,
     typed(
         (T.F32, T.F64),
         _bin,
@@ -553,13 +549,13 @@ group(
         caps=FLOAT_CAPS,
     ),
 )
-group(0x34, "sin", "f32", typed((T.F32,), _un, "sine (approximate)", spec=(T.F32,)))
-group(0x35, "cos", "f32", typed((T.F32,), _un, "cosine (approximate)", spec=(T.F32,)))
-group(0x36, "exp2", "f32", typed((T.F32,), _un, "2^x (approximate)", spec=(T.F32,)))
-group(0x37, "log2", "f32", typed((T.F32,), _un, "log2(x) (approximate)", spec=(T.F32,)))
-group(0x38, "fract", "f32", typed((T.F32,), _un, "x - floor(x)"))
-group(0x39, "sat", "f32", typed((T.F32,), _un, "clamp to [0, 1] (NaN gives 0)"))
-group(0x3A, "clamp", "f32", typed((T.F32,), _tern, "clamp a to [b, c]"))
+group(0x34, "sin", C.F32, typed((T.F32,), _un, "sine (approximate)", spec=(T.F32,)))
+group(0x35, "cos", C.F32, typed((T.F32,), _un, "cosine (approximate)", spec=(T.F32,)))
+group(0x36, "exp2", C.F32, typed((T.F32,), _un, "2^x (approximate)", spec=(T.F32,)))
+group(0x37, "log2", C.F32, typed((T.F32,), _un, "log2(x) (approximate)", spec=(T.F32,)))
+group(0x38, "fract", C.F32, typed((T.F32,), _un, "x - floor(x)"))
+group(0x39, "sat", C.F32, typed((T.F32,), _un, "clamp to [0, 1] (NaN gives 0)"))
+group(0x3A, "clamp", C.F32, typed((T.F32,), _tern, "clamp a to [b, c]"))
 
 
 # ---- conversions -----------------------------------------------------------------------------
@@ -579,7 +575,7 @@ def _cvt(
 group(
     0x40,
     "cvt",
-    "cvt",
+    C.CVT,
     [
         _cvt(
             "",
@@ -748,14 +744,14 @@ def _setp_variants(t: DataType, spec_ops: Iterable[str], cap: str | None) -> lis
 
 
 _ICMP = tuple(c.value for c in INT_CONDITIONS)
-group(0x48, "setp", "cmp", _setp_variants(T.S32, _ICMP, None))
-group(0x49, "setp", "cmp", _setp_variants(T.U32, (), None))
-group(0x4A, "setp", "cmp", _setp_variants(T.F32, (*_ICMP, "neu"), None))
-group(0x4B, "setp", "cmp", _setp_variants(T.F64, (), "CAP_F64"))
+group(0x48, "setp", C.CMP, _setp_variants(T.S32, _ICMP, None))
+group(0x49, "setp", C.CMP, _setp_variants(T.U32, (), None))
+group(0x4A, "setp", C.CMP, _setp_variants(T.F32, (*_ICMP, "neu"), None))
+group(0x4B, "setp", C.CMP, _setp_variants(T.F64, (), "CAP_F64"))
 group(
     0x4C,
     "selp",
-    "select",
+    C.SELECT,
     [
         V(
             "b32",
@@ -775,7 +771,7 @@ group(
 group(
     0x4D,
     "slct",
-    "select",
+    C.SELECT,
     [
         V(
             "s32.f32",
@@ -812,22 +808,22 @@ _ST = (
     ("v2.b32", 8, vec(2, Role.SRC, T.B32), T.B32, ("v2.u32", "v2.s32", "v2.f32")),
     ("v4.b32", 16, vec(4, Role.SRC, T.B32), T.B32, ("v4.u32", "v4.s32", "v4.f32")),
 )
-_SPACE_DOC = {"global": "device memory", "local": "local memory", "const": "constant memory"}
+_SPACE_DOC = {Space.GLOBAL: "device memory", Space.LOCAL: "local memory", Space.CONST: "constant memory"}
 _SPEC_LOADS = {
-    ("local", "b32"),
-    ("local", "b64"),
-    ("global", "b32"),
-    ("const", "b32"),
-    ("global", "v2.b32"),
-    ("global", "v4.b32"),
+    (Space.LOCAL, "b32"),
+    (Space.LOCAL, "b64"),
+    (Space.GLOBAL, "b32"),
+    (Space.CONST, "b32"),
+    (Space.GLOBAL, "v2.b32"),
+    (Space.GLOBAL, "v4.b32"),
 }
-_SPEC_STORES = {("local", "b32"), ("global", "b32")}
+_SPEC_STORES = {(Space.LOCAL, "b32"), (Space.GLOBAL, "b32")}
 
-for _opc, _space in ((0x50, "global"), (0x51, "local"), (0x52, "const")):
+for _opc, _space in ((0x50, Space.GLOBAL), (0x51, Space.LOCAL), (0x52, Space.CONST)):
     group(
         _opc,
         f"ld.{_space}",
-        "load",
+        C.LOAD,
         [
             V(
                 sfx,
@@ -842,11 +838,11 @@ for _opc, _space in ((0x50, "global"), (0x51, "local"), (0x52, "const")):
         ],
         space=_space,
     )
-for _opc, _space in ((0x54, "global"), (0x55, "local")):
+for _opc, _space in ((0x54, Space.GLOBAL), (0x55, Space.LOCAL)):
     group(
         _opc,
         f"st.{_space}",
-        "store",
+        C.STORE,
         [
             V(
                 sfx,
@@ -891,11 +887,11 @@ _SPEC_ATOMS = {
     "cas.b32",
 }
 
-for _opc, _space in ((0x58, "global"), (0x59, "local")):
+for _opc, _space in ((0x58, Space.GLOBAL), (0x59, Space.LOCAL)):
     group(
         _opc,
         f"atom.{_space}",
-        "atomic",
+        C.ATOMIC,
         [
             V(
                 sfx,
@@ -910,11 +906,11 @@ for _opc, _space in ((0x58, "global"), (0x59, "local")):
         space=_space,
         side_effects=True,
     )
-for _opc, _space in ((0x5A, "global"), (0x5B, "local")):
+for _opc, _space in ((0x5A, Space.GLOBAL), (0x5B, Space.LOCAL)):
     group(
         _opc,
         f"red.{_space}",
-        "atomic",
+        C.ATOMIC,
         [
             V(
                 sfx,
@@ -934,7 +930,7 @@ for _opc, _space in ((0x5A, "global"), (0x5B, "local")):
 group(
     0x60,
     "wave.reduce",
-    "wave",
+    C.WAVE,
     [
         V(
             "add.u32",
@@ -966,13 +962,13 @@ group(
 group(
     0x61,
     "wave.broadcast",
-    "wave",
+    C.WAVE,
     [V("b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane b (modulo W) to every active lane")],
 )
 group(
     0x62,
     "wave.shuffle",
-    "wave",
+    C.WAVE,
     [
         V("b32", (d(T.B32), s(T.B32), s(T.U32)), "a from lane b (modulo W)"),
         V(
@@ -995,7 +991,7 @@ group(
 group(
     0x63,
     "wave.prefix",
-    "wave",
+    C.WAVE,
     [
         V(
             "add.u32",
@@ -1008,17 +1004,17 @@ group(
 group(
     0x64,
     "wave.ballot",
-    "wave",
+    C.WAVE,
     [V("b32", (d(T.B32), ps()), "bit i set for each active lane i (i < 32) where p holds")],
 )
-group(0x65, "wave.any", "wave", [V("", (pd(), ps()), "true if p holds in any active lane")])
-group(0x66, "wave.all", "wave", [V("", (pd(), ps()), "true if p holds in every active lane")])
+group(0x65, "wave.any", C.WAVE, [V("", (pd(), ps()), "true if p holds in any active lane")])
+group(0x66, "wave.all", C.WAVE, [V("", (pd(), ps()), "true if p holds in every active lane")])
 
 # ---- synchronisation -------------------------------------------------------------------------
 group(
     0x68,
     "barrier",
-    "sync",
+    C.SYNC,
     [V("", (), "workgroup barrier with a workgroup-scope fence")],
     barrier=True,
     guardable=False,
@@ -1027,7 +1023,7 @@ group(
 group(
     0x69,
     "fence",
-    "sync",
+    C.SYNC,
     [
         V("wave", (), "memory fence, wave scope"),
         V("workgroup", (), "memory fence, workgroup scope"),
@@ -1040,7 +1036,7 @@ group(
 group(
     0x70,
     "if",
-    "control",
+    C.CONTROL,
     [
         V("", (ps(),), "begin an if block for the lanes where p holds"),
         V(
@@ -1054,20 +1050,20 @@ group(
     control=True,
     guardable=False,
 )
-group(0x71, "else", "control", [V("", (), "begin the else block")], control=True, guardable=False)
+group(0x71, "else", C.CONTROL, [V("", (), "begin the else block")], control=True, guardable=False)
 group(
     0x72,
     "endif",
-    "control",
+    C.CONTROL,
     [V("", (), "end an if/else block; lanes reconverge")],
     control=True,
     guardable=False,
 )
-group(0x73, "loop", "control", [V("", (), "begin a loop")], control=True, guardable=False)
+group(0x73, "loop", C.CONTROL, [V("", (), "begin a loop")], control=True, guardable=False)
 group(
     0x74,
     "endloop",
-    "control",
+    C.CONTROL,
     [V("", (), "end of the loop body; back to its start")],
     control=True,
     guardable=False,
@@ -1075,24 +1071,24 @@ group(
 group(
     0x75,
     "break",
-    "control",
+    C.CONTROL,
     [V("", (ps(),), "lanes where p holds leave the innermost loop")],
     control=True,
 )
 group(
     0x76,
     "continue",
-    "control",
+    C.CONTROL,
     [V("", (ps(),), "lanes where p holds go to the next iteration of the innermost loop")],
     control=True,
 )
-group(0x77, "ret", "control", [V("", (), "end the executing threads")], control=True)
+group(0x77, "ret", C.CONTROL, [V("", (), "end the executing threads")], control=True)
 
 # ---- matrix multiply-accumulate --------------------------------------------------------------
 group(
     0x7C,
     "mma",
-    "mma",
+    C.MMA,
     [
         V(
             "m16n8k8.f32.f16",
@@ -1137,3 +1133,9 @@ _index()
 def row(key: str) -> InstrSpec:
     """The row with this key (e.g. "add.s32", "mov.b32.sreg")."""
     return BY_KEY[key]
+
+
+VALUE_ROWS: frozenset[str] = frozenset(r.key for r in ROWS if r.unit is Unit.VALUE)
+"""The keys of the value rows: the destination is a pure function of the sources (the
+`isa.semantics` functions) or, for the special-register move, of the thread's position. Every
+renderer computes them from one table keyed by row key, so each such table covers exactly these."""

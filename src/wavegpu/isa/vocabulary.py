@@ -1,8 +1,10 @@
-"""The typed words of the instruction table: operations, their variants and nesting roles.
+"""The typed words of the instruction table: operations, their units, variants and nesting roles.
 
-Every row of `isa.table` carries an `op` (what it does), an optional `variant` (which flavour:
-the reduction operator, the shuffle mode, the compare condition, ...) and, for structured
-control flow, a `nest` role. Consumers switch on these instead of reading mnemonics.
+Every row of `isa.table` carries an `op` (what it does), the `unit` that runs that op (how an engine
+runs it: a value, a memory access, an atomic, a wave operation, ...), an optional `variant`
+(which flavour: the reduction operator, the shuffle mode, the compare condition, ...), for
+structured control flow a `nest` role, and for memory rows a `space`. Consumers switch on these
+instead of reading mnemonics.
 """
 
 from __future__ import annotations
@@ -193,3 +195,65 @@ NEST_OF: dict[Op, Nest] = {
     Op.CONTINUE: Nest.CONTINUE,
     Op.RET: Nest.RET,
 }
+
+
+class Unit(enum.Enum):
+    """What runs a row: the one partition of `Op` that emulators and backends dispatch on."""
+
+    VALUE = "value"  # destinations are a function of the sources (or of a special register)
+    MEMORY = "memory"  # ld, st
+    ATOMIC = "atomic"  # atom, red
+    WAVE = "wave"  # the wave.* rows: lanes read each other
+    CONTROL = "control"  # structured control flow (the rows with a `nest` role)
+    SYNC = "sync"  # barrier, fence
+    MMA = "mma"  # the matrix fragment multiply
+    NOP = "nop"
+
+
+MEMORY_OPS: frozenset[Op] = frozenset({Op.LD, Op.ST})
+ATOMIC_OPS: frozenset[Op] = frozenset({Op.ATOM, Op.RED})
+WAVE_OPS: frozenset[Op] = frozenset({Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL})
+_OTHER_OF: dict[Op, Unit] = {
+    **{o: Unit.MEMORY for o in MEMORY_OPS},
+    **{o: Unit.ATOMIC for o in ATOMIC_OPS},
+    **{o: Unit.WAVE for o in WAVE_OPS},
+    **{o: Unit.CONTROL for o in NEST_OF},
+    Op.BARRIER: Unit.SYNC,
+    Op.FENCE: Unit.SYNC,
+    Op.MMA: Unit.MMA,
+    Op.NOP: Unit.NOP,
+}
+UNIT_OF: dict[Op, Unit] = {o: _OTHER_OF.get(o, Unit.VALUE) for o in Op}
+"""Every operation's unit; the ones not named above are value operations."""
+VALUE_OPS: frozenset[Op] = frozenset(o for o, g in UNIT_OF.items() if g is Unit.VALUE)
+"""The operations of value rows (every `mov`, including the special-register move, is one)."""
+
+
+class Space(enum.StrEnum):
+    """The memory space a load, store or atomic addresses (the mnemonic's second word)."""
+
+    GLOBAL = "global"  # device memory, shared by the dispatch
+    LOCAL = "local"  # per-workgroup memory
+    CONST = "const"  # read-only constant memory
+
+
+class InstrClass(enum.StrEnum):
+    """A row's instruction class, the unit of the emulator's statistics and the docs' tables."""
+
+    MOVE = "move"
+    INT = "int"
+    BIT = "bit"
+    F32 = "f32"
+    F16 = "f16"
+    F64 = "f64"
+    CVT = "cvt"
+    CMP = "cmp"
+    SELECT = "select"
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
+    WAVE = "wave"
+    SYNC = "sync"
+    CONTROL = "control"
+    MMA = "mma"
+    MISC = "misc"

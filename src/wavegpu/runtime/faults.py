@@ -84,7 +84,7 @@ def trap_of(
     assert spec.space is not None
     a, width = f.address, spec.width
     reason, array, index = "", None, None
-    if spec.space == "global" and buffers:
+    if spec.is_global_access and buffers:
         b = Bounds(buffers, limits["global"], k, exact=False)
         if b.first_outside(np.array([a], np.uint32), width, a, None) >= 0:
             named = k.accesses[f.pc] if k.accesses is not None else None

@@ -6,7 +6,6 @@ import re
 from collections.abc import Sequence
 
 from ..isa.instruction import Instruction
-from ..isa.table import InstrSpec
 from .program import Param
 
 # Kernel and parameter names: what the assembler reads, so every name prints as assembly.
@@ -15,11 +14,6 @@ NAME = re.compile(r"[A-Za-z_$][\w$.]*")
 
 def is_identifier(name: str) -> bool:
     return NAME.fullmatch(name) is not None
-
-
-def is_global_access(spec: InstrSpec) -> bool:
-    """Loads, stores and atomics of global (device) memory: the rows an access entry may annotate."""
-    return spec.space == "global"
 
 
 def readonly_problem(p: Param) -> str | None:
@@ -32,7 +26,7 @@ def readonly_problem(p: Param) -> str | None:
 def access_problem(inst: Instruction, param: int, params: Sequence[Param]) -> str | None:
     """Why `param` cannot be the buffer that `inst` accesses, or None when it can."""
     name = inst.spec.name
-    if not is_global_access(inst.spec):
+    if not inst.spec.is_global_access:
         return f"{name} does not access global memory; only global loads, stores and atomics have an access entry"
     if not 0 <= param < len(params):
         return f"parameter index {param} is out of range (the kernel has {len(params)} parameters)"

@@ -22,7 +22,7 @@ from ..isa.instruction import Instruction
 from ..isa.registers import NUM_GPRS, NUM_PREDS
 from ..isa.structure import check_structure, footprint
 from ..isa.types import DataType
-from .checks import access_problem, is_global_access, is_identifier, readonly_problem
+from .checks import access_problem, is_identifier, readonly_problem
 from .program import Kernel, Param, Program, SourceLoc
 
 MAGIC = b"WBIN"
@@ -604,7 +604,7 @@ def _read_accesses(
         inst = insts[index[e["pc"]]]
         problem = access_problem(inst, e["param"], params)
         if problem:
-            at = abase + 4 if is_global_access(inst.spec) else abase
+            at = abase + 4 if inst.spec.is_global_access else abase
             raise r.fail(f"access entry {ai} (kernel {name!r}, pc {e['pc']}): {problem}", at)
         which[index[e["pc"]]] = e["param"]
     return tuple(which)

@@ -63,7 +63,7 @@ def corpus() -> tuple[Kernel, ...]:
 
 def _refused(inst: object) -> bool:
     from wavegpu.isa.instruction import SReg
-    from wavegpu.isa.registers import SReg as SR
+    from wavegpu.isa.registers import SRegId as SR
 
     return inst.spec.key in rows.UNSUPPORTED or any(  # type: ignore[attr-defined]
         isinstance(o, SReg) and o.id == SR.CLOCK

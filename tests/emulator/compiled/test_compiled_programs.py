@@ -291,7 +291,7 @@ def test_compiled_names_what_it_cannot_run() -> None:
 
 
 def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wavegpu.emulator.compiled import select
+    from wavegpu.emulator.compiled import choice
     from wavegpu.emulator.state import Launch
 
     p = wg.assemble(OOB)
@@ -306,7 +306,7 @@ def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch)
         depth.append(depth[-1] + (inst.spec.op is Op.LOOP) - (inst.spec.op is Op.ENDLOOP))
     inside = sum(1 for i, inst in enumerate(k.instructions) if depth[i] > 0 and inst.spec.op is not Op.ENDLOOP)
     launch = Launch((4, 16, 1), (16, 16, 1), 32, (), 1 << 20, False)
-    assert select.work(k, launch) == 64 * 256 * (len(k.instructions) - inside + 16 * inside)
+    assert choice.work(k, launch) == 64 * 256 * (len(k.instructions) - inside + 16 * inside)
     # a translated kernel, a launch worth it once numba is loaded, not in a fresh process (whose
     # numba import and cache load would cost more than the NumPy engine's run)
     n = 1 << 20
@@ -643,10 +643,10 @@ def _fresh_kernel() -> wg.Program:
 
 
 def _auto_always(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wavegpu.emulator.compiled import select
+    from wavegpu.emulator.compiled import choice
 
     for name in ("AUTO_MIN_WORK", "AUTO_MIN_CACHED", "AUTO_MIN_COLD"):
-        monkeypatch.setattr(select, name, 0)
+        monkeypatch.setattr(choice, name, 0)
 
 
 def test_a_compile_that_really_fails(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -709,7 +709,7 @@ def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path) -> None:
         "    shl.b32 r1, r1, 2\n    add.u32 r1, r0, r1\n    st.global.b32 [r1], r1\n    ret\n"
     )
     code = (
-        "import sys; import wavegpu.emulator.compiled.engine as E; import wavegpu.emulator.compiled.select as S\n"
+        "import sys; import wavegpu.emulator.compiled.engine as E; import wavegpu.emulator.compiled.choice as S\n"
         "def boom(*a, **k): raise RecursionError('maximum recursion depth exceeded')\n"
         "E.load = boom; S.AUTO_MIN_WORK = S.AUTO_MIN_CACHED = S.AUTO_MIN_COLD = 0\n"
         "from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"

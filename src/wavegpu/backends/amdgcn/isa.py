@@ -10,6 +10,49 @@ returning atomics, `clamp`. `_e64` names the VOP3 encoding of a VOP1/VOP2/VOPC i
 
 from __future__ import annotations
 
+from ...isa.types import DataType
+from ...isa.vocabulary import AtomOp
+
+_T = DataType
+
+ATOMICS: dict[tuple[AtomOp, DataType], tuple[str, str]] = {
+    # WAVE operator and type: (DS operation_type, FLAT global_atomic_ operation)
+    (AtomOp.ADD, _T.U32): ("add_u32", "add"),
+    (AtomOp.SUB, _T.U32): ("sub_u32", "sub"),
+    (AtomOp.MIN, _T.S32): ("min_i32", "smin"),
+    (AtomOp.MAX, _T.S32): ("max_i32", "smax"),
+    (AtomOp.MIN, _T.U32): ("min_u32", "umin"),
+    (AtomOp.MAX, _T.U32): ("max_u32", "umax"),
+    (AtomOp.AND, _T.B32): ("and_b32", "and"),
+    (AtomOp.OR, _T.B32): ("or_b32", "or"),
+    (AtomOp.XOR, _T.B32): ("xor_b32", "xor"),
+    (AtomOp.EXCH, _T.B32): ("wrxchg_b32", "swap"),
+    (AtomOp.CAS, _T.B32): ("cmpst_b32", "cmpswap"),
+    (AtomOp.ADD, _T.F32): ("add_f32", "add_f32"),
+}
+"""The atomic instructions of every WAVE atomic operator, in LDS (DS) and global memory (FLAT)."""
+
+
+def ds_atomic(op: AtomOp, t: DataType, returns: bool) -> str:
+    """The DS instruction of a local atomic: `ds_<op>[_rtn]_<type>` (exchange has only the
+    returning form)."""
+    stem, ty = ATOMICS[(op, t)][0].rsplit("_", 1)
+    return f"ds_{stem}_rtn_{ty}" if returns or op is AtomOp.EXCH else f"ds_{stem}_{ty}"
+
+
+def global_atomic(op: AtomOp, t: DataType) -> str:
+    """The FLAT instruction of a global atomic (returning with glc/sc0)."""
+    return f"global_atomic_{ATOMICS[(op, t)][1]}"
+
+
+def _ds_form(op: AtomOp, name: str) -> str:
+    data = "vcmp, vnew" if op is AtomOp.CAS else "vdata"
+    return ("vD, " if "_rtn_" in name else "") + f"addr, {data} [offset:N]"
+
+
+DS_ATOMICS = frozenset(ds_atomic(op, t, r) for op, t in ATOMICS for r in (False, True))
+GLOBAL_ATOMICS = frozenset(global_atomic(op, t) for op, t in ATOMICS)
+
 _CMP_INT = [f"v_cmp_{c}_{t}" for c in ("eq", "ne", "lt", "le", "gt", "ge") for t in ("i32", "u32")]
 _CMP_F = [
     f"v_cmp_{c}_{t}"
@@ -229,25 +272,7 @@ EMITTED: dict[str, tuple[str, str]] = {
         m: ("DS", "addr, vdata [offset:N]")
         for m in ("ds_write_b8", "ds_write_b16", "ds_write_b32", "ds_write_b64", "ds_write_b128")
     },
-    **{
-        f"ds_{a}{r}_{t}": ("DS", ("vD, " if r else "") + "addr, vdata [offset:N]")
-        for a, t in (
-            ("add", "u32"),
-            ("sub", "u32"),
-            ("min", "i32"),
-            ("max", "i32"),
-            ("min", "u32"),
-            ("max", "u32"),
-            ("and", "b32"),
-            ("or", "b32"),
-            ("xor", "b32"),
-            ("add", "f32"),
-        )
-        for r in ("", "_rtn")
-    },
-    "ds_wrxchg_rtn_b32": ("DS", "vD, addr, vdata [offset:N]"),
-    "ds_cmpst_rtn_b32": ("DS", "vD, addr, vcmp, vnew [offset:N]"),
-    "ds_cmpst_b32": ("DS", "addr, vcmp, vnew [offset:N]"),
+    **{ds_atomic(op, t, r): ("DS", _ds_form(op, ds_atomic(op, t, r))) for op, t in ATOMICS for r in (False, True)},
     "ds_bpermute_b32": ("DS", "vD, addr(lane*4), vdata"),
     "ds_swizzle_b32": ("DS", 'vD, vdata offset:swizzle(SWAP,n | REVERSE,n | BITMASK_PERM,"xxxxx")'),
     # FLAT global (saddr form)
@@ -260,8 +285,8 @@ EMITTED: dict[str, tuple[str, str]] = {
         for w in ("byte", "short", "dword", "dwordx2", "dwordx4")
     },
     **{
-        f"global_atomic_{a}": ("FLAT", "[vD,] vaddr, vdata, s[base:base+1] [offset:N] [glc|sc0]")
-        for a in ("add", "sub", "smin", "smax", "umin", "umax", "and", "or", "xor", "swap", "cmpswap", "add_f32")
+        m: ("FLAT", "[vD,] vaddr, vdata, s[base:base+1] [offset:N] [glc|sc0]")
+        for m in (global_atomic(op, t) for op, t in ATOMICS)
     },
     # memory model (per target, see target.py)
     "buffer_wbinvl1_vol": ("MUBUF", ""),

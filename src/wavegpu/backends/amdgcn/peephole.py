@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .ir import MI, VR, Imm, Neg, Operand, Sub
-from .select import inline32, is_s
+from .operands import inline32, is_s
 
 FUSE = {"v_add_u32": "v_lshl_add_u32", "v_or_b32": "v_lshl_or_b32"}
 

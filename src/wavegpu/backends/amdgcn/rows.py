@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...isa import semantics as sem
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
-from ...isa.table import ROWS
+from ...isa.registers import SRegId as SR
+from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
-from ...isa.vocabulary import AtomOp, Cmp, ReduceOp, Rounding, Scope, ShuffleMode
-from ...isa.vocabulary import Op as VOp
+from ...isa.vocabulary import AtomOp, Cmp, Op, ReduceOp, Rounding, Scope, ShuffleMode, Space, Unit
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
-from .select import ATOM_DS, ATOM_GLOBAL, CMP_F, CMP_INT, Unsupported, is_s, is_v
+from .isa import FAMILY, ds_atomic, global_atomic
+from .operands import CMP_F, CMP_INT, Unsupported, inline32, is_s, is_v
 
 if TYPE_CHECKING:
     from .select import Selector
@@ -37,27 +38,27 @@ UNSUPPORTED: dict[str, str] = {
     "mma.m16n8k8.f32.f16": "the row has the PTX m16n8k8 fragment layout for W = 32; MFMA shapes are wave64",
 }
 for _r in ROWS:
-    if _r.dtype in (T.BF16, T.BF16X2) and _r.op is VOp.FMA:
+    if _r.dtype in (T.BF16, T.BF16X2) and _r.op is Op.FMA:
         UNSUPPORTED[_r.key] = (
             "no bf16 fma instruction; through f32 or f64 the sum would be rounded twice (the emulator rounds once)"
         )
 
 INT_OPS = {
-    VOp.ADD: ("s_add_u32", "v_add_u32"),
-    VOp.SUB: ("s_sub_u32", "v_sub_u32"),
-    VOp.MUL_LO: ("s_mul_i32", "v_mul_lo_u32"),
-    VOp.AND: ("s_and_b32", "v_and_b32"),
-    VOp.OR: ("s_or_b32", "v_or_b32"),
-    VOp.XOR: ("s_xor_b32", "v_xor_b32"),
+    Op.ADD: ("s_add_u32", "v_add_u32"),
+    Op.SUB: ("s_sub_u32", "v_sub_u32"),
+    Op.MUL_LO: ("s_mul_i32", "v_mul_lo_u32"),
+    Op.AND: ("s_and_b32", "v_and_b32"),
+    Op.OR: ("s_or_b32", "v_or_b32"),
+    Op.XOR: ("s_xor_b32", "v_xor_b32"),
 }
 MINMAX = {
-    (VOp.MIN, True): ("s_min_i32", "v_min_i32"),
-    (VOp.MIN, False): ("s_min_u32", "v_min_u32"),
-    (VOp.MAX, True): ("s_max_i32", "v_max_i32"),
-    (VOp.MAX, False): ("s_max_u32", "v_max_u32"),
+    (Op.MIN, True): ("s_min_i32", "v_min_i32"),
+    (Op.MIN, False): ("s_min_u32", "v_min_u32"),
+    (Op.MAX, True): ("s_max_i32", "v_max_i32"),
+    (Op.MAX, False): ("s_max_u32", "v_max_u32"),
 }
-F32_BIN = {VOp.ADD: "v_add_f32", VOp.SUB: "v_sub_f32", VOp.MUL: "v_mul_f32"}
-F64_BIN = {VOp.ADD: "v_add_f64", VOp.MUL: "v_mul_f64"}
+F32_BIN = {Op.ADD: "v_add_f32", Op.SUB: "v_sub_f32", Op.MUL: "v_mul_f32"}
+F64_BIN = {Op.ADD: "v_add_f64", Op.MUL: "v_mul_f64"}
 ROUND_F32 = {
     Rounding.RNI: "v_rndne_f32",
     Rounding.RZI: "v_trunc_f32",
@@ -70,7 +71,7 @@ ROUND_F64 = {
     Rounding.RMI: "v_floor_f64",
     Rounding.RPI: "v_ceil_f64",
 }
-APPROX = {VOp.RCP: "v_rcp_f32", VOp.RSQRT: "v_rsq_f32", VOp.EXP2: "v_exp_f32", VOp.LOG2: "v_log_f32"}
+APPROX = {Op.RCP: "v_rcp_f32", Op.RSQRT: "v_rsq_f32", Op.EXP2: "v_exp_f32", Op.LOG2: "v_log_f32"}
 LOAD_GLOBAL = {
     (1, False): "ubyte",
     (1, True): "sbyte",
@@ -95,16 +96,14 @@ SMEM_LOAD = {4: "s_load_dword", 8: "s_load_dwordx2", 16: "s_load_dwordx4"}
 
 
 def coverage() -> dict[str, str]:
-    """Row key -> how the row is rendered or 'unsupported: <why>': value rows (base.VALUE_ROWS)
+    """Row key -> how the row is rendered or 'unsupported: <why>': value rows (Unit.VALUE)
     are 'inline: ...' instruction sequences, the others 'statement: ...' (memory, control flow,
     synchronisation, wave operations)."""
-    from ..base import VALUE_ROWS
-
     out = {}
     for r in ROWS:
         if r.key in UNSUPPORTED:
             out[r.key] = "unsupported: " + UNSUPPORTED[r.key]
-        elif r.key in VALUE_ROWS:
+        elif r.unit is Unit.VALUE:
             out[r.key] = "inline: " + HOW.get(r.op, "scalar or vector ALU instructions")
         else:
             out[r.key] = "statement: " + HOW.get(r.op, "control flow, synchronisation or memory")
@@ -112,21 +111,21 @@ def coverage() -> dict[str, str]:
 
 
 HOW = {
-    VOp.DIV: "reciprocal sequence with RISC-V zero/overflow rules",
-    VOp.REM: "reciprocal sequence with RISC-V zero/overflow rules",
-    VOp.LD: "global_load/ds_read/s_load",
-    VOp.ST: "global_store/ds_write",
-    VOp.ATOM: "global_atomic/ds atomics (returning)",
-    VOp.RED: "global_atomic/ds atomics",
-    VOp.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
-    VOp.PREFIX: "DPP scan (row_shr, row_bcast), identity in inactive lanes",
-    VOp.SHUFFLE: "ds_bpermute_b32 (ds_swizzle_b32 for xor with a constant below 32)",
-    VOp.SQRT: "correctly rounded: f32 estimate with one-ulp fma corrections; f64 LLVM's rsq/fma sequence",
-    VOp.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
-    VOp.RSQRT: "v_rsq_f32 (1 ulp) with denormal-range scaling",
-    VOp.EXP2: "v_exp_f32 (1 ulp) with denormal-range scaling",
-    VOp.LOG2: "v_log_f32 (1 ulp) with denormal-range scaling",
-    VOp.BROADCAST: "v_readlane_b32",
+    Op.DIV: "reciprocal sequence with RISC-V zero/overflow rules",
+    Op.REM: "reciprocal sequence with RISC-V zero/overflow rules",
+    Op.LD: "global_load/ds_read/s_load",
+    Op.ST: "global_store/ds_write",
+    Op.ATOM: "global_atomic/ds atomics (returning)",
+    Op.RED: "global_atomic/ds atomics",
+    Op.REDUCE: "DPP (quad_perm, row mirrors, row_bcast) over the wave, identity in inactive lanes",
+    Op.PREFIX: "DPP scan (row_shr, row_bcast), identity in inactive lanes",
+    Op.SHUFFLE: "ds_bpermute_b32 (ds_swizzle_b32 for xor with a constant below 32)",
+    Op.SQRT: "correctly rounded: f32 estimate with one-ulp fma corrections; f64 LLVM's rsq/fma sequence",
+    Op.RCP: "v_rcp_f32 (1 ulp) with denormal-range scaling",
+    Op.RSQRT: "v_rsq_f32 (1 ulp) with denormal-range scaling",
+    Op.EXP2: "v_exp_f32 (1 ulp) with denormal-range scaling",
+    Op.LOG2: "v_log_f32 (1 ulp) with denormal-range scaling",
+    Op.BROADCAST: "v_readlane_b32",
 }
 
 
@@ -141,29 +140,29 @@ def select(s: Selector, inst: Instruction) -> None:
     op = spec.op
     ops = inst.operands
     dt = _dt(inst)
-    if op is VOp.NOP:
+    if op is Op.NOP:
         s.emit("s_nop", Imm(0), ndefs=0)
-    elif op is VOp.MOV:
+    elif op is Op.MOV:
         _mov(s, inst)
-    elif op in (VOp.LD,):
+    elif op in (Op.LD,):
         _load(s, inst)
-    elif op is VOp.ST:
+    elif op is Op.ST:
         _store(s, inst)
-    elif op in (VOp.ATOM, VOp.RED):
+    elif op in (Op.ATOM, Op.RED):
         _atomic(s, inst)
-    elif op is VOp.BARRIER:
+    elif op is Op.BARRIER:
         s.emit("s_barrier", ndefs=0)
-    elif op is VOp.FENCE:
+    elif op is Op.FENCE:
         _fence(s, inst.spec.variant)  # type: ignore[arg-type]
-    elif op is VOp.SETP:
+    elif op is Op.SETP:
         _setp(s, inst)
-    elif op in (VOp.SELP, VOp.SLCT):
+    elif op in (Op.SELP, Op.SLCT):
         _select(s, inst)
-    elif op in (VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.BROADCAST, VOp.SHUFFLE, VOp.REDUCE, VOp.PREFIX):
+    elif op in (Op.BALLOT, Op.ANY, Op.ALL, Op.BROADCAST, Op.SHUFFLE, Op.REDUCE, Op.PREFIX):
         _wave(s, inst)
     elif dt is not None and ops and isinstance(ops[0], Pred):
         _predop(s, inst)
-    elif op is VOp.CVT:
+    elif op is Op.CVT:
         _cvt(s, inst)
     elif dt in (T.F16, T.F16X2, T.BF16, T.BF16X2):
         _f16(s, inst)
@@ -220,21 +219,21 @@ def vsrc(s: Selector, o: object) -> Operand:
     return s.src(o)
 
 
-def _shift_v(s: Selector, op: VOp, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
+def _shift_v(s: Selector, op: Op, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
     if isinstance(b, Imm):
         amt = b.value & 0xFFFFFFFF
         if amt > 31:
-            if op is VOp.SHR and signed:
+            if op is Op.SHR and signed:
                 s._valu("v_ashrrev_i32", d, [Imm(31), a])
             else:
                 s.emit("v_mov_b32", d, Imm(0))
             return
-    if op is VOp.SHR and signed:
+    if op is Op.SHR and signed:
         m = s.vtmp()
         s._valu("v_min_u32", m, [b, Imm(31)])
         s._valu("v_ashrrev_i32", d, [m, a])
         return
-    mn = "v_lshlrev_b32" if op is VOp.SHL else "v_lshrrev_b32"
+    mn = "v_lshlrev_b32" if op is Op.SHL else "v_lshrrev_b32"
     if isinstance(b, Imm):
         s._valu(mn, d, [b, a])
         return
@@ -244,13 +243,13 @@ def _shift_v(s: Selector, op: VOp, signed: bool, d: Operand, a: Operand, b: Oper
     s._valu("v_cndmask_b32", d, [Imm(0), t])
 
 
-def _shift_s(s: Selector, op: VOp, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
-    if op is VOp.SHR and signed:
+def _shift_s(s: Selector, op: Op, signed: bool, d: Operand, a: Operand, b: Operand) -> None:
+    if op is Op.SHR and signed:
         m = s.stmp()
         s.emit("s_min_u32", m, b, Imm(31))
         s.emit("s_ashr_i32", d, a, m)
         return
-    mn = "s_lshl_b32" if op is VOp.SHL else "s_lshr_b32"
+    mn = "s_lshl_b32" if op is Op.SHL else "s_lshr_b32"
     if isinstance(b, Imm):
         if (b.value & 0xFFFFFFFF) > 31:
             s.emit("s_mov_b32", d, Imm(0))
@@ -324,8 +323,8 @@ def _bfe_v(s: Selector, d: Operand, a: Operand, pos: Operand, ln: Operand, signe
     s._valu("v_min_u32", w, [p, s.to_v(Imm(32))])
     s._valu("v_sub_u32", w, [Imm(32), w])
     s._valu("v_min_u32", w, [w, n])  # width = min(len, 32 - min(pos, 32))
-    _shift_v(s, VOp.SHR, False, t, a, p)  # a >> pos (0 when pos >= 32)
-    _shift_v(s, VOp.SHL, False, m, s.to_v(Imm(-1)), w)
+    _shift_v(s, Op.SHR, False, t, a, p)  # a >> pos (0 when pos >= 32)
+    _shift_v(s, Op.SHL, False, m, s.to_v(Imm(-1)), w)
     s._valu("v_not_b32", m, [m])
     if not signed:
         s._valu("v_and_b32", d, [t, m])
@@ -352,10 +351,10 @@ def _bfi_v(s: Selector, d: Operand, a: Operand, pos: Operand, ln: Operand, e: Op
     s._valu("v_min_u32", w, [p, s.to_v(Imm(32))])
     s._valu("v_sub_u32", w, [Imm(32), w])
     s._valu("v_min_u32", w, [w, n])
-    _shift_v(s, VOp.SHL, False, m, s.to_v(Imm(-1)), w)
+    _shift_v(s, Op.SHL, False, m, s.to_v(Imm(-1)), w)
     s._valu("v_not_b32", m, [m])
-    _shift_v(s, VOp.SHL, False, m, m, p)  # 0 when pos >= 32
-    _shift_v(s, VOp.SHL, False, ins, s.to_v(a), p)
+    _shift_v(s, Op.SHL, False, m, m, p)  # 0 when pos >= 32
+    _shift_v(s, Op.SHL, False, ins, s.to_v(a), p)
     s._valu("v_bfi_b32", d, [m, ins, s.to_v(e)])
 
 
@@ -364,7 +363,7 @@ def _int(s: Selector, inst: Instruction) -> None:
     spec = inst.spec
     op, ops = spec.op, inst.operands
     signed = spec.signed
-    if op is VOp.MUL_WIDE:
+    if op is Op.MUL_WIDE:
         a, b = s.src(ops[1]), s.src(ops[2])
         dst = s.reg_range(ops[0].n, 2)  # type: ignore[attr-defined]
         # the high half goes to a temporary first: either half of the destination may be a source
@@ -385,14 +384,14 @@ def _int(s: Selector, inst: Instruction) -> None:
     if op in INT_OPS:
         sm, vm = INT_OPS[op]
         scalar_or_vector(s, dst, lambda d: s.emit(sm, d, *srcs), lambda d: s._valu(vm, d, srcs))
-    elif op is VOp.MUL_HI:
+    elif op is Op.MUL_HI:
         scalar_or_vector(
             s,
             dst,
             lambda d: s.emit("s_mul_hi_i32" if signed else "s_mul_hi_u32", d, *srcs),
             lambda d: s._valu("v_mul_hi_i32" if signed else "v_mul_hi_u32", d, srcs),
         )
-    elif op is VOp.MAD_LO:
+    elif op is Op.MAD_LO:
 
         def mad_s(d: Operand) -> None:
             t = s.stmp()
@@ -405,12 +404,12 @@ def _int(s: Selector, inst: Instruction) -> None:
             s._valu("v_add_u32", d, [t, srcs[2]])
 
         scalar_or_vector(s, dst, mad_s, mad_v)
-    elif (op, signed) in MINMAX or op in (VOp.MIN, VOp.MAX):
+    elif (op, signed) in MINMAX or op in (Op.MIN, Op.MAX):
         sm, vm = MINMAX[(op, signed)]
         scalar_or_vector(s, dst, lambda d: s.emit(sm, d, *srcs), lambda d: s._valu(vm, d, srcs))
-    elif op is VOp.CLAMP:
-        lo = MINMAX[(VOp.MAX, signed)]
-        hi = MINMAX[(VOp.MIN, signed)]
+    elif op is Op.CLAMP:
+        lo = MINMAX[(Op.MAX, signed)]
+        hi = MINMAX[(Op.MIN, signed)]
 
         def cl_s(d: Operand) -> None:  # (through a temporary: the bound may be d itself)
             t = s.stmp()
@@ -423,14 +422,14 @@ def _int(s: Selector, inst: Instruction) -> None:
             s._valu(hi[1], d, [t, srcs[2]])
 
         scalar_or_vector(s, dst, cl_s, cl_v)
-    elif op is VOp.NEG:
+    elif op is Op.NEG:
         scalar_or_vector(
             s,
             dst,
             lambda d: s.emit("s_sub_u32", d, Imm(0), srcs[0]),
             lambda d: s._valu("v_sub_u32", d, [Imm(0), srcs[0]]),
         )
-    elif op is VOp.ABS:
+    elif op is Op.ABS:
 
         def abs_v(d: Operand) -> None:
             t = s.vtmp()
@@ -438,23 +437,23 @@ def _int(s: Selector, inst: Instruction) -> None:
             s._valu("v_max_i32", d, [srcs[0], t])
 
         scalar_or_vector(s, dst, lambda d: s.emit("s_abs_i32", d, srcs[0]), abs_v)
-    elif op is VOp.NOT:
+    elif op is Op.NOT:
         scalar_or_vector(s, dst, lambda d: s.emit("s_not_b32", d, srcs[0]), lambda d: s._valu("v_not_b32", d, srcs))
-    elif op in (VOp.SHL, VOp.SHR):
+    elif op in (Op.SHL, Op.SHR):
         scalar_or_vector(
             s,
             dst,
             lambda d: _shift_s(s, op, signed, d, s.to_s(srcs[0]) if isinstance(srcs[0], Imm) else srcs[0], srcs[1]),
             lambda d: _shift_v(s, op, signed, d, srcs[0], srcs[1]),
         )
-    elif op is VOp.POPC:
+    elif op is Op.POPC:
         scalar_or_vector(
             s,
             dst,
             lambda d: s.emit("s_bcnt1_i32_b32", d, srcs[0]),
             lambda d: s._valu("v_bcnt_u32_b32", d, [srcs[0], Imm(0)]),
         )
-    elif op is VOp.CLZ:
+    elif op is Op.CLZ:
 
         def clz_s(d: Operand) -> None:
             s.emit("s_flbit_i32_b32", d, srcs[0])
@@ -465,15 +464,15 @@ def _int(s: Selector, inst: Instruction) -> None:
             s._valu("v_min_u32", d, [d, s.to_v(Imm(32))])
 
         scalar_or_vector(s, dst, clz_s, clz_v)
-    elif op is VOp.BREV:
+    elif op is Op.BREV:
         scalar_or_vector(s, dst, lambda d: s.emit("s_brev_b32", d, srcs[0]), lambda d: s._valu("v_bfrev_b32", d, srcs))
-    elif op in (VOp.DIV, VOp.REM):
-        vector_into(s, dst, lambda d: _divrem(s, d, srcs[0], srcs[1], signed, op is VOp.REM))
-    elif op is VOp.BFE:
+    elif op in (Op.DIV, Op.REM):
+        vector_into(s, dst, lambda d: _divrem(s, d, srcs[0], srcs[1], signed, op is Op.REM))
+    elif op is Op.BFE:
         vector_into(s, dst, lambda d: _bfe_v(s, d, s.to_v(srcs[0]), s.to_v(srcs[1]), s.to_v(srcs[2]), signed))
-    elif op is VOp.BFI:
+    elif op is Op.BFI:
         vector_into(s, dst, lambda d: _bfi_v(s, d, srcs[0], s.to_v(srcs[1]), s.to_v(srcs[2]), srcs[3]))
-    elif op is VOp.DP4A:
+    elif op is Op.DP4A:
         vector_into(s, dst, lambda d: s._valu("v_dot4_i32_i8" if signed else "v_dot4_u32_u8", d, srcs))
     else:
         raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
@@ -521,7 +520,7 @@ def _predop(s: Selector, inst: Instruction) -> None:
     op = inst.spec.op
     d = inst.operands[0]
     srcs = [s.pred(o.n) for o in inst.operands[1:]]  # type: ignore[union-attr]
-    mn = {VOp.AND: "s_and_b64", VOp.OR: "s_or_b64", VOp.XOR: "s_xor_b64", VOp.NOT: "s_not_b64"}[op]
+    mn = {Op.AND: "s_and_b64", Op.OR: "s_or_b64", Op.XOR: "s_xor_b64", Op.NOT: "s_not_b64"}[op]
     _pred_write(s, d.n, lambda t: s.emit(mn, t, *srcs))  # type: ignore[union-attr]
 
 
@@ -566,8 +565,6 @@ def _setp(s: Selector, inst: Instruction) -> None:
 
 def _vcmp(s: Selector, mn: str, t: Operand, a: Operand, b: Operand) -> None:
     """v_cmp into an SGPR pair (VOP3 form: no literal, one SGPR)."""
-    from .isa import FAMILY
-
     FAMILY.setdefault(mn, "VOPC")
     srcs = [a, b]
     for i, x in enumerate(srcs):
@@ -579,15 +576,13 @@ def _vcmp(s: Selector, mn: str, t: Operand, a: Operand, b: Operand) -> None:
 
 
 def _inl(x: Imm) -> bool:
-    from .select import inline32
-
     return inline32(x.value)
 
 
 def _select(s: Selector, inst: Instruction) -> None:
     spec = inst.spec
     d = inst.operands[0]
-    if spec.op is VOp.SELP:
+    if spec.op is Op.SELP:
         p = s.pred(inst.operands[3].n)  # type: ignore[attr-defined]
         uniform_p = s.u.pred_uniform(inst.operands[3].n)  # type: ignore[attr-defined]
         if isinstance(d, Pair):
@@ -636,8 +631,8 @@ def _f32(s: Selector, inst: Instruction) -> None:
     op = spec.op
     d = inst.operands[0]
     srcs = [s.src(o) for o in inst.operands[1:]]
-    if op in (VOp.NEG, VOp.ABS):
-        mn, k = ("xor_b32", 0x80000000) if op is VOp.NEG else ("and_b32", NAN32)
+    if op in (Op.NEG, Op.ABS):
+        mn, k = ("xor_b32", 0x80000000) if op is Op.NEG else ("and_b32", NAN32)
         scalar_or_vector(
             s, d, lambda t: s.emit("s_" + mn, t, srcs[0], Imm(k)), lambda t: s._valu("v_" + mn, t, [Imm(k), srcs[0]])
         )
@@ -646,23 +641,23 @@ def _f32(s: Selector, inst: Instruction) -> None:
     def body(t: Operand) -> None:
         if op in F32_BIN:
             s._valu(F32_BIN[op], t, srcs)
-        elif op is VOp.FMA:
+        elif op is Op.FMA:
             s._valu("v_fma_f32", t, srcs)
         elif op in APPROX:
             _approx(s, op, t, s.to_v(srcs[0]))
-        elif op is VOp.DIV:
+        elif op is Op.DIV:
             _fdiv32(s, t, srcs[0], srcs[1])
-        elif op is VOp.SQRT:
+        elif op is Op.SQRT:
             _fsqrt32(s, t, srcs[0])
-        elif op in (VOp.MIN, VOp.MAX):
-            _fminmax(s, t, srcs[0], srcs[1], op is VOp.MIN)
-        elif op is VOp.CLAMP:  # (through a temporary: the upper bound may be t itself)
+        elif op in (Op.MIN, Op.MAX):
+            _fminmax(s, t, srcs[0], srcs[1], op is Op.MIN)
+        elif op is Op.CLAMP:  # (through a temporary: the upper bound may be t itself)
             m = s.vtmp()
             _fminmax(s, m, srcs[0], srcs[1], False)
             _fminmax(s, t, m, srcs[2], True)
-        elif op is VOp.FRACT:
+        elif op is Op.FRACT:
             s._valu("v_fract_f32", t, srcs)
-        elif op is VOp.SAT:  # NaN and x < 0 give +0, x > 1 gives 1, -0 stays (DESIGN section 3)
+        elif op is Op.SAT:  # NaN and x < 0 give +0, x > 1 gives 1, -0 stays (DESIGN section 3)
             x = s.to_v(srcs[0])
             lo, hi = s.stmp(2), s.stmp(2)
             _vcmp(s, "v_cmp_nge_f32", lo, x, Imm(0))
@@ -684,24 +679,24 @@ F_2_126 = 0x7E800000  # 2^126
 F_2_M126 = 0x00800000  # 2^-126 (smallest normal)
 
 
-def _approx(s: Selector, op: VOp, t: Operand, x: Operand) -> None:
+def _approx(s: Selector, op: Op, t: Operand, x: Operand) -> None:
     c = s.stmp(2)
     y, r = s.vtmp(), s.vtmp()
-    if op is VOp.EXP2:  # x < -126: 2^(x+64) * 2^-64
+    if op is Op.EXP2:  # x < -126: 2^(x+64) * 2^-64
         _vcmp(s, "v_cmp_gt_f32", c, s.to_v(Imm(0xC2FC0000)), x)  # -126.0 > x
         s._valu("v_add_f32", y, [Imm(0x42800000), x])
         _cndmask(s, y, x, y, c)
         s._valu("v_exp_f32", r, [y])
         s._valu("v_mul_f32", y, [Imm(0x1F800000), r])  # 2^-64
         _cndmask(s, t, r, y, c)
-    elif op is VOp.LOG2:  # denormal x: log2(x * 2^32) - 32
+    elif op is Op.LOG2:  # denormal x: log2(x * 2^32) - 32
         _vcmp(s, "v_cmp_gt_f32", c, s.to_v(Imm(F_2_M126)), x)
         s._valu("v_mul_f32", y, [Imm(0x4F800000), x])
         _cndmask(s, y, x, y, c)
         s._valu("v_log_f32", r, [y])
         s._valu("v_add_f32", y, [Imm(0xC2000000), r])  # -32.0
         _cndmask(s, t, r, y, c)
-    elif op is VOp.RCP:
+    elif op is Op.RCP:
         # |x| >= 2^126 (a denormal result): rcp(x * 2^-32) * 2^-32; a denormal x (|x| < 2^-126,
         # whose reciprocal is finite above 2^-128): rcp(x * 2^32) * 2^32; the scale is a power of
         # two, so both products are exact (or overflow to inf where 1/x does)
@@ -815,8 +810,8 @@ def _f64(s: Selector, inst: Instruction) -> None:
     d = inst.operands[0]
     dst = s.reg_range(d.n, 2)  # type: ignore[attr-defined]
     srcs = [s.pair_src(o) for o in inst.operands[1:]]
-    if op in (VOp.NEG, VOp.ABS):
-        mn, k = ("xor_b32", 0x80000000) if op is VOp.NEG else ("and_b32", NAN32)
+    if op in (Op.NEG, Op.ABS):
+        mn, k = ("xor_b32", 0x80000000) if op is Op.NEG else ("and_b32", NAN32)
         if is_s(dst):
             s.emit("s_mov_b32", _half(dst, 0), _half(srcs[0], 0))
             s.emit("s_" + mn, _half(dst, 1), _half(srcs[0], 1), Imm(k))
@@ -827,30 +822,30 @@ def _f64(s: Selector, inst: Instruction) -> None:
     t = dst if is_v(dst) else s.vtmp(2)
     if sum(1 for x in srcs if is_s(x)) > 1:
         srcs = [srcs[0]] + [_vpair(s, x) if is_s(x) else x for x in srcs[1:]]
-    if op is VOp.ADD:
+    if op is Op.ADD:
         s.emit("v_add_f64", t, *srcs)
-    elif op is VOp.SUB:
+    elif op is Op.SUB:
         s.emit("v_add_f64", t, srcs[0], _neg(srcs[1]))
-    elif op is VOp.MUL:
+    elif op is Op.MUL:
         s.emit("v_mul_f64", t, *srcs)
-    elif op is VOp.FMA:
+    elif op is Op.FMA:
         s.emit("v_fma_f64", t, *srcs)
-    elif op is VOp.DIV:
+    elif op is Op.DIV:
         _fdiv64(s, t, srcs[0], srcs[1])
-    elif op is VOp.SQRT:
+    elif op is Op.SQRT:
         _fsqrt64(s, t, srcs[0])
-    elif op in (VOp.MIN, VOp.MAX):
+    elif op in (Op.MIN, Op.MAX):
         # quiet both (an sNaN would win), v_min/v_max, then two zeros: -0 below +0 exactly
         qa, qb = s.vtmp(2), s.vtmp(2)
         s.emit("v_max_f64", qa, srcs[0], srcs[0])
         s.emit("v_max_f64", qb, srcs[1], srcs[1])
-        s.emit("v_min_f64" if op is VOp.MIN else "v_max_f64", t, qa, qb)
+        s.emit("v_min_f64" if op is Op.MIN else "v_max_f64", t, qa, qb)
         mag, hi, zero = s.vtmp(), s.vtmp(), s.stmp(2)
         s._valu("v_or_b32", mag, [Sub(qa, 1), Sub(qb, 1)])
         s._valu("v_and_b32", mag, [Imm(NAN32), mag])
         s._valu("v_or3_b32", mag, [mag, Sub(qa, 0), Sub(qb, 0)])
         _vcmp(s, "v_cmp_eq_u32", zero, Imm(0), mag)  # both +-0
-        s._valu("v_or_b32" if op is VOp.MIN else "v_and_b32", hi, [Sub(qa, 1), Sub(qb, 1)])
+        s._valu("v_or_b32" if op is Op.MIN else "v_and_b32", hi, [Sub(qa, 1), Sub(qb, 1)])
         _cndmask(s, _half(t, 1), _half(t, 1), hi, zero)
     else:
         raise Unsupported(f"kernel {s.k.name}, pc {s.pc}: {spec.name} is not selected")
@@ -920,9 +915,9 @@ def _vpair(s: Selector, x: Operand) -> Operand:
     return t
 
 
-F16_OPS = {VOp.ADD: "v_add_f16", VOp.SUB: "v_sub_f16", VOp.MUL: "v_mul_f16", VOp.FMA: "v_fma_f16"}
-PK_F16_OPS = {VOp.ADD: "v_pk_add_f16", VOp.MUL: "v_pk_mul_f16", VOp.FMA: "v_pk_fma_f16"}
-BF16_VIA_F32 = {VOp.ADD: "v_add_f32", VOp.SUB: "v_sub_f32", VOp.MUL: "v_mul_f32"}
+F16_OPS = {Op.ADD: "v_add_f16", Op.SUB: "v_sub_f16", Op.MUL: "v_mul_f16", Op.FMA: "v_fma_f16"}
+PK_F16_OPS = {Op.ADD: "v_pk_add_f16", Op.MUL: "v_pk_mul_f16", Op.FMA: "v_pk_fma_f16"}
+BF16_VIA_F32 = {Op.ADD: "v_add_f32", Op.SUB: "v_sub_f32", Op.MUL: "v_mul_f32"}
 
 
 def _canon16(s: Selector, t: Operand, x: Operand) -> None:
@@ -1109,7 +1104,7 @@ def _load(s: Selector, inst: Instruction) -> None:
         vector_into(s, d, lambda t: s._valu("v_mov_b32", t, [tmp]))
         return
     dst, n = _dst_range(s, d)
-    if spec.space == "const" and w >= 4 and is_s(dst):
+    if spec.space is Space.CONST and w >= 4 and is_s(dst):
         # uniform address into SGPRs: scalar load from constant memory (read-only, so the scalar
         # cache cannot be stale)
         off = s.stmp()
@@ -1130,12 +1125,12 @@ def _load(s: Selector, inst: Instruction) -> None:
             s.emit("v_readfirstlane_b32", _half(dst, i) if n > 1 else dst, _half(t, i) if n > 1 else t)
 
 
-def _load_into(s: Selector, spec: object, t: Operand, n: int, m: Mem, w: int, signed: bool) -> None:
-    if spec.space == "local":  # type: ignore[attr-defined]
+def _load_into(s: Selector, spec: InstrSpec, t: Operand, n: int, m: Mem, w: int, signed: bool) -> None:
+    if spec.space is Space.LOCAL:
         addr, off = _addr(s, m, 0, 65535)
         s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
     else:
-        base = s.mem if spec.space == "global" else s.cmem  # type: ignore[attr-defined]
+        base = s.mem if spec.space is Space.GLOBAL else s.cmem
         addr, off = _addr(s, m, -4096, 4095)
         s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
 
@@ -1164,7 +1159,7 @@ def _store(s: Selector, inst: Instruction) -> None:
     assert isinstance(m, Mem)
     w = spec.width
     data = _data(s, v, max(1, w // 4))
-    if spec.space == "local":
+    if spec.space is Space.LOCAL:
         addr, off = _addr(s, m, 0, 65535)
         s.emit(STORE_DS[w], addr, data, ndefs=0, mods=f"offset:{off}" if off else "")
     else:
@@ -1174,7 +1169,7 @@ def _store(s: Selector, inst: Instruction) -> None:
 
 def _atomic(s: Selector, inst: Instruction) -> None:
     spec = inst.spec
-    ret = spec.op is VOp.ATOM
+    ret = spec.op is Op.ATOM
     ops = list(inst.operands)
     d = ops.pop(0) if ret else None
     m = ops[0]
@@ -1182,39 +1177,21 @@ def _atomic(s: Selector, inst: Instruction) -> None:
     vals = [s.to_v(s.src(o)) for o in ops[1:]]
     aop = spec.variant
     assert isinstance(aop, AtomOp)
-    fl = spec.dtype is T.F32
-    signed = spec.signed
+    ty = spec.dtype
+    assert ty is not None
 
     def body(t: Operand | None) -> None:
-        if spec.space == "local":
+        if spec.space is Space.LOCAL:
             addr, off = _addr(s, m, 0, 65535)
             mods = f"offset:{off}" if off else ""
-            if aop is AtomOp.CAS:
-                mn, data = "ds_cmpst", [vals[0], vals[1]]  # DS: compare first, then the new value
-            elif aop is AtomOp.EXCH:
-                mn, data = "ds_wrxchg", vals
-            elif fl:
-                mn, data = "ds_add", vals
+            mn = ds_atomic(aop, ty, returns=t is not None)  # DS cmpst: compare first, then the new value
+            if "_rtn_" in mn:  # exchange returns the old value even when nothing reads it
+                s.emit(mn, t if t is not None else s.vtmp(), addr, *vals, mods=mods)
             else:
-                mn, data = "ds_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[0], vals
-            suffix = (
-                "_f32"
-                if fl
-                else (
-                    "_b32"
-                    if aop in (AtomOp.CAS, AtomOp.EXCH)
-                    else "_" + ATOM_DS[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))].split("_")[1]
-                )
-            )
-            if t is not None or aop is AtomOp.EXCH:
-                rt = t if t is not None else s.vtmp()
-                s.emit(mn + "_rtn" + suffix, rt, addr, *data, mods=mods)
-            else:
-                s.emit(mn + suffix, addr, *data, ndefs=0, mods=mods)
+                s.emit(mn, addr, *vals, ndefs=0, mods=mods)
             return
         addr, off = _addr(s, m, -4096, 4095)
         mods = f"offset:{off}" if off else ""
-        name = "add_f32" if fl else ATOM_GLOBAL[(aop, signed and aop in (AtomOp.MIN, AtomOp.MAX))]
         data: Operand = vals[0]
         if aop is AtomOp.CAS:  # global cmpswap data = {new, compare}
             pair = s.vtmp(2)
@@ -1222,9 +1199,9 @@ def _atomic(s: Selector, inst: Instruction) -> None:
             s.emit("v_mov_b32", Sub(pair, 1), vals[0])
             data = pair
         if t is not None:
-            s.emit(f"global_atomic_{name}", t, addr, data, s.mem, mods=(mods + " " + s.t.glc).strip())
+            s.emit(global_atomic(aop, ty), t, addr, data, s.mem, mods=(mods + " " + s.t.glc).strip())
         else:
-            s.emit(f"global_atomic_{name}", addr, data, s.mem, ndefs=0, mods=mods)
+            s.emit(global_atomic(aop, ty), addr, data, s.mem, ndefs=0, mods=mods)
 
     if d is None:
         body(None)
@@ -1252,18 +1229,20 @@ def _lane(s: Selector) -> VR:
     return t
 
 
-IDENT = {
-    (ReduceOp.ADD, T.U32): 0,
-    (ReduceOp.MIN, T.S32): 0x7FFFFFFF,
-    (ReduceOp.MAX, T.S32): 0x80000000,
-    (ReduceOp.MIN, T.U32): 0xFFFFFFFF,
-    (ReduceOp.MAX, T.U32): 0,
-    (ReduceOp.AND, T.B32): 0xFFFFFFFF,
-    (ReduceOp.OR, T.B32): 0,
-    (ReduceOp.XOR, T.B32): 0,
-    (ReduceOp.MIN, T.F32): 0xFFFFFFFF,  # keys (f32_key): the losing NaN key
-    (ReduceOp.MAX, T.F32): 0,
-}
+def f32_key_of(bits: int, is_min: bool) -> int:
+    """The key f32_key computes for the f32 constant `bits`."""
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:  # a NaN: the key that loses
+        return 0xFFFFFFFF if is_min else 0
+    return bits ^ (0xFFFFFFFF if bits >> 31 else 0x80000000)
+
+
+def identity(op: ReduceOp, t: DataType) -> int:
+    """What inactive lanes hold in a wave reduction or prefix: the operator's identity
+    (isa.semantics.REDUCTIONS), for f32 as its f32_key (min and max run on keys)."""
+    bits = sem.REDUCTIONS[(op, t)].identity
+    return f32_key_of(bits, op is ReduceOp.MIN) if t is T.F32 else bits
+
+
 DPP_REDUCE = (
     ("quad_perm:[1,0,3,2]", "0xf"),
     ("quad_perm:[2,3,0,1]", "0xf"),
@@ -1308,13 +1287,13 @@ def _wave(s: Selector, inst: Instruction) -> None:
     spec = inst.spec
     op = spec.op
     d = inst.operands[0]
-    if op in (VOp.ANY, VOp.ALL):
+    if op in (Op.ANY, Op.ALL):
         p = s.pred(inst.operands[1].n)  # type: ignore[attr-defined]
 
         def vote(t: Operand) -> None:
             m = s.stmp(2)
             s.emit("s_and_b64", m, p, EXEC)
-            if op is VOp.ANY:
+            if op is Op.ANY:
                 s.emit("s_cmp_lg_u64", m, Imm(0), ndefs=0)
             else:
                 s.emit("s_cmp_eq_u64", m, EXEC, ndefs=0)
@@ -1322,7 +1301,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
 
         _pred_write(s, d.n, vote)  # type: ignore[union-attr]
         return
-    if op is VOp.BALLOT:
+    if op is Op.BALLOT:
         p = s.pred(inst.operands[1].n)  # type: ignore[attr-defined]
         m = s.stmp(2)
         s.emit("s_and_b64", m, p, EXEC)
@@ -1331,7 +1310,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
         )
         return
     a = s.src(inst.operands[1])
-    if op is VOp.BROADCAST:
+    if op is Op.BROADCAST:
         b = s.src(inst.operands[2])
 
         def bc_s(t: Operand) -> None:
@@ -1358,7 +1337,7 @@ def _wave(s: Selector, inst: Instruction) -> None:
 
         scalar_or_vector(s, d, bc_s, bc_v)
         return
-    if op is VOp.SHUFFLE:
+    if op is Op.SHUFFLE:
         b = s.src(inst.operands[2])
         mode = spec.variant
 
@@ -1410,12 +1389,12 @@ def _wave(s: Selector, inst: Instruction) -> None:
     s.div = False
     x = s.vtmp()
     ident = s.vtmp()
-    s.emit("v_mov_b32", ident, Imm(IDENT[key]))
+    s.emit("v_mov_b32", ident, Imm(identity(rop, ty)))
     av = s.to_v(a)
     if ty is T.F32:  # reduce order-preserving integer keys (exact minNum/maxNum, -0 below +0)
         av = f32_key(s, av, rop is ReduceOp.MIN)
     s.emit("v_cndmask_b32_e64", x, ident, av, save)
-    if op is VOp.REDUCE:
+    if op is Op.REDUCE:
         # DPP: lanes combine with lane^1, lane^2 (quad_perm), the mirrored quad and half-row
         # (row_half_mirror, row_mirror): every lane holds its row's total; row_bcast:15 adds row 0
         # into row 1 and row 2 into row 3, row_bcast:31 lane 31 into rows 2 and 3: lane 63 has all

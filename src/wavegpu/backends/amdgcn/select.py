@@ -19,22 +19,20 @@ one SGPR or literal per instruction (the gfx9 constant-bus limit); the rest is c
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from ...codegen import canonical
-from ...errors import WaveError
 from ...isa.instruction import Imm as WImm
 from ...isa.instruction import Instruction, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.types import SUBREGS, DataType, Role
-from ...isa.vocabulary import AtomOp, Cmp, Nest
-from ...isa.vocabulary import Op as VOp
+from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
-from ..lift import If, Loop, Node, Op, lift, preset_count
-from . import abi
+from ..lift import If, Loop, Node, Stmt, lift, preset_count, walk
+from . import abi, rows
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
 from .isa import COMMUTATIVE, FAMILY
+from .operands import SWAP_CMP, Unsupported, inline32, inline_int, is_s, is_v
 from .target import WAVE, Target
 from .uniform import analyse
 
@@ -42,87 +40,6 @@ T = DataType
 # encoding families whose vector results are written per lane under EXEC (loads and returning
 # atomics of LDS, FLAT/global and buffer/scratch memory)
 LANE_MEM = frozenset({"DS", "FLAT", "MUBUF", "MTBUF", "SCRATCH"})
-
-
-def inline_int(v: int) -> bool:
-    """An integer the hardware encodes inline (no literal, no constant bus)."""
-    v = v - (1 << 32) if v >= 1 << 31 else v
-    return -16 <= v <= 64
-
-
-_INLINE_F32 = {struct.unpack("<I", struct.pack("<f", f))[0] for f in (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)} | {
-    0x3E22F983
-}
-
-
-def inline32(v: int) -> bool:
-    return inline_int(v & 0xFFFFFFFF) or (v & 0xFFFFFFFF) in _INLINE_F32
-
-
-def is_v(o: Operand) -> bool:
-    return (
-        (isinstance(o, VR) and o.rc == "v")
-        or (isinstance(o, Sub) and o.vr.rc == "v")
-        or (isinstance(o, Phys) and o.rc == "v")
-    )
-
-
-def is_s(o: Operand) -> bool:
-    return (
-        (isinstance(o, VR) and o.rc == "s")
-        or (isinstance(o, Sub) and o.vr.rc == "s")
-        or (isinstance(o, Phys) and o.rc == "s")
-    )
-
-
-class Unsupported(WaveError):
-    """A kernel uses something this backend refuses (named with the kernel and pc)."""
-
-
-CMP_INT = {Cmp.EQ: "eq", Cmp.NE: "ne", Cmp.LT: "lt", Cmp.LE: "le", Cmp.GT: "gt", Cmp.GE: "ge"}
-# WAVE float conditions -> v_cmp suffix (ordered plain forms; n<op> = unordered "not ...").
-CMP_F = {
-    Cmp.EQ: "eq",
-    Cmp.NE: "lg",
-    Cmp.LT: "lt",
-    Cmp.LE: "le",
-    Cmp.GT: "gt",
-    Cmp.GE: "ge",
-    Cmp.EQU: "nlg",
-    Cmp.NEU: "neq",
-    Cmp.LTU: "nge",
-    Cmp.LEU: "ngt",
-    Cmp.GTU: "nle",
-    Cmp.GEU: "nlt",
-    Cmp.NUM: "o",
-    Cmp.NAN: "u",
-}
-SWAP_CMP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne", "lg": "lg"}
-
-ATOM_GLOBAL = {
-    (AtomOp.ADD, False): "add",
-    (AtomOp.SUB, False): "sub",
-    (AtomOp.MIN, True): "smin",
-    (AtomOp.MAX, True): "smax",
-    (AtomOp.MIN, False): "umin",
-    (AtomOp.MAX, False): "umax",
-    (AtomOp.AND, False): "and",
-    (AtomOp.OR, False): "or",
-    (AtomOp.XOR, False): "xor",
-    (AtomOp.EXCH, False): "swap",
-    (AtomOp.CAS, False): "cmpswap",
-}
-ATOM_DS = {
-    (AtomOp.ADD, False): "add_u32",
-    (AtomOp.SUB, False): "sub_u32",
-    (AtomOp.MIN, True): "min_i32",
-    (AtomOp.MAX, True): "max_i32",
-    (AtomOp.MIN, False): "min_u32",
-    (AtomOp.MAX, False): "max_u32",
-    (AtomOp.AND, False): "and_b32",
-    (AtomOp.OR, False): "or_b32",
-    (AtomOp.XOR, False): "xor_b32",
-}
 
 
 class Selector:
@@ -453,7 +370,7 @@ class Selector:
         self.emit("s_mov_b64", self.cmem, Sub(quad, 2, 2))
         self.dead: VR | None = None
         if any(
-            isinstance(n, Op) and n.inst.spec.nest is Nest.RET
+            isinstance(n, Stmt) and n.inst.spec.nest is Nest.RET
             for n in _all_ops(self.tree)
             if n is not _last_op(self.tree)
         ):
@@ -540,7 +457,7 @@ class Selector:
             if kind == "call":
                 x()  # type: ignore[operator]
                 continue
-            if isinstance(x, Op):
+            if isinstance(x, Stmt):
                 self.pc = x.pc
                 for r in self.nan.at_use.get(x.pc, ()):
                     self.canon_in_place(r)
@@ -706,7 +623,7 @@ class Selector:
                         return False
                 elif not self.dst_is_s(o):
                     return False
-        return inst.spec.op not in (VOp.ST, VOp.ATOM, VOp.RED, VOp.BARRIER, VOp.FENCE)
+        return inst.spec.op not in (Op.ST, Op.ATOM, Op.RED, Op.BARRIER, Op.FENCE)
 
     def _ret(self, g: object) -> None:
         if g is None:
@@ -778,19 +695,15 @@ class Selector:
         self._skip_if_empty()
 
     def _inst(self, inst: Instruction) -> None:
-        from . import rows
-
         rows.select(self, inst)
 
 
-def _all_ops(tree: list[Node]) -> list[Op]:
-    from ..lift import walk
-
+def _all_ops(tree: list[Node]) -> list[Stmt]:
     return walk(tree)
 
 
-def _last_op(tree: list[Node]) -> Op | None:
-    return tree[-1] if tree and isinstance(tree[-1], Op) else None
+def _last_op(tree: list[Node]) -> Stmt | None:
+    return tree[-1] if tree and isinstance(tree[-1], Stmt) else None
 
 
-__all__ = ["ATOM_DS", "ATOM_GLOBAL", "CMP_F", "CMP_INT", "Selector", "Unsupported", "inline32", "is_s", "is_v"]
+__all__ = ["Selector"]

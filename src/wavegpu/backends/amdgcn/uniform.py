@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...isa.instruction import Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.instruction import Instruction, Pred, Reg, SReg
+from ...isa.registers import SRegId as SR
+from ...isa.structure import operand_registers
 from ...isa.types import Role
-from ...isa.vocabulary import Nest
-from ...isa.vocabulary import Op as VOp
-from ..lift import If, Loop, Node, Op
+from ...isa.vocabulary import Nest, Op, Space
+from ..lift import If, Loop, Node, Stmt
 
 UNIFORM_SREGS = frozenset(
     {
@@ -43,9 +43,9 @@ UNIFORM_SREGS = frozenset(
 )
 # Operations whose result is the same in every active lane whatever their sources (a broadcast:
 # when its lane operand is uniform).
-UNIFORM_RESULT = frozenset({VOp.REDUCE, VOp.BALLOT, VOp.ANY, VOp.ALL, VOp.BROADCAST})
+UNIFORM_RESULT = frozenset({Op.REDUCE, Op.BALLOT, Op.ANY, Op.ALL, Op.BROADCAST})
 # Operations whose result differs per lane whatever their sources (vector memory, lane exchange).
-DIVERGENT_RESULT = frozenset({VOp.ATOM, VOp.RED, VOp.SHUFFLE, VOp.PREFIX, VOp.MMA})
+DIVERGENT_RESULT = frozenset({Op.ATOM, Op.RED, Op.SHUFFLE, Op.PREFIX, Op.MMA})
 
 
 @dataclass
@@ -62,41 +62,20 @@ class Uniformity:
         return n not in self.preds
 
 
-def _src_regs(inst: Instruction) -> tuple[list[int], list[int]]:
+def _registers(inst: Instruction, role: Role) -> tuple[list[int], list[int]]:
+    """(general registers, predicates) the operands of this role name; a source's include the
+    guard and a memory operand's base."""
     regs: list[int] = []
     preds: list[int] = []
     for spec, o in zip(inst.spec.operands, inst.operands, strict=False):
-        if spec.role is not Role.SRC:
+        if spec.role is not role:
             continue
-        if isinstance(o, Reg):
-            regs.append(o.n)
-        elif isinstance(o, Pair):
-            regs += [o.n, o.n + 1]
-        elif isinstance(o, Vec):
-            regs += list(range(o.n, o.n + o.count))
-        elif isinstance(o, Pred):
+        if isinstance(o, Pred):
             preds.append(o.n)
-        elif isinstance(o, Mem) and o.base is not None:
-            regs.append(o.base)
-    if inst.guard is not None:
+        else:
+            regs += operand_registers(o)
+    if role is Role.SRC and inst.guard is not None:
         preds.append(inst.guard.pred)
-    return regs, preds
-
-
-def _dst_regs(inst: Instruction) -> tuple[list[int], list[int]]:
-    regs: list[int] = []
-    preds: list[int] = []
-    for spec, o in zip(inst.spec.operands, inst.operands, strict=False):
-        if spec.role is not Role.DST:
-            continue
-        if isinstance(o, Reg):
-            regs.append(o.n)
-        elif isinstance(o, Pair):
-            regs += [o.n, o.n + 1]
-        elif isinstance(o, Vec):
-            regs += list(range(o.n, o.n + o.count))
-        elif isinstance(o, Pred):
-            preds.append(o.n)
     return regs, preds
 
 
@@ -104,9 +83,9 @@ def _inherently_divergent(inst: Instruction) -> bool:
     op = inst.spec.op
     if op in DIVERGENT_RESULT:
         return True
-    if op is VOp.LD:
-        return inst.spec.space != "const" or inst.spec.width < 4
-    if op is VOp.MOV:
+    if op is Op.LD:
+        return inst.spec.space is not Space.CONST or inst.spec.width < 4
+    if op is Op.MOV:
         for o in inst.operands:
             if isinstance(o, SReg):
                 return o.id not in UNIFORM_SREGS
@@ -123,9 +102,9 @@ def analyse(tree: list[Node]) -> Uniformity:
         while todo:
             nodes, div, loop = todo.pop()
             for n in nodes:
-                if isinstance(n, Op):
+                if isinstance(n, Stmt):
                     inst = n.inst
-                    sregs, spreds = _src_regs(inst)
+                    sregs, spreds = _registers(inst, Role.SRC)
                     src_div = any(r in u.regs for r in sregs) or any(p in u.preds for p in spreds)
                     if inst.spec.nest in (Nest.BREAK, Nest.CONTINUE) and loop is not None:
                         if (div or src_div) and loop not in u.div_loops:
@@ -134,13 +113,13 @@ def analyse(tree: list[Node]) -> Uniformity:
                         continue
                     if inst.spec.op in UNIFORM_RESULT:
                         d = div or (inst.guard is not None and inst.guard.pred in u.preds)
-                        if inst.spec.op is VOp.BROADCAST:  # each lane names its source lane
+                        if inst.spec.op is Op.BROADCAST:  # each lane names its source lane
                             lane = inst.operands[2]
                             d = d or (isinstance(lane, Reg) and lane.n in u.regs)
                     else:
                         d = div or src_div or _inherently_divergent(inst)
                     if d:
-                        dregs, dpreds = _dst_regs(inst)
+                        dregs, dpreds = _registers(inst, Role.DST)
                         for r in dregs:
                             if r not in u.regs:
                                 u.regs.add(r)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...errors import WaveError
 from ...isa import semantics as sem
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
@@ -15,12 +15,7 @@ from ...wbin.program import Kernel
 from .prelude import HELPERS
 from .render import EXPR, Dialect, GenericPointers, combine
 
-HEADER = r"""
-/* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
-#pragma nv_diag_suppress 177  /* helpers a kernel does not call */
-#pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
-#pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
-typedef unsigned int uint;
+CUDA_SHARED = r"""typedef unsigned int uint;
 typedef unsigned long long wv_ulong;
 #define ulong wv_ulong
 typedef unsigned char uchar;
@@ -39,7 +34,19 @@ typedef unsigned short ushort;
 #define GLOBAL_ATOMIC_PTR uint*
 #define LOCAL_ATOMIC_PTR uint*
 #define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
-WV_FN uint D2H_BITS(double x) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x)); return h; }
+"""
+"""The lines of the CUDA and HIP headers that are spelled alike: integer typedefs, the WV_FN helper
+qualifier, bit casts, bit intrinsics and the atomic macros."""
+
+HEADER = (
+    r"""
+/* no #include: NVRTC compiles this without a CUDA toolkit's headers (f16 by inline PTX cvt) */
+#pragma nv_diag_suppress 177  /* helpers a kernel does not call */
+#pragma nv_diag_suppress 550  /* registers a kernel sets but never reads */
+#pragma nv_diag_suppress 186  /* comparisons of an unsigned register with an immediate 0 */
+"""
+    + CUDA_SHARED
+    + r"""WV_FN uint D2H_BITS(double x) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x)); return h; }
 WV_FN float H2F_BITS(uint u) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)u)); return f; }
 /* wave primitives: the active mask, a shuffle among active lanes, votes */
 typedef uint wv_mask;
@@ -58,6 +65,7 @@ WV_FN uint wv_entry() {  /* the warp's threads that exist: all 32 but in a block
 #define WV_ALL(m, p) __all_sync(m, p)
 WV_FN uint wv_lane() { return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u; }
 """
+)
 
 # Reductions and the prefix sum over the active lanes, shared by CUDA, HIP and Metal through the
 # WV_* primitives: one function per operator of isa.semantics.REDUCTIONS, its identity taken from
@@ -126,18 +134,18 @@ def lane_loops(exprs: dict[str, str]) -> str:
 LOOPS = lane_loops(EXPR)
 
 _SREG: dict[int, str] = {
-    SReg.TID_X: "threadIdx.x",
-    SReg.TID_Y: "threadIdx.y",
-    SReg.TID_Z: "threadIdx.z",
-    SReg.CTAID_X: "blockIdx.x",
-    SReg.CTAID_Y: "blockIdx.y",
-    SReg.CTAID_Z: "blockIdx.z",
-    SReg.NTID_X: "blockDim.x",
-    SReg.NTID_Y: "blockDim.y",
-    SReg.NTID_Z: "blockDim.z",
-    SReg.NCTAID_X: "gridDim.x",
-    SReg.NCTAID_Y: "gridDim.y",
-    SReg.NCTAID_Z: "gridDim.z",
+    SRegId.TID_X: "threadIdx.x",
+    SRegId.TID_Y: "threadIdx.y",
+    SRegId.TID_Z: "threadIdx.z",
+    SRegId.CTAID_X: "blockIdx.x",
+    SRegId.CTAID_Y: "blockIdx.y",
+    SRegId.CTAID_Z: "blockIdx.z",
+    SRegId.NTID_X: "blockDim.x",
+    SRegId.NTID_Y: "blockDim.y",
+    SRegId.NTID_Z: "blockDim.z",
+    SRegId.NCTAID_X: "gridDim.x",
+    SRegId.NCTAID_Y: "gridDim.y",
+    SRegId.NCTAID_Z: "gridDim.z",
 }
 _ATOM = {
     AtomOp.ADD: "atomicAdd",
@@ -213,13 +221,13 @@ class CUDA(LaneLoops, GenericPointers):
 
     def sreg(self, sid: int, wave_width: int) -> str:
         w = wave_width
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return f"{w}u"
-        if sid == SReg.LID:
+        if sid == SRegId.LID:
             return "wv_lane()"
-        if sid == SReg.WID:
+        if sid == SRegId.WID:
             return f"((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / {w}u)"
-        if sid == SReg.NWAVES:
+        if sid == SRegId.NWAVES:
             return f"((blockDim.x * blockDim.y * blockDim.z + {w - 1}u) / {w}u)"
         return f"(uint){_SREG[sid]}"
 

@@ -8,12 +8,13 @@ at entry, rather than read from the exec mask where a wave operation runs."""
 from __future__ import annotations
 
 from ...errors import WaveError
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...wbin.program import Kernel
-from .cuda import CUDA
+from .cuda import CUDA, CUDA_SHARED
 from .prelude import HELPERS
 
-HEADER = r"""
+HEADER = (
+    r"""
 #include <hip/hip_runtime.h>
 /* clang contracts a * b + c into an fma across statements for HIP unless told not to */
 #pragma clang fp contract(off)
@@ -22,26 +23,9 @@ HEADER = r"""
 #pragma clang diagnostic ignored "-Wunused-variable"
 #pragma clang diagnostic ignored "-Wunused-but-set-variable"
 #pragma clang diagnostic ignored "-Wtautological-compare"
-typedef unsigned int uint;
-typedef unsigned long long wv_ulong;
-#define ulong wv_ulong
-typedef unsigned char uchar;
-typedef unsigned short ushort;
-#define WV_FN static __device__ __forceinline__
-#define F(x) __uint_as_float((uint)(x))
-#define U(x) __float_as_uint(x)
-#define D(x) __longlong_as_double((long long)(ulong)(x))
-#define UL(x) ((ulong)__double_as_longlong(x))
-#define POPC(x) ((uint)__popc(x))
-#define CLZ(x) ((uint)__clz(x))
-#define BREV(x) __brev(x)
-#define NEXT_F(a, b) nextafterf((float)(a), (float)(b))
-#define NEXT_D(a, b) nextafter((double)(a), (double)(b))
-#define WV_INF __longlong_as_double(0x7FF0000000000000ll)
-#define GLOBAL_ATOMIC_PTR uint*
-#define LOCAL_ATOMIC_PTR uint*
-#define ATOMIC_CAS(p, c, v) atomicCAS(p, c, v)
-WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
+"""
+    + CUDA_SHARED
+    + r"""WV_FN uint D2H_BITS(double x) { return (uint)__builtin_bit_cast(unsigned short, (_Float16)x); }
 WV_FN float H2F_BITS(uint u) { return (float)__builtin_bit_cast(_Float16, (unsigned short)u); }
 /* wave primitives on WAVE's active set, tracked by the kernel in a wv_mask: AMD lanes run in
    lockstep under the exec mask, which __ballot(1) reads at entry; ballots keep only the mask's lanes */
@@ -56,6 +40,7 @@ typedef unsigned long long wv_mask;
 #define WV_ALL(m, p) (WV_BALLOT(m, p) == (m))
 WV_FN uint wv_lane() { return (uint)__lane_id(); }
 """
+)
 
 
 class HIP(CUDA):
@@ -74,11 +59,11 @@ class HIP(CUDA):
         return "(uint)warpSize"
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return "(uint)warpSize"
-        if sid == SReg.WID:
+        if sid == SRegId.WID:
             return "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / (uint)warpSize)"
-        if sid == SReg.NWAVES:
+        if sid == SRegId.NWAVES:
             return "((blockDim.x * blockDim.y * blockDim.z + (uint)warpSize - 1u) / (uint)warpSize)"
         return super().sreg(sid, wave_width)
 

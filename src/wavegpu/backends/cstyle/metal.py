@@ -13,7 +13,7 @@ Rows on f64 are refused with a diagnostic. The output must be compiled with fast
 from __future__ import annotations
 
 from ...errors import WaveError
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.table import ROWS
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Scope
@@ -126,22 +126,22 @@ WV_FN uint wv_atomic_addf_{s}({q} atomic_uint* p, uint v) {{
 )
 
 _SREG: dict[int, str] = {
-    SReg.TID_X: "wv_tid.x",
-    SReg.TID_Y: "wv_tid.y",
-    SReg.TID_Z: "wv_tid.z",
-    SReg.WID: "wv_wid",
-    SReg.LID: "wv_lane",
-    SReg.CTAID_X: "wv_ctaid.x",
-    SReg.CTAID_Y: "wv_ctaid.y",
-    SReg.CTAID_Z: "wv_ctaid.z",
-    SReg.NTID_X: "wv_ntid.x",
-    SReg.NTID_Y: "wv_ntid.y",
-    SReg.NTID_Z: "wv_ntid.z",
-    SReg.NCTAID_X: "wv_nctaid.x",
-    SReg.NCTAID_Y: "wv_nctaid.y",
-    SReg.NCTAID_Z: "wv_nctaid.z",
-    SReg.NWAVES: "wv_nwaves",
-    SReg.WAVE_WIDTH: "32u",
+    SRegId.TID_X: "wv_tid.x",
+    SRegId.TID_Y: "wv_tid.y",
+    SRegId.TID_Z: "wv_tid.z",
+    SRegId.WID: "wv_wid",
+    SRegId.LID: "wv_lane",
+    SRegId.CTAID_X: "wv_ctaid.x",
+    SRegId.CTAID_Y: "wv_ctaid.y",
+    SRegId.CTAID_Z: "wv_ctaid.z",
+    SRegId.NTID_X: "wv_ntid.x",
+    SRegId.NTID_Y: "wv_ntid.y",
+    SRegId.NTID_Z: "wv_ntid.z",
+    SRegId.NCTAID_X: "wv_nctaid.x",
+    SRegId.NCTAID_Y: "wv_nctaid.y",
+    SRegId.NCTAID_Z: "wv_nctaid.z",
+    SRegId.NWAVES: "wv_nwaves",
+    SRegId.WAVE_WIDTH: "32u",
 }
 _SPACE = {"global": ("device", "mem"), "local": ("threadgroup", "lmem"), "const": ("constant", "cmem")}
 _NO_F64 = "Apple GPUs have no double precision (Metal has no double type)"

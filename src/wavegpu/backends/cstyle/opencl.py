@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import CHECKS, FLOAT_KEYS, HELPERS
@@ -57,21 +57,21 @@ WV_FN float H2F_BITS(uint u) { ushort s = (ushort)u; return vload_half(0, (__pri
 """
 
 _SREG: dict[int, str] = {
-    SReg.TID_X: "get_local_id(0)",
-    SReg.TID_Y: "get_local_id(1)",
-    SReg.TID_Z: "get_local_id(2)",
-    SReg.WID: "get_sub_group_id()",
-    SReg.LID: "get_sub_group_local_id()",
-    SReg.CTAID_X: "get_group_id(0)",
-    SReg.CTAID_Y: "get_group_id(1)",
-    SReg.CTAID_Z: "get_group_id(2)",
-    SReg.NTID_X: "get_local_size(0)",
-    SReg.NTID_Y: "get_local_size(1)",
-    SReg.NTID_Z: "get_local_size(2)",
-    SReg.NCTAID_X: "get_num_groups(0)",
-    SReg.NCTAID_Y: "get_num_groups(1)",
-    SReg.NCTAID_Z: "get_num_groups(2)",
-    SReg.NWAVES: "get_num_sub_groups()",
+    SRegId.TID_X: "get_local_id(0)",
+    SRegId.TID_Y: "get_local_id(1)",
+    SRegId.TID_Z: "get_local_id(2)",
+    SRegId.WID: "get_sub_group_id()",
+    SRegId.LID: "get_sub_group_local_id()",
+    SRegId.CTAID_X: "get_group_id(0)",
+    SRegId.CTAID_Y: "get_group_id(1)",
+    SRegId.CTAID_Z: "get_group_id(2)",
+    SRegId.NTID_X: "get_local_size(0)",
+    SRegId.NTID_Y: "get_local_size(1)",
+    SRegId.NTID_Z: "get_local_size(2)",
+    SRegId.NCTAID_X: "get_num_groups(0)",
+    SRegId.NCTAID_Y: "get_num_groups(1)",
+    SRegId.NCTAID_Z: "get_num_groups(2)",
+    SRegId.NWAVES: "get_num_sub_groups()",
 }
 
 _ATOM = {
@@ -109,7 +109,7 @@ class OpenCL(Dialect):
         return f"{' '.join(attrs)}\n__kernel void {k.name}({', '.join(args)}) {{"
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 

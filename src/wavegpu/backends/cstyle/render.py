@@ -14,15 +14,14 @@ from dataclasses import replace
 from ...codegen import canonical, instruction_liveness
 from ...errors import WaveError
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.structure import operand_registers, successors
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import SUBREGS, DataType, Kind, Role
-from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, Nest, ReduceOp, Scope, ShuffleMode
-from ...isa.vocabulary import Op as VOp
+from ...isa.vocabulary import NEST_OF, AtomOp, Cmp, InstrClass, Nest, Op, ReduceOp, Scope, ShuffleMode, Space
 from ...wbin.program import Kernel
 from ..base import Rendered
-from ..lift import MASK_USERS, If, MaskPlan, Node, Op, lift, mask_plan, preset_count
+from ..lift import MASK_USERS, If, MaskPlan, Node, Stmt, lift, mask_plan, preset_count
 
 # Row key -> C expression over the sources {a} {b} {c} {e} (uint, ulong for pairs, bool for
 # predicates). Helpers (wv_*) come from the prelude; F/U/D/UL reinterpret bits.
@@ -161,7 +160,7 @@ EXPR: dict[str, str] = {
 def alu_row(op: ReduceOp | AtomOp, dtype: DataType) -> str:
     """The key of the ALU row computing a reduction's or an atomic's operator on dtype (add.u32,
     min.f32, ...): the lane loops and the CAS-loop atomics combine as that row renders."""
-    vop = VOp[op.name]
+    vop = Op[op.name]
     rows = [r for r in ROWS if r.op is vop and r.dtype is dtype and r.variant is None]
     assert len(rows) == 1, (op, dtype, [r.key for r in rows])
     return rows[0].key
@@ -175,7 +174,7 @@ def combine(exprs: dict[str, str], op: ReduceOp | AtomOp, dtype: DataType, a: st
 _CMP = {Cmp.EQ: "==", Cmp.NE: "!=", Cmp.LT: "<", Cmp.LE: "<=", Cmp.GT: ">", Cmp.GE: ">="}
 _FVIEW = {DataType.F32: "F", DataType.F64: "D"}
 for _r in ROWS:
-    if _r.op is not VOp.SETP:
+    if _r.op is not Op.SETP:
         continue
     _c = _r.variant
     assert isinstance(_c, Cmp) and _r.dtype is not None
@@ -290,8 +289,8 @@ class Dialect:
     def prefix_add(self, x: str) -> str:
         raise NotImplementedError
 
-    def vote(self, op: VOp, p: str) -> str:
-        """VOp.BALLOT (uint: the low 32 bits), VOp.ANY, VOp.ALL (bool) over the active lanes."""
+    def vote(self, op: Op, p: str) -> str:
+        """Op.BALLOT (uint: the low 32 bits), Op.ANY, Op.ALL (bool) over the active lanes."""
         raise NotImplementedError
 
     def wave(self, spec: InstrSpec, args: list[str], wave_width: int) -> str:
@@ -300,11 +299,11 @@ class Dialect:
         lane's own value (PTX's rule)."""
         lane, w, x = self.lane, self.width(wave_width), args[0]
         op, mode = spec.op, spec.variant
-        if op is VOp.REDUCE:
+        if op is Op.REDUCE:
             return self.reduce(spec, x)
-        if op is VOp.PREFIX and mode is ReduceOp.ADD:
+        if op is Op.PREFIX and mode is ReduceOp.ADD:
             return self.prefix_add(x)
-        if op in (VOp.SHUFFLE, VOp.BROADCAST) and mode is ShuffleMode.IDX:
+        if op in (Op.SHUFFLE, Op.BROADCAST) and mode is ShuffleMode.IDX:
             return self.shuffle(x, f"({args[1]}) % {w}")
         if mode is ShuffleMode.XOR:
             return self.shuffle(x, f"(({lane} ^ ({args[1]})) < {w}) ? ({lane} ^ ({args[1]})) : {lane}")
@@ -312,7 +311,7 @@ class Dialect:
             return self.shuffle(x, f"(({args[1]}) <= {lane}) ? ({lane} - ({args[1]})) : {lane}")
         if mode is ShuffleMode.DOWN:
             return self.shuffle(x, f"(({args[1]}) < {w} - {lane}) ? ({lane} + ({args[1]})) : {lane}")
-        if op in (VOp.BALLOT, VOp.ANY, VOp.ALL):
+        if op in (Op.BALLOT, Op.ANY, Op.ALL):
             return self.vote(op, x)
         raise KeyError(spec.key)
 
@@ -495,7 +494,7 @@ class CRenderer:
         assert spec.space is not None
         a = self.addr(self._mem(inst))
         head = [f"bool wv_ok = {self.in_bounds(spec.space, a, spec.width)};", f"WV_NOTE(wv_ok, {a}, {self.pc}u);"]
-        if spec.space == "local" and not self.k.local_memory:  # nothing to access: every access faults
+        if spec.space is Space.LOCAL and not self.k.local_memory:  # nothing to access: every access faults
             return ["{", *("    " + x for x in head), "}"]
         body = ["if (wv_ok) {", *("    " + x for x in render(a)), "}"]
         return ["{", *("    " + x for x in head), *("    " + x for x in body), "}"]
@@ -519,7 +518,7 @@ class CRenderer:
         space = spec.space
         assert space is not None and spec.mem_index is not None
         vec = next((o.kind.vector_len for o in spec.operands if o.kind in (Kind.VEC2, Kind.VEC4)), 0)
-        if spec.cls == "load":
+        if spec.cls is InstrClass.LOAD:
             dst = inst.operands[0]
             if spec.width < 4:
                 ct = {(1, False): "uchar", (1, True): "char", (2, False): "ushort", (2, True): "short"}
@@ -575,7 +574,7 @@ class CRenderer:
 
         def call(a: str) -> list[str]:
             c = self.d.atomic(space, op, ctype, a, args)
-            return self.assign(inst.operands[0], f"(uint)({c})") if spec.op is VOp.ATOM else [f"(void)({c});"]
+            return self.assign(inst.operands[0], f"(uint)({c})") if spec.op is Op.ATOM else [f"(void)({c});"]
 
         return self.checked(inst, call)
 
@@ -641,7 +640,7 @@ class CRenderer:
             n, ind, m = work.pop()
             if isinstance(n, str):
                 out.append(ind + n)
-            elif isinstance(n, Op):
+            elif isinstance(n, Stmt):
                 for line in self.inst(n.inst, m, n.pc):
                     out.append(ind + line)
             else:
@@ -707,7 +706,7 @@ class CRenderer:
         """id(barrier instruction) -> what some later instruction may read before writing it,
         registers as bits 0.. and predicates as bits nregs.. (a guarded write keeps the old value,
         so it reads too)."""
-        if not self.d.opaque_at_barrier or not any(i.spec.op is VOp.BARRIER for i in k.instructions):
+        if not self.d.opaque_at_barrier or not any(i.spec.op is Op.BARRIER for i in k.instructions):
             return {}
         defs, uses = [], []
         for inst in k.instructions:
@@ -725,7 +724,7 @@ class CRenderer:
             defs.append(0 if inst.guard is not None else d)
             uses.append(u)
         _, live_out = instruction_liveness(successors(k.instructions), defs, uses)
-        return {id(inst): live_out[i] for i, inst in enumerate(k.instructions) if inst.spec.op is VOp.BARRIER}
+        return {id(inst): live_out[i] for i, inst in enumerate(k.instructions) if inst.spec.op is Op.BARRIER}
 
     def mask_var(self) -> str:
         self.masks += 1
@@ -791,21 +790,21 @@ class CRenderer:
 
 
 # Operation -> the CRenderer method writing its rows' statements (rows not rendered by EXPR).
-STATEMENTS: dict[VOp, Callable[[CRenderer, Instruction], list[str]]] = {
-    VOp.LD: CRenderer.memory,
-    VOp.ST: CRenderer.memory,
-    VOp.ATOM: CRenderer.atomic,
-    VOp.RED: CRenderer.atomic,
-    **{o: CRenderer.wave for o in (VOp.REDUCE, VOp.BROADCAST, VOp.SHUFFLE, VOp.PREFIX, VOp.BALLOT)},
-    VOp.ANY: CRenderer.wave,
-    VOp.ALL: CRenderer.wave,
-    VOp.BARRIER: CRenderer.barrier,
-    VOp.FENCE: CRenderer.fence,
-    VOp.MMA: CRenderer.mma,
-    VOp.NOP: lambda r, inst: [],
-    VOp.BREAK: CRenderer.leave,
-    VOp.CONTINUE: CRenderer.leave,
-    VOp.RET: lambda r, inst: r.ret(),
+STATEMENTS: dict[Op, Callable[[CRenderer, Instruction], list[str]]] = {
+    Op.LD: CRenderer.memory,
+    Op.ST: CRenderer.memory,
+    Op.ATOM: CRenderer.atomic,
+    Op.RED: CRenderer.atomic,
+    **{o: CRenderer.wave for o in (Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT)},
+    Op.ANY: CRenderer.wave,
+    Op.ALL: CRenderer.wave,
+    Op.BARRIER: CRenderer.barrier,
+    Op.FENCE: CRenderer.fence,
+    Op.MMA: CRenderer.mma,
+    Op.NOP: lambda r, inst: [],
+    Op.BREAK: CRenderer.leave,
+    Op.CONTINUE: CRenderer.leave,
+    Op.RET: lambda r, inst: r.ret(),
 }
 # Operations the tree walk renders (if/else/endif, loop/endloop): lift.py made them the tree.
 TREE = frozenset(o for o, n in NEST_OF.items() if n in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.OPEN_LOOP))

@@ -12,7 +12,7 @@ one body function `wv_body_<name>(nd_item, local memory, mem, cmem, a0..)`:
 from __future__ import annotations
 
 from ...errors import WaveError
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.vocabulary import AtomOp, Op, ReduceOp, Scope
 from ...wbin.program import Kernel
 from .prelude import CHECKS, FLOAT_KEYS, HELPERS
@@ -73,21 +73,21 @@ WV_FN float H2F_BITS(uint u) { return (float)sycl::bit_cast<_Float16>((ushort)u)
 """
 
 _SREG: dict[int, str] = {
-    SReg.TID_X: "it_.get_local_id(2)",
-    SReg.TID_Y: "it_.get_local_id(1)",
-    SReg.TID_Z: "it_.get_local_id(0)",
-    SReg.WID: "sg_.get_group_linear_id()",
-    SReg.LID: "sg_.get_local_linear_id()",
-    SReg.CTAID_X: "it_.get_group(2)",
-    SReg.CTAID_Y: "it_.get_group(1)",
-    SReg.CTAID_Z: "it_.get_group(0)",
-    SReg.NTID_X: "it_.get_local_range(2)",
-    SReg.NTID_Y: "it_.get_local_range(1)",
-    SReg.NTID_Z: "it_.get_local_range(0)",
-    SReg.NCTAID_X: "it_.get_group_range(2)",
-    SReg.NCTAID_Y: "it_.get_group_range(1)",
-    SReg.NCTAID_Z: "it_.get_group_range(0)",
-    SReg.NWAVES: "sg_.get_group_linear_range()",
+    SRegId.TID_X: "it_.get_local_id(2)",
+    SRegId.TID_Y: "it_.get_local_id(1)",
+    SRegId.TID_Z: "it_.get_local_id(0)",
+    SRegId.WID: "sg_.get_group_linear_id()",
+    SRegId.LID: "sg_.get_local_linear_id()",
+    SRegId.CTAID_X: "it_.get_group(2)",
+    SRegId.CTAID_Y: "it_.get_group(1)",
+    SRegId.CTAID_Z: "it_.get_group(0)",
+    SRegId.NTID_X: "it_.get_local_range(2)",
+    SRegId.NTID_Y: "it_.get_local_range(1)",
+    SRegId.NTID_Z: "it_.get_local_range(0)",
+    SRegId.NCTAID_X: "it_.get_group_range(2)",
+    SRegId.NCTAID_Y: "it_.get_group_range(1)",
+    SRegId.NCTAID_Z: "it_.get_group_range(0)",
+    SRegId.NWAVES: "sg_.get_group_linear_range()",
 }
 _ATOM = {
     AtomOp.ADD: "fetch_add",
@@ -180,7 +180,7 @@ class SYCL(GenericPointers):
         return classic + free
 
     def sreg(self, sid: int, wave_width: int) -> str:
-        if sid == SReg.WAVE_WIDTH:
+        if sid == SRegId.WAVE_WIDTH:
             return f"{wave_width}u"
         return f"(uint){_SREG[sid]}"
 

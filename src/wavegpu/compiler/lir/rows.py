@@ -1,7 +1,7 @@
-"""The rows LIR selection emits beyond `compiler/select.py`'s, found by vocabulary, never by key.
+"""The rows LIR selection emits beyond `compiler/rowmap.py`'s, found by vocabulary, never by key.
 
 Moves, predicate logic, memory accesses, atomics, wave operations and the structured-control
-rows are asked of the table by what they do (`compiler.select.find`); the keys are computed once, at
+rows are asked of the table by what they do (`compiler.rowmap.find`); the keys are computed once, at
 import, so a table edit that makes a question ambiguous fails here.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Hashable
 
 from ...isa.types import DataType
 from ...isa.vocabulary import AtomOp, Cmp, Nest, Op, ReduceOp, Scope, ShuffleMode, Variant
-from ..select import find, matches
+from ..rowmap import find, matches
 from ..types import ScalarType
 
 T = DataType

@@ -1,6 +1,6 @@
 """LIR selection: each MIR instruction becomes ISA rows over virtual registers.
 
-Value operations take their row from `compiler/select.py` (`row_for`); the rest (moves, predicate
+Value operations take their row from `compiler/rowmap.py` (`row_for`); the rest (moves, predicate
 logic, memory, atomics, wave operations, barriers, fences) from `lir/rows.py`, by vocabulary.
 Every other MIR operation goes to the handler of its family in MIR's op table (`mir/ops.py`:
 `Family`, `_FAMILIES` here), which reads the op's typed suffix (space, element, `AtomOp`,
@@ -16,7 +16,7 @@ from ...isa.registers import SREG_BY_NAME
 from ...isa.table import BY_KEY
 from ..mir.ir import Const, Function, Inst, Operand, Value
 from ..mir.ops import OPS, Family, OpSpec
-from ..select import row_for
+from ..rowmap import row_for
 from ..types import BOOL, F16, F32, F64, NARROW, U32, ScalarType, float_bits
 from . import rows
 from .ir import Address, Imm, LFunction, LInst, LOperand, Part, SpecialReg, VReg

@@ -2,7 +2,7 @@
 
 MIR op names are MIR's own vocabulary (dotted: `add`, `cmp.lt`, `load.global.u8`,
 `atomic.cas.local`, `sreg.tid.x`, `wave.shuffle.xor`), not ISA mnemonics; selection maps them to
-rows by the rows' vocabulary (`compiler/select.py`, `lir/selection.py`). The families with a
+rows by the rows' vocabulary (`compiler/rowmap.py`, `lir/selection.py`). The families with a
 suffix take it from one list each: memory spaces, narrow element types, the ISA's `AtomOp`,
 `ReduceOp`, `ShuffleMode` and `Scope`, compare conditions and special registers, and each OpSpec
 carries its suffix typed (`family`, `space`, `elem`, `atom`, `reduce`, `shuffle`, `scope`,

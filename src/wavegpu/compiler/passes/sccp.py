@@ -12,7 +12,7 @@ from ...isa.semantics import SEMANTICS
 from ..mir.analysis import rpo
 from ..mir.edit import const_bits, const_from_bits, replace_uses
 from ..mir.ir import Block, Br, CondBr, Const, Function, Inst, Operand, Phi, Ret, Value
-from ..select import row_for
+from ..rowmap import row_for
 
 TOP = object()
 BOTTOM = object()

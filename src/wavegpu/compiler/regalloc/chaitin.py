@@ -17,7 +17,7 @@ from ...codegen.interference import INF, InterferenceGraph, build_interference
 from ...codegen.liveness import instruction_liveness
 from ...errors import CompileError, Diagnostic
 from ...isa.capabilities import EMULATOR
-from ...isa.registers import SReg
+from ...isa.registers import SRegId
 from ...isa.structure import nesting, successors
 from ..lir import rows
 from ..lir.ir import Address, Imm, LFunction, LInst, Part, SpecialReg, VReg
@@ -220,11 +220,11 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
             mul = LInst(rows.MUL_LO_U32, [a, tx, Imm(0)])
             add = LInst(rows.ADD_U32, [a, a, Imm(0)])
             entry = [
-                LInst(rows.MOV_SREG, [tx, SpecialReg(SReg.TID_X)]),
-                LInst(rows.MOV_SREG, [ty, SpecialReg(SReg.TID_Y)]),
-                LInst(rows.MOV_SREG, [tz, SpecialReg(SReg.TID_Z)]),
-                LInst(rows.MOV_SREG, [nx, SpecialReg(SReg.NTID_X)]),
-                LInst(rows.MOV_SREG, [ny, SpecialReg(SReg.NTID_Y)]),
+                LInst(rows.MOV_SREG, [tx, SpecialReg(SRegId.TID_X)]),
+                LInst(rows.MOV_SREG, [ty, SpecialReg(SRegId.TID_Y)]),
+                LInst(rows.MOV_SREG, [tz, SpecialReg(SRegId.TID_Z)]),
+                LInst(rows.MOV_SREG, [nx, SpecialReg(SRegId.NTID_X)]),
+                LInst(rows.MOV_SREG, [ny, SpecialReg(SRegId.NTID_Y)]),
                 LInst(rows.MAD_LO_U32, [ty, tz, ny, ty]),
                 LInst(rows.MAD_LO_U32, [tx, ty, nx, tx]),
                 mul,

@@ -38,7 +38,7 @@ def engine_digest() -> str:
     numba's versions."""
     from importlib.metadata import version
 
-    from ... import __version__
+    from ...version import __version__
 
     h = hashlib.sha256(f"{__version__}|{version('numba')}|{sys.version_info[:2]}".encode())
     here = Path(__file__).resolve().parent

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 from ...codegen import instruction_liveness
 from ...isa.instruction import Imm, Instruction, Mem, Pair, Pred, Reg, SReg, Vec
-from ...isa.registers import SReg as SR
+from ...isa.registers import SRegId as SR
 from ...isa.structure import Nesting, nesting, operand_registers, successors
 from ...isa.types import SUBREGS, Kind, Role
-from ...isa.vocabulary import Nest, Op
+from ...isa.vocabulary import Nest, Op, Unit
 from ...wbin.program import Kernel
-from .opsgen import MEMORY_AND_WAVE_OPS, fname, kind_of, rmw
+from .opsgen import fname, rmw
 from .rows import EXPR, HELPERS
 
 M32 = 0xFFFFFFFF
@@ -107,24 +107,12 @@ def _unsupported(inst: Instruction) -> str | None:
         if any(isinstance(o, SReg) and o.id == SR.CLOCK for o in inst.operands):
             return "%clock counts the NumPy engine's issues, which the compiled engine does not reproduce"
         return None
-    if spec.key in EXPR or spec.op in _HANDLED:
+    if spec.key in EXPR or spec.unit in _HANDLED:
         return None
     return "no compiled semantics for this row"
 
 
-_HANDLED = MEMORY_AND_WAVE_OPS | {  # and what the driver itself does (control flow, no-ops)
-    Op.BARRIER,
-    Op.FENCE,
-    Op.NOP,
-    Op.IF,
-    Op.ELSE,
-    Op.ENDIF,
-    Op.LOOP,
-    Op.ENDLOOP,
-    Op.BREAK,
-    Op.CONTINUE,
-    Op.RET,
-}
+_HANDLED = frozenset(Unit) - {Unit.VALUE, Unit.MMA}  # rows of their own (opsgen) or the driver's
 
 
 def ordered_reason(k: Kernel) -> str | None:
@@ -549,14 +537,14 @@ class Gen:
             inst = insts[pc]
             spec = inst.spec
             role = spec.nest
-            kind = kind_of(spec)
-            if kind == "value" or spec.op in (Op.LD, Op.ST):
+            unit = spec.unit
+            if unit in (Unit.VALUE, Unit.MEMORY):
                 last = self.segment_end(pc, end)
                 self.emit_segment(pc, last)
                 pc = last
-            elif kind is not None:
+            elif unit in (Unit.ATOMIC, Unit.WAVE):
                 self.pending += 1
-                self.emit_row(inst, pc, kind)
+                self.emit_row(inst, pc, unit)
                 pc += 1
             elif role is Nest.OPEN_IF:
                 self.pending += 1
@@ -601,7 +589,7 @@ class Gen:
                 if space in stores or (spec.op is Op.ST and space in loads):
                     break
                 (loads if spec.op is Op.LD else stores).add(space)
-            elif kind_of(spec) != "value":
+            elif spec.unit is not Unit.VALUE:
                 break
             pc += 1
         return pc
@@ -652,20 +640,20 @@ class Gen:
         self.put("    return")
         self.merge_into = -1 if lane_by_lane else len(self.lines)
 
-    def emit_row(self, inst: Instruction, pc: int, kind: str) -> None:
+    def emit_row(self, inst: Instruction, pc: int, unit: Unit) -> None:
         spec = inst.spec
         fn = fname(spec)
         self.used.add(fn)
         self.n_extracted = 0
         g = self.guard(inst)
-        if kind == "wave":
+        if unit is Unit.WAVE:
             srcs = [self.source(o) for o, s in zip(inst.operands, spec.operands) if s.role is Role.SRC]
             srcs += [0] * (2 - len(srcs))
             d, sub = self.dest(inst.operands[0])
             self.put(f"{fn}(R, P, act, {g}, {d}, {srcs[0]}, {srcs[1]}, W, L, TMP)")
             self.merge(inst, d, sub)
             return
-        assert kind == "atomic"
+        assert unit is Unit.ATOMIC
         space = spec.space
         assert space is not None and spec.mem_index is not None
         mem = inst.operands[spec.mem_index]
@@ -738,7 +726,7 @@ class Gen:
             return False
         for inst in self.k.instructions[pc + 1 : end]:
             spec = inst.spec
-            if spec.op is Op.LD or kind_of(spec) == "value":
+            if spec.op is Op.LD or spec.unit is Unit.VALUE:
                 continue
             if spec.nest in (Nest.OPEN_IF, Nest.ELSE, Nest.CLOSE, Nest.BREAK, Nest.CONTINUE):
                 continue
@@ -776,7 +764,7 @@ class Gen:
         other: set[int] = set()
         for inst in self.k.instructions[start:end]:
             spec = inst.spec
-            fl = FLOAT_SOURCES.get(spec.key, frozenset()) if kind_of(spec) == "value" else frozenset()
+            fl = FLOAT_SOURCES.get(spec.key, frozenset()) if spec.unit is Unit.VALUE else frozenset()
             i = 0
             for o, sp in zip(inst.operands, spec.operands):
                 if sp.role is Role.SRC:

@@ -2,7 +2,7 @@
 threads, and say whether it finished (a trap or an exhausted budget is re-run by the caller on
 the NumPy engine, which names it exactly as it always does). A translation that fails to
 generate, load or compile, for whatever reason, is `CompileFailed` (remembered for the process):
-the caller falls back to the NumPy engine or names the kernel and the reason (select.py)."""
+the caller falls back to the NumPy engine or names the kernel and the reason (choice.py)."""
 
 from __future__ import annotations
 

@@ -10,21 +10,16 @@ from the same expressions (rows.EXPR).
 
 from __future__ import annotations
 
+from ...isa.semantics import reduction_of
 from ...isa.table import ROWS, InstrSpec
 from ...isa.types import DataType
-from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode
-from .rows import EXPR, HELPERS
+from ...isa.vocabulary import AtomOp, Op, ReduceOp, ShuffleMode, Unit
+from .rows import HELPERS
 
 M32 = 0xFFFFFFFF
 DECO = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
 GUARD = "act[l] and (g < 0 or P[g, l] == gp)"
 MEM_ARGS = "m8, m16, m32, size, rs, re, own_lo, own_hi, pc, nb"
-
-MEMORY_AND_WAVE_OPS = frozenset(
-    {Op.LD, Op.ST, Op.ATOM, Op.RED, Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL}
-)
-"""Rows with a generated function of their own kind (memory, atomics, wave operations)."""
-VALUE_OPS = frozenset(Op) - MEMORY_AND_WAVE_OPS
 
 
 def fname(spec: InstrSpec) -> str:
@@ -89,22 +84,23 @@ def _atomic(spec: InstrSpec) -> list[str]:
     return [*head, *("            " + x for x in plain), *ret, "    return 0"]
 
 
-def _reduction(op: ReduceOp, t: DataType) -> tuple[str, int]:
-    """(combine expression over acc and v, identity bits) of a wave reduction or prefix."""
+def _combine(op: ReduceOp, t: DataType) -> str:
+    """The combine expression over acc and v of a wave reduction or prefix (its identity is
+    isa.semantics.REDUCTIONS')."""
     if op is ReduceOp.ADD:
-        return f"(acc + v) & {M32}", 0
+        return f"(acc + v) & {M32}"
     if op in (ReduceOp.MIN, ReduceOp.MAX):
         is_min = op is ReduceOp.MIN
         if t is DataType.F32:
-            return f"fold_minmax_f32(acc, v, {is_min})", 0x7FFFFFFF
+            return f"fold_minmax_f32(acc, v, {is_min})"
         if t is DataType.S32:
-            return ("min_s(acc, v)", 0x7FFFFFFF) if is_min else ("max_s(acc, v)", 0x80000000)
-        return ("min(acc, v)", M32) if is_min else ("max(acc, v)", 0)
+            return "min_s(acc, v)" if is_min else "max_s(acc, v)"
+        return "min(acc, v)" if is_min else "max(acc, v)"
     if op is ReduceOp.AND:
-        return "acc & v", M32
+        return "acc & v"
     if op is ReduceOp.OR:
-        return "acc | v", 0
-    return "acc ^ v", 0
+        return "acc | v"
+    return "acc ^ v"
 
 
 def _wave(spec: InstrSpec) -> list[str]:
@@ -130,7 +126,7 @@ def _wave(spec: InstrSpec) -> list[str]:
         ]
     lines = [head, "    for w in range(L // W):"]
     if op in (Op.REDUCE, Op.PREFIX):
-        combine, identity = _reduction(spec.variant, spec.dtype)  # type: ignore[arg-type]
+        combine, identity = _combine(spec.variant, spec.dtype), reduction_of(spec).identity  # type: ignore[arg-type]
         lines += [
             f"        acc = {identity}",
             "        for l in range(w * W, w * W + W):",
@@ -168,19 +164,6 @@ def _wave(spec: InstrSpec) -> list[str]:
     return [*lines, "        for l in range(w * W, w * W + W):", f"            if {GUARD}:", f"                {write}"]
 
 
-def kind_of(spec: InstrSpec) -> str | None:
-    """'value', 'memory', 'atomic', 'wave', or None (control flow and rows run by the driver)."""
-    if spec.op in (Op.LD, Op.ST):
-        return "memory"
-    if spec.op in (Op.ATOM, Op.RED):
-        return "atomic"
-    if spec.op in (Op.REDUCE, Op.BROADCAST, Op.SHUFFLE, Op.PREFIX, Op.BALLOT, Op.ANY, Op.ALL):
-        return "wave"
-    if spec.key in EXPR or (spec.op is Op.MOV and not spec.control):
-        return "value"
-    return None
-
-
 def module() -> str:
     """The source of the shared row module."""
     out = [
@@ -192,9 +175,8 @@ def module() -> str:
         "",
     ]
     for spec in ROWS:
-        kind = kind_of(spec)
-        if kind not in ("atomic", "wave"):  # value rows and loads and stores are written inline
+        if spec.unit not in (Unit.ATOMIC, Unit.WAVE):  # value rows and loads and stores are written inline
             continue
-        body = (_atomic if kind == "atomic" else _wave)(spec)
+        body = (_atomic if spec.unit is Unit.ATOMIC else _wave)(spec)
         out += ["", DECO, *body, ""]
     return "\n".join(out)

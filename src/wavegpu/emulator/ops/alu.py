@@ -15,8 +15,8 @@ from ...isa import semantics as sem
 from ...isa.instruction import Instruction
 from ...isa.table import row
 from ...isa.types import Role
-from ...isa.vocabulary import Op as VOp
-from ..state import Op, State
+from ...isa.vocabulary import Op
+from ..state import State, Step
 
 F32 = np.float32
 F64 = np.float64
@@ -75,7 +75,7 @@ def value_function(key: str) -> Callable[..., np.ndarray]:
     return VALUE_OVERRIDES.get(key) or sem.SEMANTICS[key]
 
 
-def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.ndarray] | None = None) -> Op:
+def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.ndarray] | None = None) -> Step:
     """A value row: its destination := f(sources) on the executing lanes."""
     spec = inst.spec
     if f is None:
@@ -91,7 +91,7 @@ def compile_value(st: State, inst: Instruction, pc: int, f: Callable[..., np.nda
     exec_mask, count = st.exec_mask, st.count
     # an integer division by zero traps when asked (WAVE defines its value, DESIGN section 3;
     # in Python it is an error: kernel calls ask under check and boundscheck)
-    divides = st.launch.zero_division and spec.op in (VOp.DIV, VOp.REM) and not (spec.dtype and spec.dtype.is_float)
+    divides = st.launch.zero_division and spec.op in (Op.DIV, Op.REM) and not (spec.dtype and spec.dtype.is_float)
     if len(srcs) == 2 and chk is None and not divides:
         s0, s1 = srcs
 
@@ -138,12 +138,12 @@ def check_divisor(st: State, pc: int, divisor: np.ndarray, m: np.ndarray | None)
         )
 
 
-def compile_sreg(st: State, inst: Instruction, pc: int) -> Op:
+def compile_sreg(st: State, inst: Instruction, pc: int) -> Step:
     """mov.b32.sreg: a move from the special register's reader."""
     return compile_value(st, inst, pc, sem.SEMANTICS[_MOV.key])
 
 
-def compile_nop(st: State, inst: Instruction, pc: int) -> Op:
+def compile_nop(st: State, inst: Instruction, pc: int) -> Step:
     """nop, and fence (the machine is sequentially consistent): statistics only."""
 
     def run() -> None:

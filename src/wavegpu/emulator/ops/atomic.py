@@ -6,18 +6,18 @@ import numpy as np
 
 from ...isa import semantics as sem
 from ...isa.instruction import Instruction, Mem
-from ...isa.vocabulary import Op as VOp
+from ...isa.vocabulary import Op
 from .. import atomics
 from ..memory import addresses, element_index, space_of
-from ..state import Op, State
+from ..state import State, Step
 from .memory import STAT, mask_from, widen
 
 
-def compile_atomic(st: State, inst: Instruction, pc: int) -> Op:
+def compile_atomic(st: State, inst: Instruction, pc: int) -> Step:
     spec = inst.spec
     space = spec.space
     assert space is not None and spec.mem_index is not None
-    returns = spec.op is VOp.ATOM
+    returns = spec.op is Op.ATOM
     atom = sem.atomic_of(spec)
     mi = spec.mem_index
     mem = inst.operands[mi]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...isa.instruction import Instruction
 from ...isa.vocabulary import Nest
-from ..state import IfFrame, LoopFrame, Op, State
+from ..state import IfFrame, Lanes, LoopFrame, State, Step
 from ..watch import watch
 
 
@@ -22,7 +22,7 @@ def leave_construct(st: State, entry: np.ndarray) -> None:
     st.set_active(mask if left is None else mask & ~left)
 
 
-def compile_control(st: State, inst: Instruction, pc: int) -> Op:
+def compile_control(st: State, inst: Instruction, pc: int) -> Step:
     role = inst.spec.nest
     guard = st.guard_reader(inst)
     W = st.W
@@ -88,7 +88,7 @@ def compile_control(st: State, inst: Instruction, pc: int) -> Op:
     if role is Nest.OPEN_LOOP:
 
         def run_loop() -> None:
-            z = st.identity("none")
+            z = st.per_lane(Lanes.NONE)
             st.frames.append(LoopFrame(st.active, z, z))
             st.count(pc, None)
 
@@ -105,7 +105,7 @@ def compile_control(st: State, inst: Instruction, pc: int) -> Op:
             if nxt.any():
                 if st.issued >= st.watch_at:
                     watch(st, pc)
-                fr.continued = st.identity("none")
+                fr.continued = st.per_lane(Lanes.NONE)
                 st.set_active(nxt)
                 return start + 1
             st.frames.pop()
@@ -148,7 +148,7 @@ def compile_control(st: State, inst: Instruction, pc: int) -> Op:
     raise NotImplementedError(inst.spec.name)
 
 
-def compile_barrier(st: State, inst: Instruction, pc: int) -> Op:
+def compile_barrier(st: State, inst: Instruction, pc: int) -> Step:
     chk = st.checker
     stats = st.stats
 

@@ -6,8 +6,9 @@ import numpy as np
 
 from ...isa.instruction import Imm, Instruction, Mem, Reg
 from ...isa.types import Kind
+from ...isa.vocabulary import InstrClass
 from ..memory import addresses, load_words, space_of, store_words
-from ..state import Op, State
+from ..state import State, Step
 
 U32 = np.uint32
 STAT = {"global": "device", "local": "local", "const": "constant"}
@@ -30,12 +31,12 @@ def widen(st: State, idx: np.ndarray | None, v: np.ndarray) -> np.ndarray:
     return full
 
 
-def compile_memory(st: State, inst: Instruction, pc: int) -> Op:
+def compile_memory(st: State, inst: Instruction, pc: int) -> Step:
     spec = inst.spec
-    return (compile_load if spec.cls == "load" else compile_store)(st, inst, pc)
+    return (compile_load if spec.cls is InstrClass.LOAD else compile_store)(st, inst, pc)
 
 
-def compile_load(st: State, inst: Instruction, pc: int) -> Op:
+def compile_load(st: State, inst: Instruction, pc: int) -> Step:
     spec = inst.spec
     space = spec.space
     assert space is not None and spec.mem_index is not None
@@ -85,7 +86,7 @@ def compile_load(st: State, inst: Instruction, pc: int) -> Op:
     return load
 
 
-def compile_store(st: State, inst: Instruction, pc: int) -> Op:
+def compile_store(st: State, inst: Instruction, pc: int) -> Step:
     spec = inst.spec
     space = spec.space
     assert space is not None and spec.mem_index is not None

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...isa import semantics as sem
 from ...isa.instruction import Instruction, Vec
-from ..state import Op, State
+from ..state import State, Step
 
 U32 = np.uint32
 _LANE = np.arange(32)
@@ -43,7 +43,7 @@ def mma_m16n8k8(a: list[np.ndarray], b: np.ndarray, c: list[np.ndarray]) -> list
     return [np.ascontiguousarray(D[:, group + (8 if i >= 2 else 0), tig * 2 + (i & 1)]) for i in range(4)]
 
 
-def compile_mma(st: State, inst: Instruction, pc: int) -> Op:
+def compile_mma(st: State, inst: Instruction, pc: int) -> Step:
     d, a, b, c = inst.operands
     assert isinstance(d, Vec) and isinstance(a, Vec) and isinstance(b, Vec) and isinstance(c, Vec)
     guard = st.guard_reader(inst)

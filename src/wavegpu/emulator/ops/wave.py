@@ -10,10 +10,10 @@ import numpy as np
 
 from ...isa import semantics as sem
 from ...isa.instruction import Instruction
+from ...isa.registers import SRegId as SR
 from ...isa.types import Role
-from ...isa.vocabulary import Op as VOp
-from ...isa.vocabulary import ReduceOp, ShuffleMode
-from ..state import Op, State
+from ...isa.vocabulary import Op, ReduceOp, ShuffleMode
+from ..state import Lanes, State, Step
 
 U32 = np.uint32
 
@@ -51,7 +51,7 @@ def vote(p: np.ndarray, a: np.ndarray, any_: bool) -> np.ndarray:
     return np.asarray((p & a).any(axis=1) if any_ else (p | ~a).all(axis=1))  # (a 1-d array: one per wave)
 
 
-def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
+def compile_wave(st: State, inst: Instruction, pc: int) -> Step:
     spec = inst.spec
     W = st.W
     op = spec.op
@@ -70,7 +70,7 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
             chk.reads(pc, reads, m)  # type: ignore[attr-defined]
         return m, (st.active if m is None else m)
 
-    if op is VOp.REDUCE:
+    if op is Op.REDUCE:
         red = sem.reduction_of(spec)
 
         def reduce() -> None:
@@ -81,7 +81,7 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
 
         return reduce
 
-    if op in (VOp.SHUFFLE, VOp.BROADCAST):
+    if op in (Op.SHUFFLE, Op.BROADCAST):
         mode = spec.variant
         assert isinstance(mode, ShuffleMode)
 
@@ -89,9 +89,9 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
             m, _act = prologue()
             x = st.lanes(srcs[0]())
             b = st.lanes(srcs[1]()).astype(np.int64)
-            ln = st.identity("lid").astype(np.int64)
+            ln = st.per_lane(SR.LID).astype(np.int64)
             src, ok = shuffle_source(mode, ln, b, W)
-            gidx = st.identity("lane_index") - ln + src
+            gidx = st.per_lane(Lanes.INDEX) - ln + src
             if chk:
                 chk.shuffle_source(pc, m, gidx, ok)  # type: ignore[attr-defined]
             dst(x[gidx], m)
@@ -99,7 +99,7 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
 
         return shuffle
 
-    if op is VOp.PREFIX and spec.variant is ReduceOp.ADD:
+    if op is Op.PREFIX and spec.variant is ReduceOp.ADD:
 
         def prefix() -> None:
             m, act = prologue()
@@ -109,7 +109,7 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
 
         return prefix
 
-    if op is VOp.BALLOT:
+    if op is Op.BALLOT:
 
         def run_ballot() -> None:
             m, act = prologue()
@@ -119,8 +119,8 @@ def compile_wave(st: State, inst: Instruction, pc: int) -> Op:
 
         return run_ballot
 
-    if op in (VOp.ANY, VOp.ALL):
-        is_any = op is VOp.ANY
+    if op in (Op.ANY, Op.ALL):
+        is_any = op is Op.ANY
 
         def run_vote() -> None:
             m, act = prologue()

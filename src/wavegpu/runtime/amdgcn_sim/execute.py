@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...backends.amdgcn.ir import Imm, Label, Phys, Raw
-from ...backends.amdgcn.isa import EMITTED
+from ...backends.amdgcn.isa import DS_ATOMICS, EMITTED, GLOBAL_ATOMICS
 from .machine import Memory, Pending, W, Wave
 from .parse import AmdgcnSimError, Inst
 from .semantics import (
@@ -1085,31 +1085,16 @@ for _k in ("ubyte", "sbyte", "ushort", "sshort", "dword", "dwordx2", "dwordx4"):
     H[f"global_load_{_k}"] = _global_load
 for _k in ("byte", "short", "dword", "dwordx2", "dwordx4"):
     H[f"global_store_{_k}"] = _global_store
-for _a in ("add", "sub", "smin", "smax", "umin", "umax", "and", "or", "xor", "swap", "cmpswap", "add_f32"):
-    H[f"global_atomic_{_a}"] = _global_atomic
+for _m in GLOBAL_ATOMICS:
+    H[_m] = _global_atomic
 for _k in ("s_load_dword", "s_load_dwordx2", "s_load_dwordx4"):
     H[_k] = _s_load
 for _k in ("u8", "i8", "u16", "i16", "b32", "b64", "b128"):
     H[f"ds_read_{_k}"] = _ds_read
 for _k in ("b8", "b16", "b32", "b64", "b128"):
     H[f"ds_write_{_k}"] = _ds_write
-for _a, _t in (
-    ("add", "u32"),
-    ("sub", "u32"),
-    ("min", "i32"),
-    ("max", "i32"),
-    ("min", "u32"),
-    ("max", "u32"),
-    ("and", "b32"),
-    ("or", "b32"),
-    ("xor", "b32"),
-    ("add", "f32"),
-):
-    H[f"ds_{_a}_{_t}"] = _ds_atomic
-    H[f"ds_{_a}_rtn_{_t}"] = _ds_atomic
-H["ds_wrxchg_rtn_b32"] = _ds_atomic
-H["ds_cmpst_rtn_b32"] = _ds_atomic
-H["ds_cmpst_b32"] = _ds_atomic
+for _m in DS_ATOMICS:
+    H[_m] = _ds_atomic
 H["ds_bpermute_b32"] = _ds_bpermute
 
 

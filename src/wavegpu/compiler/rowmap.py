@@ -179,7 +179,7 @@ def check_rows() -> None:
     types = (I32, U32, F32, F64, F16, BOOL)
     missing = [op for op in _ARITH if not any(row_for(op, t, [t]) for t in types)]
     if missing:
-        raise AssertionError(f"select.py finds no row for: {missing}")
+        raise AssertionError(f"rowmap.py finds no row for: {missing}")
 
 
 __all__ = ["ANY", "F16", "F32", "F64", "I32", "U32", "check_rows", "find", "matches", "row_for"]
