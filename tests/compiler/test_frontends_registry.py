@@ -8,7 +8,7 @@ import wavegpu as wg
 from wavegpu.cli.common import source_languages
 from wavegpu.compiler import hir
 from wavegpu.compiler.frontends import FRONTENDS, LANGUAGES, frontend, suffixes
-from wavegpu.runtime.kernel import LANGS
+from wavegpu.runtime.compile import LANGS
 
 SAXPY = """
 import wavegpu as wg

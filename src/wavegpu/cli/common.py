@@ -190,7 +190,7 @@ def read_program(path: str, debug_lines: bool = False) -> Program:
 
 def source_languages() -> dict[str, str]:
     """Kernel source suffixes the compiler reads (.py, .rs, .cpp, .ts) -> language."""
-    from ..runtime.kernel import LANGS
+    from ..runtime.compile import LANGS
 
     return dict(LANGS)
 
@@ -200,7 +200,7 @@ def load_program(path: str, debug_lines: bool = False) -> Program:
     suffix = os.path.splitext(path)[1]
     if suffix in (".wbin", ".wave") or suffix not in source_languages():  # no compiler import for these
         return read_program(path, debug_lines)
-    from ..runtime.kernel import compile as compile_source
+    from ..runtime.compile import compile as compile_source
 
     read_text(path)  # bytes that are not UTF-8: a diagnostic with the place, before the compiler reads it
     return compile_source(path)

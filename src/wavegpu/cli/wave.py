@@ -561,7 +561,7 @@ def compile_cmd(
 ) -> None:
     """Compile a kernel source file (Python, Rust, C++ or TypeScript) to .wbin."""
     from ..compiler import STAGES
-    from ..runtime.kernel import compile as compile_source
+    from ..runtime.compile import compile as compile_source
 
     bad = [s for s in dump_after if s not in (*STAGES, "all")]
     if bad:

@@ -19,6 +19,10 @@ _STATE: dict[str, Any] = {}
 _MODULES: dict[str, Any] = {}
 _FUNCTIONS: dict[tuple[str, str], Any] = {}  # (PTX text, entry) -> its loaded function
 _INJECTED: list[Any] = []  # a stand-in for cuda.bindings.driver (use_driver), innermost last
+# What other modules keep per driver (heap.py: the GPU's device-array heap), as (save, restore):
+# use_driver calls save() (which also clears it) on entry and restore(its token) on exit; a
+# module first imported inside the block is saved (cleared) on exit.
+DRIVER_STATE: list[tuple[Any, Any]] = []
 
 
 def _driver() -> Any:
@@ -39,10 +43,9 @@ def use_driver(driver: Any) -> Iterator[Any]:
     return conventions (runtime/fakecuda.py's FakeDriver: the whole call path without a GPU).
     What was set up on one driver (the context, loaded modules, the device-array heap) is put
     aside for the block and comes back after it, so the two never mix."""
-    from . import devices, heap
-
-    gpu = [d.name for d in devices.ROWS if d.gpu_heap and d.heap == d.name]  # the GPU's heap
-    saved = (dict(_STATE), dict(_MODULES), dict(_FUNCTIONS), {n: heap._HEAPS.pop(n) for n in gpu if n in heap._HEAPS})
+    saved = (dict(_STATE), dict(_MODULES), dict(_FUNCTIONS))
+    hooks = list(DRIVER_STATE)
+    extra = [save() for save, _ in hooks]
     _STATE.clear()
     _MODULES.clear()
     _FUNCTIONS.clear()
@@ -51,12 +54,13 @@ def use_driver(driver: Any) -> Iterator[Any]:
         yield driver
     finally:
         _INJECTED.pop()
-        for n in gpu:
-            heap._HEAPS.pop(n, None)
-        for table, old in zip((_STATE, _MODULES, _FUNCTIONS), saved[:3]):
+        for table, old in zip((_STATE, _MODULES, _FUNCTIONS), saved):
             table.clear()
             table.update(old)  # type: ignore[attr-defined]
-        heap._HEAPS.update(saved[3])
+        for save, _ in DRIVER_STATE[len(hooks) :]:  # a module first imported inside the block
+            save()  # drops what it made on `driver`
+        for (_, restore), token in zip(hooks, extra):
+            restore(token)
 
 
 def _check(res: Any, what: str) -> Any:

@@ -128,6 +128,21 @@ class Heap(Canaries):
 
 
 _HEAPS: dict[str, Heap] = {}
+_GPU_HEAPS = tuple(d.name for d in devices.ROWS if d.gpu_heap and d.heap == d.name)  # the GPU's own heaps
+
+
+def _save_gpu_heaps() -> dict[str, Heap]:
+    """cuda.use_driver: the GPU heaps of the driver in use, put aside for the block."""
+    return {n: _HEAPS.pop(n) for n in _GPU_HEAPS if n in _HEAPS}
+
+
+def _restore_gpu_heaps(saved: dict[str, Heap]) -> None:
+    for n in _GPU_HEAPS:
+        _HEAPS.pop(n, None)
+    _HEAPS.update(saved)
+
+
+cuda.DRIVER_STATE.append((_save_gpu_heaps, _restore_gpu_heaps))
 
 
 def heap(device: str) -> Heap:

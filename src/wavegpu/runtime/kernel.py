@@ -193,17 +193,6 @@ def kernel(
     return KernelFunction(fn, opt, max_registers, workgroup, boundscheck)
 
 
-_COMPILE_NAMES = frozenset({"compile", "read_source", "is_path", "LANGS", "languages"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _COMPILE_NAMES:  # compile.py imports this module: its names resolve on first use
-        from . import compile as compiling
-
-        return getattr(compiling, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "CALL_OPTIONS",
     "DEFAULT_WORKGROUP",
