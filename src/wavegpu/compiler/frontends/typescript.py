@@ -97,7 +97,8 @@ INTEGRAL = frozenset({"floor", "ceil", "trunc", "round_half_up"})  # an integer 
 SCALED_OK = frozenset({"exp", "exp2"})  # their f32 argument may be an f32 value times a power of two
 MAXIMA = frozenset({"max"})
 SIZES = frozenset({"workgroup_size", "grid_size", "global_size", "wave_width"})  # at least 1
-B_ABS, B_MAX, B_SQRT, B_POWI, B_POW = "abs", "max", "sqrt", "powi", "pow"  # the rows Math.hypot and ** use
+# the rows the composites here use (Math.hypot, **, a wide %)
+B_ABS, B_MAX, B_SQRT, B_POWI, B_POW, B_TRUNC, B_FMA = "abs", "max", "sqrt", "powi", "pow", "trunc", "fma"
 CMPOPS = {
     "===": Cmp.EQ,
     "==": Cmp.EQ,
@@ -115,6 +116,7 @@ EXACT = 2**53  # integers up to this magnitude are exact f64 values
 I32_RANGE = (-(2**31), 2**31 - 1)
 U32_RANGE = (0, 2**32 - 1)
 HIDDEN = "__len"
+PRIVATE = "private"  # the ArrayType space of a per-thread array (new Float32Array(N))
 
 
 _T = TypeVar("_T")
@@ -122,6 +124,15 @@ _T = TypeVar("_T")
 
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
+
+
+class _Retype(Exception):
+    """A variable typed by its initializer (`let s = 0`) is assigned a value its type does not
+    hold: the kernel is lowered again with that variable a number (f64), as JavaScript has it;
+    `integral`: every value assigned so far is an integer (a counter)."""
+
+    def __init__(self, key: tuple[int, int], integral: bool):
+        self.key, self.integral = key, integral
 
 
 class _Widen(Exception):
@@ -202,6 +213,7 @@ class Binding:
     node: Node | None = None  # the declared name (its declarator holds the initializer)
     arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
     arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
+    integral: bool = False  # a number (f64) retyped from an integer initializer: integer values only
 
 
 @dataclass
@@ -211,6 +223,8 @@ class Ctx:
     compat: bool
     functions: dict[str, Node] = field(default_factory=dict)  # the file's helper functions
     kernels: set[str] = field(default_factory=set)
+    # declarations typed by their uses (_Retype): the declared name's bytes -> integer values only
+    widened: dict[tuple[int, int], bool] = field(default_factory=dict)
 
 
 class KernelBuilder:
@@ -233,12 +247,14 @@ class KernelBuilder:
         self.vars: dict[str, ScalarType] = {}
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
+        self.privates: dict[str, hir.PrivateArray] = {}  # per-thread arrays: new Float32Array(N)
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
         self.pending: list[hir.Stmt] | None = None
         self.cond_depth = 0
         self.poisoned: set[str] = set()  # names whose declaration failed
+        self.var_names: set[str] = set()  # names declared with var (a read outside their block is refused)
         self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
         self.name = name or self.src.node_text(fn.child_by_field_name("name"))
         self.helpers = helpers or Helpers(self.name)  # the helper instances of the kernel
@@ -319,13 +335,19 @@ class KernelBuilder:
                 t = self.param_type(ann.named_children[0])
             except _Bail:
                 continue
+            if t is F64 and self.text(ann.named_children[0]) == "number":
+                # JavaScript's number where a register holds it exactly: the integers of i32 (a call
+                # with any other value is refused before the kernel runs, never rounded)
+                t = I32
             if isinstance(t, ArrayType):
                 self.arrays[name] = t
             elif t is F64:
+                self.poisoned.add(name)  # one mistake, one message
                 self.error(
                     ann,
                     f"scalar parameters are 32-bit values (f32, i32, u32, f16); {self.text(ann.named_children[0])} "
-                    f"is an f64: pass it in a Float64Array ({name}: Float64Array, read {name}[0]) or declare it f32",
+                    f"is an f64 (64 bits): pass it in a Float64Array ({name}: Float64Array, read {name}[0]), or declare "
+                    f"it number for an integer, f32 for an f32",
                 )
                 continue
             else:
@@ -359,6 +381,7 @@ class KernelBuilder:
             None,
             dict(self.options),
             self.helpers.built(),
+            privates=tuple(self.privates.values()),
         )
 
     def param_type(self, t: Node) -> ScalarType | ArrayType:
@@ -439,19 +462,19 @@ class KernelBuilder:
             return []
         if t == "statement_block":
             return list(self.block(s))
-        if t == "lexical_declaration":
-            const = s.child_by_field_name("kind").type == "const"
+        if t in ("lexical_declaration", "variable_declaration"):
+            const = t == "lexical_declaration" and s.child_by_field_name("kind").type == "const"
             out: list[hir.Stmt] = []
             for d in s.named_children:
                 if d.type == "variable_declarator":
                     try:
+                        if t == "variable_declaration":
+                            self.var_scope(d)
                         out.extend(self.declaration(d, const))
                     except _Bail:  # its uses say nothing more: one mistake, one message
                         self.poisoned.add(self.text(d.child_by_field_name("name")))
                         raise
             return out
-        if t == "variable_declaration":
-            raise self.error(s, "`var` is function-scoped: declare with let or const")
         if t == "expression_statement":
             return self.expr_stmt(s.named_children[0])
         if t == "if_statement":
@@ -603,6 +626,8 @@ class KernelBuilder:
         callee = self.row_of(value.child_by_field_name("function")) if value.type == "call_expression" else None
         if callee is not None and isinstance(callee[0], Builtin) and callee[0].rule is Rule.LOCAL:
             return self.local_array(name, name_node, value, ann, const)
+        if value.type == "new_expression":
+            return self.private_array(name, name_node, value, const)
         self.allow_atomic(value)
         declared: ScalarType | None = None
         if ann is not None:
@@ -628,6 +653,11 @@ class KernelBuilder:
         self.materialize(v, value)
         if v.type is VOID:
             raise self.error(value, "this call has no value")
+        key = (name_node.start_byte, name_node.end_byte)
+        if key in self.ctx.widened and v.type is not BOOL:  # typed by its uses: a number (f64)
+            b = self.declare(name, F64, name_node, const, False)
+            b.integral = self.ctx.widened[key] and v.is_int
+            return [hir.Assign(sp, b.hname, self.f64(v, value))]
         if v.is_int:
             if v.mz:
                 raise self.error(
@@ -651,6 +681,50 @@ class KernelBuilder:
             return [hir.Assign(sp, b.hname, e)]
         b = self.declare(name, v.type, name_node, const, False)
         return [hir.Assign(sp, b.hname, v.e)]
+
+    def var_scope(self, d: Node) -> None:
+        """`var x = ...` means `let x = ...` where no other visible name is x: the kernel reads x only
+        after the declaration and inside its block (a read elsewhere is refused, 'x' is not
+        declared), where the two agree. A `var` that redeclares a visible name (a parameter, an
+        outer variable) would assign that one in JavaScript: refused."""
+        name_node = d.child_by_field_name("name")
+        name = self.text(name_node)
+        if name_node.type == "identifier" and (self.lookup(name) is not None or name in self.arrays):
+            raise self.error(
+                name_node,
+                f"`var {name}` redeclares the visible {name!r} (JavaScript's var is function-scoped: it "
+                f"assigns that one): give the new variable its own name, or assign {name} without var",
+            )
+        self.var_names.add(name)
+
+    def private_array(self, name: str, name_node: Node, value: Node, const: bool) -> list[hir.Stmt]:
+        """`const t = new Float32Array(N)`: a per-thread array of N zeros (a constant N)."""
+        ctor = value.child_by_field_name("constructor")
+        elem = TYPED_ARRAYS.get(self.text(ctor)) if ctor is not None else None
+        args_node = value.child_by_field_name("arguments")
+        args = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        if elem is None:
+            raise self.error(
+                value,
+                "`new` allocates on the heap: kernels use per-thread typed arrays, new Float32Array(N), "
+                "wave.local_array(Float32Array, n) or parameters",
+            )
+        if elem.narrow:
+            raise self.error(ctor, f"per-thread arrays hold 32- or 64-bit elements, not {elem}: use Int32Array")
+        if not const:
+            raise self.error(name_node, f"declare a per-thread array with const: const {name} = new ...")
+        if len(args) != 1 or args[0].type == "array":
+            raise self.error(
+                value, f"new {self.text(ctor)}(N) takes a constant length N (no dynamic allocation on a GPU)"
+            )
+        count = self.const_int(args[0], f"the length of a per-thread {self.text(ctor)}", 1)
+        if name in self.arrays or self.lookup(name) is not None:
+            raise self.error(name_node, f"{name!r} is already declared")
+        self.arrays[name] = ArrayType(elem, PRIVATE)
+        self.local_counts[name] = count
+        pa = hir.PrivateArray(name, elem, (count,), self.src.span(value))
+        self.privates[name] = pa
+        return [hir.PrivateInit(self.src.span(value), name)]
 
     def local_array(self, name: str, name_node: Node, call: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
         if not const:
@@ -776,7 +850,10 @@ class KernelBuilder:
                 idx = hir.Var(idx.type, sp, tmp)
             cur = self.load(arr, idx, left) if op is not None else None
             v = self.value_of(op, cur, right, n)
-            return [*pre, hir.Store(sp, arr, idx, self.convert_to(v, self.arrays[arr].elem, n))]
+            value = self.convert_to(v, self.arrays[arr].elem, n)
+            if arr in self.privates:
+                return [*pre, hir.PrivateStore(sp, arr, (idx,), value)]
+            return [*pre, hir.Store(sp, arr, idx, value)]
         if left.type == "member_expression":
             raise self.error(left, "objects have no properties to assign in kernels")
         raise self.error(left, "only variables and array elements can be assigned")
@@ -796,6 +873,9 @@ class KernelBuilder:
         t = b.type
         if v.type is VOID:
             raise self.error(n, "this call has no value")
+        key = (b.node.start_byte, b.node.end_byte) if b.node is not None else None
+        if b.integral and not v.is_int and key is not None:  # a counter given a fraction: any number
+            raise _Retype(key, False)
         if t is F64:
             return self.f64(v, n)
         if t.is_int and v.is_int and not v.mz and _fits(v.lo, v.hi, I32_RANGE if t is I32 else U32_RANGE):
@@ -806,6 +886,12 @@ class KernelBuilder:
             return self.narrow_exact(v, F16)
         if t is BOOL and v.type is BOOL:
             return v.e
+        if t is not BOOL and v.type is BOOL:
+            raise self.error(
+                n, f"{name!r} holds numbers, and this is a boolean: write the number it stands for, c ? 1 : 0"
+            )
+        if key is not None and t is not BOOL and key not in self.ctx.widened:
+            raise _Retype(key, t.is_int and v.is_int)  # lowered again, the variable a number
         # the fix-it keeps JavaScript's meaning: the variable is a number (an f64) that holds this value
         # as it is; narrowing the value (| 0, Math.fround) would change every later result
         decl = b.node.parent if b.node is not None else None
@@ -1029,6 +1115,12 @@ class KernelBuilder:
                 raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
             if name in ("NaN", "Infinity"):
                 return V(hir.Const(F64, sp, math.nan if name == "NaN" else math.inf), node=n)
+            if name in self.var_names:
+                raise self.error(
+                    n,
+                    f"{name!r} is a var of an inner block: JavaScript reads it here too (var is function-scoped, "
+                    f"undefined where that block did not run); declare it with let before the block",
+                )
             raise self.error(n, f"{name!r} is not declared")
         if t == "binary_expression":
             op = self.text(n.child_by_field_name("operator"))
@@ -1082,7 +1174,7 @@ class KernelBuilder:
             obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
             name = self.text(obj)
             if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length":
-                if self.arrays[name].space == "local":
+                if self.arrays[name].space in ("local", PRIVATE):
                     return self.int_const(self.local_counts[name], n)
                 self.hidden.add(name + HIDDEN)
                 self.vars[name + HIDDEN] = I32
@@ -1153,7 +1245,7 @@ class KernelBuilder:
         arr, idx = self.subscript(inner)
         idx = self.share(idx)
         at = self.arrays[arr]
-        if at.space == "local":
+        if at.space in ("local", PRIVATE):
             length: hir.Expr = hir.Const(U32, sp, self.local_counts[arr])
         else:
             self.hidden.add(arr + HIDDEN)
@@ -1173,6 +1265,10 @@ class KernelBuilder:
         if b.f64name is not None:
             f = hir.Var(F64, sp, b.f64name)
             return V(f, lo, hi, var, False, lambda: f, node=n)
+        if b.integral:  # an integer-valued number: its i32 bits by ToInt32, its range unknown
+            bits = self.to_int32(V(var, node=n), n)
+            big = 2**1100
+            return V(var, -big, big, bits, True, lambda: var, node=n)
         if b.type.is_int:
             return V(var, lo, hi, var if b.type is I32 else hir.Cast(I32, sp, var), node=n)
         return V(var, node=n)
@@ -1427,6 +1523,8 @@ class KernelBuilder:
                 "(x | 0) % (y | 0)",
             )
         t = _common_int(a, b)
+        if t is None and (_fits(b.lo, b.hi, I32_RANGE) or _fits(b.lo, b.hi, U32_RANGE)) and not b.mz:
+            return self.wide_remainder(a, b, n)  # a dividend beyond 32 bits (ids times constants)
         if t is None:
             for side, name in ((a, "dividend"), (b, "divisor")):
                 if not (_fits(side.lo, side.hi, I32_RANGE) or _fits(side.lo, side.hi, U32_RANGE)):
@@ -1480,6 +1578,60 @@ class KernelBuilder:
             bits = hir.IfExpr(I32, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(I32, sp, 0), v.ibits)
             return V(f(), node=n, nan_bits=bits)
         return V(v.e, v.lo, v.hi, v.ibits, True, f, node=n)
+
+    def wide_remainder(self, a: V, b: V, n: Node) -> V:
+        """`a % b` of an exact integer a beyond 32 bits (|a| <= 2**53) and a 32-bit b, in f64 and
+        exactly: q = trunc(a / b) (maybe one off: a / b is rounded), r = fma(-q, b, a) (an exact
+        integer below 2**33 in magnitude), then r moved by |b| into the dividend's side of
+        (-|b|, |b|); -0 for a zero remainder of a negative a; NaN for b = 0."""
+        sp = self.src.span(n)
+        x = self.share(self.f64(a, n))
+        y = self.share(self.f64(b, n))
+        zero = hir.Const(F64, sp, 0.0)
+        q = self.bound(ROWS[B_TRUNC], "%", n, [], [hir.Binary(F64, sp, BinOp.DIV, x, y)])
+        r = self.share(self.bound(ROWS[B_FMA], "%", n, [], [hir.Unary(F64, sp, hir.UnaryOp.NEG, q), y, x]))
+        ay = self.share(self.bound(ROWS[B_ABS], "%", n, [], [y]))
+
+        def cmp(op: hir.CompareOp, p: hir.Expr, q: hir.Expr) -> hir.Expr:
+            return hir.Compare(BOOL, sp, op, p, q)
+
+        def add(p: hir.Expr, q: hir.Expr, bop: hir.BinaryOp = BinOp.ADD) -> hir.Expr:
+            return hir.Binary(F64, sp, bop, p, q)
+
+        neg_ay = hir.Unary(F64, sp, hir.UnaryOp.NEG, ay)
+        up = hir.IfExpr(
+            F64, sp, cmp(Cmp.LT, r, zero), add(r, ay), hir.IfExpr(F64, sp, cmp(Cmp.GE, r, ay), add(r, ay, BinOp.SUB), r)
+        )
+        down = hir.IfExpr(
+            F64,
+            sp,
+            cmp(Cmp.GT, r, zero),
+            add(r, ay, BinOp.SUB),
+            hir.IfExpr(F64, sp, cmp(Cmp.LE, r, neg_ay), add(r, ay), r),
+        )
+        neg = cmp(Cmp.LT, x, zero)
+        fixed = self.share(hir.IfExpr(F64, sp, neg, down, up))
+        # a zero remainder of a negative dividend is -0; b = 0 gives NaN (0 * inf or inf - inf above)
+        r64: hir.Expr = hir.IfExpr(
+            F64,
+            sp,
+            hir.Logical(BOOL, sp, hir.LogicalOp.AND, cmp(Cmp.EQ, fixed, zero), neg),
+            hir.Const(F64, sp, -0.0),
+            fixed,
+        )
+        may_nan = not (b.lo > 0 or b.hi < 0)
+        if may_nan:
+            r64 = hir.IfExpr(F64, sp, cmp(Cmp.EQ, y, zero), hir.Const(F64, sp, math.nan), r64)
+        r64 = self.share(r64)
+        m = max(abs(b.lo), abs(b.hi))
+        lo = 0 if a.lo >= 0 else -max(0, min(m - 1, -a.lo))
+        hi = 0 if a.hi <= 0 else max(0, min(m - 1, a.hi))
+        t = I32 if _fits(lo, hi, I32_RANGE) else U32
+        bits = hir.Cast(I32, sp, hir.Cast(t, sp, r64)) if t is U32 else hir.Cast(I32, sp, r64)  # NaN -> 0: ToInt32
+        if may_nan:
+            return V(r64, node=n, nan_bits=bits)
+        mz = a.lo < 0 or a.mz
+        return self.make_int(bits, lo, hi, mz, lambda: r64, n)
 
     def is_negative(self, a: V, n: Node) -> hir.Expr:
         sp = self.src.span(n)
@@ -1562,7 +1714,9 @@ class KernelBuilder:
     def load(self, arr: str, idx: hir.Expr, n: Node) -> V:
         elem = self.arrays[arr].elem
         sp = self.src.span(n)
-        e = hir.Load(elem.value_type, sp, arr, idx)
+        e: hir.Expr = hir.Load(elem.value_type, sp, arr, idx)
+        if arr in self.privates:
+            e = hir.PrivateLoad(elem.value_type, sp, arr, (idx,))
         if elem.is_int:
             if elem.narrow:
                 lo, hi = (
@@ -1619,6 +1773,10 @@ class KernelBuilder:
                 if a.type != "identifier" or self.text(a) not in self.arrays or self.lookup(self.text(a)) is not None:
                     raise self.error(a, f"{name!r} takes an array here ({txt}): pass an array")
                 got = self.arrays[self.text(a)]
+                if got.space == PRIVATE:
+                    raise self.error(
+                        a, f"a per-thread array is not passed to functions yet: index {self.text(a)} in the kernel"
+                    )
                 if got.elem != at.elem:
                     raise self.error(a, f"{name!r} takes a {txt} here, not an array of {got.elem}")
                 params.append((pname, got, False, None, p))
@@ -1997,6 +2155,7 @@ class KernelBuilder:
         arr = args[0]
         an = self.text(arr)
         ok = arr.type == "identifier" and an in self.arrays and self.lookup(an) is None
+        ok = ok and self.arrays[an].space != PRIVATE  # a thread's own array needs no atomics
         ref = bind.ArrayRef(an, self.arrays[an].elem) if ok else None
         refusal = bind.check(row, Arg.ARRAY, ref, 0)
         if refusal is not None:
@@ -2354,15 +2513,21 @@ class TypeScriptFrontend:
             src, [(src.node_text(node.child_by_field_name("name")), node) for node, _ in found], "kernel"
         )
         for node, opts in found:
-            lw = KernelBuilder(Ctx(src, consts, compat, functions, kernels), node, opts)
-            try:
-                fn = lw.run()
-                diags.extend(param_errors(fn))
-                out.append(fn)
-            except _Bail:
-                diags.extend(lw.diags)
-            except CompileError as e:
-                diags.extend(e.diagnostics)
+            ctx = Ctx(src, consts, compat, functions, kernels)
+            while True:  # again while a variable typed by its initializer turns out a number (_Retype)
+                lw = KernelBuilder(ctx, node, dict(opts))
+                try:
+                    fn = lw.run()
+                    diags.extend(param_errors(fn))
+                    out.append(fn)
+                except _Retype as r:
+                    ctx.widened[r.key] = ctx.widened.get(r.key, True) and r.integral
+                    continue
+                except _Bail:
+                    diags.extend(lw.diags)
+                except CompileError as e:
+                    diags.extend(e.diagnostics)
+                break
         if diags:
             raise CompileError(diags)
         return out
