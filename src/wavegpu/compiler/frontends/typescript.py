@@ -921,7 +921,7 @@ class KernelBuilder:
                 return [canon]
             out: list[hir.Stmt] = []
             if init is not None and init.type != ";":
-                if init.type == "lexical_declaration":
+                if init.type in ("lexical_declaration", "variable_declaration"):
                     out.extend(self.stmt(init))
                 elif init.type == "expression_statement" or init.type.endswith("expression"):
                     out.extend(self.expr_stmt(init.named_children[0] if init.type == "expression_statement" else init))
@@ -940,10 +940,11 @@ class KernelBuilder:
     def canonical_for(self, init: Node | None, cond: Node | None, inc: Node | None, body: Node) -> hir.Stmt | None:
         """for (let i = a; i < b; i++ / i += c) with i not assigned in the body and b invariant:
         a HIR for loop (i stays below b, so it is exactly an integer of b's type)."""
-        if init is None or init.type != "lexical_declaration" or cond is None or inc is None:
+        if init is None or init.type not in ("lexical_declaration", "variable_declaration") or cond is None:
             return None
         decls = [d for d in init.named_children if d.type == "variable_declarator"]
-        if len(decls) != 1 or init.child_by_field_name("kind").type != "let":
+        let = init.type == "variable_declaration" or init.child_by_field_name("kind").type == "let"
+        if len(decls) != 1 or not let or inc is None:
             return None
         d = decls[0]
         name_node, value = d.child_by_field_name("name"), d.child_by_field_name("value")
@@ -1001,6 +1002,8 @@ class KernelBuilder:
         if step < 0 and t is U32 and step < -1:
             return None
         sp = self.src.span(init)
+        if init.type == "variable_declaration":
+            self.var_scope(decls[0])
         b = self.declare(name, t, name_node, False, False)
         b.lo, b.hi = lo, hi
         b.const = True  # not assigned in the body
@@ -1013,7 +1016,14 @@ class KernelBuilder:
         self.loops.append("for")
         body_h = self.block(body)
         self.loops.pop()
-        return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h)
+        # the unroll rule: a counted loop whose body indexes a per-thread array is unrolled where its
+        # bounds are constant (the indices become constants: the array stays in registers)
+        indexes = any(
+            x.type == "subscript_expression" and self.text(x.child_by_field_name("object")) in self.privates
+            for x in _walk(body)
+        )
+        unroll = hir.Unroll.HINT if indexes else hir.Unroll.NO
+        return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h, unroll)
 
     def step_of(self, inc: Node, name: str) -> int | None:
         if inc.type == "update_expression" and self.text(inc.child_by_field_name("argument")) == name:
