@@ -338,3 +338,28 @@ def test_tsc_accepts_every_idiom_kernel(tmp_path: Path) -> None:
     args = [tsc, "--noEmit", "--strict", "--target", "es2022", "--lib", "esnext", "--pretty", "false", *files]
     r = subprocess.run(args, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+CAPTURE = _kernel(
+    "private_capture",
+    "x: Float32Array, out: Float32Array",
+    "  const i = wave.global_id(0);\n  const t = new Float32Array(2);\n  t[0] = x[i];\n  t[1] = 2;\n"
+    "  const g = (j: i32) => t[j] * 3;\n  const put = (j: i32, v: f32) => {\n    t[j] = v;\n  };\n"
+    "  put(1, t[1] + 1);\n  out[i] = g(0) + g(1);\n",
+)
+
+
+def test_an_arrow_function_reads_and_writes_a_captured_per_thread_array() -> None:
+    """compiler/inline.py renames inside per-thread accesses (the index `j` is the helper's)."""
+    out = np.zeros(32, np.float32)
+    _run(CAPTURE, X[:32], out)
+    assert (out == (X[:32].astype(np.float64) * 3 + 9).astype(np.float32)).all()
+
+
+def test_a_function_declaring_a_per_thread_array_is_refused_at_its_place() -> None:
+    src = "function f(v: number): number {\n  const t = new Float32Array(2);\n  t[0] = v;\n  return t[0];\n}\n"
+    src += "/** @kernel */\nexport function k(out: Float32Array): void {\n  out[0] = f(1);\n}\n"
+    with pytest.raises(CompileError) as e:
+        wg.compile(src, lang="typescript")
+    d = e.value.diagnostics[0]
+    assert "declared in kernels" in d.message and d.span.line == 2  # type: ignore[union-attr]

@@ -713,6 +713,8 @@ class KernelBuilder:
             raise self.error(ctor, f"per-thread arrays hold 32- or 64-bit elements, not {elem}: use Int32Array")
         if not const:
             raise self.error(name_node, f"declare a per-thread array with const: const {name} = new ...")
+        if self.ret is not None:  # hir.Helper carries no per-thread arrays (compiler/inline.py)
+            raise self.error(value, "per-thread arrays are declared in kernels, not in functions (yet)")
         if len(args) != 1 or args[0].type == "array":
             raise self.error(
                 value, f"new {self.text(ctor)}(N) takes a constant length N (no dynamic allocation on a GPU)"
@@ -1895,6 +1897,7 @@ class KernelBuilder:
             sub.params = set(self.params)
             sub.arrays = dict(self.arrays)
             sub.local_counts = dict(self.local_counts)
+            sub.privates = dict(self.privates)  # captured per-thread arrays: the kernel's
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})
@@ -2562,11 +2565,12 @@ def _spellings() -> dict[str, str]:
     """Row -> a typical call in TypeScript: JavaScript's own spelling where it has the row (Math.*,
     Atomics.*, operators), else wave.NAME(...)."""
     shown = {Arg.AXIS: "0", Arg.SCOPE: '"workgroup"', Arg.TYPE: "Float32Array", Arg.COUNT: "256", Arg.ARRAY: "a"}
-    shown |= {Arg.INDEX: "i", Arg.CONDITION: "c", Arg.VALUE: "x"}
+    shown |= {Arg.INDEX: "lane", Arg.CONDITION: "c", Arg.VALUE: "x"}
     out = {n: f"wave.{n}({', '.join(shown[a] for a in ROWS[n].args)})" for n in WAVE_CALLS}
     js = {row: spelled for spelled, row in MATH_CALLS.items()}
     args = {"min": "a, b", "max": "a, b", "pow": "x, y"}
     out |= {row: f"{spelled}({args.get(row, 'x')})" for row, spelled in js.items()}
+    out |= {row: f"Math.fround({out[row]})" for row in js if row in ONLY_F32}  # where rounded to f32
     out |= {f"atomic_{op}": f"wave.atomic_{op}(a, i, v)" for op in B.ATOMIC_OPS}
     out |= {row: f"wave.{row}(a, i, v) or Atomics.{op}(a, i, v)" for op, row in ATOMICS_JS.items()}
     out["atomic_cas"] = "wave.atomic_cas(a, i, expected, desired) or Atomics.compareExchange(a, i, e, d)"
