@@ -363,3 +363,27 @@ def test_a_function_declaring_a_per_thread_array_is_refused_at_its_place() -> No
         wg.compile(src, lang="typescript")
     d = e.value.diagnostics[0]
     assert "declared in kernels" in d.message and d.span.line == 2  # type: ignore[union-attr]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=32, max_size=32),
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=32, max_size=32),
+)
+def test_math_hypot_neither_overflows_nor_underflows(a: list[float], b: list[float]) -> None:
+    """Math.hypot(a, b, c) in f64 within 2 ulp of the exact value (math.hypot), for every
+    magnitude (1e300, 1e-300); Infinity if any argument is infinite, else NaN if any is NaN."""
+    src = K.get("hypot_any.ts") or _kernel(
+        "hypot_any",
+        "a: Float64Array, b: Float64Array, out: Float64Array",
+        "  const i = wave.global_id(0);\n  out[i] = Math.hypot(a[i], b[i], b[i] * 0.5);\n",
+    )
+    x, y = np.array(a), np.array(b)
+    out = np.zeros(32)
+    _run(src, x, y, out)
+    for u, v, r in zip(x, y, out):
+        want = math.hypot(float(u), float(v), float(v) * 0.5)
+        if math.isinf(want) or math.isnan(want):
+            assert np.array_equal([r], [want], equal_nan=True), (u, v, r)
+        else:
+            assert abs(r - want) <= 2 * math.ulp(want), (u, v, r, want)
