@@ -733,7 +733,7 @@ class KernelBuilder:
             raise self.error(name_node, "declare a local array with const")
         found = self.row_of(call.child_by_field_name("function"))
         assert found is not None and isinstance(found[0], Builtin)
-        row, spelled = found
+        row, spelled = found[0], found[1]
         args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
         self.arity(row, spelled, args, call)
         elem = TYPED_ARRAYS.get(self.text(args[0]))
@@ -2291,7 +2291,9 @@ class KernelBuilder:
         """An f32_argument as an f32 expression."""
         if self.exact_in(x, F32):
             return self.narrow_exact(x, F32)
-        bop, a, b = x.op  # type: ignore[misc]
+        assert x.op is not None
+        bop, a, b = x.op
+        assert isinstance(bop, BinOp) and isinstance(a, V) and isinstance(b, V)
         return hir.Binary(F32, x.e.span, bop, self.narrow_exact(a, F32), self.narrow_exact(b, F32))
 
     def js_math(self, spelled: str, args: list[Node], n: Node) -> V:
