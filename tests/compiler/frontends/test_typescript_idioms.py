@@ -387,3 +387,23 @@ def test_math_hypot_neither_overflows_nor_underflows(a: list[float], b: list[flo
             assert np.array_equal([r], [want], equal_nan=True), (u, v, r)
         else:
             assert abs(r - want) <= 2 * math.ulp(want), (u, v, r, want)
+
+
+def test_the_compiled_engine_gives_the_same_bits() -> None:
+    """Every idiom kernel above on the emulator's compiled engine: the NumPy engine's bits."""
+    cases = [
+        (ACCUMULATE, lambda: (X, np.zeros(32, np.float32), np.zeros(32, np.int32), 64)),
+        (MODULO, lambda: (np.zeros(128, np.int32), 5)),
+        (NULLISH, lambda: (X[:32].copy(), np.zeros(32, np.float32))),
+        (PRIVATE, lambda: (X[:32], np.zeros(32, np.float32), np.zeros(32, np.int32))),
+        (DYNAMIC, lambda: (X[:8], np.zeros(32, np.float32))),
+        (CAPTURE, lambda: (X[:32], np.zeros(32, np.float32))),
+    ]
+    for src, make in cases:
+        (kernel,) = load_kernels(src, lang="typescript").values()
+        results = []
+        for engine in ("numpy", "compiled"):
+            args = make()
+            kernel(*args, grid=1, workgroup=32, engine=engine)
+            results.append([a.view(np.uint8) for a in args if isinstance(a, np.ndarray)])
+        assert all(np.array_equal(p, q) for p, q in zip(*results)), src.splitlines()[1]
