@@ -407,3 +407,19 @@ def test_the_compiled_engine_gives_the_same_bits() -> None:
             kernel(*args, grid=1, workgroup=32, engine=engine)
             results.append([a.view(np.uint8) for a in args if isinstance(a, np.ndarray)])
         assert all(np.array_equal(p, q) for p, q in zip(*results)), src.splitlines()[1]
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ("  Atomics.add(x, 0, 1);\n", "Atomics.add works on integer arrays, not f32: call wave.atomic_add"),
+        ("  const y = x[0] ** x[1];\n  x[2] = y;\n", "Math.fround(x[0] ** x[1]), or call wave.pow(x[0], x[1])"),
+        ("  x[0] = Math.tan(x[1]);\n", "Math.tan is not supported in kernels (Math: abs ceil clz32"),
+        ("  let c = 0;\n  c = x[0] > 1;\n", "'c' holds numbers, and this is a boolean"),
+    ],
+)
+def test_refusals_say_why_in_javascripts_terms(body: str, fragment: str) -> None:
+    src = f"/** @kernel */\nexport function k(x: Float32Array): void {{\n{body}}}\n"
+    with pytest.raises(CompileError) as e:
+        wg.compile(src, lang="typescript")
+    assert len(e.value.diagnostics) == 1 and fragment in e.value.diagnostics[0].message, e.value.diagnostics

@@ -80,6 +80,8 @@ GLOBAL_CALLS: dict[str, str] = {"isNaN": "isnan"}  # the global isNaN (ToNumber 
 # JavaScript's functions that are no row: Math.fround and Math.f16round (the f32 and f16 casts'
 # spellings), Math.imul (an i32 product), Math.hypot (a composite in f64, KernelBuilder.hypot)
 JS_MATH = {"Math.fround": "fround", "Math.f16round": "f16round", "Math.imul": "imul", "Math.hypot": "hypot"}
+MATH_NAMES = sorted(s.split(".")[1] for s in (*MATH_CALLS, *JS_MATH) if s.startswith("Math."))  # for messages
+POWER_OP = "**"
 JS_CONSTANTS = frozenset({"Math.PI", "Math.E", "Math.LN2", "Math.SQRT2", "Number.MAX_VALUE", "Number.EPSILON"})
 ATOMICS_JS = {  # JavaScript's own Atomics API on Int32Array / Uint32Array
     "add": "atomic_add",
@@ -1234,7 +1236,7 @@ class KernelBuilder:
         if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 64):
             y = self.expr(rn)
             self.number_of(y, rn)
-            return self.only_f32(ROWS[B_POW], "**", [x, y], [ln, rn], n)
+            return self.only_f32(ROWS[B_POW], POWER_OP, [x, y], [ln, rn], n)
         row = ROWS[B_POWI]
         if x.is_int and x.exact and not x.mz:
             ends = [x.lo**k, x.hi**k] + ([0] if x.lo <= 0 <= x.hi else [])
@@ -2050,8 +2052,8 @@ class KernelBuilder:
                     raise self.error(f, f"{spelled} is a constant, not a function")
                 raise self.error(
                     f,
-                    f"{spelled} is not supported in kernels (Math: {' '.join(sorted(s[5:] for s in MATH_CALLS if s[0] == 'M'))} "
-                    f"{' '.join(s[5:] for s in JS_MATH)}; exp log log2 sin cos pow rounded to f32; Number.isNaN)",
+                    f"{spelled} is not supported in kernels (Math: {' '.join(MATH_NAMES)}, the device having f32 "
+                    f"versions only of exp log log2 sin cos pow: where rounded to f32; Number.isNaN)",
                 )
             raise self.error(f, f"unknown builtin {what!r}")
         return self.builtin(what, spelled, args, n)
@@ -2174,6 +2176,10 @@ class KernelBuilder:
         if refusal is not None:
             raise self.error(arr, refusal.message)
         assert ref is not None
+        if spelled.startswith("Atomics.") and not ref.elem.is_int:  # a TypeError in JavaScript
+            raise self.error(
+                arr, f"JavaScript's {spelled} works on integer arrays, not {ref.elem}: call wave.{row.name} for f32"
+            )
         idx = self.expr(args[1])
         self.number_of(idx, args[1])
         if not idx.is_int:
@@ -2247,7 +2253,7 @@ class KernelBuilder:
     def only_f32(self, row: Builtin, spelled: str, xs: list[V], args: list[Node], n: Node) -> V:
         sp = self.src.span(n)
         shown = [self.text(a) if len(self.text(a)) <= 40 and "\n" not in self.text(a) else "x" for a in args]
-        call = f"{spelled}({', '.join(shown)})"
+        call = f" {spelled} ".join(shown) if spelled == POWER_OP else f"{spelled}({', '.join(shown)})"
         bad = [(x, a, s) for x, a, s in zip(xs, args, shown) if not self.f32_argument(row, x)]
         if not bad:
             msg = (
@@ -2257,12 +2263,13 @@ class KernelBuilder:
             )
         else:  # the fix-it says that it rounds the argument: a change of the value, if that is meant
             _, a, s = bad[0]
-            fixed = ", ".join(f"Math.fround({t})" if t == s else t for t in shown)
+            fixed = [f"Math.fround({t})" if t == s else t for t in shown]
+            fixed_call = f" {spelled} ".join(fixed) if spelled == POWER_OP else f"{spelled}({', '.join(fixed)})"
             msg = (
                 f"{spelled} is computed by the device's f32 function, on f32 arguments, and `{s}` is "
                 f"an f64 (JavaScript computes {'it' if a.type != 'identifier' else 'this number'} in "
                 f"f64): round the argument to f32 first if that is what you mean, "
-                f"{spelled}({fixed}), where the result is rounded to f32"
+                f"{fixed_call}, where the result is rounded to f32"
             )
         return V(hir.Const(F32, sp, math.nan), op=(row, *xs), only_f32=msg, node=n)  # e: never read
 
