@@ -423,3 +423,24 @@ def test_refusals_say_why_in_javascripts_terms(body: str, fragment: str) -> None
     with pytest.raises(CompileError) as e:
         wg.compile(src, lang="typescript")
     assert len(e.value.diagnostics) == 1 and fragment in e.value.diagnostics[0].message, e.value.diagnostics
+
+
+HELPERS = (
+    "function total(x: Float32Array, m: i32): number {\n  let s = 0;\n  for (let j = 0; j < m; j++) {\n"
+    "    s += x[j];\n  }\n  return s;\n}\n"
+)
+HELPERS += _kernel(
+    "helper_accumulators",
+    "x: Float32Array, out: Float64Array",
+    "  const i = wave.global_id(0);\n  let c = 0;\n  const f = (v: number) => {\n    c++;\n    return v * 2;\n  };\n"
+    "  const r = f(i);\n  out[i] = total(x, 4) + r + c;\n",
+)
+K["helper_accumulators.ts"] = HELPERS
+
+
+def test_accumulators_in_functions_and_counters_captured_by_arrow_functions() -> None:
+    """A function's `let s = 0; s += x[j]` and a kernel's counter bumped inside an arrow function
+    are typed by their uses too (the kernel is lowered again, its helpers with it)."""
+    out = np.zeros(32)
+    _run(HELPERS, X[:4], out)
+    assert np.array_equal(out, sum(float(v) for v in X[:4]) + 2 * np.arange(32) + 1)
