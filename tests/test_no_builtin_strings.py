@@ -28,7 +28,6 @@ SCOPE += ("runtime/pyexec.py", "runtime/kernel.py")
 NOT_YET_PORTED = {
     "compiler/frontends/rust.py",
     "compiler/frontends/cpp.py",
-    "compiler/frontends/typescript.py",
 }
 
 NAMES = frozenset(n for n, b in ROWS.items() if b.kind is not Kind.CAST)  # casts are type names

@@ -40,7 +40,7 @@ class Kind(Enum):
     MINMAX = "minmax"  # min/max(a, b, ...): one type
     CAST = "cast"  # i32(x), f32(x), ...: the named type
     POWER = "power"  # x ** n for a constant n (powi), pow(x, y)
-    NUMBER = "number"  # clamp, sign, isnan, trunc, round_even, round_away
+    NUMBER = "number"  # clamp, sign, isnan, trunc, round_even, round_away, round_half_up
     BITCOUNT = "bitcount"  # popcount, clz, ctz
 
 
@@ -187,10 +187,10 @@ def _table() -> dict[str, Builtin]:
     rows.append(Builtin("isnan", Kind.NUMBER, (Arg.VALUE,), Rule.PREDICATE, _composite("isnan")))
     rows.append(Builtin("trunc", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("trunc")))
     # rounding to an integral value: ties to even (Python's round), ties away from zero (Rust's
-    # f32::round, C's roundf); JavaScript's Math.round (ties toward +inf) is floor(x + 0.5) exactly
-    # where it is representable and gets its own row when the TypeScript frontend spells it
+    # f32::round, C's roundf), ties toward +inf (JavaScript's Math.round: -0 for -0.5 <= x < 0)
     rows.append(Builtin("round_even", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_even")))
     rows.append(Builtin("round_away", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_away")))
+    rows.append(Builtin("round_half_up", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_half_up")))
     for n in ("popcount", "clz", "ctz"):
         rows.append(Builtin(n, Kind.BITCOUNT, (Arg.VALUE,), Rule.BITS, _composite(n)))
     return {b.name: b for b in rows}
@@ -204,6 +204,7 @@ ROWS = _table()
 # porter adds its spellings; when all three have, this set is empty and goes.
 NOT_EVERYWHERE = frozenset(
     {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
+    | {"round_half_up"}
 )
 BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
 """The rows every frontend spells (DESIGN section 5)."""
@@ -221,7 +222,9 @@ WAVE1 = named(Kind.WAVE, 1)  # reductions and the prefix sum
 WAVE2 = named(Kind.WAVE, 2)  # shuffles and the broadcast: (x, lane or distance)
 VOTES = named(Kind.VOTE)
 MATH1 = named(Kind.MATH)
-F64_MATH = frozenset({"sqrt", "floor", "ceil", "trunc", "round_even", "round_away"})  # the math that also takes f64
+F64_MATH = frozenset(
+    {"sqrt", "floor", "ceil", "trunc", "round_even", "round_away", "round_half_up"}
+)  # the math that also takes f64
 FENCE_SCOPES = ("wave", "workgroup", "device")
 DEFAULT_SCOPE = "device"
 AXES = (0, 1, 2)

@@ -225,6 +225,17 @@ round_even = _float(np.round)  # ties to even, as Python's round
 round_away = _float(lambda x: np.copysign(np.floor(np.abs(x.astype(np.float64)) + 0.5), x))  # C's roundf
 
 
+def _half_up(x: np.ndarray) -> np.ndarray:
+    """JavaScript's Math.round: ties toward +inf, from floor(x) and the exact rest x - floor(x)."""
+    with np.errstate(invalid="ignore"):
+        fl = np.floor(x)
+        r = np.where(x - fl >= 0.5, fl + 1, fl)
+    return np.where(r == 0, np.copysign(r, x), r)
+
+
+round_half_up = _float(_half_up)
+
+
 def _bits(x: object) -> int:
     return int(np.asarray(x).astype(np.int64)) & 0xFFFFFFFF
 
@@ -278,6 +289,7 @@ __all__ = [
     "python_thread",
     "round_away",
     "round_even",
+    "round_half_up",
     "rsqrt",
     "sign",
     "sin",

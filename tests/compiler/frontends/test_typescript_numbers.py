@@ -145,3 +145,45 @@ def test_random_expressions_match_node(seed: int) -> None:
             thread, which = divmod(bad, len(exprs))
             vals = {n: inputs[n][thread] for n in inputs}
             raise AssertionError(f"-O{opt}: {exprs[which]} with {vals}: got {o[bad]!r}, node says {want[bad]!r}")
+
+
+# JavaScript's own spellings of the builtin rows and the idioms of issue 24, bit for bit with node
+# (Math.hypot and non-integer powers are implementation-approximated: tests/compiler/frontends/
+# test_typescript_idioms.py checks their bounds)
+JS_SPELLINGS = [
+    "Math.round(d[i])",
+    "Math.round(f[i])",
+    "Math.round(a[i] / 4)",
+    "Math.trunc(d[i])",
+    "Math.trunc(f[i])",
+    "Math.sign(d[i])",
+    "Math.sign(f[i])",
+    "Math.sign(a[i])",
+    "Math.clz32(a[i])",
+    "Math.clz32(u[i])",
+    "Math.clz32(d[i])",
+    "Number.isNaN(d[i] * 0) ? 1 : 0",
+    "isNaN(f[i] - f[i]) ? 1 : 0",
+    "(a[i] * 7 + u[i] * 3) % 13",
+    "(u[i] * 65536 + a[i]) % (a[i] | 1)",
+    "(a[i] * 1048576) % u[i]",
+    "a[i] ** 2",
+    "f[i] ** 2",
+    "u[i] ** 0",
+    "(d[i] ?? 5) + (f[i + 40] ?? 7) + (a[i - 1] ?? -3)",
+    "Math.min(d[i], f[i], a[i])",
+    "Math.max(u[i], a[i])",
+    "Math.abs(a[i]) + Math.sign(u[i])",
+]
+
+
+def test_javascript_spellings_match_node() -> None:
+    inputs = _inputs()
+    want = _node(JS_SPELLINGS, inputs)
+    for opt in (0, 2):
+        k = load_kernels(_kernel(JS_SPELLINGS), lang="typescript", opt=opt)["exprs"]
+        o = np.zeros(N * len(JS_SPELLINGS), np.float64)
+        k(**{n: v.copy() for n, v in inputs.items()}, o=o, grid=1, workgroup=N)
+        ok = _same(o, want)
+        bad = [(int(b) // len(JS_SPELLINGS), JS_SPELLINGS[int(b) % len(JS_SPELLINGS)]) for b in np.flatnonzero(~ok)]
+        assert not bad, f"-O{opt}: {bad[:5]}"

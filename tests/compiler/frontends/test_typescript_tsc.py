@@ -10,6 +10,7 @@ tsc is npm's `typescript`, pinned in tools/node-tools.sh and installed into .too
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,8 +19,8 @@ import pytest
 from languages.cases import ROOT
 
 import wavegpu as wg
-from wavegpu.compiler.builtins import BUILTINS
-from wavegpu.compiler.frontends.typescript import SPELLINGS
+from wavegpu.compiler.builtins import BUILTINS, ROWS
+from wavegpu.compiler.frontends.typescript import BARE, SPELLINGS, WAVE_CALLS
 
 REPO = Path(__file__).resolve().parents[3]
 DTS = Path(wg.__file__).parent / "compiler" / "frontends" / "support" / "typescript" / "wave.d.ts"
@@ -84,9 +85,13 @@ export function every_builtin(fa: Float32Array, ia: Int32Array, ua: Uint32Array,
   const b1 = wave.bool(k) ? 1 : 0;
   const w1 = wave.floor(x) + wave.ceil(x) + wave.abs(k) + wave.min(k, 3) + wave.max(k, 4);
   const h1 = Math.imul(k, k);
+  const n1 = Math.trunc(z) + Math.round(z) + Math.sign(z) + Math.clz32(k) + (Number.isNaN(z) ? 1 : 0) + (isNaN(x) ? 1 : 0) + z ** 3;
+  const n2: f32 = Math.fround(Math.pow(x, x)) + Math.fround(Math.log2(x)) + Math.fround(x ** 0.5) + x ** 3 + Math.hypot(x, z);
+  const n3 = wave.clamp(k, 0, 9) + wave.sign(x) + wave.pow(x, 2) + wave.trunc(z) + wave.round_even(z) + wave.round_away(z);
+  const n4 = wave.round_half_up(z) + wave.popcount(m) + wave.clz(m) + wave.ctz(m) + (wave.isnan(z) ? 1 : 0);
   ba[g] = sa[g] + wa[g] + qa[g];
   ha[g] = c3;
-  da[g] = d1 + c1 + c2 + b1 + w1 + h1 + o1 + r1 + r2 + s1 + s2 + v1 + (v2 ? 1 : 0) + f1 + f2 + f3 + sizes + lanes + t + buf[0] + cnt[0];
+  da[g] = d1 + c1 + c2 + b1 + w1 + h1 + n1 + n2 + n3 + n4 + o1 + r1 + r2 + s1 + s2 + v1 + (v2 ? 1 : 0) + f1 + f2 + f3 + sizes + lanes + t + buf[0] + cnt[0];
 }
 """
 
@@ -144,6 +149,18 @@ def test_every_builtin_has_a_spelling_that_compiles() -> None:
     for name, spelling in SPELLINGS.items():
         callee = spelling.split("(")[0].split(" or ")[0] + "(" if "(" in spelling else spelling.replace("x", "z")
         assert callee in EVERY_BUILTIN, f"{name}: {spelling!r} is not used by the every-builtin kernel"
+
+
+def test_wave_d_ts_declares_exactly_the_rows_the_frontend_takes() -> None:
+    """wave.d.ts is checked against the table: `wave.NAME` for every row the frontend calls by
+    that name (every row but powi, which is `x ** k`), and a bare global for each of BARE."""
+    text = DTS.read_text()
+    ns = text[text.index("declare namespace wave {") : text.index("\n}\n")]
+    declared = set(re.findall(r"^  function (\w+)[<(]", ns, re.M))
+    assert declared == set(WAVE_CALLS), (set(WAVE_CALLS) - declared, declared - set(WAVE_CALLS))
+    assert set(WAVE_CALLS) == set(ROWS) - {"powi"}
+    bare = set(re.findall(r"^declare const (\w+): typeof wave\.(\w+);", text, re.M))
+    assert {a for a, b in bare if a == b} == set(BARE) and all(a == b for a, b in bare)
 
 
 def test_tsc_accepts_every_example_and_test_kernel(tmp_path: Path) -> None:

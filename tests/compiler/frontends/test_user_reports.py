@@ -147,18 +147,22 @@ def test_rust_nested_if_in_else_block_is_a_value(tmp_path) -> None:  # type: ign
         assert out[0] == want
 
 
-# -- TypeScript: % of a sum that may leave 32 bits says which operand and how to narrow it
+# -- TypeScript: % of a sum that may leave 32 bits is JavaScript's (exact, in f64); a divisor
+# beyond 32 bits says which operand and how to narrow it
 
 
-def test_typescript_remainder_of_a_wide_sum_names_the_operand() -> None:
+def test_typescript_remainder_of_a_wide_sum_is_javascripts() -> None:
     src = (
         "/** @kernel */\nexport function k(out: Int32Array, n: u32): void {\n  let b = 0;\n"
         "  for (let a = 0; a < 10; a++) {\n    b = (b + 1) | 0;\n    out[a] = (a + b) % 4;\n  }\n}\n"
     )
-    text = _error(src, "typescript")
+    out = np.zeros(10, np.int32)
+    wg.load_kernels(src, lang="typescript").k(out, 0, grid=1)
+    assert (out == (2 * np.arange(10) + 1) % 4).all()
+    text = _error(src.replace("(a + b) % 4", "a % (a + b)"), "typescript")
     line, col, msg = _first(text)
-    assert (line, col) == (6, 15), text
-    assert "dividend of % may be any integer" in msg and "(a + b) | 0" in msg, text
+    assert (line, col) == (6, 19), text
+    assert "divisor of % may be any integer" in msg and "(a + b) | 0" in msg, text
 
 
 # -- C++: std::min/std::max of floats are the standard's (b < a) ? b : a, as g++ computes them

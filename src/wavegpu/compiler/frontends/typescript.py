@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ...errors import CompileError, Diagnostic
-from .. import builtins, hir
-from ..builtins import ATOMICS, BUILTINS, IDS, VOID, WAVE1, WAVE2, Kind
+from .. import bind, hir
+from .. import builtins as B
+from ..builtins import BUILTINS, ROWS, VOID, Arg, Builtin, Kind, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, duplicates, file_start, param_errors, parse
@@ -46,12 +47,42 @@ TYPED_ARRAYS = {
 ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32, "number": F64}
 ELEMENT_ALIASES = {"f32": F32, "f64": F64, "f16": F16, "i32": I32, "u32": U32}
 NAMESPACES = ("wave",)
-# builtins also callable by their bare names (wave.d.ts declares these globals; math and casts are
+
+# ---- the spelling tables: how TypeScript kernels call each builtin row (compiler/bind.py) --------
+# wave.NAME: every row by its name (x ** k spells powi)
+WAVE_CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}
+# the rows also callable by their bare names (wave.d.ts declares these globals; math and casts are
 # Math.* or wave.* only, so that a bare min or f32 never means something unexpected)
 BARE = frozenset(
     n for n, b in BUILTINS.items() if b.kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
 ) | {"rsqrt", "exp2", "fma"}
-MATH_F32 = {"exp", "log", "log2", "sin", "cos", "exp2"}  # Math.* computed by the device's f32 functions
+# JavaScript's own functions that are rows, with JavaScript's meaning (KernelBuilder.math)
+MATH_CALLS: dict[str, str] = {
+    "Math.sqrt": "sqrt",
+    "Math.floor": "floor",
+    "Math.ceil": "ceil",
+    "Math.trunc": "trunc",
+    "Math.round": "round_half_up",  # ties toward +Infinity
+    "Math.abs": "abs",
+    "Math.min": "min",
+    "Math.max": "max",
+    "Math.sign": "sign",
+    "Math.clz32": "clz",
+    "Math.exp": "exp",
+    "Math.log": "log",
+    "Math.log2": "log2",
+    "Math.sin": "sin",
+    "Math.cos": "cos",
+    "Math.pow": "pow",
+    "Number.isNaN": "isnan",
+}
+GLOBAL_CALLS: dict[str, str] = {"isNaN": "isnan"}  # the global isNaN (ToNumber of a number: itself)
+# JavaScript's functions that are no row: Math.fround and Math.f16round (the f32 and f16 casts'
+# spellings), Math.imul (an i32 product), Math.hypot (a composite in f64, KernelBuilder.hypot)
+JS_MATH = {"Math.fround": "fround", "Math.f16round": "f16round", "Math.imul": "imul", "Math.hypot": "hypot"}
+MATH_NAMES = sorted(s.split(".")[1] for s in (*MATH_CALLS, *JS_MATH) if s.startswith("Math."))  # for messages
+POWER_OP = "**"
+JS_CONSTANTS = frozenset({"Math.PI", "Math.E", "Math.LN2", "Math.SQRT2", "Number.MAX_VALUE", "Number.EPSILON"})
 ATOMICS_JS = {  # JavaScript's own Atomics API on Int32Array / Uint32Array
     "add": "atomic_add",
     "sub": "atomic_sub",
@@ -61,6 +92,15 @@ ATOMICS_JS = {  # JavaScript's own Atomics API on Int32Array / Uint32Array
     "exchange": "atomic_exchange",
     "compareExchange": "atomic_cas",
 }
+# how the rows behave under their JavaScript spellings
+ONLY_F32 = frozenset({"exp", "log", "log2", "sin", "cos", "exp2", "pow"})  # the device's f32 functions
+EXACT_ROUNDING = frozenset({"sqrt"})  # correctly rounded: f32(sqrt_f64(x)) = sqrt_f32(x) for f32 x
+INTEGRAL = frozenset({"floor", "ceil", "trunc", "round_half_up"})  # an integer is its own result
+SCALED_OK = frozenset({"exp", "exp2"})  # their f32 argument may be an f32 value times a power of two
+MAXIMA = frozenset({"max"})
+SIZES = frozenset({"workgroup_size", "grid_size", "global_size", "wave_width"})  # at least 1
+# the rows the composites here use (Math.hypot, **, a wide %)
+B_ABS, B_MAX, B_SQRT, B_POWI, B_POW, B_TRUNC, B_FMA = "abs", "max", "sqrt", "powi", "pow", "trunc", "fma"
 CMPOPS = {
     "===": Cmp.EQ,
     "==": Cmp.EQ,
@@ -78,6 +118,7 @@ EXACT = 2**53  # integers up to this magnitude are exact f64 values
 I32_RANGE = (-(2**31), 2**31 - 1)
 U32_RANGE = (0, 2**32 - 1)
 HIDDEN = "__len"
+PRIVATE = "private"  # the ArrayType space of a per-thread array (new Float32Array(N))
 
 
 _T = TypeVar("_T")
@@ -85,6 +126,15 @@ _T = TypeVar("_T")
 
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
+
+
+class _Retype(Exception):
+    """A variable typed by its initializer (`let s = 0`) is assigned a value its type does not
+    hold: the kernel is lowered again with that variable a number (f64), as JavaScript has it;
+    `integral`: every value assigned so far is an integer (a counter)."""
+
+    def __init__(self, key: tuple[int, int], integral: bool):
+        self.key, self.integral = key, integral
 
 
 class _Widen(Exception):
@@ -165,6 +215,7 @@ class Binding:
     node: Node | None = None  # the declared name (its declarator holds the initializer)
     arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
     arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
+    integral: bool = False  # a number (f64) retyped from an integer initializer: integer values only
 
 
 @dataclass
@@ -174,9 +225,11 @@ class Ctx:
     compat: bool
     functions: dict[str, Node] = field(default_factory=dict)  # the file's helper functions
     kernels: set[str] = field(default_factory=set)
+    # declarations typed by their uses (_Retype): the declared name's bytes -> integer values only
+    widened: dict[tuple[int, int], bool] = field(default_factory=dict)
 
 
-class Lowerer:
+class KernelBuilder:
     def __init__(
         self,
         ctx: Ctx,
@@ -196,12 +249,14 @@ class Lowerer:
         self.vars: dict[str, ScalarType] = {}
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
+        self.privates: dict[str, hir.PrivateArray] = {}  # per-thread arrays: new Float32Array(N)
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
         self.pending: list[hir.Stmt] | None = None
         self.cond_depth = 0
         self.poisoned: set[str] = set()  # names whose declaration failed
+        self.var_names: set[str] = set()  # names declared with var (a read outside their block is refused)
         self.atomic_ok: set[tuple[int, int]] = set()  # calls whose value is a whole initializer or statement
         self.name = name or self.src.node_text(fn.child_by_field_name("name"))
         self.helpers = helpers or Helpers(self.name)  # the helper instances of the kernel
@@ -282,13 +337,19 @@ class Lowerer:
                 t = self.param_type(ann.named_children[0])
             except _Bail:
                 continue
+            if t is F64 and self.text(ann.named_children[0]) == "number":
+                # JavaScript's number where a register holds it exactly: the integers of i32 (a call
+                # with any other value is refused before the kernel runs, never rounded)
+                t = I32
             if isinstance(t, ArrayType):
                 self.arrays[name] = t
             elif t is F64:
+                self.poisoned.add(name)  # one mistake, one message
                 self.error(
                     ann,
                     f"scalar parameters are 32-bit values (f32, i32, u32, f16); {self.text(ann.named_children[0])} "
-                    f"is an f64: pass it in a Float64Array ({name}: Float64Array, read {name}[0]) or declare it f32",
+                    f"is an f64 (64 bits): pass it in a Float64Array ({name}: Float64Array, read {name}[0]), or declare "
+                    f"it number for an integer, f32 for an f32",
                 )
                 continue
             else:
@@ -322,6 +383,7 @@ class Lowerer:
             None,
             dict(self.options),
             self.helpers.built(),
+            privates=tuple(self.privates.values()),
         )
 
     def param_type(self, t: Node) -> ScalarType | ArrayType:
@@ -402,19 +464,19 @@ class Lowerer:
             return []
         if t == "statement_block":
             return list(self.block(s))
-        if t == "lexical_declaration":
-            const = s.child_by_field_name("kind").type == "const"
+        if t in ("lexical_declaration", "variable_declaration"):
+            const = t == "lexical_declaration" and s.child_by_field_name("kind").type == "const"
             out: list[hir.Stmt] = []
             for d in s.named_children:
                 if d.type == "variable_declarator":
                     try:
+                        if t == "variable_declaration":
+                            self.var_scope(d)
                         out.extend(self.declaration(d, const))
                     except _Bail:  # its uses say nothing more: one mistake, one message
                         self.poisoned.add(self.text(d.child_by_field_name("name")))
                         raise
             return out
-        if t == "variable_declaration":
-            raise self.error(s, "`var` is function-scoped: declare with let or const")
         if t == "expression_statement":
             return self.expr_stmt(s.named_children[0])
         if t == "if_statement":
@@ -563,8 +625,11 @@ class Lowerer:
             b.arrow_scopes = [dict(sc) for sc in self.scopes]
             self.scopes[-1][name] = b
             return []
-        if value.type == "call_expression" and self.builtin_of(value.child_by_field_name("function")) == "local_array":
+        callee = self.row_of(value.child_by_field_name("function")) if value.type == "call_expression" else None
+        if callee is not None and isinstance(callee[0], Builtin) and callee[0].rule is Rule.LOCAL:
             return self.local_array(name, name_node, value, ann, const)
+        if value.type == "new_expression":
+            return self.private_array(name, name_node, value, const)
         self.allow_atomic(value)
         declared: ScalarType | None = None
         if ann is not None:
@@ -590,6 +655,11 @@ class Lowerer:
         self.materialize(v, value)
         if v.type is VOID:
             raise self.error(value, "this call has no value")
+        key = (name_node.start_byte, name_node.end_byte)
+        if key in self.ctx.widened and v.type is not BOOL:  # typed by its uses: a number (f64)
+            b = self.declare(name, F64, name_node, const, False)
+            b.integral = self.ctx.widened[key] and v.is_int
+            return [hir.Assign(sp, b.hname, self.f64(v, value))]
         if v.is_int:
             if v.mz:
                 raise self.error(
@@ -614,23 +684,70 @@ class Lowerer:
         b = self.declare(name, v.type, name_node, const, False)
         return [hir.Assign(sp, b.hname, v.e)]
 
+    def var_scope(self, d: Node) -> None:
+        """`var x = ...` means `let x = ...` where no other visible name is x: the kernel reads x only
+        after the declaration and inside its block (a read elsewhere is refused, 'x' is not
+        declared), where the two agree. A `var` that redeclares a visible name (a parameter, an
+        outer variable) would assign that one in JavaScript: refused."""
+        name_node = d.child_by_field_name("name")
+        name = self.text(name_node)
+        if name_node.type == "identifier" and (self.lookup(name) is not None or name in self.arrays):
+            raise self.error(
+                name_node,
+                f"`var {name}` redeclares the visible {name!r} (JavaScript's var is function-scoped: it "
+                f"assigns that one): give the new variable its own name, or assign {name} without var",
+            )
+        self.var_names.add(name)
+
+    def private_array(self, name: str, name_node: Node, value: Node, const: bool) -> list[hir.Stmt]:
+        """`const t = new Float32Array(N)`: a per-thread array of N zeros (a constant N)."""
+        ctor = value.child_by_field_name("constructor")
+        elem = TYPED_ARRAYS.get(self.text(ctor)) if ctor is not None else None
+        args_node = value.child_by_field_name("arguments")
+        args = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        if elem is None:
+            raise self.error(
+                value,
+                "`new` allocates on the heap: kernels use per-thread typed arrays, new Float32Array(N), "
+                "wave.local_array(Float32Array, n) or parameters",
+            )
+        if elem.narrow:
+            raise self.error(ctor, f"per-thread arrays hold 32- or 64-bit elements, not {elem}: use Int32Array")
+        if not const:
+            raise self.error(name_node, f"declare a per-thread array with const: const {name} = new ...")
+        if self.ret is not None:  # hir.Helper carries no per-thread arrays (compiler/inline.py)
+            raise self.error(value, "per-thread arrays are declared in kernels, not in functions (yet)")
+        if len(args) != 1 or args[0].type == "array":
+            raise self.error(
+                value, f"new {self.text(ctor)}(N) takes a constant length N (no dynamic allocation on a GPU)"
+            )
+        count = self.const_int(args[0], f"the length of a per-thread {self.text(ctor)}", 1)
+        if name in self.arrays or self.lookup(name) is not None:
+            raise self.error(name_node, f"{name!r} is already declared")
+        self.arrays[name] = ArrayType(elem, PRIVATE)
+        self.local_counts[name] = count
+        pa = hir.PrivateArray(name, elem, (count,), self.src.span(value))
+        self.privates[name] = pa
+        return [hir.PrivateInit(self.src.span(value), name)]
+
     def local_array(self, name: str, name_node: Node, call: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
         if not const:
             raise self.error(name_node, "declare a local array with const")
-        args = call.child_by_field_name("arguments").named_children
-        if len(args) != 2:
-            raise self.error(
-                call, "wave.local_array(Float32Array, count) takes a typed array type and a constant count"
-            )
+        found = self.row_of(call.child_by_field_name("function"))
+        assert found is not None and isinstance(found[0], Builtin)
+        row, spelled = found[0], found[1]
+        args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+        self.arity(row, spelled, args, call)
         elem = TYPED_ARRAYS.get(self.text(args[0]))
-        if elem is None:
-            raise self.error(
-                args[0],
-                "the element type of a local array is a typed array: Float32Array, Int32Array, Uint32Array, ...",
-            )
-        count = self.const_int(args[1], "a local_array count (no dynamic allocation on a GPU)", 1)
+        count = self.fold(args[1])
+        r = bind.bind(row, self.src.span(call), [elem, count if isinstance(count, int) else None])
+        if isinstance(r, bind.Refusal):
+            at = args[r.arg] if isinstance(r.arg, int) else call
+            hint = " (a typed array: Float32Array, Int32Array, Uint32Array, ...)" if r.arg == 0 else ""
+            raise self.error(at, r.message + hint)
         if name in self.arrays or self.lookup(name) is not None:
             raise self.error(name_node, f"{name!r} is already declared")
+        assert isinstance(count, int) and elem is not None
         at = ArrayType(elem, "local")
         self.arrays[name] = at
         self.local_counts[name] = count
@@ -737,7 +854,10 @@ class Lowerer:
                 idx = hir.Var(idx.type, sp, tmp)
             cur = self.load(arr, idx, left) if op is not None else None
             v = self.value_of(op, cur, right, n)
-            return [*pre, hir.Store(sp, arr, idx, self.convert_to(v, self.arrays[arr].elem, n))]
+            value = self.convert_to(v, self.arrays[arr].elem, n)
+            if arr in self.privates:
+                return [*pre, hir.PrivateStore(sp, arr, (idx,), value)]
+            return [*pre, hir.Store(sp, arr, idx, value)]
         if left.type == "member_expression":
             raise self.error(left, "objects have no properties to assign in kernels")
         raise self.error(left, "only variables and array elements can be assigned")
@@ -757,6 +877,9 @@ class Lowerer:
         t = b.type
         if v.type is VOID:
             raise self.error(n, "this call has no value")
+        key = (b.node.start_byte, b.node.end_byte) if b.node is not None else None
+        if b.integral and not v.is_int and key is not None:  # a counter given a fraction: any number
+            raise _Retype(key, False)
         if t is F64:
             return self.f64(v, n)
         if t.is_int and v.is_int and not v.mz and _fits(v.lo, v.hi, I32_RANGE if t is I32 else U32_RANGE):
@@ -767,6 +890,12 @@ class Lowerer:
             return self.narrow_exact(v, F16)
         if t is BOOL and v.type is BOOL:
             return v.e
+        if t is not BOOL and v.type is BOOL:
+            raise self.error(
+                n, f"{name!r} holds numbers, and this is a boolean: write the number it stands for, c ? 1 : 0"
+            )
+        if key is not None and t is not BOOL and key not in self.ctx.widened:
+            raise _Retype(key, t.is_int and v.is_int)  # lowered again, the variable a number
         # the fix-it keeps JavaScript's meaning: the variable is a number (an f64) that holds this value
         # as it is; narrowing the value (| 0, Math.fround) would change every later result
         decl = b.node.parent if b.node is not None else None
@@ -796,7 +925,7 @@ class Lowerer:
                 return [canon]
             out: list[hir.Stmt] = []
             if init is not None and init.type != ";":
-                if init.type == "lexical_declaration":
+                if init.type in ("lexical_declaration", "variable_declaration"):
                     out.extend(self.stmt(init))
                 elif init.type == "expression_statement" or init.type.endswith("expression"):
                     out.extend(self.expr_stmt(init.named_children[0] if init.type == "expression_statement" else init))
@@ -815,10 +944,11 @@ class Lowerer:
     def canonical_for(self, init: Node | None, cond: Node | None, inc: Node | None, body: Node) -> hir.Stmt | None:
         """for (let i = a; i < b; i++ / i += c) with i not assigned in the body and b invariant:
         a HIR for loop (i stays below b, so it is exactly an integer of b's type)."""
-        if init is None or init.type != "lexical_declaration" or cond is None or inc is None:
+        if init is None or init.type not in ("lexical_declaration", "variable_declaration") or cond is None:
             return None
         decls = [d for d in init.named_children if d.type == "variable_declarator"]
-        if len(decls) != 1 or init.child_by_field_name("kind").type != "let":
+        let = init.type == "variable_declaration" or init.child_by_field_name("kind").type == "let"
+        if len(decls) != 1 or not let or inc is None:
             return None
         d = decls[0]
         name_node, value = d.child_by_field_name("name"), d.child_by_field_name("value")
@@ -876,6 +1006,8 @@ class Lowerer:
         if step < 0 and t is U32 and step < -1:
             return None
         sp = self.src.span(init)
+        if init.type == "variable_declaration":
+            self.var_scope(decls[0])
         b = self.declare(name, t, name_node, False, False)
         b.lo, b.hi = lo, hi
         b.const = True  # not assigned in the body
@@ -888,7 +1020,14 @@ class Lowerer:
         self.loops.append("for")
         body_h = self.block(body)
         self.loops.pop()
-        return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h)
+        # the unroll rule: a counted loop whose body indexes a per-thread array is unrolled where its
+        # bounds are constant (the indices become constants: the array stays in registers)
+        indexes = any(
+            x.type == "subscript_expression" and self.text(x.child_by_field_name("object")) in self.privates
+            for x in _walk(body)
+        )
+        unroll = hir.Unroll.HINT if indexes else hir.Unroll.NO
+        return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h, unroll)
 
     def step_of(self, inc: Node, name: str) -> int | None:
         if inc.type == "update_expression" and self.text(inc.child_by_field_name("argument")) == name:
@@ -906,7 +1045,8 @@ class Lowerer:
         for x in _walk(n):
             if x.type == "identifier" and self.text(x) in assigned:
                 return False
-            if x.type == "call_expression" and self.builtin_of(x.child_by_field_name("function")) in IDS:
+            callee = self.row_of(x.child_by_field_name("function")) if x.type == "call_expression" else None
+            if callee is not None and isinstance(callee[0], Builtin) and callee[0].kind is Kind.ID:
                 continue  # ids and sizes are the same all along
             if x.type in ("subscript_expression", "call_expression", "assignment_expression", "update_expression"):
                 return False
@@ -989,6 +1129,12 @@ class Lowerer:
                 raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
             if name in ("NaN", "Infinity"):
                 return V(hir.Const(F64, sp, math.nan if name == "NaN" else math.inf), node=n)
+            if name in self.var_names:
+                raise self.error(
+                    n,
+                    f"{name!r} is a var of an inner block: JavaScript reads it here too (var is function-scoped, "
+                    f"undefined where that block did not run); declare it with let before the block",
+                )
             raise self.error(n, f"{name!r} is not declared")
         if t == "binary_expression":
             op = self.text(n.child_by_field_name("operator"))
@@ -1007,8 +1153,10 @@ class Lowerer:
             if op in CMPOPS:
                 return self.compare(CMPOPS[op], self.expr(ln), self.expr(rn), n)
             if op == "**":
-                raise self.error(n, "** is not supported in kernels: multiply (x * x), or Math.sqrt for ** 0.5")
-            if op in ("??", "instanceof", "in"):
+                return self.power(ln, rn, n)
+            if op == "??":
+                return self.nullish(ln, rn, n)
+            if op in ("instanceof", "in"):
                 raise self.error(n, f"{op} is not supported in kernels")
             return self.binary(op, self.expr(ln), self.expr(rn), n)
         if t == "unary_expression":
@@ -1040,7 +1188,7 @@ class Lowerer:
             obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
             name = self.text(obj)
             if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length":
-                if self.arrays[name].space == "local":
+                if self.arrays[name].space in ("local", PRIVATE):
                     return self.int_const(self.local_counts[name], n)
                 self.hidden.add(name + HIDDEN)
                 self.vars[name + HIDDEN] = I32
@@ -1074,6 +1222,54 @@ class Lowerer:
             raise self.error(n, "`this` is not supported in kernels (no objects)")
         raise self.error(n, f"{t.replace('_', ' ')} is not supported in kernels")
 
+    def power(self, ln: Node, rn: Node, n: Node) -> V:
+        """x ** k for a constant integer k >= 1: the powi row (repeated multiplication: exact for
+        integers that stay in i32, else in f64); x ** 0 is 1 (also for NaN, as in JavaScript);
+        any other exponent: Math.pow's meaning (the device's f32 pow, where rounded to f32)."""
+        x = self.expr(ln)
+        self.number_of(x, ln)
+        k = self.fold(rn)
+        if isinstance(k, float) and k.is_integer() and abs(k) < 2**31:
+            k = int(k)
+        if isinstance(k, int) and not isinstance(k, bool) and k == 0:
+            return self.int_const(1, n)
+        if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 64):
+            y = self.expr(rn)
+            self.number_of(y, rn)
+            return self.only_f32(ROWS[B_POW], POWER_OP, [x, y], [ln, rn], n)
+        row = ROWS[B_POWI]
+        if x.is_int and x.exact and not x.mz:
+            ends = [x.lo**k, x.hi**k] + ([0] if x.lo <= 0 <= x.hi else [])
+            lo, hi = min(ends), max(ends)
+            if _fits(lo, hi, I32_RANGE) and _fits(x.lo, x.hi, I32_RANGE):
+                e = self.bound(row, "**", n, [ln, rn], [x.ibits, k])
+                return self.make_int(e, lo, hi, False, lambda: hir.Cast(F64, e.span, e), n)
+        if x.type in (F32, F16) and k == 2:  # exact in f64: the rounding sites may compute it in f32
+            return self.float_op(BinOp.MUL, x, x, n)
+        return V(self.bound(row, "**", n, [ln, rn], [self.f64(x, ln), k]), node=n)
+
+    def nullish(self, ln: Node, rn: Node, n: Node) -> V:
+        """a ?? b. A number is never null or undefined; an element read past the end of an array is
+        undefined in JavaScript: `x[i] ?? d` is x[i] where 0 <= i < x.length, else d (no access)."""
+        sp = self.src.span(n)
+        inner = ln.named_children[0] if ln.type == "parenthesized_expression" else ln
+        if inner.type != "subscript_expression":
+            self.expr(rn)  # checked, never evaluated: the left operand is a number
+            return self.expr(ln)
+        arr, idx = self.subscript(inner)
+        idx = self.share(idx)
+        at = self.arrays[arr]
+        if at.space in ("local", PRIVATE):
+            length: hir.Expr = hir.Const(U32, sp, self.local_counts[arr])
+        else:
+            self.hidden.add(arr + HIDDEN)
+            self.vars[arr + HIDDEN] = I32
+            length = hir.Cast(U32, sp, hir.Var(I32, sp, arr + HIDDEN))
+        inside = hir.Compare(BOOL, sp, Cmp.LT, self.as_u32(idx) if idx.type is I32 else idx, length)
+        a = self.conditional(lambda: self.load(arr, idx, inner))
+        b = self.conditional(lambda: self.expr(rn))
+        return self.select(inside, a, b, n)
+
     def var_value(self, b: Binding, n: Node) -> V:
         sp = self.src.span(n)
         var = hir.Var(b.type, sp, b.hname)
@@ -1083,6 +1279,10 @@ class Lowerer:
         if b.f64name is not None:
             f = hir.Var(F64, sp, b.f64name)
             return V(f, lo, hi, var, False, lambda: f, node=n)
+        if b.integral:  # an integer-valued number: its i32 bits by ToInt32, its range unknown
+            bits = self.to_int32(V(var, node=n), n)
+            big = 2**1100
+            return V(var, -big, big, bits, True, lambda: var, node=n)
         if b.type.is_int:
             return V(var, lo, hi, var if b.type is I32 else hir.Cast(I32, sp, var), node=n)
         return V(var, node=n)
@@ -1165,10 +1365,15 @@ class Lowerer:
                 args = tuple(self.narrow_exact(x, t) for x in xs)  # type: ignore[arg-type]
                 if isinstance(kind, BinOp):
                     return hir.Binary(t, sp, kind, *args)
-                if kind == "sqrt" or (kind in MATH_F32 and t is F32):
-                    return hir.Call(t, sp, kind, args)  # type: ignore[arg-type]
-                if kind == "fma" and t is F32:
-                    return hir.Call(t, sp, "fma", args)
+                if isinstance(kind, Builtin) and kind.name in EXACT_ROUNDING:  # f16: through f32, exact
+                    r = bind.bind(kind, sp, [hir.Cast(F32, sp, a) if t is F16 else a for a in args])
+                    assert isinstance(r, hir.Expr)
+                    return hir.Cast(F16, sp, r) if t is F16 else r
+            only = isinstance(kind, Builtin) and kind.name in ONLY_F32 and t is F32
+            if only and all(self.f32_argument(kind, x) for x in xs):  # type: ignore[arg-type]
+                r = bind.bind(kind, sp, [self.scaled(x) for x in xs])  # type: ignore[arg-type]
+                assert isinstance(r, hir.Expr)
+                return r
         if v.only_f32 is not None:
             raise self.error(n, v.only_f32)
         self.number_of(v, n)
@@ -1332,6 +1537,8 @@ class Lowerer:
                 "(x | 0) % (y | 0)",
             )
         t = _common_int(a, b)
+        if t is None and (_fits(b.lo, b.hi, I32_RANGE) or _fits(b.lo, b.hi, U32_RANGE)) and not b.mz:
+            return self.wide_remainder(a, b, n)  # a dividend beyond 32 bits (ids times constants)
         if t is None:
             for side, name in ((a, "dividend"), (b, "divisor")):
                 if not (_fits(side.lo, side.hi, I32_RANGE) or _fits(side.lo, side.hi, U32_RANGE)):
@@ -1385,6 +1592,60 @@ class Lowerer:
             bits = hir.IfExpr(I32, sp, hir.Compare(BOOL, sp, Cmp.EQ, y, zero), hir.Const(I32, sp, 0), v.ibits)
             return V(f(), node=n, nan_bits=bits)
         return V(v.e, v.lo, v.hi, v.ibits, True, f, node=n)
+
+    def wide_remainder(self, a: V, b: V, n: Node) -> V:
+        """`a % b` of an exact integer a beyond 32 bits (|a| <= 2**53) and a 32-bit b, in f64 and
+        exactly: q = trunc(a / b) (maybe one off: a / b is rounded), r = fma(-q, b, a) (an exact
+        integer below 2**33 in magnitude), then r moved by |b| into the dividend's side of
+        (-|b|, |b|); -0 for a zero remainder of a negative a; NaN for b = 0."""
+        sp = self.src.span(n)
+        x = self.share(self.f64(a, n))
+        y = self.share(self.f64(b, n))
+        zero = hir.Const(F64, sp, 0.0)
+        q = self.bound(ROWS[B_TRUNC], "%", n, [], [hir.Binary(F64, sp, BinOp.DIV, x, y)])
+        r = self.share(self.bound(ROWS[B_FMA], "%", n, [], [hir.Unary(F64, sp, hir.UnaryOp.NEG, q), y, x]))
+        ay = self.share(self.bound(ROWS[B_ABS], "%", n, [], [y]))
+
+        def cmp(op: hir.CompareOp, p: hir.Expr, q: hir.Expr) -> hir.Expr:
+            return hir.Compare(BOOL, sp, op, p, q)
+
+        def add(p: hir.Expr, q: hir.Expr, bop: hir.BinaryOp = BinOp.ADD) -> hir.Expr:
+            return hir.Binary(F64, sp, bop, p, q)
+
+        neg_ay = hir.Unary(F64, sp, hir.UnaryOp.NEG, ay)
+        up = hir.IfExpr(
+            F64, sp, cmp(Cmp.LT, r, zero), add(r, ay), hir.IfExpr(F64, sp, cmp(Cmp.GE, r, ay), add(r, ay, BinOp.SUB), r)
+        )
+        down = hir.IfExpr(
+            F64,
+            sp,
+            cmp(Cmp.GT, r, zero),
+            add(r, ay, BinOp.SUB),
+            hir.IfExpr(F64, sp, cmp(Cmp.LE, r, neg_ay), add(r, ay), r),
+        )
+        neg = cmp(Cmp.LT, x, zero)
+        fixed = self.share(hir.IfExpr(F64, sp, neg, down, up))
+        # a zero remainder of a negative dividend is -0; b = 0 gives NaN (0 * inf or inf - inf above)
+        r64: hir.Expr = hir.IfExpr(
+            F64,
+            sp,
+            hir.Logical(BOOL, sp, hir.LogicalOp.AND, cmp(Cmp.EQ, fixed, zero), neg),
+            hir.Const(F64, sp, -0.0),
+            fixed,
+        )
+        may_nan = not (b.lo > 0 or b.hi < 0)
+        if may_nan:
+            r64 = hir.IfExpr(F64, sp, cmp(Cmp.EQ, y, zero), hir.Const(F64, sp, math.nan), r64)
+        r64 = self.share(r64)
+        m = max(abs(b.lo), abs(b.hi))
+        lo = 0 if a.lo >= 0 else -max(0, min(m - 1, -a.lo))
+        hi = 0 if a.hi <= 0 else max(0, min(m - 1, a.hi))
+        t = I32 if _fits(lo, hi, I32_RANGE) else U32
+        bits = hir.Cast(I32, sp, hir.Cast(t, sp, r64)) if t is U32 else hir.Cast(I32, sp, r64)  # NaN -> 0: ToInt32
+        if may_nan:
+            return V(r64, node=n, nan_bits=bits)
+        mz = a.lo < 0 or a.mz
+        return self.make_int(bits, lo, hi, mz, lambda: r64, n)
 
     def is_negative(self, a: V, n: Node) -> hir.Expr:
         sp = self.src.span(n)
@@ -1467,7 +1728,9 @@ class Lowerer:
     def load(self, arr: str, idx: hir.Expr, n: Node) -> V:
         elem = self.arrays[arr].elem
         sp = self.src.span(n)
-        e = hir.Load(elem.value_type, sp, arr, idx)
+        e: hir.Expr = hir.Load(elem.value_type, sp, arr, idx)
+        if arr in self.privates:
+            e = hir.PrivateLoad(elem.value_type, sp, arr, (idx,))
         if elem.is_int:
             if elem.narrow:
                 lo, hi = (
@@ -1524,6 +1787,10 @@ class Lowerer:
                 if a.type != "identifier" or self.text(a) not in self.arrays or self.lookup(self.text(a)) is not None:
                     raise self.error(a, f"{name!r} takes an array here ({txt}): pass an array")
                 got = self.arrays[self.text(a)]
+                if got.space == PRIVATE:
+                    raise self.error(
+                        a, f"a per-thread array is not passed to functions yet: index {self.text(a)} in the kernel"
+                    )
                 if got.elem != at.elem:
                     raise self.error(a, f"{name!r} takes a {txt} here, not an array of {got.elem}")
                 params.append((pname, got, False, None, p))
@@ -1623,7 +1890,7 @@ class Lowerer:
         ret: ScalarType | str,
         scopes: list[dict[str, Binding]] | None,
     ) -> hir.Helper:
-        sub = Lowerer(self.ctx, fn, self.options, name, self.helpers)
+        sub = KernelBuilder(self.ctx, fn, self.options, name, self.helpers)
         sub.ret = ret
         base: set[str] = set()
         if scopes is not None:  # an arrow function: the caller's names are its captures
@@ -1632,6 +1899,7 @@ class Lowerer:
             sub.params = set(self.params)
             sub.arrays = dict(self.arrays)
             sub.local_counts = dict(self.local_counts)
+            sub.privates = dict(self.privates)  # captured per-thread arrays: the kernel's
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})
@@ -1720,29 +1988,34 @@ class Lowerer:
             return [hir.Return(sp, self.narrow_exact(v, t))]
         raise _Widen()
 
-    def builtin_of(self, f: Node) -> str | None:
-        """The builtin a callee names: wave.NAME, a bare catalogue name (not shadowed), Math.NAME."""
+    def row_of(self, f: Node) -> tuple[Builtin | str, str] | None:
+        """What a callee names: (the builtin's row, or a JavaScript function of JS_MATH / Atomics.*,
+        the spelling as written), or None. wave.NAME, a bare NAME of BARE (not shadowed), Math.NAME,
+        Atomics.NAME."""
         if f.type == "member_expression":
             obj, prop = f.child_by_field_name("object"), f.child_by_field_name("property")
-            o = self.text(obj)
+            o, p = self.text(obj), self.text(prop)
             if obj.type == "identifier" and self.lookup(o) is None and o not in self.arrays:
                 if o in NAMESPACES:
-                    return self.text(prop)
-                if o == "Math":
-                    return "Math." + self.text(prop)
+                    return (ROWS[WAVE_CALLS[p]] if p in WAVE_CALLS else p), f"wave.{p}"
+                if o in ("Math", "Number"):
+                    spelled = f"{o}.{p}"
+                    return (ROWS[MATH_CALLS[spelled]] if spelled in MATH_CALLS else spelled), spelled
                 if o == "Atomics":
-                    return "Atomics." + self.text(prop)
+                    return (ROWS[ATOMICS_JS[p]] if p in ATOMICS_JS else f"Atomics.{p}"), f"Atomics.{p}"
             return None
         if f.type == "identifier":
             name = self.text(f)
-            if self.lookup(name) is None and name not in self.arrays and name in BARE:
-                return name
+            if self.lookup(name) is None and name not in self.arrays:
+                if name in BARE:
+                    return ROWS[WAVE_CALLS[name]], name
+                if name in GLOBAL_CALLS:
+                    return ROWS[GLOBAL_CALLS[name]], name
         return None
 
     def call(self, n: Node) -> V:
         f = n.child_by_field_name("function")
         args = [a for a in n.child_by_field_name("arguments").named_children if a.type != "comment"]
-        sp = self.src.span(n)
         if f.type == "identifier":
             callee = self.text(f)
             b = self.lookup(callee)
@@ -1754,8 +2027,8 @@ class Lowerer:
                 raise self.error(
                     f, f"{callee!r} is a kernel: kernels cannot be called (make the shared code a function)"
                 )
-        name = self.builtin_of(f)
-        if name is None:
+        found = self.row_of(f)
+        if found is None:
             if f.type == "identifier" and self.text(f) == self.name and self.ret is None:
                 raise self.error(f, "recursion is not supported in kernels (no call stack on the device)")
             if f.type == "identifier":
@@ -1766,97 +2039,113 @@ class Lowerer:
             if f.type == "member_expression":
                 raise self.error(f, "method calls are not supported in kernels (no objects, no dynamic dispatch)")
             raise self.error(f, "only builtins can be called in kernels")
-        if name.startswith("Atomics."):
-            op = name.split(".", 1)[1]
-            if op not in ATOMICS_JS:
+        what, spelled = found
+        if isinstance(what, str):
+            if spelled in JS_MATH:
+                return self.js_math(spelled, args, n)
+            if spelled.startswith("Atomics."):
                 raise self.error(
-                    f, f"Atomics.{op} is not supported in kernels (add sub and or xor exchange compareExchange)"
+                    f, f"{spelled} is not supported in kernels (add sub and or xor exchange compareExchange)"
                 )
-            return self.atomic(ATOMICS_JS[op], args, n)
-        if name.startswith("Math."):
-            return self.math(name[5:], args, n, f)
-        if name in IDS:
-            axis = 0
-            if name in builtins.NO_AXIS:
-                if args:
-                    raise self.error(n, f"{name}() takes no arguments")
-            elif args:
-                if len(args) > 1:
-                    raise self.error(n, f"{name}(axis) takes one argument")
-                v = self.fold(args[0])
-                if v not in builtins.AXES or isinstance(v, bool):
-                    raise self.error(args[0], "axis must be the constant 0, 1 or 2")
-                axis = int(v)  # type: ignore[arg-type]
-            e = hir.Call(I32, sp, name, (), None, (("axis", axis),))
-            if name in builtins.WIDE_IDS:  # its range below is correct only up to 2**31 - 1 threads an axis
-                self.options["max_global_size"] = builtins.I32_ID_LIMIT
-            sizes = ("workgroup_size", "grid_size", "global_size", "wave_width")
-            return self.int_v(e, 1 if name in sizes else 0, 2**31 - 1, n)
-        if name == "barrier":
-            if args:
-                raise self.error(n, "wave.barrier() takes no arguments")
-            return V(hir.Call(VOID, sp, "barrier"), node=n)
-        if name == "fence":
-            scope = builtins.DEFAULT_SCOPE
-            if args:
-                txt = self.text(args[0])
-                if args[0].type != "string" or txt[1:-1] not in builtins.FENCE_SCOPES or len(args) > 1:
-                    raise self.error(n, 'wave.fence(scope) takes "wave", "workgroup" or "device"')
-                scope = txt[1:-1]
-            return V(hir.Call(VOID, sp, "fence", (), None, (("scope", scope),)), node=n)
-        if name == "local_array":
+            if spelled.startswith(("Math.", "Number.")):
+                if spelled in JS_CONSTANTS:
+                    raise self.error(f, f"{spelled} is a constant, not a function")
+                raise self.error(
+                    f,
+                    f"{spelled} is not supported in kernels (Math: {' '.join(MATH_NAMES)}, the device having f32 "
+                    f"versions only of exp log log2 sin cos pow: where rounded to f32; Number.isNaN)",
+                )
+            raise self.error(f, f"unknown builtin {what!r}")
+        return self.builtin(what, spelled, args, n)
+
+    # -- builtins: the spelling's arguments as the binder's actuals, with JavaScript's conversions
+    def bound(self, row: Builtin, spelled: str, n: Node, args: list[Node], actuals: list[bind.Actual]) -> hir.Expr:
+        """The typed call of `row` (compiler/bind.py), or its refusal placed at the argument."""
+        r = bind.bind(row, self.src.span(n), actuals)
+        if isinstance(r, bind.Refusal):
+            at = args[r.arg] if isinstance(r.arg, int) and r.arg < len(args) else n
+            raise self.error(at, r.message.replace(f"{row.name}(", f"{spelled}(", 1))
+        return r
+
+    def arity(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> tuple[Arg, ...]:
+        kinds = bind.slots(row, len(args))
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{spelled}(", 1))
+        return kinds
+
+    def builtin(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> V:
+        kinds = self.arity(row, spelled, args, n)
+        if row.rule is Rule.LOCAL:
             raise self.error(
                 n, "wave.local_array(...) must initialise a const: const s = wave.local_array(Float32Array, 256)"
             )
-        if name in ATOMICS:
-            return self.atomic(name, args, n)
-        if name in WAVE1 or name in WAVE2:
-            want = 1 if name in WAVE1 else 2
-            if len(args) != want:
-                raise self.error(n, f"wave.{name} takes {want} argument(s)")
-            x = self.expr(args[0])
-            e = self.wave_value(x, args[0], name)
-            why = builtins.wave_operand(name, e.type)
-            if why is not None:
-                raise self.error(args[0], why)
-            hargs: tuple[hir.Expr, ...] = (e,)
-            if want == 2:
-                lane = self.expr(args[1])
+        if row.rule is Rule.ATOMIC:
+            return self.atomic(row, spelled, kinds, args, n)
+        if spelled.startswith(("Math.", "Number.")) or spelled in GLOBAL_CALLS:
+            return self.math(row, spelled, args, n)
+        actuals: list[bind.Actual] = []
+        for kind, a in zip(kinds, args):
+            if kind is Arg.AXIS:
+                v = self.fold(a)
+                actuals.append(None if isinstance(v, bool) or not isinstance(v, int) else v)
+            elif kind is Arg.SCOPE:
+                actuals.append(self.text(a)[1:-1] if a.type == "string" else None)
+            elif kind is Arg.CONDITION:
+                actuals.append(self.condition(a))
+            elif kind is Arg.INDEX:
+                lane = self.expr(a)
+                self.number_of(lane, a)
                 if not lane.is_int or lane.type not in (I32, U32):
                     raise self.error(
-                        args[1], "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
+                        a, "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
                     )
-                hargs = (e, lane.e)  # type: ignore[assignment]
-            r = hir.Call(e.type, sp, name, hargs)
-            return self.int_v(r, *(I32_RANGE if e.type is I32 else U32_RANGE), n) if e.type.is_int else V(r, node=n)
-        if name in builtins.VOTES:
-            if len(args) != 1:
-                raise self.error(n, f"wave.{name}(condition)")
-            c = self.condition(args[0])
-            r = hir.Call(builtins.vote_result(name), sp, name, (c,))
-            return self.int_v(r, *U32_RANGE, n) if r.type is U32 else V(r, node=n)
-        if name in builtins.MATH1 or name == "fma":
-            want = 3 if name == "fma" else 1
-            if len(args) != want:
-                raise self.error(n, f"wave.{name} takes {want} argument(s)")
-            xs = tuple(self.round_to(self.expr(a), F32, a) for a in args)
-            return V(hir.Call(F32, sp, name, xs), node=n)
-        if name in ("abs", "min", "max"):
-            return self.math(name, args, n, f)
-        if name in builtins.CASTS:
-            if len(args) != 1:
-                raise self.error(n, f"wave.{name}(x) takes one argument")
-            v = self.expr(args[0])
-            if name == "bool":
-                return V(self.truth(v, args[0]), node=n)
-            t = builtins.CASTS[name]
-            e = self.convert_to(v, t, args[0])
-            if t.is_int:
-                return self.int_v(e, *(I32_RANGE if t is I32 else U32_RANGE), n)
-            return V(e, node=n)
-        raise self.error(f, f"unknown builtin {name!r}")
+                actuals.append(lane.e)
+            elif row.rule is Rule.WAVE:
+                actuals.append(self.wave_value(self.expr(a), a, spelled))
+            elif row.rule is Rule.CAST:
+                v = self.expr(a)
+                t = B.CASTS[row.name]
+                actuals.append(self.truth(v, a) if t is BOOL else self.convert_to(v, t, a))
+            elif row.kind in (Kind.MINMAX, Kind.ABS):  # wave.min, wave.abs: JavaScript's Math.min, Math.abs
+                return self.math(row, spelled, args, n)
+            elif row.rule is Rule.BITS:  # wave.popcount: of ToInt32(x)
+                actuals.append(self.to_int32(self.expr(a), a))
+            elif row.rule is Rule.PREDICATE:
+                x = self.expr(a)
+                self.number_of(x, a)
+                actuals.append(self.float_of(x, a))
+            elif row.rule is Rule.SAME and row.kind is not Kind.FMA:  # wave.clamp, wave.sign: below
+                return self.value(self.bound(row, spelled, n, args, self.common(args)), n)
+            else:  # the device's f32 math (wave.sqrt, wave.fma, ...): the argument rounded to f32
+                actuals.append(self.round_to(self.expr(a), F32, a))
+        e = self.bound(row, spelled, n, args, actuals)
+        if row.rule is Rule.ID:
+            if row.name in B.WIDE_IDS:  # its range below is correct only up to 2**31 - 1 threads an axis
+                self.options["max_global_size"] = B.I32_ID_LIMIT
+            return self.int_v(e, 1 if row.name in SIZES else 0, 2**31 - 1, n)
+        return self.value(e, n)
 
-    def wave_value(self, x: V, n: Node, name: str) -> hir.Expr:
+    def common(self, args: list[Node]) -> list[bind.Actual]:
+        """Numbers in one type that holds each exactly: i32, u32, f32, else their f64 values."""
+        xs = [self.expr(a) for a in args]
+        for x, a in zip(xs, args):
+            self.number_of(x, a)
+        if all(x.is_int and x.exact and not x.mz for x in xs):
+            for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
+                if all(_fits(x.lo, x.hi, r) for x in xs):
+                    return [x.ibits if t is I32 else self.as_u32(x.ibits) for x in xs]
+        if all(self.exact_in(x, F32) for x in xs):
+            return [self.narrow_exact(x, F32) for x in xs]
+        return [self.f64(x, a) for x, a in zip(xs, args)]
+
+    def value(self, e: hir.Expr, n: Node, lo: int | None = None, hi: int | None = None) -> V:
+        """A builtin's result as a number: integers with their type's range (or lo..hi)."""
+        if e.type in (I32, U32):
+            full = I32_RANGE if e.type is I32 else U32_RANGE
+            return self.int_v(e, full[0] if lo is None else lo, full[1] if hi is None else hi, n)
+        return V(e, node=n)
+
+    def wave_value(self, x: V, n: Node, spelled: str) -> hir.Expr:
         self.number_of(x, n)
         if x.is_int and x.type in (I32, U32) and not x.mz:
             return x.e
@@ -1864,7 +2153,7 @@ class Lowerer:
             return x.e
         raise self.error(
             n,
-            f"wave.{name} works on i32, u32 and f32 values, and this number may be none of them: narrow it if "
+            f"{spelled} works on i32, u32 and f32 values, and this number may be none of them: narrow it if "
             f"that is what you mean, x | 0, x >>> 0 or Math.fround(x) (each changes a value it does not hold)",
         )
 
@@ -1872,137 +2161,211 @@ class Lowerer:
         if n.type == "call_expression":
             self.atomic_ok.add((n.start_byte, n.end_byte))
 
-    def atomic(self, name: str, args: list[Node], n: Node) -> V:
-        want = len(BUILTINS[name].args)
-        sp = self.src.span(n)
+    def atomic(self, row: Builtin, spelled: str, kinds: tuple[Arg, ...], args: list[Node], n: Node) -> V:
         if (n.start_byte, n.end_byte) not in self.atomic_ok:
             raise self.error(
                 n,
                 "an atomic's old value is used as a whole statement or initializer: const old = wave.atomic_add(a, i, v)",
             )
-        if len(args) != want:
-            raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
         arr = args[0]
         an = self.text(arr)
-        if arr.type != "identifier" or an not in self.arrays:
-            raise self.error(arr, "the first argument of an atomic is an array")
-        elem = self.arrays[an].elem
-        why = builtins.atomic_element(name, elem) or builtins.atomic_operation(name, elem)
-        if why is not None:
-            raise self.error(arr, why)
+        ok = arr.type == "identifier" and an in self.arrays and self.lookup(an) is None
+        ok = ok and self.arrays[an].space != PRIVATE  # a thread's own array needs no atomics
+        ref = bind.ArrayRef(an, self.arrays[an].elem) if ok else None
+        refusal = bind.check(row, Arg.ARRAY, ref, 0)
+        if refusal is not None:
+            raise self.error(arr, refusal.message)
+        assert ref is not None
+        if spelled.startswith("Atomics.") and not ref.elem.is_int:  # a TypeError in JavaScript
+            raise self.error(
+                arr, f"JavaScript's {spelled} works on integer arrays, not {ref.elem}: call wave.{row.name} for f32"
+            )
         idx = self.expr(args[1])
+        self.number_of(idx, args[1])
         if not idx.is_int:
             raise self.error(
                 args[1], "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
             )
-        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)  # type: ignore[arg-type]
-        vals = tuple(self.convert_to(self.expr(a), elem, a) for a in args[2:])
-        r = hir.Call(elem, sp, name, (ie, *vals), an)  # type: ignore[arg-type]
-        if elem.is_int:
-            return self.int_v(r, *(I32_RANGE if elem is I32 else U32_RANGE), n)
-        return V(r, node=n)
+        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)
+        vals = [self.convert_to(self.expr(a), ref.elem, a) for a in args[2:]]
+        return self.value(self.bound(row, spelled, n, args, [ref, ie, *vals]), n)
 
-    def math(self, name: str, args: list[Node], n: Node, f: Node) -> V:
+    def math(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> V:
+        """Math.* (and wave.abs/min/max) with JavaScript's meaning: integers stay exact integers,
+        f32 and f16 values stay in their type where the result is one, other numbers compute in f64."""
         sp = self.src.span(n)
-        if name in ("fround", "f16round"):
-            if len(args) != 1:
-                raise self.error(n, f"Math.{name}(x) takes one argument")
-            t = F32 if name == "fround" else F16
-            return V(self.round_to(self.expr(args[0]), t, args[0]), node=n)
-        if name == "imul":
+        if row.kind is Kind.MINMAX:
+            acc = self.expr(args[0])
+            for a in args[1:]:
+                acc = self.minmax(row, spelled, acc, self.expr(a), n, args)
+            return acc
+        xs = [self.expr(a) for a in args]
+        for x, a in zip(xs, args):
+            self.number_of(x, a)
+        if row.name in ONLY_F32:  # the device's f32 functions: where the result is rounded to f32
+            return self.only_f32(row, spelled, xs, args, n)
+        x, a = xs[0], args[0]
+        if row.rule is Rule.BITS:  # Math.clz32: of ToUint32(x)
+            return self.value(self.bound(row, spelled, n, args, [self.to_int32(x, a, unsigned=True)]), n, 0, 32)
+        if row.rule is Rule.PREDICATE:  # isNaN: an integer never is
+            if x.is_int:
+                return V(hir.Const(BOOL, sp, False), node=n)
+            return V(self.bound(row, spelled, n, args, [self.float_of(x, a)]), node=n)
+        if row.name in INTEGRAL:  # floor ceil trunc round: an integer is its own
+            if x.is_int:
+                return x
+            return V(self.float_call(row, spelled, x, a, n), node=n)
+        if row.kind is Kind.ABS:
+            if x.is_int and x.exact and (x.lo >= 0 or _fits(x.lo, x.hi, I32_RANGE)):
+                lo = 0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
+                hi = max(abs(x.lo), abs(x.hi))
+                bits = self.bound(row, spelled, n, args, [x.ibits])
+
+                def fa() -> hir.Expr:
+                    return self.bound(row, spelled, n, args, [self.f64(x, a)])
+
+                if x.lo >= 0:  # itself, but never -0
+                    return x if not x.mz else self.make_int(x.ibits, x.lo, x.hi, False, fa, n)
+                return self.make_int(bits, lo, hi, False, fa, n)
+            return V(self.bound(row, spelled, n, args, [self.float_of(x, a)]), node=n)
+        if row.rule is Rule.SAME and len(args) == 1:  # Math.sign
+            if x.is_int and x.exact and not x.mz and _fits(x.lo, x.hi, I32_RANGE):
+                e = self.bound(row, spelled, n, args, [x.ibits])
+                return self.int_v(e, max(-1, min(x.lo, 1)), min(1, max(x.hi, -1)), n)
+            return V(self.bound(row, spelled, n, args, [self.float_of(x, a)]), node=n)
+        # Math.sqrt: f64, correctly rounded (rounding sites may compute it in f32 or f16)
+        e = self.bound(row, spelled, n, args, [self.f64(x, a)])
+        return V(e, op=(row, x), node=n)
+
+    def float_of(self, x: V, a: Node) -> hir.Expr:
+        """x in its own float type when it has one (f32, f16), else its f64 value."""
+        return x.e if x.type in (F32, F16, F64) and not x.is_int else self.f64(x, a)
+
+    def float_call(self, row: Builtin, spelled: str, x: V, a: Node, n: Node) -> hir.Expr:
+        """An exact function (floor, ceil, trunc, round) in x's float type: an f16 through f32,
+        exactly (its result is an f16 value)."""
+        sp = self.src.span(n)
+        e = self.float_of(x, a)
+        if e.type is F16:
+            return hir.Cast(F16, sp, self.bound(row, spelled, n, [a], [hir.Cast(F32, sp, e)]))
+        return self.bound(row, spelled, n, [a], [e])
+
+    def only_f32(self, row: Builtin, spelled: str, xs: list[V], args: list[Node], n: Node) -> V:
+        sp = self.src.span(n)
+        shown = [self.text(a) if len(self.text(a)) <= 40 and "\n" not in self.text(a) else "x" for a in args]
+        call = f" {spelled} ".join(shown) if spelled == POWER_OP else f"{spelled}({', '.join(shown)})"
+        bad = [(x, a, s) for x, a, s in zip(xs, args, shown) if not self.f32_argument(row, x)]
+        if not bad:
+            msg = (
+                f"{spelled} is computed by the device's f32 function: use it where the result is rounded "
+                f"to f32, Math.fround({call})"
+                + (f", or call wave.{row.name}({', '.join(shown)})" if row.name in WAVE_CALLS else "")
+            )
+        else:  # the fix-it says that it rounds the argument: a change of the value, if that is meant
+            _, a, s = bad[0]
+            fixed = [f"Math.fround({t})" if t == s else t for t in shown]
+            fixed_call = f" {spelled} ".join(fixed) if spelled == POWER_OP else f"{spelled}({', '.join(fixed)})"
+            msg = (
+                f"{spelled} is computed by the device's f32 function, on f32 arguments, and `{s}` is "
+                f"an f64 (JavaScript computes {'it' if a.type != 'identifier' else 'this number'} in "
+                f"f64): round the argument to f32 first if that is what you mean, "
+                f"{fixed_call}, where the result is rounded to f32"
+            )
+        return V(hir.Const(F32, sp, math.nan), op=(row, *xs), only_f32=msg, node=n)  # e: never read
+
+    def f32_argument(self, row: Builtin, x: V) -> bool:
+        """Whether x may be an argument of the device's f32 functions: exactly an f32 value, or an
+        f32 value times (or divided by) a power of two, which is exact in f32 but where it
+        overflows (an infinity: exp2 and exp give the same 0 or inf as of the f64 value) or falls
+        below 2**-126 (where their f32 result is 1 either way). See EXP_SCALED."""
+        if self.exact_in(x, F32):
+            return True
+        if (
+            row.name not in SCALED_OK
+            or x.op is None
+            or not isinstance(x.op[0], BinOp)
+            or x.op[0] not in (BinOp.MUL, BinOp.DIV)
+        ):
+            return False
+        a, b = x.op[1], x.op[2]
+        c = self.const_value(b)  # type: ignore[arg-type]
+        if c is None or not self.exact_in(a, F32):  # type: ignore[arg-type]
+            return False
+        m, _ = math.frexp(abs(float(c)))
+        return m == 0.5 and -100 < math.log2(abs(float(c))) < 100
+
+    def scaled(self, x: V) -> hir.Expr:
+        """An f32_argument as an f32 expression."""
+        if self.exact_in(x, F32):
+            return self.narrow_exact(x, F32)
+        assert x.op is not None
+        bop, a, b = x.op
+        assert isinstance(bop, BinOp) and isinstance(a, V) and isinstance(b, V)
+        return hir.Binary(F32, x.e.span, bop, self.narrow_exact(a, F32), self.narrow_exact(b, F32))
+
+    def js_math(self, spelled: str, args: list[Node], n: Node) -> V:
+        """JavaScript's own functions that are no builtin row: Math.fround, Math.f16round, Math.imul,
+        Math.hypot."""
+        sp = self.src.span(n)
+        kind = JS_MATH[spelled]
+        if kind == "imul":
             if len(args) != 2:
                 raise self.error(n, "Math.imul(a, b) takes two arguments")
             a, b = (self.to_int32(self.expr(x), x) for x in args)
             return self.int_v(hir.Binary(I32, sp, BinOp.MUL, a, b), *I32_RANGE, n)
-        if name in ("sqrt", "floor", "ceil"):
-            if len(args) != 1:
-                raise self.error(n, f"Math.{name}(x) takes one argument")
-            x = self.expr(args[0])
-            self.number_of(x, args[0])
-            if name != "sqrt" and x.is_int:
-                return x  # an integer is its own floor and ceiling
-            if name != "sqrt" and x.type in (F32, F16):  # exact: the result is a value of x's type
-                return V(hir.Call(x.type, sp, name, (x.e,)), node=n)
-            e = hir.Call(F64, sp, name, (self.f64(x, args[0]),))
-            return V(e, op=(name, x) if name == "sqrt" else None, node=n)
-        if name == "trunc":
-            if len(args) != 1:
-                raise self.error(n, "Math.trunc(x) takes one argument")
-            x = self.expr(args[0])
-            self.number_of(x, args[0])
-            if x.is_int:
-                return x
-            t = x.type if x.type in (F32, F16) else F64
-            e = self.share(x.e if t is x.type else self.f64(x, args[0]))  # type: ignore[arg-type]
-            pos = hir.Compare(BOOL, sp, Cmp.GE, e, hir.Const(t, sp, 0.0))
-            r = hir.IfExpr(t, sp, pos, hir.Call(t, sp, "floor", (e,)), hir.Call(t, sp, "ceil", (e,)))
-            return V(r, node=n)
-        if name in MATH_F32:
-            if len(args) != 1:
-                raise self.error(n, f"Math.{name}(x) takes one argument")
-            x = self.expr(args[0])
-            self.number_of(x, args[0])
-            arg = self.text(args[0])
-            arg = arg if len(arg) <= 40 and "\n" not in arg else "x"
-            if self.exact_in(x, F32):
-                msg = (
-                    f"Math.{name} is computed by the device's f32 function: use it where the result is rounded "
-                    f"to f32, Math.fround(Math.{name}({arg})), or call wave.{name}({arg})"
-                )
-            else:  # the fix-it says that it rounds the argument: a change of the value, if that is meant
-                msg = (
-                    f"Math.{name} is computed by the device's f32 function, on an f32 argument, and `{arg}` is "
-                    f"an f64 (JavaScript computes {'it' if args[0].type != 'identifier' else 'this number'} in "
-                    f"f64): round the argument to f32 first if that is what you mean, "
-                    f"Math.{name}(Math.fround({arg})), where the result is rounded to f32"
-                )
-            return V(hir.Const(F32, sp, math.nan), op=(name, x), only_f32=msg, node=n)  # e: never read
-        if name == "abs":
-            if len(args) != 1:
-                raise self.error(n, "Math.abs(x) takes one argument")
-            x = self.expr(args[0])
-            self.number_of(x, args[0])
-            if x.is_int and x.exact and (x.lo >= 0 or _fits(x.lo, x.hi, I32_RANGE)):
-                lo = 0 if x.lo <= 0 <= x.hi else min(abs(x.lo), abs(x.hi))
-                hi = max(abs(x.lo), abs(x.hi))
-                bits = hir.Call(I32, sp, "abs", (x.ibits,))  # type: ignore[arg-type]
+        if kind == "hypot":
+            return self.hypot(args, n)
+        if len(args) != 1:
+            raise self.error(n, f"{spelled}(x) takes one argument")
+        t = F32 if kind == "fround" else F16
+        return V(self.round_to(self.expr(args[0]), t, args[0]), node=n)
 
-                def fa() -> hir.Expr:
-                    return hir.Call(F64, sp, "abs", (self.f64(x, args[0]),))
+    def hypot(self, args: list[Node], n: Node) -> V:
+        """Math.hypot(a, b, ...) in f64 without overflow or underflow: m * sqrt(sum((x/m)**2)) for
+        m = max |x| (docs/compiler.md: within 2 ulp; Infinity if any is infinite, else NaN if any
+        is NaN; 0 for no arguments or all zeros)."""
+        sp = self.src.span(n)
+        if not args:
+            return self.int_const(0, n)
+        absr, maxr, sqrtr = ROWS[B_ABS], ROWS[B_MAX], ROWS[B_SQRT]
+        xs = []
+        for a in args:
+            v = self.expr(a)
+            self.number_of(v, a)
+            xs.append(self.share(self.bound(absr, "Math.hypot", n, [a], [self.f64(v, a)])))
+        m = xs[0]
+        for x in xs[1:]:
+            m = self.bound(maxr, "Math.hypot", n, args, [m, x])
+        m = self.share(m)
+        zero, inf = hir.Const(F64, sp, 0.0), hir.Const(F64, sp, math.inf)
+        safe = self.share(hir.IfExpr(F64, sp, hir.Compare(BOOL, sp, Cmp.EQ, m, zero), hir.Const(F64, sp, 1.0), m))
+        total: hir.Expr = zero
+        for x in xs:
+            q = self.share(hir.Binary(F64, sp, BinOp.DIV, x, safe))
+            total = hir.Binary(F64, sp, BinOp.ADD, total, hir.Binary(F64, sp, BinOp.MUL, q, q))
+        r: hir.Expr = hir.Binary(F64, sp, BinOp.MUL, safe, self.bound(sqrtr, "Math.hypot", n, args, [total]))
+        r = hir.IfExpr(F64, sp, hir.Compare(BOOL, sp, Cmp.EQ, m, zero), zero, r)
+        nan = None
+        for x in xs:
+            c = hir.Compare(BOOL, sp, Cmp.NE, x, x)
+            nan = c if nan is None else hir.Logical(BOOL, sp, hir.LogicalOp.OR, nan, c)
+        r = hir.IfExpr(F64, sp, nan, hir.Const(F64, sp, math.nan), r)  # type: ignore[arg-type]
+        # max ignores a NaN operand: m is infinite exactly when some argument is
+        r = hir.IfExpr(F64, sp, hir.Compare(BOOL, sp, Cmp.EQ, m, inf), inf, r)
+        return V(r, node=n)
 
-                if x.lo >= 0:  # itself, but never -0
-                    return x if not x.mz else self.make_int(x.ibits, x.lo, x.hi, False, fa, n)  # type: ignore[arg-type]
-                return self.make_int(bits, lo, hi, False, fa, n)
-            t = x.type if x.type in (F32, F16) else F64
-            e = x.e if t is x.type else self.f64(x, args[0])
-            return V(hir.Call(t, sp, "abs", (e,)), node=n)
-        if name in ("min", "max"):
-            if len(args) < 2:
-                raise self.error(n, f"Math.{name}(a, b, ...) takes two or more numbers")
-            acc = self.expr(args[0])
-            for a in args[1:]:
-                acc = self.minmax(name, acc, self.expr(a), n)
-            return acc
-        if name in ("PI", "E"):
-            raise self.error(f, f"Math.{name} is a constant, not a function")
-        raise self.error(
-            f,
-            f"Math.{name} is not supported in kernels (Math: sqrt floor ceil trunc abs min max fround f16round imul; "
-            "exp log log2 sin cos rounded to f32)",
-        )
-
-    def minmax(self, name: str, a: V, b: V, n: Node) -> V:
+    def minmax(self, row: Builtin, spelled: str, a: V, b: V, n: Node, args: list[Node]) -> V:
         sp = self.src.span(n)
         self.number_of(a, n)
         self.number_of(b, n)
         if a.is_int and b.is_int and a.exact and b.exact and not a.mz and not b.mz:
             for r, t in ((I32_RANGE, I32), (U32_RANGE, U32)):
                 if _fits(a.lo, a.hi, r) and _fits(b.lo, b.hi, r):
-                    x = a.ibits if t is I32 else self.as_u32(a.ibits)  # type: ignore[arg-type]
-                    y = b.ibits if t is I32 else self.as_u32(b.ibits)  # type: ignore[arg-type]
-                    fn = max if name == "max" else min
-                    lo, hi = fn(a.lo, b.lo), fn(a.hi, b.hi)
-                    return self.int_v(hir.Call(t, sp, name, (x, y)), lo, hi, n)
+                    x = a.ibits if t is I32 else self.as_u32(a.ibits)
+                    y = b.ibits if t is I32 else self.as_u32(b.ibits)
+                    pick = max if row.name in MAXIMA else min
+                    lo, hi = pick(a.lo, b.lo), pick(a.hi, b.hi)
+                    return self.int_v(self.bound(row, spelled, n, args, [x, y]), lo, hi, n)
         t = F32 if self.exact_in(a, F32) and self.exact_in(b, F32) else F64
         x = self.narrow_exact(a, t) if t is F32 else self.f64(a, n)
         y = self.narrow_exact(b, t) if t is F32 else self.f64(b, n)
@@ -2013,7 +2376,7 @@ class Lowerer:
             sp,
             hir.Compare(BOOL, sp, Cmp.NE, vx, vx),
             vx,
-            hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.NE, vy, vy), vy, hir.Call(t, sp, name, (vx, vy))),
+            hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.NE, vy, vy), vy, self.bound(row, spelled, n, args, [vx, vy])),
         )
         return V(r, node=n)
 
@@ -2132,10 +2495,10 @@ def _kernels(src: Source, root: Node) -> tuple[list[tuple[Node, dict[str, object
             for d in node.named_children:
                 v = d.child_by_field_name("value") if d.type == "variable_declarator" else None
                 if v is not None and d.child_by_field_name("name").type == "identifier":
-                    tmp = Lowerer.__new__(Lowerer)
+                    tmp = KernelBuilder.__new__(KernelBuilder)
                     tmp.src, tmp.scopes, tmp.ctx, tmp.diags = src, [{}], Ctx(src, consts, False), []
                     try:
-                        val = Lowerer.fold(tmp, v)
+                        val = KernelBuilder.fold(tmp, v)
                     except _Bail:  # not a constant of the kernel language (a BigInt): not one
                         val = None
                     if val is not None:
@@ -2172,15 +2535,21 @@ class TypeScriptFrontend:
             src, [(src.node_text(node.child_by_field_name("name")), node) for node, _ in found], "kernel"
         )
         for node, opts in found:
-            lw = Lowerer(Ctx(src, consts, compat, functions, kernels), node, opts)
-            try:
-                fn = lw.run()
-                diags.extend(param_errors(fn))
-                out.append(fn)
-            except _Bail:
-                diags.extend(lw.diags)
-            except CompileError as e:
-                diags.extend(e.diagnostics)
+            ctx = Ctx(src, consts, compat, functions, kernels)
+            while True:  # again while a variable typed by its initializer turns out a number (_Retype)
+                lw = KernelBuilder(ctx, node, dict(opts))
+                try:
+                    fn = lw.run()
+                    diags.extend(param_errors(fn))
+                    out.append(fn)
+                except _Retype as r:
+                    ctx.widened[r.key] = ctx.widened.get(r.key, True) and r.integral
+                    continue
+                except _Bail:
+                    diags.extend(lw.diags)
+                except CompileError as e:
+                    diags.extend(e.diagnostics)
+                break
         if diags:
             raise CompileError(diags)
         return out
@@ -2202,37 +2571,21 @@ def _describe_syntax_error(n: Node) -> str | None:
 
 
 def _spellings() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, b in BUILTINS.items():
-        if b.kind is Kind.ID:
-            out[name] = f"wave.{name}({'0' if b.args else ''})"
-        elif b.kind is Kind.ATOMIC:
-            out[name] = f"wave.{name}(a, i, {'expected, desired' if len(b.args) == 4 else 'v'})"
-        elif b.kind is Kind.WAVE:
-            out[name] = f"wave.{name}({'x, lane' if len(b.args) == 2 else 'x'})"
-        elif b.kind is Kind.VOTE:
-            out[name] = f"wave.{name}(c)"
-        elif b.kind is Kind.MATH:
-            out[name] = f"Math.{name}(x)" if name in ("sqrt", "floor", "ceil") else f"wave.{name}(x)"
-    out.update(
-        {
-            "barrier": "wave.barrier()",
-            "fence": 'wave.fence("workgroup")',
-            "local_array": "wave.local_array(Float32Array, 256)",
-            "atomic_add": "wave.atomic_add(a, i, v) or Atomics.add(a, i, v)",
-            "atomic_cas": "wave.atomic_cas(a, i, expected, desired) or Atomics.compareExchange(a, i, e, d)",
-            "fma": "wave.fma(a, b, c)",
-            "abs": "Math.abs(x)",
-            "min": "Math.min(a, b)",
-            "max": "Math.max(a, b)",
-            "i32": "x | 0",
-            "u32": "x >>> 0",
-            "f32": "Math.fround(x)",
-            "f16": "Math.f16round(x)",
-            "f64": "wave.f64(x)",
-            "bool": "wave.bool(x)",
-        }
-    )
+    """Row -> a typical call in TypeScript: JavaScript's own spelling where it has the row (Math.*,
+    Atomics.*, operators), else wave.NAME(...)."""
+    shown = {Arg.AXIS: "0", Arg.SCOPE: '"workgroup"', Arg.TYPE: "Float32Array", Arg.COUNT: "256", Arg.ARRAY: "a"}
+    shown |= {Arg.INDEX: "lane", Arg.CONDITION: "c", Arg.VALUE: "x"}
+    out = {n: f"wave.{n}({', '.join(shown[a] for a in ROWS[n].args)})" for n in WAVE_CALLS}
+    js = {row: spelled for spelled, row in MATH_CALLS.items()}
+    args = {"min": "a, b", "max": "a, b", "pow": "x, y"}
+    out |= {row: f"{spelled}({args.get(row, 'x')})" for row, spelled in js.items()}
+    out |= {row: f"Math.fround({out[row]})" for row in js if row in ONLY_F32}  # where rounded to f32
+    out |= {f"atomic_{op}": f"wave.atomic_{op}(a, i, v)" for op in B.ATOMIC_OPS}
+    out |= {row: f"wave.{row}(a, i, v) or Atomics.{op}(a, i, v)" for op, row in ATOMICS_JS.items()}
+    out["atomic_cas"] = "wave.atomic_cas(a, i, expected, desired) or Atomics.compareExchange(a, i, e, d)"
+    out |= {"fma": "wave.fma(a, b, c)", "clamp": "wave.clamp(x, lo, hi)", "powi": "x ** 3"}
+    out |= {"i32": "x | 0", "u32": "x >>> 0", "f32": "Math.fround(x)", "f16": "Math.f16round(x)"}
+    out |= {"isnan": "Number.isNaN(x) or isNaN(x)"}
     return out
 
 

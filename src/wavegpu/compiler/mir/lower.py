@@ -696,6 +696,16 @@ class Lowerer:
         step = self.emit("select", [below, Const(-1.0, t), Const(1.0, t)], t)
         return self.emit("select", [up, self.emit("add", [tr, step], t), tr], t)
 
+    def round_half_up(self, e: hir.Call) -> Operand:
+        """JavaScript's Math.round: floor(x), plus 1 where the rest (exact: x - floor(x)) is at least
+        one half; a zero result of a negative x is -0.0."""
+        t = e.type
+        x = self.expr(e.args[0])
+        fl = self.emit("floor", [x], t)
+        up = self.emit("cmp.ge", [self.emit("sub", [x, fl], t), Const(0.5, t)], BOOL)
+        r = self.emit("select", [up, self.emit("add", [fl, Const(1.0, t)], t), fl], t)
+        return self._negative_zero(x, r, t)
+
     def popcount(self, e: hir.Call) -> Operand:
         return self.convert(self.emit("popc", [self.convert(self.expr(e.args[0]), U32)], U32), I32)
 
@@ -779,6 +789,7 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "trunc": Lowerer.trunc,
     "round_even": Lowerer.round_even,
     "round_away": Lowerer.round_away,
+    "round_half_up": Lowerer.round_half_up,
     "popcount": Lowerer.popcount,
     "clz": Lowerer.clz,
     "ctz": Lowerer.ctz,

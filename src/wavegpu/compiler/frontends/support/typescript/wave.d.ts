@@ -99,6 +99,24 @@ declare namespace wave {
   function abs(x: number): number;
   function min(...xs: number[]): number;
   function max(...xs: number[]): number;
+  /** min(max(x, lo), hi) in the arguments' common type. */
+  function clamp(x: number, lo: number, hi: number): number;
+  /** 1, -1, or x itself (a zero keeps its sign, NaN stays NaN): Math.sign. */
+  function sign(x: number): number;
+  /** Number.isNaN(x). */
+  function isnan(x: number): boolean;
+  /** The device's f32 power (the arguments are rounded to f32 first). */
+  function pow(x: number, y: number): f32;
+  /** Rounding to an integral value of the argument rounded to f32: toward zero (Math.trunc), ties
+   * to even, ties away from zero, ties toward +Infinity (Math.round). */
+  function trunc(x: number): f32;
+  function round_even(x: number): f32;
+  function round_away(x: number): f32;
+  function round_half_up(x: number): f32;
+  /** Bit counts of an i32 or u32: set bits, leading zeros (Math.clz32), trailing zeros. */
+  function popcount(x: number): i32;
+  function clz(x: number): i32;
+  function ctz(x: number): i32;
 
   /** Conversions: i32 = x | 0, u32 = x >>> 0, f32 = Math.fround, f16 = Math.f16round. */
   function i32(x: number): i32;
