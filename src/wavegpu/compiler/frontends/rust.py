@@ -296,7 +296,7 @@ def f32_of(decimal: str) -> float:
     return float(best)
 
 
-class Lowering:
+class KernelBuilder:
     """One kernel function to HIR (run again when a variable's type is inferred from a later use)."""
 
     def __init__(
@@ -1743,7 +1743,7 @@ class Lowering:
         was defined), with its result (`return v;` or the body's tail expression)."""
         inferred: dict[int, str] = {}
         for _ in range(64):
-            sub = Lowering(self.f, node, inferred, name, self.helpers)
+            sub = KernelBuilder(self.f, node, inferred, name, self.helpers)
             sub.result_types = self.result_types
             sub.ret = ret
             base: set[str] = set()
@@ -2194,7 +2194,7 @@ class RustKernels:
                 i += 1
         return out
 
-    def consts_lookup(self, name: str, low: Lowering | None) -> tuple[int | float | bool, str] | None:
+    def consts_lookup(self, name: str, low: KernelBuilder | None) -> tuple[int | float | bool, str] | None:
         if low is not None:
             for sc in reversed(low.scopes):
                 c = sc.get("const " + name)  # type: ignore[call-overload]
@@ -2204,7 +2204,7 @@ class RustKernels:
                     return None
         return self.consts.get(name)
 
-    def const_item(self, item: Node, scope: dict | None, low: Lowering | None) -> None:  # type: ignore[type-arg]
+    def const_item(self, item: Node, scope: dict | None, low: KernelBuilder | None) -> None:  # type: ignore[type-arg]
         name = self.src.node_text(item.child_by_field_name("name"))
         ty = item.child_by_field_name("type")
         value = item.child_by_field_name("value")
@@ -2218,7 +2218,7 @@ class RustKernels:
         else:
             self.consts[name] = (v, tname)
 
-    def const_eval(self, n: Node, rt: str, low: Lowering | None) -> int | float | bool:
+    def const_eval(self, n: Node, rt: str, low: KernelBuilder | None) -> int | float | bool:
         """A constant expression of Rust type rt (literals, constants, + - * / % & | ^ << >>, casts)."""
         owner = low or self
         t = n.type
@@ -2305,7 +2305,7 @@ class RustKernels:
         for fn, opts in self.kernels:
             inferred: dict[int, str] = {}
             for _ in range(64):
-                low = Lowering(self, fn, inferred)
+                low = KernelBuilder(self, fn, inferred)
                 try:
                     f = low.run()
                 except _Restart:
