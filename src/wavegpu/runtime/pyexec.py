@@ -207,6 +207,13 @@ def sign(x: object) -> object:
     return t(1) if v > 0 else t(-1) if v < 0 else v
 
 
+def signum(x: object) -> object:
+    """Rust's f32::signum: 1.0 or -1.0 with x's sign (+0.0 gives 1.0, -0.0 gives -1.0); NaN for NaN."""
+    v = np.asarray(x)[()]
+    t = type(v) if isinstance(v, np.floating) else np.float32
+    return v if np.isnan(v) else t(np.copysign(1.0, v))
+
+
 def isnan(x: object) -> bool:
     return bool(np.isnan(x))
 
@@ -280,6 +287,7 @@ __all__ = [
     "round_even",
     "rsqrt",
     "sign",
+    "signum",
     "sin",
     "sqrt",
     "thread_id",

@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ...errors import CompileError, Diagnostic
-from .. import builtins, hir
-from ..builtins import ATOMICS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from .. import bind, builtins, hir
+from ..builtins import ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Kind, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
@@ -79,19 +79,32 @@ WRAPPING = {  # x.wrapping_add(y) ... : what release-mode arithmetic does anyway
     "wrapping_shl": "<<",
     "wrapping_shr": ">>",
 }
-METHOD_MATH = {  # x.method() -> the builtin (Rust's natural log is ln)
-    "sqrt": "sqrt",
-    "rsqrt": "rsqrt",
-    "sin": "sin",
-    "cos": "cos",
-    "exp": "exp",
-    "exp2": "exp2",
-    "ln": "log",
-    "log2": "log2",
-    "floor": "floor",
-    "ceil": "ceil",
-}
-FUNCTION_ALIASES = {"ln": "log", "mul_add": "fma"}
+# ---- how Rust spells the builtins (compiler/builtins.py's rows; bound by compiler/bind.py) -------
+# The wave crate's free functions (`thread_id(0)`, `wave::thread_id(0)` after `use wave::*;`): every
+# row by its name (a cast is `as`, local_array a generic declaration), and Rust's names of two
+FUNCTIONS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.CAST}
+FUNCTIONS |= {"ln": "log", "mul_add": "fma"}
+# Rust's std methods (and the crate's `Rsqrt` trait): the method -> its row, and the Rust types
+# that have it (rustc refuses the others: no `u32::abs`, no `i32::sqrt`)
+_FLOAT_METHODS = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "exp": "exp", "exp2": "exp2", "ln": "log"}
+_FLOAT_METHODS |= {"log2": "log2", "floor": "floor", "ceil": "ceil", "mul_add": "fma", "powf": "pow"}
+_FLOAT_METHODS |= {"powi": "powi", "round": "round_away", "round_ties_even": "round_even", "trunc": "trunc"}
+_FLOAT_METHODS |= {"is_nan": "isnan"}
+_INT_METHODS = {"count_ones": "popcount", "leading_zeros": "clz", "trailing_zeros": "ctz", "pow": "powi"}
+METHODS: dict[str, str] = {**_FLOAT_METHODS, **_INT_METHODS, "rsqrt": "rsqrt", "abs": "abs", "min": "min"}
+METHODS |= {"max": "max", "clamp": "clamp", "signum": "signum"}
+# i32::signum(0) = 0 is `sign`'s meaning; f32::signum(+-0.0) = +-1.0 (and NaN for NaN) is `signum`'s
+INT_METHODS = {"signum": "sign"}
+_NUMBERS = ("i32", "u32", "usize", "f32", "f64")
+METHOD_TYPES: dict[str, tuple[str, ...]] = {m: ("f32", "f64") for m in _FLOAT_METHODS}
+METHOD_TYPES |= {m: ("i32", "u32", "usize") for m in _INT_METHODS} | {"rsqrt": ("f32",), "clamp": _NUMBERS}
+METHOD_TYPES |= {"abs": ("i32", "f32", "f64", "f16"), "signum": ("i32", "f32", "f64")}
+METHOD_TYPES |= {"min": (*_NUMBERS, "f16"), "max": (*_NUMBERS, "f16")}
+# `core::cmp::min(a, b)`: Ord's functions (integers; f32 is not Ord); `f32::sqrt(x)`: a method
+# called as a function
+CMP_PATHS = ("core::cmp", "std::cmp", "cmp")
+CMP_FUNCTIONS = {"min": "min", "max": "max"}
+COUNT_TYPES = {"powi": "i32", "pow": "u32"}  # f32::powi(n: i32), u32::pow(exp: u32)
 SCOPES = {"Wave": "wave", "Workgroup": "workgroup", "Device": "device"}
 FLOAT_CONSTS = {
     "PI": math.pi,
@@ -171,14 +184,26 @@ SPELLINGS: dict[str, str] = {
     "ceil": "x.ceil()",
     "fma": "a.mul_add(b, c)",
     "abs": "x.abs()",
-    "min": "a.min(b)",
-    "max": "a.max(b)",
+    "min": "a.min(b), core::cmp::min(i, j)",
+    "max": "a.max(b), core::cmp::max(i, j)",
     "i32": "x as i32",
     "u32": "x as u32",
     "f32": "x as f32",
     "f64": "x as f64",
     "f16": "f16::from_f32(x)",
     "bool": "x != 0",
+    "pow": "x.powf(y)",
+    "powi": "x.powi(3)",
+    "round_away": "x.round()",
+    "round_even": "x.round_ties_even()",
+    "trunc": "x.trunc()",
+    "clamp": "x.clamp(lo, hi)",
+    "sign": "k.signum() (integers)",
+    "signum": "x.signum() (floats)",
+    "isnan": "x.is_nan()",
+    "popcount": "k.count_ones()",
+    "clz": "k.leading_zeros()",
+    "ctz": "k.trailing_zeros()",
 }
 
 
@@ -895,36 +920,37 @@ class KernelBuilder:
         if n.type != "call_expression":
             return False
         f = n.child_by_field_name("function")
-        return f.type == "generic_function" and self.builtin_path(f.child_by_field_name("function")) == "local_array"
+        if f.type != "generic_function":
+            return False
+        row = ROWS.get(FUNCTIONS.get(self.builtin_path(f.child_by_field_name("function")) or "", ""))
+        return row is not None and row.rule is Rule.LOCAL
 
     def local_array(self, name: str, call: Node) -> None:
+        """`let s = local_array::<f32, 256>();`: the row's type and count, bound by the binder."""
         gf = call.child_by_field_name("function")
+        row = ROWS[FUNCTIONS[self.builtin_path(gf.child_by_field_name("function")) or ""]]
         if self.named_children(call.child_by_field_name("arguments")):
             raise self.error(call, "local_array::<T, N>() takes no arguments")
         targs = self.named_children(gf.child_by_field_name("type_arguments"))
         if len(targs) != 2:
             raise self.error(gf, "local_array::<T, N>(): an element type and a constant count")
         rt = self.type_name(targs[0])
-        if rt in NARROW_BITS:
-            elem = NARROW[rt]
-        elif rt in ELEMENT_TYPES:
-            elem = ELEMENT_TYPES[rt]
-        else:
-            raise self.error(targs[0], f"local arrays hold i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
         cn = targs[1]
         if cn.type == "block":
             kids = self.named_children(cn)
             if len(kids) != 1:
                 raise self.error(cn, "the count is one constant expression")
             cn = kids[0]
-        count = self.f.const_eval(cn, "usize", self)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise self.error(cn, "a local_array count is a positive constant (no dynamic allocation on a GPU)")
+        r = bind.bind(row, self.span(call), [NARROW.get(rt) or ELEMENT_TYPES.get(rt), self.constant(cn, "usize")])
+        if isinstance(r, bind.Refusal):
+            raise self.error(targs[0] if r.arg == 0 else cn if r.arg == 1 else call, r.message)
         if self.is_array_name(name) or name in self.vars:
             raise self.error(call, f"`{name}` is already defined: local arrays need their own names")
-        at = ArrayType(elem, "local", 1)
-        self.scopes[-1][name] = Array(name, at, rt, True, count)
-        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))
+        attrs = dict(r.attrs)  # type: ignore[union-attr]
+        elem, (count,) = attrs["dtype"], attrs["shape"]
+        at = ArrayType(elem, "local", 1)  # type: ignore[arg-type]
+        self.scopes[-1][name] = Array(name, at, rt, True, count)  # type: ignore[arg-type]
+        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))  # type: ignore[arg-type]
 
     # -- expressions
     def condition(self, n: Node) -> hir.Expr:
@@ -1557,19 +1583,13 @@ class KernelBuilder:
             if (
                 len(parts) == 2
                 and parts[0] in ("f32", "f64", "i32", "u32")
-                and parts[1]
-                in (
-                    *METHOD_MATH,
-                    "abs",
-                    "min",
-                    "max",
-                    "mul_add",
-                    *WRAPPING,
-                )
-            ):  # f32::sqrt(x): the method called as a function
-                if not args:
+                and (parts[1] in METHODS or parts[1] in WRAPPING)
+            ):
+                if not args:  # f32::sqrt(x): the method called as a function
                     raise self.error(n, f"{parts[1]} takes its receiver first")
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
+            if "::".join(parts[:-1]) in CMP_PATHS and parts[-1] in CMP_FUNCTIONS:
+                return self.cmp_call(n, parts[-1], args, hint)
             if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
                 return self.f16_call(n, parts[-1], args)
             raise self.error(
@@ -1584,7 +1604,6 @@ class KernelBuilder:
             raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
         if name in self.f.functions:
             return self.function_call(n, f, name, args)
-        name = FUNCTION_ALIASES.get(name, name)
         return self.builtin(n, name, args, hint)
 
     # -- helper functions and closures: lowered once per instance, inlined by compiler/inline.py
@@ -1879,7 +1898,9 @@ class KernelBuilder:
             hn = arr.name + HIDDEN_LENGTH
             self.hidden.add(hn)
             return V(hir.Cast(U32, sp, hir.Var(I32, sp, hn)), "usize")
-        x = self.expr(recv, want_rt or (hint if method in ("min", "max", "abs", "mul_add", *WRAPPING) else None))
+        row = ROWS.get(METHODS.get(method, ""))
+        same = row is not None and row.rule is Rule.SAME
+        x = self.expr(recv, want_rt or (hint if same or method in WRAPPING else None))
         if x.lit:
             if want_rt:
                 x = self.retype(x, want_rt, recv)
@@ -1893,42 +1914,20 @@ class KernelBuilder:
         if method in ("to_f32", "to_f64") and rt == "f16" and not args:
             to = method[3:]
             return V(hir.Cast(RUST_TYPES[to], sp, x.e), to)
-        if method in METHOD_MATH:
-            self.nargs(n, args, 0, method)
-            name = METHOD_MATH[method]
-            if rt not in FLOATS:
-                raise self.error(
-                    n, f"no method named `{method}` found for {rt}: convert first, `(x as f32).{method}()`"
-                )
-            if RUST_TYPES[rt] not in builtins.math_types(name):
+        if row is not None:
+            if rt not in METHOD_TYPES[method]:
+                fix = f": convert first, `(x as f32).{method}()`" if method in _FLOAT_METHODS and rt in INTS else ""
+                raise self.error(n, f"no method named `{method}` found for {rt}{fix}")
+            if rt in INTS:
+                row = ROWS[INT_METHODS.get(method, row.name)]
+            if len(args) != len(row.args) - 1:  # Rust methods take a fixed number of arguments
+                k = len(row.args) - 1
                 raise self.error(
                     n,
-                    f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt} (the "
-                    f"device has no {rt} {method}): `(x as f32).{method}()` computes it in f32, if that is what you mean",
+                    f"`{method}` takes {k} argument{'s' if k != 1 else ''} but {len(args)} "
+                    f"{'were' if len(args) != 1 else 'was'} supplied",
                 )
-            return V(hir.Call(x.e.type, sp, name, (x.e,)), rt)
-        if method == "abs":
-            self.nargs(n, args, 0, method)
-            if rt in ("u32", "usize", "bool") or rt in NARROW_BITS:
-                raise self.error(n, f"no method named `abs` found for {rt}")
-            return V(hir.Call(x.e.type, sp, "abs", (x.e,)), rt)
-        if method in ("min", "max"):
-            self.nargs(n, args, 1, method)
-            y = self.expr(args[0], rt)
-            x, y = self.unify(x, y, n, recv, args[0])
-            if rt == "bool":
-                raise self.error(n, f"{method} takes numbers")
-            self.no_narrow(x, recv)
-            return V(hir.Call(x.e.type, sp, method, (x.e, y.e)), rt)
-        if method == "mul_add":
-            self.nargs(n, args, 2, method)
-            if rt not in ("f32", "f64"):
-                raise self.error(n, f"mul_add takes f32, not {rt}")
-            if rt == "f64":
-                raise self.error(n, "mul_add of f64 is not supported: fma is f32 on WAVE")
-            b = self.want(self.expr(args[0], rt), rt, args[0])
-            c = self.want(self.expr(args[1], rt), rt, args[1])
-            return V(hir.Call(F32, sp, "fma", (x.e, b.e, c.e)), rt)
+            return self.bind_call(n, row, method, [recv, *args], hint, x)
         if method in WRAPPING:
             self.nargs(n, args, 1, method)
             if rt not in INTS:
@@ -1953,87 +1952,131 @@ class KernelBuilder:
         if len(args) != k:
             raise self.error(n, f"{name} takes {k} argument(s), {len(args)} given")
 
-    def builtin(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
-        sp = self.span(n)
-        if name in IDS:
-            axis = 0
-            if name == "thread_id" and not args:
-                self.toolchain_dialect = True
-            if name in builtins.NO_AXIS:
-                self.nargs(n, args, 0, name)
-            elif args:
-                self.nargs(n, args, 1, name)
-                v = self.f.const_eval(args[0], "u32", self)
-                if v not in builtins.AXES or isinstance(v, bool):
-                    raise self.error(args[0], "the axis is the constant 0, 1 or 2")
-                axis = int(v)
-            call = hir.Call(I32, sp, name, (), None, (("axis", axis),))
-            return V(hir.Cast(U32, sp, call), "u32")
-        if name == "barrier":
-            self.nargs(n, args, 0, name)
-            return V(hir.Call(VOID, sp, "barrier"), "void")
-        if name == "fence":
-            self.nargs(n, args, 1, name)
-            txt = self.text(args[0]).replace(" ", "").split("::")
-            if len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES:
-                return V(hir.Call(VOID, sp, "fence", (), None, (("scope", SCOPES[txt[-1]]),)), "void")
-            raise self.error(args[0], "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
-        if name == "local_array":
+    def bind_call(
+        self, n: Node, row: Builtin, spelled: str, nodes: list[Node], hint: str | None, recv: V | None = None
+    ) -> V:
+        """A builtin's call (`spelled` as the kernel wrote it; a method's receiver is `nodes[0]`,
+        already lowered as `recv`): the arguments as the binder's actuals, converted by Rust's
+        rules (no implicit conversions; unsuffixed literals take the other values' type), and
+        the binder's refusal placed at its argument with Rust's fix-it."""
+        kinds = bind.slots(row, len(nodes))
+        if not isinstance(kinds, bind.Refusal) and row.kind is Kind.MINMAX and len(nodes) != len(row.args):
+            kinds = bind.Refusal(f"{spelled}() takes {len(row.args)} arguments, {len(nodes)} given")  # not variadic
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{spelled}(", 1))
+        if row.rule is Rule.LOCAL:
             raise self.error(
                 n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();"
             )
-        if name in ATOMICS:
-            want = len(builtins.BUILTINS[name].args)
-            if len(args) != want:
-                raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
-            an = args[0]
-            while an.type == "reference_expression":
-                an = an.named_children[-1]
-            arr = self.lookup(self.text(an)) if an.type == "identifier" else None
-            if not isinstance(arr, Array):
-                raise self.error(args[0], "the first argument of an atomic is a slice or a local array")
-            why = builtins.atomic_element(name, arr.type.elem) or builtins.atomic_operation(name, arr.type.elem)
-            if why is not None:
-                raise self.error(args[0], why)
-            idx = self.expr(args[1], "usize")
-            if idx.rt not in ("usize", "u32"):
-                raise self.error(
-                    args[1], f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(args[1])} as u32`"
-                )
-            vals = tuple(self.want(self.expr(a, arr.rt), arr.rt, a).e for a in args[2:])
-            return V(hir.Call(arr.type.elem, sp, name, (idx.e, *vals), arr.name), arr.rt)
-        if name in WAVE1 or name in WAVE2:
-            k = 1 if name in WAVE1 else 2
-            self.nargs(n, args, k, name)
-            x = self.expr(args[0], hint)
-            if x.lit:
-                x = self.literal_default(x, args[0])
-            why = (
-                builtins.wave_operand(name, x.e.type)
-                if x.rt in ("i32", "u32", "f32")
-                else f"{name} works on i32, u32 and f32 values, not {x.rt}"
+        if row.rule is Rule.ID and not nodes and row.name == builtins.TOOLCHAIN_ID:
+            self.toolchain_dialect = True  # builtins.TOOLCHAIN_WORKGROUP
+        out: list[bind.Actual] = []
+        values: dict[int, V] = {}
+        elem: Array | None = None
+        for i, (kind, node) in enumerate(zip(kinds, nodes)):
+            if kind is Arg.AXIS:
+                out.append(self.constant(node, "u32"))
+            elif kind is Arg.SCOPE:
+                txt = self.text(node).replace(" ", "").split("::")
+                ok = len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES
+                if not ok:
+                    raise self.error(node, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
+                out.append(SCOPES[txt[-1]])
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                an = node
+                while an.type == "reference_expression":
+                    an = an.named_children[-1]
+                b = self.lookup(self.text(an)) if an.type == "identifier" else None
+                if isinstance(b, Var) and b.rt == "poison":
+                    raise _Bail()
+                elem = b if isinstance(b, Array) else None
+                ref = bind.ArrayRef(elem.name, elem.type.elem) if elem else None
+                refusal = bind.check(row, kind, ref, i)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else node, refusal.message)
+                out.append(ref)
+            elif kind is Arg.INDEX and row.rule is Rule.ATOMIC:  # the crate's Index: usize or u32
+                idx = self.expr(node, "usize")
+                if idx.lit:
+                    idx = self.retype(idx, "usize", node)
+                if idx.rt not in ("usize", "u32"):
+                    raise self.error(
+                        node, f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(node)} as u32`"
+                    )
+                out.append(idx.e)
+            elif kind is Arg.INDEX:  # a lane or distance: u32
+                out.append(self.want(self.expr(node, "u32"), "u32", node).e)
+            elif kind is Arg.CONDITION:
+                out.append(self.condition(node))
+            elif kind is Arg.COUNT:  # powi(n: i32), pow(n: u32): a constant the device unrolls
+                out.append(self.constant(node, COUNT_TYPES.get(spelled, "u32")))
+            elif elem is not None:  # an atomic's value: the element's type
+                out.append(self.want(self.expr(node, elem.rt), elem.rt, node).e)
+            else:
+                out.append(None)  # VALUE: below, all in one type
+                values[i] = recv if i == 0 and recv is not None else self.expr(node, hint)
+        rt = self.value_type(row, nodes, values)
+        for i, v in values.items():
+            out[i] = v.e
+        r = bind.bind(row, self.span(n), out)
+        if isinstance(r, bind.Refusal):
+            at = nodes[r.arg] if isinstance(r.arg, int) else n
+            msg = r.message
+            if row.rule is Rule.MATH and r.arg is not None:  # an f64 or f16 the device has no op for
+                form = f"(x as f32).{spelled}()" if recv is not None else f"{spelled}(x as f32)"
+                msg += f": `{form}` computes it in f32, if that is what you mean"
+            raise self.error(at, msg)
+        sp = self.span(n)
+        if row.rule in (Rule.ID, Rule.BITS):  # Rust's ids and bit counts are u32
+            return V(hir.Cast(U32, sp, r), "u32")
+        if r.type is VOID:
+            return V(r, "void")
+        if row.rule is Rule.ATOMIC and elem is not None:
+            return V(r, elem.rt)
+        if row.rule in (Rule.PREDICATE, Rule.VOTE):
+            return V(r, r.type.name)
+        return V(r, rt)
+
+    def value_type(self, row: Builtin, nodes: list[Node], values: dict[int, V]) -> str:
+        """The VALUE arguments of one call in one Rust type (`values` updated): the first typed
+        one's; unsuffixed literals adopt it (all literals: their default); nothing converts."""
+        if not values:
+            return ""
+        typed = [v for v in values.values() if not v.lit]
+        first = next(iter(values))
+        rt = typed[0].rt if typed else self.literal_default(values[first], nodes[first]).rt
+        for i, v in values.items():
+            if v.rt == "void":
+                raise self.error(nodes[i], "this call has no value")
+            v = self.want(v, rt, nodes[i])
+            self.no_narrow(v, nodes[i])
+            if row.rule in (Rule.WAVE, Rule.ATOMIC) and rt != v.e.type.name:  # the crate's Value: i32, u32, f32
+                raise self.error(nodes[i], f"{row.name} works on i32, u32 and f32 values, not {rt}")
+            values[i] = v
+        return rt
+
+    def constant(self, n: Node, rt: str) -> int | float | bool | None:
+        """A constant argument (an axis, a power), or None when it is not one (the binder refuses)."""
+        mark = len(self.diags)
+        try:
+            return self.f.const_eval(n, rt, self)
+        except _Bail:
+            del self.diags[mark:]
+            return None
+
+    def cmp_call(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
+        """`core::cmp::min(a, b)`: Ord's min and max, of integers (f32 is not Ord: rustc refuses)."""
+        r = self.bind_call(n, ROWS[CMP_FUNCTIONS[name]], name, args, hint)
+        if r.rt not in INTS:
+            raise self.error(
+                n, f"the trait bound `{r.rt}: Ord` is not satisfied: floats have the method, `a.{name}(b)`"
             )
-            if why is not None:
-                raise self.error(args[0], why)
-            cargs: tuple[hir.Expr, ...] = (x.e,)
-            if k == 2:
-                lane = self.want(self.expr(args[1], "u32"), "u32", args[1])
-                cargs = (x.e, lane.e)
-            return V(hir.Call(x.e.type, sp, name, cargs), x.rt)
-        if name in builtins.VOTES:
-            self.nargs(n, args, 1, name)
-            c = self.condition(args[0])
-            t = builtins.vote_result(name)
-            return V(hir.Call(t, sp, name, (c,)), t.name)
-        if name in MATH1 or name == "abs":
-            self.nargs(n, args, 1, name)
-            return self.method(n, args[0], {v: k for k, v in METHOD_MATH.items()}.get(name, name), [], hint)
-        if name in ("min", "max"):
-            self.nargs(n, args, 2, name)
-            return self.method(n, args[0], name, args[1:], hint)
-        if name == "fma":
-            self.nargs(n, args, 3, name)
-            return self.method(n, args[0], "mul_add", args[1:], hint)
+        return r
+
+    def builtin(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
+        row = ROWS.get(FUNCTIONS.get(name, ""))
+        if row is not None:
+            return self.bind_call(n, row, name, args, hint)
         if name in HEAP:
             raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
         raise self.error(

@@ -605,6 +605,16 @@ class Lowerer:
         above = self.emit("cmp.gt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
         return self.emit("select", [above, one, r], t)
 
+    def signum(self, e: hir.Call) -> Operand:
+        """Rust's f32::signum: -1.0 where x is negative or -0.0 (1 / -0.0 is -inf), else 1.0; NaN stays."""
+        t = e.type
+        x = self.expr(e.args[0])
+        zero = Const(0.0, t)
+        neg_zero = self.emit("cmp.lt", [self.emit("div", [Const(1.0, t), x], t), zero], BOOL)
+        neg = self.emit("or", [self.emit("cmp.lt", [x, zero], BOOL), neg_zero], BOOL)
+        r = self.emit("select", [neg, Const(-1.0, t), Const(1.0, t)], t)
+        return self.emit("select", [self.emit("cmp.ne", [x, x], BOOL), x, r], t)
+
     def isnan(self, e: hir.Call) -> Operand:
         x = self.expr(e.args[0])
         return self.emit("cmp.ne", [x, x], BOOL)  # NaN != NaN (an unordered compare)
@@ -727,6 +737,7 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "clamp": Lowerer.clamp,
     "sign": Lowerer.sign,
     "isnan": Lowerer.isnan,
+    "signum": Lowerer.signum,
     "trunc": Lowerer.trunc,
     "round_even": Lowerer.round_even,
     "round_away": Lowerer.round_away,
