@@ -200,6 +200,11 @@ def clamp(x: object, lo: object, hi: object) -> object:
     return np.fmin(np.fmax(x, lo), hi)
 
 
+def clamp_keep_nan(x: object, lo: object, hi: object) -> object:
+    """x < lo ? lo : x > hi ? hi : x (Rust's f32::clamp, C++'s std::clamp): a NaN x stays NaN."""
+    return lo if x < lo else hi if x > hi else x  # type: ignore[operator]
+
+
 def sign(x: object) -> object:
     """1, -1 or x itself for a zero (keeping -0.0) or a NaN, in x's type."""
     v = np.asarray(x)[()]
@@ -264,6 +269,7 @@ __all__ = [
     "barrier",
     "ceil",
     "clamp",
+    "clamp_keep_nan",
     "clz",
     "cos",
     "ctz",

@@ -92,9 +92,10 @@ _FLOAT_METHODS |= {"powi": "powi", "round": "round_away", "round_ties_even": "ro
 _FLOAT_METHODS |= {"is_nan": "isnan"}
 _INT_METHODS = {"count_ones": "popcount", "leading_zeros": "clz", "trailing_zeros": "ctz", "pow": "powi"}
 METHODS: dict[str, str] = {**_FLOAT_METHODS, **_INT_METHODS, "rsqrt": "rsqrt", "abs": "abs", "min": "min"}
-METHODS |= {"max": "max", "clamp": "clamp", "signum": "signum"}
+METHODS |= {"max": "max", "clamp": "clamp_keep_nan", "signum": "signum"}
 # i32::signum(0) = 0 is `sign`'s meaning; f32::signum(+-0.0) = +-1.0 (and NaN for NaN) is `signum`'s
-INT_METHODS = {"signum": "sign"}
+# f32::clamp keeps a NaN x (clamp's min(max(x, lo), hi) would give lo); on integers they agree
+INT_METHODS = {"signum": "sign", "clamp": "clamp"}
 _NUMBERS = ("i32", "u32", "usize", "f32", "f64")
 METHOD_TYPES: dict[str, tuple[str, ...]] = {m: ("f32", "f64") for m in _FLOAT_METHODS}
 METHOD_TYPES |= {m: ("i32", "u32", "usize") for m in _INT_METHODS} | {"rsqrt": ("f32",), "clamp": _NUMBERS}
@@ -197,7 +198,8 @@ SPELLINGS: dict[str, str] = {
     "round_away": "x.round()",
     "round_even": "x.round_ties_even()",
     "trunc": "x.trunc()",
-    "clamp": "x.clamp(lo, hi)",
+    "clamp": "k.clamp(lo, hi) (integers)",
+    "clamp_keep_nan": "x.clamp(lo, hi) (floats)",
     "sign": "k.signum() (integers)",
     "signum": "x.signum() (floats)",
     "isnan": "x.is_nan()",

@@ -605,6 +605,13 @@ class Lowerer:
         above = self.emit("cmp.gt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
         return self.emit("select", [above, one, r], t)
 
+    def clamp_keep_nan(self, e: hir.Call) -> Operand:
+        """x < lo ? lo : x > hi ? hi : x (a NaN x fails both compares and stays)."""
+        t = e.type
+        x, lo, hi = (self.expr(a) for a in e.args)
+        r = self.emit("select", [self.emit("cmp.gt", [x, hi], BOOL), hi, x], t)
+        return self.emit("select", [self.emit("cmp.lt", [x, lo], BOOL), lo, r], t)
+
     def signum(self, e: hir.Call) -> Operand:
         """Rust's f32::signum: -1.0 where x is negative or -0.0 (1 / -0.0 is -inf), else 1.0; NaN stays."""
         t = e.type
@@ -738,6 +745,7 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "sign": Lowerer.sign,
     "isnan": Lowerer.isnan,
     "signum": Lowerer.signum,
+    "clamp_keep_nan": Lowerer.clamp_keep_nan,
     "trunc": Lowerer.trunc,
     "round_even": Lowerer.round_even,
     "round_away": Lowerer.round_away,
