@@ -51,7 +51,9 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ),
     ("n = 3;", "n", 0, "immutable parameter `n`: declare it `mut n`"),
     ("a[0] = 1.0;", "a[0]", 0, "behind a `&` reference: declare `a: &mut [f32]`"),
-    ("let i: i32 = 0; o[i] = 1.0;", "i", 2, "slices are indexed by usize, not i32"),
+    ("let i: i32 = 0; o[i] = 1.0;", "i", 2, "cannot be indexed by `i32`: slices are indexed by usize"),
+    ("let i = global_id(0); o[i] = a[i];", "i", 2, "the type `[f32]` cannot be indexed by `u32`"),  # E0277
+    ("let i = global_id(0); o[0] = a[i + 1];", "i + 1", 0, "convert it, `a[(i + 1) as usize]`"),
     ("k(a, o, n);", "k", 0, "recursion is not supported"),
     ("let v = vec![1.0f32; 4];", "vec![1.0f32; 4]", 0, "vec! allocates on the heap"),
     ("let b = Box::new(1.0f32);", "Box::new(1.0f32)", 0, "Box allocates on the heap"),
@@ -82,7 +84,7 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ("let s = local_array::<f32, n>();", "n", 0, "a local_array count must be a constant positive integer"),
     ("fence(3);", "3", 0, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device"),
     ("let x = thread_id(3);", "3", 0, "axis must be the constant 0, 1 or 2"),
-    ("for i in (0..n).rev() {}", "(0..n).rev()", 0, "kernels loop over ranges"),
+    ("for i in (0..n).skip(1) {}", "(0..n).skip(1)", 0, "kernels loop over ranges"),
     ("if let Some(x) = 3 {}", "let Some(x) = 3", 0, "`if let` is not supported"),
     ("let y = o[0].sin_cos();", "sin_cos", 0, "no method `sin_cos` for f32"),
 ]

@@ -45,6 +45,8 @@ BOTH_REFUSE = {
     "bool as f32": "o[0] = (o[1] > 0.0) as f32;",
     "f32 literal out of range": "o[0] = 1e39;",
     "i32 atomic index": "let i: i32 = 0; atomic_add(o, i, 1.0);",
+    "u32 slice index": "let i = global_id(0); o[i] = r[i];",  # E0277; the compat file alone is exempt
+    "u32 from f32": "o[0] = u32::from(r[0]) as f32;",
     "method on an ambiguous literal": "o[0] = 2.0.sqrt();",
 }
 

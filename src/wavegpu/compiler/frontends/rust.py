@@ -106,6 +106,14 @@ METHOD_TYPES |= {"min": (*_NUMBERS, "f16"), "max": (*_NUMBERS, "f16")}
 CMP_PATHS = ("core::cmp", "std::cmp", "cmp")
 CMP_FUNCTIONS = {"min": "min", "max": "max"}
 COUNT_TYPES = {"powi": "i32", "pow": "u32"}  # f32::powi(n: i32), u32::pow(exp: u32)
+# `T::from(x)`: the lossless conversions Rust implements From for (between the kernel types)
+FROM = {
+    "u32": ("u32", "bool", "u8", "u16"),
+    "usize": ("usize", "bool", "u8", "u16"),
+    "i32": ("i32", "bool", "u8", "u16", "i8", "i16"),
+    "f32": ("f32", "bool", "u8", "u16", "i8", "i16"),
+    "f64": ("f64", "bool", "u8", "u16", "i8", "i16", "i32", "u32", "f32"),
+}
 SCOPES = {"Wave": "wave", "Workgroup": "workgroup", "Device": "device"}
 FLOAT_CONSTS = {
     "PI": math.pi,
@@ -762,13 +770,15 @@ class KernelBuilder:
             raise self.error(pat, "the loop variable is one name")
         it = s.child_by_field_name("value")
         step_node = None
+        rev = False
         if it.type == "call_expression" and it.child_by_field_name("function").type == "field_expression":
             fe = it.child_by_field_name("function")
             method = self.text(fe.child_by_field_name("field"))
             args = self.named_children(it.child_by_field_name("arguments"))
-            if method != "step_by" or len(args) != 1:
-                raise self.error(it, "kernels loop over ranges: `for i in a..b` or `for i in (a..b).step_by(s)`")
-            step_node = args[0]
+            if not ((method == "step_by" and len(args) == 1) or (method == "rev" and not args)):
+                raise self.error(it, "kernels loop over ranges: `for i in a..b`, `(a..b).step_by(s)` or `(a..b).rev()`")
+            step_node = args[0] if args else None
+            rev = method == "rev"
             it = fe.child_by_field_name("value")
             while it.type == "parenthesized_expression":
                 it = it.named_children[0]
@@ -806,6 +816,17 @@ class KernelBuilder:
                 raise self.error(step_node, "step_by(0) panics: the step must be positive")
             step = st.e if st.e.type == a.e.type else hir.Cast(a.e.type, sp, st.e)
         name = self.text(pat)
+        pre: list[hir.Stmt] = []
+        start = a.e
+        if rev:  # (a..b).rev(): a hidden counter j runs a..b, and i = (b - 1) - (j - a)
+            ends = []
+            for e in (start, stop):
+                if not isinstance(e, hir.Const | hir.Var):
+                    tmp = self.temp(e.type)
+                    pre.append(hir.Assign(sp, tmp, e))
+                    e = hir.Var(e.type, sp, tmp)
+                ends.append(e)
+            start, stop = ends
         self.scopes.append({})
         hn = self.fresh_name(name, a.e.type)
         self.scopes[-1][name] = Var(hn, rt, False, flexible, s)
@@ -813,7 +834,13 @@ class KernelBuilder:
             body = self.loop_body(s)
         finally:
             self.scopes.pop()
-        return [hir.For(sp, hn, a.e, stop, step, body)]
+        if rev:
+            t = start.type
+            j = self.temp(t)
+            last = hir.Binary(t, sp, BinOp.SUB, stop, hir.Const(t, sp, 1))
+            i = hir.Binary(t, sp, BinOp.SUB, last, hir.Binary(t, sp, BinOp.SUB, hir.Var(t, sp, j), start))
+            return [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body))]
+        return [hir.For(sp, hn, start, stop, step, body)]
 
     # -- match: a chain of conditional branches
     def match_stmt(self, s: Node) -> list[hir.Stmt]:
@@ -1502,11 +1529,18 @@ class KernelBuilder:
         if idx_node.type == "range_expression":
             raise self.error(idx_node, "sub-slices are not supported: index elements")
         idx = self.expr(idx_node, "usize")
-        if idx.rt not in ("usize", "u32"):
-            if idx.rt == "i32" and idx.flex:
+        if idx.rt != "usize" and not (idx.rt == "u32" and self.f.toolchain_file):
+            if idx.rt in ("i32", "u32") and idx.flex:
                 self.infer(idx.flex, "usize")
+            shown = (
+                self.text(idx_node)
+                if idx_node.type in ("identifier", "integer_literal")
+                else f"({self.text(idx_node)})"
+            )
             raise self.error(
-                idx_node, f"slices are indexed by usize, not {idx.rt}: convert it, `{self.text(idx_node)} as usize`"
+                idx_node,
+                f"the type `[{arr.rt}]` cannot be indexed by `{idx.rt}`: slices are indexed by usize, "
+                f"convert it, `{self.text(base)}[{shown} as usize]`",
             )
         return arr, idx.e
 
@@ -1590,6 +1624,8 @@ class KernelBuilder:
                 if not args:  # f32::sqrt(x): the method called as a function
                     raise self.error(n, f"{parts[1]} takes its receiver first")
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
+            if len(parts) == 2 and parts[0] in FROM and parts[1] == "from":
+                return self.from_call(n, parts[0], args)
             if "::".join(parts[:-1]) in CMP_PATHS and parts[-1] in CMP_FUNCTIONS:
                 return self.cmp_call(n, parts[-1], args, hint)
             if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
@@ -2066,6 +2102,29 @@ class KernelBuilder:
             del self.diags[mark:]
             return None
 
+    def from_call(self, n: Node, to: str, args: list[Node]) -> V:
+        """`u32::from(c)`: Rust's lossless conversions (From), a bool to 0 or 1 included."""
+        if len(args) != 1:
+            raise self.error(n, f"{to}::from takes 1 argument but {len(args)} were supplied")
+        v = self.expr(args[0], to)
+        if v.lit:
+            v = self.retype(v, to, args[0]) if self.same_class(v.rt, to) else self.literal_default(v, args[0])
+        if v.rt not in FROM[to]:
+            raise self.error(
+                n,
+                f"the trait `From<{v.rt}>` is not implemented for `{to}` (the conversion may lose or change "
+                f"the value): `x as {to}` converts as Rust's `as` does, if that is what you mean",
+            )
+        sp, t = self.span(n), RUST_TYPES[to]
+        if v.rt == "bool":
+            return V(
+                hir.IfExpr(
+                    t, sp, v.e, hir.Const(t, sp, 1 if t.is_int else 1.0), hir.Const(t, sp, 0 if t.is_int else 0.0)
+                ),
+                to,
+            )
+        return V(v.e if v.e.type is t else hir.Cast(t, sp, v.e), to)
+
     def cmp_call(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
         """`core::cmp::min(a, b)`: Ord's min and max, of integers (f32 is not Ord: rustc refuses)."""
         r = self.bind_call(n, ROWS[CMP_FUNCTIONS[name]], name, args, hint)
@@ -2138,6 +2197,14 @@ class RustKernels:
         self.foreign: dict[str, str] = {}  # names of host items (structs, statics, ...) -> why a kernel cannot use them
         self.kernels: list[tuple[Node, dict[str, object]]] = []
         self.diags: list[Diagnostic] = []
+        # The Rust toolchain's dialect (COMPAT.md): a file that names no `wave` path (no `use
+        # wave::*;`, no `#[wave::kernel]`), which rustc cannot check anyway, may index slices
+        # with a u32 as that toolchain's kernels do; every other file follows rustc (E0277)
+        self.toolchain_file = not any(
+            n.type in ("scoped_identifier", "use_declaration", "scoped_use_list", "use_wildcard")
+            and self.src.node_text(n).lstrip(":").removeprefix("crate::").replace(" ", "").startswith("wave")
+            for n in treesitter.walk(self.root)
+        )
 
     def error(self, n: Node, msg: str) -> _Bail:
         self.diags.append(Diagnostic(msg, self.src.span(n)))
