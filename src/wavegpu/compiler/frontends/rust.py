@@ -105,6 +105,7 @@ METHOD_TYPES |= {"min": (*_NUMBERS, "f16"), "max": (*_NUMBERS, "f16")}
 # called as a function
 CMP_PATHS = ("core::cmp", "std::cmp", "cmp")
 CMP_FUNCTIONS = {"min": "min", "max": "max"}
+UNROLL = "unroll"  # `for i in unroll(0..4)`: the crate's marker of a loop unrolled at compile time
 COUNT_TYPES = {"powi": "i32", "pow": "u32"}  # f32::powi(n: i32), u32::pow(exp: u32)
 # `T::from(x)`: the lossless conversions Rust implements From for (between the kernel types)
 FROM = {
@@ -254,7 +255,19 @@ class Closure:
     kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
-Binding = Var | Array | Closure
+@dataclass
+class Private:
+    """A per-thread array (`let mut t = [0.0f32; 4];`): the hir.PrivateArray `hir_name`."""
+
+    hir_name: str
+    rt: str  # the element's Rust type
+    mutable: bool
+    flexible: bool  # its element type is inferred from its first use, as rustc does
+    node: Node
+    shape: tuple[int, ...]
+
+
+Binding = Var | Array | Closure | Private
 
 
 class _Bail(Exception):
@@ -351,6 +364,7 @@ class KernelBuilder:
         self.vars: dict[str, ScalarType] = {}  # HIR variable names and types
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
+        self.privates: list[hir.PrivateArray] = []
         self.hidden: set[str] = set()
         self.loop_depth = 0
         self.tmp = 0
@@ -388,7 +402,11 @@ class KernelBuilder:
         return name
 
     def is_array_name(self, name: str) -> bool:
-        return any(isinstance(sc.get(name), Array) for sc in self.scopes) or any(la.name == name for la in self.locals)
+        return (
+            any(isinstance(sc.get(name), Array) for sc in self.scopes)
+            or any(la.name == name for la in self.locals)
+            or any(pa.name == name for pa in self.privates)
+        )
 
     def temp(self, t: ScalarType) -> str:
         self.tmp += 1
@@ -459,7 +477,13 @@ class KernelBuilder:
                 params.append(hir.Param(p.name + "__len", I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.params and k not in self.hidden)
         return hir.Function(
-            self.fn_name, tuple(params), tuple(prologue) + body, variables, tuple(self.locals), self.src.file
+            self.fn_name,
+            tuple(params),
+            tuple(prologue) + body,
+            variables,
+            tuple(self.locals),
+            self.src.file,
+            privates=tuple(self.privates),
         )
 
     def param_type(self, ty: Node) -> Array | str:
@@ -654,10 +678,8 @@ class KernelBuilder:
                 raise self.error(ty, "leave the type of a local array to local_array::<T, N>()")
             self.local_array(name, value)
             return []
-        if ty is not None and ty.type == "array_type":
-            raise self.error(
-                ty, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
-            )
+        if (ty is not None and ty.type == "array_type") or (value is not None and value.type == "array_expression"):
+            return self.private_array(s, name, mutable, ty, value)
         declared = self.type_name(ty) if ty is not None else None
         if value is None:
             if declared is None:
@@ -716,7 +738,7 @@ class KernelBuilder:
         if left.type == "index_expression":
             arr, idx = self.index(left, write=True)
             v = self.expr(right, arr.rt)
-            return [hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+            return [self.store(arr, idx, v, right, sp)]
         if left.type in ("field_expression", "unary_expression"):
             raise self.error(left, "only variables and slice elements can be assigned")
         var = self.assignable(left)
@@ -732,23 +754,21 @@ class KernelBuilder:
         if left.type == "index_expression":
             arr, idx = self.index(left, write=True)
             pre: list[hir.Stmt] = []
-            if not isinstance(idx, hir.Const | hir.Var):
-                tmp = self.temp(idx.type)
-                pre.append(hir.Assign(sp, tmp, idx))
-                idx = hir.Var(idx.type, sp, tmp)
-            cur = V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
-            v = self.binary(op, cur, self.expr(right, arr.rt), s, left, right)
-            return [*pre, hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+            kept = []
+            for i in idx:
+                if not isinstance(i, hir.Const | hir.Var):
+                    tmp = self.temp(i.type)
+                    pre.append(hir.Assign(sp, tmp, i))
+                    i = hir.Var(i.type, sp, tmp)
+                kept.append(i)
+            idx = tuple(kept)
+            v = self.binary(op, self.element(arr, idx, sp), self.expr(right, arr.rt), s, left, right)
+            return [*pre, self.store(arr, idx, v, right, sp)]
         var = self.assignable(left)
         cur = V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
         v = self.binary(op, cur, self.expr(right, var.rt), s, left, right)
         v = self.want(v, var.rt, s, target=var)
         return [hir.Assign(sp, var.hir_name, v.e)]
-
-    def store_value(self, arr: Array, v: V, n: Node) -> hir.Expr:
-        if v.rt == "void":
-            raise self.error(n, "this call has no value")
-        return self.want(v, arr.rt, n).e
 
     def if_stmt(self, s: Node) -> hir.Stmt:
         cond_node = s.child_by_field_name("condition")
@@ -771,6 +791,15 @@ class KernelBuilder:
         it = s.child_by_field_name("value")
         step_node = None
         rev = False
+        unroll = hir.Unroll.NO
+        if it.type == "call_expression" and self.builtin_path(it.child_by_field_name("function")) == UNROLL:
+            args = self.named_children(it.child_by_field_name("arguments"))
+            if len(args) != 1:
+                raise self.error(it, "unroll(a..b) takes one range")
+            unroll = hir.Unroll.FULL  # every trip a copy of the body, the counter a constant in each
+            it = args[0]
+            while it.type == "parenthesized_expression":
+                it = it.named_children[0]
         if it.type == "call_expression" and it.child_by_field_name("function").type == "field_expression":
             fe = it.child_by_field_name("function")
             method = self.text(fe.child_by_field_name("field"))
@@ -839,8 +868,8 @@ class KernelBuilder:
             j = self.temp(t)
             last = hir.Binary(t, sp, BinOp.SUB, stop, hir.Const(t, sp, 1))
             i = hir.Binary(t, sp, BinOp.SUB, last, hir.Binary(t, sp, BinOp.SUB, hir.Var(t, sp, j), start))
-            return [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body))]
-        return [hir.For(sp, hn, start, stop, step, body)]
+            return [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body), unroll)]
+        return [hir.For(sp, hn, start, stop, step, body, unroll)]
 
     # -- match: a chain of conditional branches
     def match_stmt(self, s: Node) -> list[hir.Stmt]:
@@ -944,6 +973,83 @@ class KernelBuilder:
             raise self.error(p, f"{v} is out of range for {scrut.rt}")
         return hir.Const(scrut.e.type, self.span(p), v)
 
+    # -- per-thread arrays: `let mut t = [0.0f32; 4];`, `[[0.0f32; 4]; 4]`, `[1.0, 2.0, 3.0]`
+    def private_array(self, s: Node, name: str, mutable: bool, ty: Node | None, value: Node | None) -> list[hir.Stmt]:
+        """A per-thread array (hir.PrivateArray): in registers where unrolling makes every index
+        constant, else in the thread's local memory (docs/compiler.md). Its element type is the
+        annotation's, a literal's suffix, or, as rustc infers it, the type of its first use."""
+        sp = self.span(s)
+        if self.ret is not None:
+            raise self.error(s, "per-thread arrays are declared in kernels: pass their elements to the helper")
+        if value is None:
+            raise self.error(s, f"give `{name}` its elements: let mut {name} = [0.0f32; 4];")
+        shape_t: list[int] = []
+        elem_rt: str | None = None
+        t = ty
+        while t is not None and t.type == "array_type":
+            shape_t.append(self.array_length(t.child_by_field_name("length")))
+            t = t.child_by_field_name("element")
+        if t is not None:
+            elem_rt = self.type_name(t)
+        shape, leaves = self.array_value(value, 0)
+        if shape_t and shape_t != list(shape):
+            raise self.error(value, f"mismatched types: expected an array of shape {shape_t}, found {list(shape)}")
+        if len(shape) > 2:
+            raise self.error(value, "per-thread arrays have one or two dimensions")
+        rt = elem_rt or self.inferred.get(s.id)
+        distinct = {leaf.id: leaf for leaf in leaves}
+        vals = {k: self.expr(leaf, rt) for k, leaf in distinct.items()}
+        if rt is None:
+            typed = [v for v in vals.values() if not v.lit]
+            first = next(iter(distinct))
+            rt = typed[0].rt if typed else self.literal_default(vals[first], distinct[first]).rt
+        if rt not in ELEMENT_TYPES or rt == "f16":
+            raise self.error(value, f"per-thread arrays hold i32, u32, f32 or f64 elements, not {rt}")
+        flexible = elem_rt is None and s.id not in self.inferred and all(v.lit for v in vals.values())
+        pre: list[hir.Stmt] = []
+        exprs: dict[int, hir.Expr] = {}
+        for k, v in vals.items():
+            e = self.want(v, rt, distinct[k]).e
+            if sum(leaf.id == k for leaf in leaves) > 1 and not isinstance(e, hir.Const | hir.Var):  # [f(); N]: f once
+                tmp = self.temp(e.type)
+                pre.append(hir.Assign(sp, tmp, e))
+                e = hir.Var(e.type, sp, tmp)
+            exprs[k] = e
+        init = [exprs[leaf.id] for leaf in leaves]
+        if all(isinstance(e, hir.Const) and e.value == 0 and math.copysign(1, e.value) > 0 for e in init):
+            init = []  # zeros: PrivateInit's default
+        hn = self.fresh_name(name, RUST_TYPES[rt])
+        del self.vars[hn]  # an array, not a scalar variable
+        self.privates.append(hir.PrivateArray(hn, ELEMENT_TYPES[rt], tuple(shape), sp))
+        self.scopes[-1][name] = Private(hn, rt, mutable, flexible, s, tuple(shape))
+        return [*pre, hir.PrivateInit(sp, hn, tuple(init))]
+
+    def array_length(self, n: Node) -> int:
+        k = self.f.const_eval(n, "usize", self)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise self.error(n, "an array length is a positive constant (no dynamic allocation on a GPU)")
+        return k
+
+    def array_value(self, n: Node, depth: int) -> tuple[tuple[int, ...], list[Node]]:
+        """The shape and the element expressions (row-major) of `[x; N]` / `[a, b, c]`, nested for
+        rows; a repeated x is listed N times (the same node: evaluated once)."""
+        if n.type != "array_expression":
+            if depth == 0:
+                raise self.error(n, "a per-thread array is made with `[x; N]` or `[a, b, c]`")
+            return (), [n]
+        length = n.child_by_field_name("length")
+        kids = [c for c in self.named_children(n) if c.id != (length.id if length is not None else -1)]
+        if length is not None:
+            shape, leaves = self.array_value(kids[0], depth + 1)
+            k = self.array_length(length)
+            return (k, *shape), leaves * k
+        if not kids:
+            raise self.error(n, "an empty array has no elements to keep")
+        parts = [self.array_value(c, depth + 1) for c in kids]
+        if any(p[0] != parts[0][0] for p in parts):
+            raise self.error(n, "the rows of an array have one length")
+        return (len(kids), *parts[0][0]), [leaf for p in parts for leaf in p[1]]
+
     # -- local arrays
     def is_local_array(self, n: Node) -> bool:
         if n.type != "call_expression":
@@ -1044,7 +1150,7 @@ class KernelBuilder:
         """Flexible variables (by HIR name) take type rt: record it at their `let` and restart."""
         for sc in self.scopes:
             for var in sc.values():
-                if isinstance(var, Var) and var.flexible and var.hir_name in names:
+                if isinstance(var, Var | Private) and var.flexible and var.hir_name in names:
                     self.inferred[var.node.id] = rt
         raise _Restart()
 
@@ -1163,7 +1269,7 @@ class KernelBuilder:
             return self.cast(n)
         if t == "index_expression":
             arr, idx = self.index(n, write=False)
-            return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
+            return self.element(arr, idx, sp)
         if t == "call_expression":
             return self.call(n, hint)
         if t == "if_expression":
@@ -1243,6 +1349,8 @@ class KernelBuilder:
             return V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
         if isinstance(var, Array):
             raise self.error(n, f"`{name}` is a slice: index it, {name}[i]")
+        if isinstance(var, Private):
+            raise self.error(n, f"`{name}` is a per-thread array: use its elements, {name}{'[i]' * len(var.shape)}")
         if isinstance(var, Closure):
             raise self.error(
                 n, f"`{name}` is a closure: call it, {name}(...) (closures are inlined; they cannot be passed on)"
@@ -1509,40 +1617,76 @@ class KernelBuilder:
             return V(hir.Const(t, sp, _wrap(int(e.value), to)), to)
         return V(hir.Cast(t, sp, e), to)
 
-    def index(self, n: Node, write: bool) -> tuple[Array, hir.Expr]:
-        kids = self.named_children(n)
-        base, idx_node = kids[0], kids[1]
-        if base.type == "index_expression":
-            raise self.error(n, "slices have one dimension: index a[row * cols + col]")
+    def index(self, n: Node, write: bool) -> tuple[Array | Private, tuple[hir.Expr, ...]]:
+        """`x[i]` of a slice or local array, `t[i]` / `t[i][j]` of a per-thread array: the array
+        and its indices (usize, as rustc wants them)."""
+        nodes: list[Node] = []
+        base = n
+        while base.type == "index_expression":
+            kids = self.named_children(base)
+            base, idx_node = kids[0], kids[1]
+            nodes.insert(0, idx_node)
         if base.type != "identifier":
-            raise self.error(base, "only slices and local arrays can be indexed")
+            raise self.error(base, "only slices and arrays can be indexed")
         name = self.text(base)
         arr = self.lookup(name)
         if isinstance(arr, Var) and arr.rt == "poison":
             raise _Bail()
-        if not isinstance(arr, Array):
-            raise self.error(base, f"`{name}` is not a slice: only slices and local arrays can be indexed")
+        if not isinstance(arr, Array | Private):
+            raise self.error(base, f"`{name}` is not a slice: only slices and arrays can be indexed")
+        dims = len(arr.shape) if isinstance(arr, Private) else 1
+        if len(nodes) != dims:
+            what = (
+                "slices have one dimension: index a[row * cols + col]"
+                if isinstance(arr, Array)
+                else (
+                    f"`{name}` has {dims} dimension{'s' if dims != 1 else ''}: index every one, "
+                    f"{name}{'[i]' * dims} (rows are no values)"
+                )
+            )
+            raise self.error(n, what)
         if write and not arr.mutable:
+            if isinstance(arr, Private):
+                raise self.error(n, f"cannot assign to `{name}[..]`: declare it `let mut {name}`")
             raise self.error(
                 n, f"cannot assign to `{name}[..]`, which is behind a `&` reference: declare `{name}: &mut [{arr.rt}]`"
             )
-        if idx_node.type == "range_expression":
-            raise self.error(idx_node, "sub-slices are not supported: index elements")
-        idx = self.expr(idx_node, "usize")
-        if idx.rt != "usize" and not (idx.rt == "u32" and self.f.toolchain_file):
-            if idx.rt in ("i32", "u32") and idx.flex:
-                self.infer(idx.flex, "usize")
-            shown = (
-                self.text(idx_node)
-                if idx_node.type in ("identifier", "integer_literal")
-                else f"({self.text(idx_node)})"
-            )
-            raise self.error(
-                idx_node,
-                f"the type `[{arr.rt}]` cannot be indexed by `{idx.rt}`: slices are indexed by usize, "
-                f"convert it, `{self.text(base)}[{shown} as usize]`",
-            )
-        return arr, idx.e
+        out = []
+        for idx_node in nodes:
+            if idx_node.type == "range_expression":
+                raise self.error(idx_node, "sub-slices are not supported: index elements")
+            idx = self.expr(idx_node, "usize")
+            if idx.rt != "usize" and not (idx.rt == "u32" and self.f.toolchain_file):
+                if idx.rt in ("i32", "u32") and idx.flex:
+                    self.infer(idx.flex, "usize")
+                shown = (
+                    self.text(idx_node)
+                    if idx_node.type in ("identifier", "integer_literal")
+                    else f"({self.text(idx_node)})"
+                )
+                kind = f"[{arr.rt}]" if isinstance(arr, Array) else f"[{arr.rt}; {arr.shape[-1]}]"
+                raise self.error(
+                    idx_node,
+                    f"the type `{kind}` cannot be indexed by `{idx.rt}`: slices and arrays are indexed by usize, "
+                    f"convert it, `{self.text(base)}[{shown} as usize]`",
+                )
+            out.append(idx.e)
+        return arr, tuple(out)
+
+    def element(self, arr: Array | Private, idx: tuple[hir.Expr, ...], sp) -> V:  # type: ignore[no-untyped-def]
+        if isinstance(arr, Private):
+            flex = frozenset({arr.hir_name}) if arr.flexible else None
+            return V(hir.PrivateLoad(RUST_TYPES[arr.rt], sp, arr.hir_name, idx), arr.rt, flex=flex)
+        return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx[0]), arr.rt)
+
+    def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:  # type: ignore[no-untyped-def]
+        if v.rt == "void":
+            raise self.error(n, "this call has no value")
+        if isinstance(arr, Private):
+            if arr.flexible and v.rt != arr.rt and not v.lit and self.same_class(v.rt, arr.rt):
+                self.infer(frozenset({arr.hir_name}), v.rt)
+            return hir.PrivateStore(sp, arr.hir_name, idx, self.want(v, arr.rt, n).e)
+        return hir.Store(sp, arr.name, idx[0], self.want(v, arr.rt, n).e)
 
     def if_value(self, n: Node, hint: str | None) -> V:
         cond = self.condition(n.child_by_field_name("condition"))
@@ -1927,10 +2071,12 @@ class KernelBuilder:
             method == "len"
             and not args
             and recv.type == "identifier"
-            and isinstance(self.lookup(self.text(recv)), Array)
+            and isinstance(self.lookup(self.text(recv)), Array | Private)
         ):
             arr = self.lookup(self.text(recv))
-            assert isinstance(arr, Array)
+            assert isinstance(arr, Array | Private)
+            if isinstance(arr, Private):
+                return V(hir.Const(U32, sp, arr.shape[0]), "usize")
             if arr.count is not None:
                 return V(hir.Const(U32, sp, arr.count), "usize")
             hn = arr.name + HIDDEN_LENGTH
@@ -2443,6 +2589,7 @@ class RustKernels:
                     f.workgroup_size,
                     opts,
                     low.helpers.built(),
+                    privates=f.privates,
                 )
             )
         return out

@@ -392,3 +392,12 @@ macro_rules! bitcounts {
 }
 bitcounts!(popcount "`k.count_ones()`: the set bits.", clz "`k.leading_zeros()` (32 for 0).",
            ctz "`k.trailing_zeros()` (32 for 0).");
+
+// ---- loops ----------------------------------------------------------------------------------------
+
+/// `for i in unroll(0..4)`: the loop is unrolled when the kernel is compiled (one copy of the
+/// body per trip, `i` a constant in each), so per-thread arrays indexed by `i` stay in registers;
+/// its bounds must be constants. On the host it is the range itself.
+pub fn unroll<I: Iterator>(range: I) -> I {
+    range
+}
