@@ -568,10 +568,11 @@ class KernelBuilder:
         """A failed `let`: its names are defined anyway (as poisoned) so later uses say nothing more."""
         if s.type == "let_declaration":
             pat = s.child_by_field_name("pattern")
-            if pat is not None:
-                if pat.type == "mut_pattern":
-                    pat = pat.named_children[-1]
-                self.scopes[-1][self.text(pat)] = Var("", "poison", True, False, s)
+            names = [] if pat is None else [pat] if pat.type != "tuple_pattern" else self.named_children(pat)
+            for p in names:  # `let (a, b) = ...` too: each name once
+                if p.type == "mut_pattern":
+                    p = p.named_children[-1]
+                self.scopes[-1][self.text(p)] = Var("", "poison", True, False, s)
 
     def stmt(self, s: Node) -> list[hir.Stmt]:
         t = s.type
@@ -653,7 +654,6 @@ class KernelBuilder:
             self.loop_depth -= 1
 
     def let(self, s: Node) -> list[hir.Stmt]:
-        sp = self.span(s)
         pat = s.child_by_field_name("pattern")
         mutable = False
         if pat.type == "mut_pattern":
@@ -661,6 +661,8 @@ class KernelBuilder:
             pat = pat.named_children[-1]
         elif any(c.type == "mutable_specifier" for c in s.children):
             mutable = True
+        if pat.type == "tuple_pattern":
+            return self.tuple_let(s, pat)
         if pat.type != "identifier":
             raise self.error(pat, "`let` binds one name (no tuple or struct patterns)")
         if s.child_by_field_name("alternative") is not None:
@@ -688,7 +690,64 @@ class KernelBuilder:
             self.scopes[-1][name] = Var(hn, declared, mutable, False, s)
             return []
         hint = declared or self.inferred.get(s.id)
-        v = self.expr(value, hint)
+        pre, v = self.let_value(value, hint)
+        stmt, var = self.let_bind(s, name, mutable, declared, v, value)
+        # the new name is visible only after its initialiser (`let i = i as i32;`)
+        self.scopes[-1][name] = var
+        return [*pre, stmt]
+
+    def let_value(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V]:
+        """A `let`'s value: an expression, or a block (`{ let a = ..; a * 2.0 }`, `unsafe { .. }`)
+        whose statements run first and whose tail expression is the value."""
+        if value.type not in ("block", "unsafe_block"):
+            return [], self.expr(value, hint)
+        b = value if value.type == "block" else value.named_children[-1]
+        kids = self.named_children(b)
+        self.scopes.append({})
+        try:
+            last = kids[-1] if kids else b
+            if not kids or last.type in _STATEMENTS or last.type in _TAIL_STATEMENTS:
+                raise self.error(last, "this block has no value: its last line is a statement (drop its `;`)")
+            pre = list(self.stmts_of(kids[:-1]))
+            return pre, self.expr(last, hint)
+        finally:
+            self.scopes.pop()
+
+    def tuple_let(self, s: Node, pat: Node) -> list[hir.Stmt]:
+        """`let (q, r) = (a / b, a % b);`: every value computed before any name is bound."""
+        value = s.child_by_field_name("value")
+        ty = s.child_by_field_name("type")
+        pats = [c for c in pat.children if c.type not in ("(", ")", ",", "line_comment", "block_comment")]
+        if value is None or value.type != "tuple_expression" or len(self.named_children(value)) != len(pats):
+            raise self.error(value or s, f"a tuple `let` takes a tuple of {len(pats)} values: let (a, b) = (x, y);")
+        types = self.named_children(ty) if ty is not None and ty.type == "tuple_type" else [None] * len(pats)
+        if ty is not None and len(types) != len(pats):
+            raise self.error(ty, f"mismatched types: expected a tuple of {len(pats)} types")
+        out: list[hir.Stmt] = []
+        bound: list[tuple[str, Var]] = []
+        for p, vn, tn in zip(pats, self.named_children(value), types):
+            mutable = p.type == "mut_pattern"
+            ident = p.named_children[-1] if mutable else p
+            if ident.type not in ("identifier", "_"):
+                raise self.error(p, "a tuple `let` binds names (no nested patterns)")
+            declared = self.type_name(tn) if tn is not None else None
+            hint = declared or self.inferred.get(ident.id)
+            pre, v = self.let_value(vn, hint)
+            out += pre
+            if ident.type == "_":
+                continue
+            stmt, var = self.let_bind(ident, self.text(ident), mutable, declared, v, vn)
+            out.append(stmt)
+            bound.append((self.text(ident), var))
+        for name, var in bound:
+            self.scopes[-1][name] = var
+        return out
+
+    def let_bind(
+        self, s: Node, name: str, mutable: bool, declared: str | None, v: V, value: Node
+    ) -> tuple[hir.Stmt, Var]:
+        """The assignment of a `let`'s value to its new variable (inferred where rustc infers)."""
+        sp = self.span(s)
         if v.rt == "void":
             raise self.error(value, "this call has no value")
         flexible = False
@@ -703,9 +762,7 @@ class KernelBuilder:
             flexible = True
         rt = declared or v.rt
         hn = self.fresh_name(name, RUST_TYPES[rt])
-        # the new name is visible only after its initialiser (`let i = i as i32;`)
-        self.scopes[-1][name] = Var(hn, rt, mutable, flexible, s)
-        return [hir.Assign(sp, hn, v.e)]
+        return hir.Assign(sp, hn, v.e), Var(hn, rt, mutable, flexible, s)
 
     def literal_default(self, v: V, n: Node) -> V:
         """An unsuffixed literal with nothing to say its type: i32 or f64, as in Rust."""
