@@ -235,6 +235,7 @@ class Var:
     mutable: bool
     flexible: bool  # declared from an unsuffixed literal with no annotation: inferred from uses
     node: Node
+    ref: bool = False  # `if let Some(v) = x.get(i)`: v is a `&T` (`*v` reads it; it converts itself)
 
 
 @dataclass
@@ -830,7 +831,7 @@ class KernelBuilder:
     def if_stmt(self, s: Node) -> hir.Stmt:
         cond_node = s.child_by_field_name("condition")
         if cond_node.type == "let_condition":
-            raise self.error(cond_node, "`if let` is not supported: kernels have no Option or enum values")
+            return self.if_let(s, cond_node)
         cond = self.condition(cond_node)
         then = self.block(s.child_by_field_name("consequence"))
         other: tuple[hir.Stmt, ...] = ()
@@ -839,6 +840,57 @@ class KernelBuilder:
             inner = alt.named_children[-1]
             other = (self.if_stmt(inner),) if inner.type == "if_expression" else self.block(inner)
         return hir.If(self.span(s), cond, then, other)
+
+    def if_let(self, s: Node, c: Node) -> hir.Stmt:
+        """`if let Some(v) = x.get(i) { .. } else { .. }`: the element where `i < x.len()`, read in
+        the branch only (v is `&T`: `*v`, or `Some(&v)` for the value)."""
+        pat, value = c.child_by_field_name("pattern"), c.child_by_field_name("value")
+        sp = self.span(s)
+        kids = self.named_children(pat) if pat.type == "tuple_struct_pattern" else []
+        ok = len(kids) == 2 and self.text(kids[0]) == "Some"
+        inner = kids[1] if ok else pat
+        ref = inner.type != "reference_pattern"
+        if not ref:
+            inner = inner.named_children[-1]
+        fe = value.child_by_field_name("function") if value.type == "call_expression" else None
+        if not ok or inner.type != "identifier" or fe is None or fe.type != "field_expression":
+            raise self.error(c, "`if let` takes `Some(v) = x.get(i)` (kernels have no other Option or enum values)")
+        recv, method = fe.child_by_field_name("value"), self.text(fe.child_by_field_name("field"))
+        args = self.args(value)
+        arr = self.lookup(self.text(recv)) if recv.type == "identifier" else None
+        if method != "get" or len(args) != 1 or not isinstance(arr, Array | Private):
+            raise self.error(value, "`if let Some(v) = x.get(i)` reads an element of a slice or array `x`")
+        if isinstance(arr, Private) and len(arr.shape) != 1:
+            raise self.error(value, "get(i) of a two-dimensional array gives a row, which is no value: index t[i][j]")
+        idx = self.expr(args[0], "usize")
+        if idx.lit:
+            idx = self.retype(idx, "usize", args[0])
+        if idx.rt != "usize":
+            raise self.error(args[0], f"get takes a usize, not {idx.rt}: convert it, `{self.text(args[0])} as usize`")
+        pre: list[hir.Stmt] = []
+        i = idx.e
+        if not isinstance(i, hir.Const | hir.Var):
+            tmp = self.temp(i.type)
+            pre.append(hir.Assign(sp, tmp, i))
+            i = hir.Var(i.type, sp, tmp)
+        length = self.method(value, recv, "len", [], None).e
+        cond = hir.Compare(BOOL, sp, Cmp.LT, i, length)
+        elem = self.element(arr, (i,), sp)
+        self.scopes.append({})
+        try:
+            hn = self.fresh_name(self.text(inner), elem.e.type)
+            self.scopes[-1][self.text(inner)] = Var(hn, elem.rt, False, False, inner, ref=ref)
+            then = (hir.Assign(sp, hn, elem.e), *self.block(s.child_by_field_name("consequence")))
+        finally:
+            self.scopes.pop()
+        other: tuple[hir.Stmt, ...] = ()
+        alt = s.child_by_field_name("alternative")
+        if alt is not None:
+            nxt = alt.named_children[-1]
+            other = (self.if_stmt(nxt),) if nxt.type == "if_expression" else self.block(nxt)
+        if pre:
+            return hir.If(sp, hir.Const(BOOL, sp, True), (*pre, hir.If(sp, cond, then, other)), ())
+        return hir.If(sp, cond, then, other)
 
     def for_loop(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
@@ -1448,6 +1500,10 @@ class KernelBuilder:
         op = self.text(n.children[0])
         operand = n.named_children[0]
         sp = self.span(n)
+        if op == "*" and operand.type == "identifier":
+            b = self.lookup(self.text(operand))
+            if isinstance(b, Var) and b.ref:
+                return self.name(operand)
         if op == "*":
             raise self.error(n, "dereferencing is not needed in kernels (scalars are values)")
         if op == "-" and operand.type == "integer_literal":  # -2147483648i32 is a literal
