@@ -124,6 +124,9 @@ class Lowerer:
     def fresh_var(self, t: ScalarType) -> str:
         self.tmp += 1
         name = f"$t{self.tmp}"
+        while name in self.fn.vars:  # a frontend's own temporary ($t1 of the Rust frontend)
+            self.tmp += 1
+            name = f"$t{self.tmp}"
         self.fn.vars[name] = t
         return name
 
