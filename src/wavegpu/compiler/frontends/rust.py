@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -271,6 +271,21 @@ class Private:
 Binding = Var | Array | Closure | Private
 
 
+@dataclass
+class _Loop:
+    """An enclosing loop: its label, the flags `break 'label` / `continue 'label` set from loops
+    inside it, and the (loop, kind) exits to test after this loop (close_loop)."""
+
+    label: str | None
+    flags: dict[str, str] = field(default_factory=dict)
+    pending: set[tuple[int, str]] = field(default_factory=set)
+
+    def flag(self, kw: str, b: KernelBuilder) -> str:
+        if kw not in self.flags:
+            self.flags[kw] = b.temp(BOOL)
+        return self.flags[kw]
+
+
 class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
 
@@ -368,6 +383,8 @@ class KernelBuilder:
         self.privates: list[hir.PrivateArray] = []
         self.hidden: set[str] = set()
         self.loop_depth = 0
+        self.loops: list[_Loop] = []  # the enclosing loops, innermost last (labels)
+        self.closed = _Loop(None)  # the loop loop_body left last
         self.tmp = 0
         self.fn_name = name or self.text(fn.child_by_field_name("name"))
         self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
@@ -603,22 +620,29 @@ class KernelBuilder:
             if s.child_by_field_name("condition").type == "let_condition":
                 raise self.error(s, "`while let` is not supported: kernels have no Option values")
             cond = self.condition(s.child_by_field_name("condition"))
-            return [hir.While(sp, cond, self.loop_body(s))]
+            return self.close_loop([hir.While(sp, cond, self.loop_body(s))], sp)
         if t == "loop_expression":
-            return [hir.While(sp, hir.Const(BOOL, sp, True), self.loop_body(s))]
+            return self.close_loop([hir.While(sp, hir.Const(BOOL, sp, True), self.loop_body(s))], sp)
         if t == "for_expression":
             return self.for_loop(s)
         if t == "match_expression":
             return self.match_stmt(s)
         if t in ("break_expression", "continue_expression"):
             kw = t.split("_")[0]
-            if any(c.type == "label" for c in s.named_children):
-                raise self.error(s, f"labelled {kw} is not supported: use a flag variable")
             if any(c.type != "label" for c in s.named_children):
                 raise self.error(s, "break with a value is not supported (kernel loops are statements)")
             if not self.loop_depth:
                 raise self.error(s, f"`{kw}` outside of a loop")
-            return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+            label = next((self.text(c) for c in s.named_children if c.type == "label"), None)
+            if label is None or self.loops[-1].label == label:
+                return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+            target = next((lp for lp in reversed(self.loops) if lp.label == label), None)
+            if target is None:
+                raise self.error(s, f"use of undeclared label `{label}`")
+            # leave the inner loops with a flag the loops around test after themselves (close_loop)
+            flag = target.flag(kw, self)
+            self.loops[-1].pending.add((id(target), kw))
+            return [hir.Assign(sp, flag, hir.Const(BOOL, sp, True)), hir.Break(sp)]
         if t == "return_expression" and self.ret is not None:
             return self.helper_return(s)
         if t == "return_expression":
@@ -646,13 +670,36 @@ class KernelBuilder:
         raise self.error(s, f"this expression's value ({v.rt}) is not used: a kernel body is statements")
 
     def loop_body(self, s: Node) -> tuple[hir.Stmt, ...]:
-        if any(c.type == "label" for c in s.named_children):
-            raise self.error(s, "labelled loops are not supported: use a flag variable")
+        label = next((self.text(c) for c in s.named_children if c.type == "label"), None)
+        self.loops.append(_Loop(label))
         self.loop_depth += 1
         try:
             return self.block(s.child_by_field_name("body"))
         finally:
             self.loop_depth -= 1
+            self.closed = self.loops.pop()
+
+    def close_loop(self, stmts: list[hir.Stmt], sp) -> list[hir.Stmt]:  # type: ignore[no-untyped-def]
+        """A loop's statements with its labelled exits: its flags cleared before it, and after it
+        the test of every flag a `break 'outer` / `continue 'outer` inside it set."""
+        lp = self.closed
+        out = [hir.Assign(sp, f, hir.Const(BOOL, sp, False)) for f in lp.flags.values()] + stmts
+        outer = self.loops[-1] if self.loops else None
+        for key, kw in sorted(lp.pending, key=lambda p: p[1]):
+            assert outer is not None  # a label names an enclosing loop
+            target = next(x for x in self.loops if id(x) == key)
+            flag = hir.Var(BOOL, sp, target.flags[kw])
+            if target is outer and kw == "continue":
+                done: tuple[hir.Stmt, ...] = (
+                    hir.Assign(sp, target.flags[kw], hir.Const(BOOL, sp, False)),
+                    hir.Continue(sp),
+                )
+            else:
+                done = (hir.Break(sp),)
+                if target is not outer:
+                    outer.pending.add((key, kw))
+            out.append(hir.If(sp, flag, done, ()))
+        return out
 
     def let(self, s: Node) -> list[hir.Stmt]:
         pat = s.child_by_field_name("pattern")
@@ -977,8 +1024,10 @@ class KernelBuilder:
             j = self.temp(t)
             last = hir.Binary(t, sp, BinOp.SUB, stop, hir.Const(t, sp, 1))
             i = hir.Binary(t, sp, BinOp.SUB, last, hir.Binary(t, sp, BinOp.SUB, hir.Var(t, sp, j), start))
-            return [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body), unroll)]
-        return [hir.For(sp, hn, start, stop, step, body, unroll)]
+            return self.close_loop(
+                [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body), unroll)], sp
+            )
+        return self.close_loop([hir.For(sp, hn, start, stop, step, body, unroll)], sp)
 
     # -- match: a chain of conditional branches
     def match_stmt(self, s: Node) -> list[hir.Stmt]:
