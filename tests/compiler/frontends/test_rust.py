@@ -65,7 +65,7 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ("let x: i64 = 0;", "i64", 0, "i64 is not supported: kernel integers are 32-bit"),
     ("match n { 0 => {} 1 => {} }", "1 => {}", 0, "non-exhaustive patterns"),
     ("match n { x if x > 2 => {} _ => {} }", "x if x > 2", 0, "match guards"),
-    ("'outer: loop { break 'outer; }", "'outer: loop { break 'outer; }", 0, "labelled loops are not supported"),
+    ("loop { break 'outer; }", "break 'outer", 0, "use of undeclared label `'outer`"),
     ("let c = n as bool;", "n as bool", 0, "cannot cast u32 as bool"),
     ("let h = o[0] as f16;", "o[0] as f16", 0, "non-primitive cast"),
     ("let t = [0.0f32; 4]; t[0] = 1.0;", "t[0]", 0, "cannot assign to `t[..]`: declare it `let mut t`"),
@@ -88,7 +88,8 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ("fence(3);", "3", 0, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device"),
     ("let x = thread_id(3);", "3", 0, "axis must be the constant 0, 1 or 2"),
     ("for i in (0..n).skip(1) {}", "(0..n).skip(1)", 0, "kernels loop over ranges"),
-    ("if let Some(x) = 3 {}", "let Some(x) = 3", 0, "`if let` is not supported"),
+    ("if let Some(x) = 3 {}", "let Some(x) = 3", 0, "`if let` takes `Some(v) = x.get(i)`"),
+    ("if let Some(x) = a.get(n) {}", "n", 0, "get takes a usize, not u32: convert it, `n as usize`"),
     ("let y = o[0].sin_cos();", "sin_cos", 0, "no method `sin_cos` for f32"),
 ]
 
