@@ -748,7 +748,8 @@ class KernelBuilder:
         """A `let`'s value: an expression, or a block (`{ let a = ..; a * 2.0 }`, `unsafe { .. }`)
         whose statements run first and whose tail expression is the value."""
         if value.type not in ("block", "unsafe_block"):
-            return [], self.expr(value, hint)
+            summed = self.iter_sum(value, hint)
+            return summed if summed is not None else ([], self.expr(value, hint))
         b = value if value.type == "block" else value.named_children[-1]
         kids = self.named_children(b)
         self.scopes.append({})
@@ -939,9 +940,142 @@ class KernelBuilder:
             return hir.If(sp, hir.Const(BOOL, sp, True), (*pre, hir.If(sp, cond, then, other)), ())
         return hir.If(sp, cond, then, other)
 
+    def method_parts(self, n: Node) -> tuple[Node, str, list[Node]] | None:
+        """`recv.method(args)` (also `recv.method::<T>(args)`): its parts, or None."""
+        if n.type != "call_expression":
+            return None
+        f = n.child_by_field_name("function")
+        if f.type == "generic_function":
+            f = f.child_by_field_name("function")
+        if f.type != "field_expression":
+            return None
+        return f.child_by_field_name("value"), self.text(f.child_by_field_name("field")), self.args(n)
+
+    def slice_of(self, n: Node, sp) -> tuple[Array | Private, hir.Expr, hir.Expr, list[hir.Stmt]] | None:  # type: ignore[no-untyped-def]
+        """The elements an iterator walks: `x.iter()`, `&x`, `x[a..b].iter()`, `&x[a..b]` (also
+        `a..`, `..b`) of a slice or one-dimensional array: (array, start, stop, statements that
+        compute them once); None when `n` is none of these."""
+        parts = self.method_parts(n)
+        if parts is not None and parts[1] in ("iter", "into_iter") and not parts[2]:
+            n = parts[0]
+        elif n.type == "reference_expression":
+            n = n.named_children[-1]
+        elif not (n.type == "identifier" and isinstance(self.lookup(self.text(n)), Array)):  # `for v in x`
+            return None
+        rng = None
+        if n.type == "index_expression":
+            n, rng = self.named_children(n)
+            if rng.type != "range_expression":
+                return None
+        arr = self.lookup(self.text(n)) if n.type == "identifier" else None
+        if isinstance(arr, Var) and arr.rt == "poison":
+            raise _Bail()
+        if not isinstance(arr, Array | Private) or (isinstance(arr, Private) and len(arr.shape) != 1):
+            raise self.error(n, "iterators walk a slice or a one-dimensional array (`x.iter()`, `&x[a..b]`)")
+        length = self.method(n, n, "len", [], None).e
+        lo: hir.Expr = hir.Const(U32, sp, 0)
+        hi = length
+        if rng is not None:
+            kids = self.named_children(rng)
+            if "..=" in [c.type for c in rng.children]:
+                raise self.error(rng, "sub-slices take `a..b`, `a..` or `..b`")
+            ends = [None, None]
+            if len(kids) == 2:
+                ends = kids
+            elif len(kids) == 1:
+                ends = [kids[0], None] if rng.children[0].type != ".." else [None, kids[0]]
+            vals = []
+            for e, dflt in zip(ends, (lo, hi)):
+                if e is None:
+                    vals.append(dflt)
+                    continue
+                v = self.expr(e, "usize")
+                if v.lit:
+                    v = self.retype(v, "usize", e)
+                if v.rt != "usize":
+                    raise self.error(
+                        e, f"slices are indexed by usize, not {v.rt}: convert it, `{self.text(e)} as usize`"
+                    )
+                vals.append(v.e)
+            lo, hi = vals
+        pre: list[hir.Stmt] = []
+        kept = []
+        for e in (lo, hi):
+            if not isinstance(e, hir.Const | hir.Var):
+                tmp = self.temp(e.type)
+                pre.append(hir.Assign(sp, tmp, e))
+                e = hir.Var(e.type, sp, tmp)
+            kept.append(e)
+        return arr, kept[0], kept[1], pre
+
+    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
+        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`: a
+        counted loop over the elements (v is `&T`: `*v`, or the pattern `&v` for the value)."""
+        sp = self.span(s)
+        got = self.slice_of(it, sp)
+        if got is None:
+            return None
+        arr, lo, hi, pre = got
+        pat = s.child_by_field_name("pattern")
+        names = self.named_children(pat) if pat.type == "tuple_pattern" else [pat]
+        if len(names) != (2 if enumerate_ else 1):
+            raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs" if enumerate_ else "the loop binds one element")
+        vpat = names[-1]
+        ref = vpat.type != "reference_pattern"
+        if not ref:
+            vpat = vpat.named_children[-1]
+        if vpat.type != "identifier" or (enumerate_ and names[0].type != "identifier"):
+            raise self.error(pat, "the loop binds names: `v`, `&v`, `(i, v)`")
+        j = self.temp(U32)
+        self.scopes.append({})
+        try:
+            elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
+            hv = self.fresh_name(self.text(vpat), elem.e.type)
+            self.scopes[-1][self.text(vpat)] = Var(hv, elem.rt, False, False, vpat, ref=ref)
+            head: list[hir.Stmt] = [hir.Assign(sp, hv, elem.e)]
+            if enumerate_:
+                hi_name = self.fresh_name(self.text(names[0]), U32)
+                self.scopes[-1][self.text(names[0])] = Var(hi_name, "usize", False, False, names[0])
+                head.insert(0, hir.Assign(sp, hi_name, hir.Binary(U32, sp, BinOp.SUB, hir.Var(U32, sp, j), lo)))
+            body = self.loop_body(s)
+        finally:
+            self.scopes.pop()
+        return self.close_loop([*pre, hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
+
+    def iter_sum(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V] | None:
+        """`let s: f32 = x[a..b].iter().sum();` (or `.sum::<f32>()`): a loop adding the elements."""
+        parts = self.method_parts(value)
+        if parts is None or parts[1] != "sum" or parts[2]:
+            return None
+        sp = self.span(value)
+        got = self.slice_of(parts[0], sp)
+        if got is None:
+            return None
+        arr, lo, hi, pre = got
+        f = value.child_by_field_name("function")
+        targs = f.child_by_field_name("type_arguments") if f.type == "generic_function" else None
+        want = self.type_name(self.named_children(targs)[0]) if targs is not None else hint
+        if want is None:
+            raise self.error(value, f"type annotations needed: `let s: {arr.rt} = ...sum();` or `.sum::<{arr.rt}>()`")
+        if want != arr.rt:
+            raise self.error(value, f"a sum of {arr.rt} elements is an {arr.rt} (Sum<&{arr.rt}>), not {want}")
+        t = RUST_TYPES[arr.rt]
+        acc, j = self.temp(t), self.temp(U32)
+        elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
+        zero = hir.Const(t, sp, 0.0 if t.is_float else 0)
+        add = hir.Assign(sp, acc, hir.Binary(t, sp, BinOp.ADD, hir.Var(t, sp, acc), elem.e))
+        loop = hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (add,))
+        return [*pre, hir.Assign(sp, acc, zero), loop], V(hir.Var(t, sp, acc), arr.rt)
+
     def for_loop(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
         pat = s.child_by_field_name("pattern")
+        it = s.child_by_field_name("value")
+        parts = self.method_parts(it)
+        enumerate_ = parts is not None and parts[1] == "enumerate" and not parts[2]
+        stmts = self.iter_loop(s, parts[0] if parts is not None and enumerate_ else it, enumerate_)
+        if stmts is not None:
+            return stmts
         if pat.type != "identifier":
             raise self.error(pat, "the loop variable is one name")
         it = s.child_by_field_name("value")
