@@ -245,6 +245,7 @@ class Array:
     rt: str  # the element's Rust type
     mutable: bool
     count: int | None = None  # local arrays
+    pointer: bool = False  # `*const f32` / `*mut f32` (rust-cuda style): `*p.add(i)` in unsafe code
 
 
 @dataclass
@@ -384,6 +385,8 @@ class KernelBuilder:
         self.hidden: set[str] = set()
         self.loop_depth = 0
         self.loops: list[_Loop] = []  # the enclosing loops, innermost last (labels)
+        mods = next((c for c in fn.children if c.type == "function_modifiers"), None)
+        self.unsafe = int(mods is not None and "unsafe" in self.src.node_text(mods))  # unsafe blocks around
         self.closed = _Loop(None)  # the loop loop_body left last
         self.tmp = 0
         self.fn_name = name or self.text(fn.child_by_field_name("name"))
@@ -505,6 +508,14 @@ class KernelBuilder:
         )
 
     def param_type(self, ty: Node) -> Array | str:
+        if ty.type == "pointer_type":  # `*const f32`, `*mut f32`: a buffer read by `*p.add(i)`
+            elem = ty.named_children[-1]
+            rt = self.type_name(elem)
+            if rt not in ELEMENT_TYPES and rt not in NARROW_BITS:
+                raise self.error(elem, f"pointer elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
+            et = NARROW[rt] if rt in NARROW_BITS else ELEMENT_TYPES[rt]
+            mutable = any(c.type == "mutable_specifier" for c in ty.children)
+            return Array("", ArrayType(et, "global"), rt, mutable, pointer=True)
         if ty.type == "reference_type":
             inner = ty.child_by_field_name("type")
             mutable = any(c.type == "mutable_specifier" for c in ty.children)
@@ -654,7 +665,11 @@ class KernelBuilder:
         if t == "block":
             return list(self.block(s))
         if t == "unsafe_block":
-            return list(self.block(s.named_children[-1]))
+            self.unsafe += 1
+            try:
+                return list(self.block(s.named_children[-1]))
+            finally:
+                self.unsafe -= 1
         if t == "call_expression":
             v = self.expr(s)
             if isinstance(v.e, hir.Invoke):  # a helper's result may go unused, as in Rust
@@ -753,6 +768,8 @@ class KernelBuilder:
         b = value if value.type == "block" else value.named_children[-1]
         kids = self.named_children(b)
         self.scopes.append({})
+        unsafe = value.type == "unsafe_block"
+        self.unsafe += unsafe
         try:
             last = kids[-1] if kids else b
             if not kids or last.type in _STATEMENTS or last.type in _TAIL_STATEMENTS:
@@ -761,6 +778,7 @@ class KernelBuilder:
             return pre, self.expr(last, hint)
         finally:
             self.scopes.pop()
+            self.unsafe -= unsafe
 
     def tuple_let(self, s: Node, pat: Node) -> list[hir.Stmt]:
         """`let (q, r) = (a / b, a % b);`: every value computed before any name is bound."""
@@ -841,8 +859,10 @@ class KernelBuilder:
     def assignment(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
         left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
-        if left.type == "index_expression":
-            arr, idx = self.index(left, write=True)
+        if left.type == "index_expression" or self.is_deref(left):
+            arr, idx = (
+                self.index(left, write=True) if left.type == "index_expression" else self.pointer_element(left, True)
+            )
             v = self.expr(right, arr.rt)
             return [self.store(arr, idx, v, right, sp)]
         if left.type in ("field_expression", "unary_expression"):
@@ -857,8 +877,10 @@ class KernelBuilder:
         left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
         opnode = s.child_by_field_name("operator")
         op = self.text(opnode)[:-1]
-        if left.type == "index_expression":
-            arr, idx = self.index(left, write=True)
+        if left.type == "index_expression" or self.is_deref(left):
+            arr, idx = (
+                self.index(left, write=True) if left.type == "index_expression" else self.pointer_element(left, True)
+            )
             pre: list[hir.Stmt] = []
             kept = []
             for i in idx:
@@ -1610,8 +1632,17 @@ class KernelBuilder:
             "for_expression",
         ):
             raise self.error(n, f"{t.split('_')[0]} is a statement here, not a value")
-        if t == "unsafe_block":
-            raise self.error(n, "unsafe blocks are not supported as values")
+        if t == "unsafe_block":  # `unsafe { *p.add(i) }`: one expression (statements: in a `let`)
+            kids = self.named_children(n.named_children[-1])
+            if len(kids) != 1 or kids[0].type in _STATEMENTS:
+                raise self.error(
+                    n, "an unsafe block with statements is a value only in a `let`: let v = unsafe { .. };"
+                )
+            self.unsafe += 1
+            try:
+                return self.expr(kids[0], hint)
+            finally:
+                self.unsafe -= 1
         if t == "generic_function":
             raise self.error(
                 n, "generic functions are not supported: local_array::<T, N>() is the only generic builtin"
@@ -1687,6 +1718,9 @@ class KernelBuilder:
             b = self.lookup(self.text(operand))
             if isinstance(b, Var) and b.ref:
                 return self.name(operand)
+        if op == "*" and self.pointee(operand) is not None:
+            arr, idx = self.pointer_element(n, write=False)
+            return self.element(arr, idx, sp)
         if op == "*":
             raise self.error(n, "dereferencing is not needed in kernels (scalars are values)")
         if op == "-" and operand.type == "integer_literal":  # -2147483648i32 is a literal
@@ -1930,6 +1964,12 @@ class KernelBuilder:
             raise _Bail()
         if not isinstance(arr, Array | Private):
             raise self.error(base, f"`{name}` is not a slice: only slices and arrays can be indexed")
+        if isinstance(arr, Array) and arr.pointer:
+            raise self.error(
+                n,
+                f"cannot index into a value of type `*{'mut' if arr.mutable else 'const'} {arr.rt}`: "
+                f"read the element with `unsafe {{ *{name}.add(i) }}`",
+            )
         dims = len(arr.shape) if isinstance(arr, Private) else 1
         if len(nodes) != dims:
             what = (
@@ -1969,11 +2009,50 @@ class KernelBuilder:
             out.append(idx.e)
         return arr, tuple(out)
 
+    def pointee(self, n: Node) -> Array | None:
+        """The pointer parameter `p` of `p` or `p.add(i)`, else None."""
+        if n.type == "call_expression":
+            parts = self.method_parts(n)
+            if parts is None or parts[1] != "add":
+                return None
+            n = parts[0]
+        b = self.lookup(self.text(n)) if n.type == "identifier" else None
+        return b if isinstance(b, Array) and b.pointer else None
+
+    def pointer_element(self, n: Node, write: bool) -> tuple[Array, tuple[hir.Expr, ...]]:
+        """`*p` / `*p.add(i)` of a pointer parameter, in unsafe code as rustc wants (E0133)."""
+        operand = n.named_children[0]
+        arr = self.pointee(operand)
+        assert arr is not None
+        if not self.unsafe:
+            raise self.error(n, "dereference of raw pointer is unsafe and requires an unsafe block: unsafe { .. }")
+        if write and not arr.mutable:
+            raise self.error(n, "cannot assign through a `*const` pointer: declare the parameter `*mut`")
+        sp = self.span(n)
+        if operand.type != "call_expression":
+            return arr, (hir.Const(U32, sp, 0),)
+        args = self.args(operand)
+        if len(args) != 1:
+            raise self.error(operand, "add takes 1 argument (the element offset)")
+        idx = self.expr(args[0], "usize")
+        if idx.lit:
+            idx = self.retype(idx, "usize", args[0])
+        if idx.rt != "usize":
+            raise self.error(args[0], f"add takes a usize, not {idx.rt}: convert it, `{self.text(args[0])} as usize`")
+        return arr, (idx.e,)
+
     def element(self, arr: Array | Private, idx: tuple[hir.Expr, ...], sp) -> V:  # type: ignore[no-untyped-def]
         if isinstance(arr, Private):
             flex = frozenset({arr.hir_name}) if arr.flexible else None
             return V(hir.PrivateLoad(RUST_TYPES[arr.rt], sp, arr.hir_name, idx), arr.rt, flex=flex)
         return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx[0]), arr.rt)
+
+    def is_deref(self, n: Node) -> bool:
+        return (
+            n.type == "unary_expression"
+            and self.text(n.children[0]) == "*"
+            and self.pointee(n.named_children[0]) is not None
+        )
 
     def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:  # type: ignore[no-untyped-def]
         if v.rt == "void":
@@ -2184,7 +2263,7 @@ class KernelBuilder:
             b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
             if isinstance(b, Var) and b.rt == "poison":
                 raise _Bail()
-            if not isinstance(b, Array):
+            if not isinstance(b, Array) or b.pointer:
                 raise self.error(
                     a, f"`{callee}` takes a slice here, `&[{kind.rt}]`: pass a slice parameter or local array"
                 )
@@ -2371,6 +2450,8 @@ class KernelBuilder:
         ):
             arr = self.lookup(self.text(recv))
             assert isinstance(arr, Array | Private)
+            if isinstance(arr, Array) and arr.pointer:
+                raise self.error(n, "a raw pointer has no length: pass it as a parameter (`n: u32`)")
             if isinstance(arr, Private):
                 return V(hir.Const(U32, sp, arr.shape[0]), "usize")
             if arr.count is not None:
@@ -2469,7 +2550,7 @@ class KernelBuilder:
                 b = self.lookup(self.text(an)) if an.type == "identifier" else None
                 if isinstance(b, Var) and b.rt == "poison":
                     raise _Bail()
-                elem = b if isinstance(b, Array) else None
+                elem = b if isinstance(b, Array) and not b.pointer else None  # the crate's atomics take slices
                 ref = bind.ArrayRef(elem.name, elem.type.elem) if elem else None
                 refusal = bind.check(row, kind, ref, i)
                 if refusal is not None:
