@@ -116,3 +116,132 @@ def test_int_methods_against_numpy_on_the_edges(kernels: object) -> None:
 @given(hnp.arrays(np.int32, 33), hnp.arrays(np.uint32, 33))
 def test_int_methods_against_numpy(kernels: object, k: np.ndarray, u: np.ndarray) -> None:
     _ints(kernels, k, u)
+
+
+# ---- Rust idioms (rust/idioms.rs, which rustc checks too) -------------------------------------------
+@pytest.fixture(scope="module")
+def idioms() -> object:
+    return wg.load_kernels(HERE / "rust" / "idioms.rs")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hnp.arrays(np.float32, 40, elements=st.floats(-100, 100, width=32)))
+def test_per_thread_arrays_unroll_and_rev_against_numpy(idioms: object, a: np.ndarray) -> None:
+    n = 8
+    o = np.zeros(n, np.float32)
+    idioms.tiles(a, o, n, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    f = np.float32
+    i = np.arange(n)
+    t = a[(i * 4)[:, None] + np.arange(4)] * np.array([1, 2, 3, 4], f)
+    s = np.zeros(n, f)
+    for j in (3, 2, 1, 0):
+        s = s * f(10) + t[:, j]
+    np.testing.assert_array_equal(o, s + (a[3] + t[:, 2]) + f(4))
+
+
+def _private_kernel(rng: str) -> str:
+    return (
+        "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32]) {\n"
+        "    let i = global_id(0) as usize;\n    let mut t = [0.0f32; 4];\n"
+        f"    for j in {rng} {{ t[j] = a[i * 4 + j]; }}\n    let mut s = 0.0;\n"
+        f"    for j in {rng} {{ s += t[j] * (j as f32); }}\n    o[i] = s;\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(("rng", "registers"), [("unroll(0..4)", True), ("0..4", False)])
+def test_unroll_keeps_a_per_thread_array_in_registers(rng: str, registers: bool) -> None:
+    prog = wg.compile(_private_kernel(rng), lang="rust", opt=2)
+    local = [line for line in wg.disassemble(prog).splitlines() if ".local" in line]
+    assert (prog.kernels[0].local_memory == 0 and not local) is registers
+    a = np.arange(32, dtype=np.float32)
+    o = np.zeros(8, np.float32)
+    wg.load_kernels(_private_kernel(rng), lang="rust").k(a, o, grid=1, workgroup=8)
+    np.testing.assert_array_equal(o, a.reshape(8, 4) @ np.arange(4, dtype=np.float32))
+
+
+def test_unroll_needs_constant_bounds() -> None:
+    with pytest.raises(wg.CompileError):
+        wg.compile(_private_kernel("unroll(0..4)").replace("unroll(0..4)", "unroll(0..a.len())", 1), lang="rust")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hnp.arrays(np.float32, 11, elements=st.floats(-10, 10, width=32)))
+def test_tuple_let_block_values_if_let_and_from_against_numpy(idioms: object, a: np.ndarray) -> None:
+    n = 11
+    o = np.zeros(n, np.float32)
+    flags = np.zeros(n, np.uint32)
+    idioms["values"](a, o, flags, n, grid=1, workgroup=32)  # type: ignore[index]
+    f = np.float32
+    x, y = a * f(2), (a + f(1)) + f(1)
+    s = x - y + (x * y + f(1))
+    ahead = np.concatenate([a[3:], np.zeros(3, f)])
+    s = np.where(np.arange(n) + 3 < n, s + ahead, s - a * f(100))
+    np.testing.assert_array_equal(o, s)
+    assert flags.tolist() == ((a > 2.5).astype(int) + 2 * (s > 20).astype(int)).tolist()
+
+
+def _labels_reference(ai: int) -> int:
+    count = 0
+    for r in range(8):
+        c, exit_rows, next_row = 0, False, False
+        while True:
+            k, exit_cols = 0, False
+            while k < 4:
+                k += 1
+                if (r + c + k) % 7 == ai:
+                    next_row = True
+                    break
+                if r * c * k > 20 + ai:
+                    exit_rows = True
+                    break
+                if c > 3:
+                    exit_cols = True
+                    break
+                count += 1
+            if next_row or exit_rows or exit_cols:
+                break
+            c += 1
+        if exit_rows:
+            break
+        if next_row:
+            continue
+        count += 100
+    return count
+
+
+def test_labelled_break_and_continue_against_a_reference(idioms: object) -> None:
+    a = np.arange(12, dtype=np.uint32)
+    o = np.zeros(12, np.uint32)
+    idioms.labels(a, o, 12, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    assert o.tolist() == [_labels_reference(int(x)) for x in a]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hnp.arrays(np.float32, 12, elements=st.integers(-50, 50).map(float)))
+def test_iterators_over_slices_and_arrays_against_numpy(idioms: object, a: np.ndarray) -> None:
+    n = 8  # integers: every sum is exact, in any order
+    o = np.zeros(n, np.float32)
+    idioms.iterators(a, o, n, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    want = [
+        sum(a[i + j] * (j + 1) for j in range(4)) + a[0] + a[1] + 6000 + a[i:].sum() * 10000 + a.sum() for i in range(n)
+    ]
+    np.testing.assert_array_equal(o, np.array(want, np.float32))
+
+
+def test_raw_pointer_kernels_against_numpy(idioms: object) -> None:
+    x = np.arange(8, dtype=np.float32) - 3
+    y = np.linspace(0, 1, 8, dtype=np.float32)
+    want = y.copy()
+    want[:6] = np.float32(2.5) * x[:6] + y[:6] + x[0]
+    idioms.saxpy_ptr(2.5, x, y, 6, grid=1, workgroup=8)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(y, want)
+    z = np.zeros(8, np.float32)
+    idioms.copy_ptr(x, z, grid=1, workgroup=8)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(z, x)
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_loop_bound_temporary_is_not_shared_with_a_store_index(opt: int) -> None:
+    o = np.zeros(16, np.float32)
+    wg.load_kernels(HERE / "rust" / "idioms.rs", opt=opt).bound(o, 4, grid=1, workgroup=1)
+    assert np.flatnonzero(o).tolist() == [1, 3, 5, 7, 9]
