@@ -69,7 +69,7 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ("let c = n as bool;", "n as bool", 0, "cannot cast u32 as bool"),
     ("let h = o[0] as f16;", "o[0] as f16", 0, "non-primitive cast"),
     ("let t = [0.0f32; 4]; t[0] = 1.0;", "t[0]", 0, "cannot assign to `t[..]`: declare it `let mut t`"),
-    ("let t = [[0.0f32; 2]; 2]; o[0] = t[1];", "t[1]", 0, "`t` has 2 dimensions: index every one, t[i][i]"),
+    ("let t = [[0.0f32; 2]; 2]; o[0] = t[1];", "t[1]", 0, "`t` has 2 dimensions: index every one, t[i][j]"),
     ("let q = [0.0f32; 4]; o[0] = q[n];", "n", 0, "the type `[f32; 4]` cannot be indexed by `u32`"),
     ("let q = [0.0f32; 4]; let u = q;", "q", 1, "`q` is a per-thread array: use its elements, q[i]"),
     ('println!("{}", n);', 'println!("{}", n)', 0, "println! is not available in kernels"),

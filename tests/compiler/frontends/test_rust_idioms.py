@@ -245,3 +245,37 @@ def test_a_loop_bound_temporary_is_not_shared_with_a_store_index(opt: int) -> No
     o = np.zeros(16, np.float32)
     wg.load_kernels(HERE / "rust" / "idioms.rs", opt=opt).bound(o, 4, grid=1, workgroup=1)
     assert np.flatnonzero(o).tolist() == [1, 3, 5, 7, 9]
+
+
+REFUSED_ONCE = {  # a refused declaration, then uses of its names: one diagnostic, at the declaration
+    "let mut t = [0.0f32; 0]; t[0] = 1.0; o[0] = t[1];": "an array length is a positive constant",
+    "let (p, q) = 3; o[0] = p + q;": "a tuple `let` takes a tuple of 2 values",
+    "let mut t: [i64; 4] = [0; 4]; t[0] = 1; o[0] = t[0] as f32;": "i64 is not supported",
+    "let t = [f16::from_f32(1.0); 4]; o[0] = t[0].to_f32();": "per-thread arrays hold i32, u32, f32 or f64",
+    "let (p, q) = (1.0, o[9] + true); o[0] = p + q;": "mismatched types: f32 and bool",
+    "let v = { let z = 1.0; z; }; o[0] = v;": "this block has no value",
+    "let s = a[1..].iter().sum(); o[0] = s;": "type annotations needed",
+    "let mut u = 0.0; for v in o.iter() { u += *v; } let w = u32::from(u); o[0] = w as f32;": "From<f32>",
+}
+
+
+@pytest.mark.parametrize("body", sorted(REFUSED_ONCE))
+def test_a_refused_declaration_is_reported_once(body: str) -> None:
+    src = "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32], n: u32) {\n    " + body + "\n}\n"
+    with pytest.raises(wg.CompileError) as e:
+        wg.compile(src, lang="rust")
+    assert [d.message for d in e.value.diagnostics if REFUSED_ONCE[body] in d.message]
+    assert len(e.value.diagnostics) == 1, [d.message for d in e.value.diagnostics]
+
+
+def test_raw_pointers_need_unsafe_code_as_rustc_says() -> None:
+    src = "use wave::*;\n#[wave::kernel]\npub fn k(x: *const f32, y: *mut f32) {\n    BODY\n}\n"
+    for body, message in (
+        ("*y = *x;", "dereference of raw pointer is unsafe and requires an unsafe block"),
+        ("unsafe { *x = 1.0; }", "cannot assign through a `*const` pointer"),
+        ("unsafe { *y = x[0]; }", "cannot index into a value of type `*const f32`"),
+        ("unsafe { *y.add(1u32) = 1.0; }", "add takes a usize, not u32"),
+    ):
+        with pytest.raises(wg.CompileError) as e:
+            wg.compile(src.replace("BODY", body), lang="rust")
+        assert message in e.value.diagnostics[0].message, e.value.diagnostics[0].message

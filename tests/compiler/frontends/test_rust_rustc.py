@@ -161,3 +161,16 @@ def test_rustc_agrees_with_the_accumulator_fix_it(wave_crate: Path, tmp_path: Pa
         path = tmp_path / "k.rs"
         path.write_text(text)
         assert (_check(path, wave_crate).returncode == 0) is ok, text
+
+
+POINTER_REFUSALS = ["*y = *x;", "unsafe { *x = 1.0; }", "unsafe { *y = x[0]; }", "unsafe { *y.add(1u32) = 1.0; }"]
+
+
+@pytest.mark.parametrize("body", POINTER_REFUSALS)
+def test_rustc_and_our_frontend_refuse_the_same_pointer_code(body: str, wave_crate: Path, tmp_path: Path) -> None:
+    src = f"use wave::*;\n\n#[wave::kernel]\npub fn k(x: *const f32, y: *mut f32) {{\n    {body}\n}}\n"
+    path = tmp_path / "k.rs"
+    path.write_text(src)
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    assert _check(path, wave_crate).returncode != 0, f"rustc accepts {body!r}, which our frontend refuses"

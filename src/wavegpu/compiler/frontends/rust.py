@@ -1977,7 +1977,7 @@ class KernelBuilder:
                 if isinstance(arr, Array)
                 else (
                     f"`{name}` has {dims} dimension{'s' if dims != 1 else ''}: index every one, "
-                    f"{name}{'[i]' * dims} (rows are no values)"
+                    f"{name}{''.join(f'[{c}]' for c in 'ij'[:dims])} (rows are no values)"
                 )
             )
             raise self.error(n, what)
