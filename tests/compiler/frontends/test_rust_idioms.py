@@ -279,3 +279,15 @@ def test_raw_pointers_need_unsafe_code_as_rustc_says() -> None:
         with pytest.raises(wg.CompileError) as e:
             wg.compile(src.replace("BODY", body), lang="rust")
         assert message in e.value.diagnostics[0].message, e.value.diagnostics[0].message
+
+
+def test_a_closure_cannot_capture_a_per_thread_array() -> None:
+    src = (
+        "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32]) {\n    let i = global_id(0) as usize;\n"
+        "    let mut t = [0.0f32; 4];\n    t[1] = a[i];\n    let get = |j: usize| t[j] * 2.0;\n"
+        "    o[i] = get(1) + get(2);\n}\n"
+    )
+    with pytest.raises(wg.CompileError) as e:
+        wg.compile(src, lang="rust")
+    (d,) = [d for d in e.value.diagnostics if "error" in d.render().splitlines()[0]]
+    assert "a closure cannot capture the per-thread array `t`" in d.message and d.span.line == 7

@@ -928,6 +928,7 @@ class KernelBuilder:
         recv, method = fe.child_by_field_name("value"), self.text(fe.child_by_field_name("field"))
         args = self.args(value)
         arr = self.lookup(self.text(recv)) if recv.type == "identifier" else None
+        self.private_here(arr, recv)
         if method != "get" or len(args) != 1 or not isinstance(arr, Array | Private):
             raise self.error(value, "`if let Some(v) = x.get(i)` reads an element of a slice or array `x`")
         if isinstance(arr, Private) and len(arr.shape) != 1:
@@ -992,6 +993,7 @@ class KernelBuilder:
         arr = self.lookup(self.text(n)) if n.type == "identifier" else None
         if isinstance(arr, Var) and arr.rt == "poison":
             raise _Bail()
+        self.private_here(arr, n)
         if not isinstance(arr, Array | Private) or (isinstance(arr, Private) and len(arr.shape) != 1):
             raise self.error(n, "iterators walk a slice or a one-dimensional array (`x.iter()`, `&x[a..b]`)")
         length = self.method(n, n, "len", [], None).e
@@ -1964,6 +1966,7 @@ class KernelBuilder:
             raise _Bail()
         if not isinstance(arr, Array | Private):
             raise self.error(base, f"`{name}` is not a slice: only slices and arrays can be indexed")
+        self.private_here(arr, base)
         if isinstance(arr, Array) and arr.pointer:
             raise self.error(
                 n,
@@ -2008,6 +2011,13 @@ class KernelBuilder:
                 )
             out.append(idx.e)
         return arr, tuple(out)
+
+    def private_here(self, arr: object, n: Node) -> None:
+        """A per-thread array is the kernel's own: a closure (inlined as a helper) cannot reach it."""
+        if isinstance(arr, Private) and self.ret is not None:
+            raise self.error(
+                n, f"a closure cannot capture the per-thread array `{self.text(n)}`: pass the elements it needs"
+            )
 
     def pointee(self, n: Node) -> Array | None:
         """The pointer parameter `p` of `p` or `p.add(i)`, else None."""
@@ -2453,6 +2463,7 @@ class KernelBuilder:
             if isinstance(arr, Array) and arr.pointer:
                 raise self.error(n, "a raw pointer has no length: pass it as a parameter (`n: u32`)")
             if isinstance(arr, Private):
+                self.private_here(arr, recv)
                 return V(hir.Const(U32, sp, arr.shape[0]), "usize")
             if arr.count is not None:
                 return V(hir.Const(U32, sp, arr.count), "usize")
