@@ -291,13 +291,28 @@ def test_raw_pointers_need_unsafe_code_as_rustc_says() -> None:
         assert message in e.value.diagnostics[0].message, e.value.diagnostics[0].message
 
 
-def test_a_closure_cannot_capture_a_per_thread_array() -> None:
+def test_helpers_and_closures_meet_per_thread_arrays() -> None:
+    """A helper's result stored into, initialising and indexing a per-thread array, and closures
+    reading and writing the kernel's array (captured by reference): compiler/inline.py."""
+    src = (
+        "use wave::*;\nfn sq(v: f32) -> f32 { v * v }\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32]) {\n"
+        "    let i = global_id(0) as usize;\n    let mut t = [sq(a[i]); 4];\n"
+        "    t[1] = sq(a[i]) + t[sq(1.0) as usize + 1];\n    let get = |j: usize| t[j] * 2.0;\n"
+        "    let mut put = |j: usize, v: f32| t[j] = v;\n    put(3, 5.0);\n    o[i] = t[1] + get(3);\n}\n"
+    )
+    a = np.arange(8, dtype=np.float32) - 2
+    o = np.zeros(8, np.float32)
+    wg.load_kernels(src, lang="rust").k(a, o, grid=1, workgroup=8)
+    np.testing.assert_array_equal(o, 2 * a * a + 10)
+
+
+def test_a_closure_needs_the_element_type_of_a_captured_array() -> None:
     src = (
         "use wave::*;\n#[wave::kernel]\npub fn k(a: &[f32], o: &mut [f32]) {\n    let i = global_id(0) as usize;\n"
-        "    let mut t = [0.0f32; 4];\n    t[1] = a[i];\n    let get = |j: usize| t[j] * 2.0;\n"
+        "    let mut t = [0.0; 4];\n    let get = |j: usize| t[j] * 2.0;\n"
         "    o[i] = get(1) + get(2);\n}\n"
     )
     with pytest.raises(wg.CompileError) as e:
         wg.compile(src, lang="rust")
     (d,) = [d for d in e.value.diagnostics if "error" in d.render().splitlines()[0]]
-    assert "a closure cannot capture the per-thread array `t`" in d.message and d.span.line == 7
+    assert "a closure uses `t` before the kernel gives its elements a type" in d.message and d.span.line == 6

@@ -2013,10 +2013,13 @@ class KernelBuilder:
         return arr, tuple(out)
 
     def private_here(self, arr: object, n: Node) -> None:
-        """A per-thread array is the kernel's own: a closure (inlined as a helper) cannot reach it."""
-        if isinstance(arr, Private) and self.ret is not None:
+        """A closure may use the kernel's per-thread array (by reference, as Rust captures it) once
+        its element type is known: its first use in the kernel, or written at its declaration."""
+        if isinstance(arr, Private) and self.ret is not None and arr.flexible:
             raise self.error(
-                n, f"a closure cannot capture the per-thread array `{self.text(n)}`: pass the elements it needs"
+                n,
+                f"a closure uses `{self.text(n)}` before the kernel gives its elements a type: write it at "
+                f"the declaration, `[0.0f32; N]`",
             )
 
     def pointee(self, n: Node) -> Array | None:
