@@ -10,8 +10,12 @@ is inferred from its later uses, as rustc does (the default: i32 and f64).
 
 Kernels are functions marked `#[wave::kernel]` or `#[kernel]` (every function when none is
 marked, the Rust toolchain's examples); builtins are called as `wave::thread_id(0)` or, after
-`use wave::*;`, `thread_id(0)`, and the usual methods (`x.sqrt()`, `a.min(b)`, `a.mul_add(b, c)`).
-The declaration crate under support/rust/ lets rustc check the same kernels.
+`use wave::*;`, `thread_id(0)`, and the usual methods (`x.sqrt()`, `a.min(b)`, `a.mul_add(b, c)`,
+`x.powf(y)`, `k.count_ones()`): FUNCTIONS and METHODS name their rows of compiler/builtins.py, and
+every call is bound by compiler/bind.py. Rust's idioms (per-thread arrays, `unroll(a..b)`,
+`.rev()`, tuple `let`, blocks as values, `if let Some(v) = x.get(i)`, labels, slice iterators,
+raw pointers) lower to the same HIR (docs/compiler.md, the Rust table). The declaration crate
+under support/rust/ lets rustc check the same kernels.
 """
 
 from __future__ import annotations
@@ -1934,9 +1938,12 @@ class KernelBuilder:
             if frm in FLOATS:  # saturates to the narrow type's range, NaN to 0 (as i32 first: the same)
                 lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if to.startswith("i") else (0, (1 << bits) - 1)
                 wide = hir.Cast(I32, sp, e)
-                clamped = hir.Call(
-                    I32, sp, "min", (hir.Call(I32, sp, "max", (wide, hir.Const(I32, sp, lo))), hir.Const(I32, sp, hi))
+                clamped = bind.bind(  # the rows Rust spells i.max(lo).min(hi)
+                    ROWS[METHODS["min"]],
+                    sp,
+                    [bind.bind(ROWS[METHODS["max"]], sp, [wide, hir.Const(I32, sp, lo)]), hir.Const(I32, sp, hi)],
                 )
+                assert isinstance(clamped, hir.Expr)
                 return V(clamped if t is I32 else hir.Cast(U32, sp, clamped), to)
             x = e if e.type == t else hir.Cast(t, sp, e)
             if to.startswith("u"):
