@@ -316,3 +316,17 @@ def test_a_closure_needs_the_element_type_of_a_captured_array() -> None:
         wg.compile(src, lang="rust")
     (d,) = [d for d in e.value.diagnostics if "error" in d.render().splitlines()[0]]
     assert "a closure uses `t` before the kernel gives its elements a type" in d.message and d.span.line == 6
+
+
+def test_the_rows_rust_added_run_in_plain_python_as_on_the_device() -> None:
+    """signum and clamp_keep_nan (rows added for Rust's meanings): their Python implementations
+    (runtime/pyexec.py, wg.python_thread) against the same NumPy reference as the kernels."""
+    f = np.float32
+    for v in SPECIAL:
+        x = f(v)
+        s = wg.signum(x)  # type: ignore[attr-defined]
+        want = x if np.isnan(x) else np.copysign(f(1), x)
+        assert (np.isnan(s) and np.isnan(want)) or (s == want and np.signbit(s) == np.signbit(want)), v
+        c = wg.clamp_keep_nan(x, f(-1.5), f(2.5))  # type: ignore[attr-defined]
+        want = f(-1.5) if x < -1.5 else f(2.5) if x > 2.5 else x
+        assert (np.isnan(c) and np.isnan(want)) or c == want, v
