@@ -30,8 +30,8 @@ import wavegpu as wg
 from wavegpu.asm.assembler import assemble
 from wavegpu.cli import resident
 from wavegpu.emulator.compiled import cache as compiled_cache
+from wavegpu.runtime import cache as sdk
 from wavegpu.runtime import files
-from wavegpu.runtime import kernel as sdk
 
 ATTACKER = 65534
 DURATION = 2.0  # seconds each attack loop runs

@@ -123,18 +123,40 @@ def _device_table(caps: DeviceCaps) -> Table:
     return t
 
 
+def _runtime_devices() -> Table:
+    """The runtime's device table (runtime/devices.py): each device, what it takes, and whether it
+    runs here (with the reason when not)."""
+    from rich.table import Table
+
+    from ..runtime.devices import ROWS
+
+    t = Table(title="devices (wg.launch(device=...), kernel calls' device=)")
+    for col in ("device", "target", "wave width", "heap", "options", "here", "what it is"):
+        t.add_column(col, no_wrap=col == "device")
+    for d in ROWS:
+        ok, why = d.available()
+        options = sorted(d.takes - {"mma"}) + (["mma=" + "|".join(d.mma_paths)] if "mma" in d.takes else [])
+        here = "yes" if ok else f"no: {why}"
+        t.add_row(d.name, d.target or "-", str(d.wave_width), d.heap or "-", ", ".join(options) or "-", here, d.about)
+    return t
+
+
 @main.command("info")
 @click.argument("binary", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", "show_device", is_flag=True, help="show the emulated device's capabilities")
+@click.option("--devices", "show_devices", is_flag=True, help="list the runtime's devices and which run here")
 @click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table")
 @user_errors
-def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> None:
-    """Show kernel metadata of BINARY, or the device capability table with --device."""
+def info_cmd(binary: str | None, show_device: bool, show_devices: bool, wave_width: int | None) -> None:
+    """Show kernel metadata of BINARY, the device capability table with --device, or the
+    runtime's devices with --devices."""
     caps = EMULATOR if wave_width is None else EMULATOR.with_wave_width(wave_width)
-    if not binary and not show_device:
-        raise click.UsageError("give a .wbin/.wave file, or --device")
+    if not binary and not show_device and not show_devices:
+        raise click.UsageError("give a .wbin/.wave file, --device or --devices")
     if show_device:
         out.print(_device_table(caps))
+    if show_devices:
+        out.print(_runtime_devices())
     if binary:
         from rich.table import Table
 
