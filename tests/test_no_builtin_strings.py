@@ -26,7 +26,6 @@ SCOPE += ("runtime/pyexec.py", "runtime/kernel.py")
 # The frontends not yet ported to the binder (compiler/bind.py): each porter removes its file,
 # and this set only shrinks (test_the_not_yet_ported_set_only_names_offenders).
 NOT_YET_PORTED = {
-    "compiler/frontends/rust.py",
     "compiler/frontends/cpp.py",
 }
 

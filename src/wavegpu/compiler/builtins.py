@@ -191,6 +191,11 @@ def _table() -> dict[str, Builtin]:
     rows.append(Builtin("round_even", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_even")))
     rows.append(Builtin("round_away", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_away")))
     rows.append(Builtin("round_half_up", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("round_half_up")))
+    # Rust's f32::clamp (and C++'s std::clamp): x < lo ? lo : x > hi ? hi : x, so a NaN x stays NaN
+    # (clamp's min(max(x, lo), hi) gives lo)
+    rows.append(Builtin("clamp_keep_nan", Kind.NUMBER, (Arg.VALUE,) * 3, Rule.SAME, _composite("clamp_keep_nan")))
+    # Rust's f32::signum: +-1.0 with the sign of x, zeros included (sign keeps a zero); NaN for NaN
+    rows.append(Builtin("signum", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("signum")))
     for n in ("popcount", "clz", "ctz"):
         rows.append(Builtin(n, Kind.BITCOUNT, (Arg.VALUE,), Rule.BITS, _composite(n)))
     return {b.name: b for b in rows}
@@ -204,7 +209,7 @@ ROWS = _table()
 # porter adds its spellings; when all three have, this set is empty and goes.
 NOT_EVERYWHERE = frozenset(
     {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
-    | {"round_half_up"}
+    | {"round_half_up", "signum", "clamp_keep_nan"}
 )
 BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
 """The rows every frontend spells (DESIGN section 5)."""

@@ -200,11 +200,23 @@ def clamp(x: object, lo: object, hi: object) -> object:
     return np.fmin(np.fmax(x, lo), hi)
 
 
+def clamp_keep_nan(x: object, lo: object, hi: object) -> object:
+    """x < lo ? lo : x > hi ? hi : x (Rust's f32::clamp, C++'s std::clamp): a NaN x stays NaN."""
+    return lo if x < lo else hi if x > hi else x  # type: ignore[operator]
+
+
 def sign(x: object) -> object:
     """1, -1 or x itself for a zero (keeping -0.0) or a NaN, in x's type."""
     v = np.asarray(x)[()]
     t = type(v)
     return t(1) if v > 0 else t(-1) if v < 0 else v
+
+
+def signum(x: object) -> object:
+    """Rust's f32::signum: 1.0 or -1.0 with x's sign (+0.0 gives 1.0, -0.0 gives -1.0); NaN for NaN."""
+    v = np.asarray(x)[()]
+    t = type(v) if isinstance(v, np.floating) else np.float32
+    return v if np.isnan(v) else t(np.copysign(1.0, v))
 
 
 def isnan(x: object) -> bool:
@@ -268,6 +280,7 @@ __all__ = [
     "barrier",
     "ceil",
     "clamp",
+    "clamp_keep_nan",
     "clz",
     "cos",
     "ctz",
@@ -292,6 +305,7 @@ __all__ = [
     "round_half_up",
     "rsqrt",
     "sign",
+    "signum",
     "sin",
     "sqrt",
     "thread_id",

@@ -45,6 +45,8 @@ BOTH_REFUSE = {
     "bool as f32": "o[0] = (o[1] > 0.0) as f32;",
     "f32 literal out of range": "o[0] = 1e39;",
     "i32 atomic index": "let i: i32 = 0; atomic_add(o, i, 1.0);",
+    "u32 slice index": "let i = global_id(0); o[i] = r[i];",  # E0277; the compat file alone is exempt
+    "u32 from f32": "o[0] = u32::from(r[0]) as f32;",
     "method on an ambiguous literal": "o[0] = 2.0.sqrt();",
 }
 
@@ -132,7 +134,7 @@ def test_the_crate_declares_every_builtin() -> None:
             declared.add(src.node_text(n.child_by_field_name("name")))
         if n.type == "token_tree":  # the names listed to the declaring macros
             declared |= {src.node_text(c) for c in n.named_children if c.type == "identifier"}
-    wanted = {b for b in builtins.BUILTINS if b not in builtins.CASTS}
+    wanted = {b for b in builtins.ROWS if b not in builtins.CASTS}  # every row of the table
     assert wanted - declared == set()
 
 
@@ -159,3 +161,16 @@ def test_rustc_agrees_with_the_accumulator_fix_it(wave_crate: Path, tmp_path: Pa
         path = tmp_path / "k.rs"
         path.write_text(text)
         assert (_check(path, wave_crate).returncode == 0) is ok, text
+
+
+POINTER_REFUSALS = ["*y = *x;", "unsafe { *x = 1.0; }", "unsafe { *y = x[0]; }", "unsafe { *y.add(1u32) = 1.0; }"]
+
+
+@pytest.mark.parametrize("body", POINTER_REFUSALS)
+def test_rustc_and_our_frontend_refuse_the_same_pointer_code(body: str, wave_crate: Path, tmp_path: Path) -> None:
+    src = f"use wave::*;\n\n#[wave::kernel]\npub fn k(x: *const f32, y: *mut f32) {{\n    {body}\n}}\n"
+    path = tmp_path / "k.rs"
+    path.write_text(src)
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    assert _check(path, wave_crate).returncode != 0, f"rustc accepts {body!r}, which our frontend refuses"

@@ -10,8 +10,12 @@ is inferred from its later uses, as rustc does (the default: i32 and f64).
 
 Kernels are functions marked `#[wave::kernel]` or `#[kernel]` (every function when none is
 marked, the Rust toolchain's examples); builtins are called as `wave::thread_id(0)` or, after
-`use wave::*;`, `thread_id(0)`, and the usual methods (`x.sqrt()`, `a.min(b)`, `a.mul_add(b, c)`).
-The declaration crate under support/rust/ lets rustc check the same kernels.
+`use wave::*;`, `thread_id(0)`, and the usual methods (`x.sqrt()`, `a.min(b)`, `a.mul_add(b, c)`,
+`x.powf(y)`, `k.count_ones()`): FUNCTIONS and METHODS name their rows of compiler/builtins.py, and
+every call is bound by compiler/bind.py. Rust's idioms (per-thread arrays, `unroll(a..b)`,
+`.rev()`, tuple `let`, blocks as values, `if let Some(v) = x.get(i)`, labels, slice iterators,
+raw pointers) lower to the same HIR (docs/compiler.md, the Rust table). The declaration crate
+under support/rust/ lets rustc check the same kernels.
 """
 
 from __future__ import annotations
@@ -19,15 +23,15 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
 from ...errors import CompileError, Diagnostic
-from .. import builtins, hir
-from ..builtins import ATOMICS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from .. import bind, builtins, hir
+from ..builtins import ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Kind, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
@@ -79,19 +83,42 @@ WRAPPING = {  # x.wrapping_add(y) ... : what release-mode arithmetic does anyway
     "wrapping_shl": "<<",
     "wrapping_shr": ">>",
 }
-METHOD_MATH = {  # x.method() -> the builtin (Rust's natural log is ln)
-    "sqrt": "sqrt",
-    "rsqrt": "rsqrt",
-    "sin": "sin",
-    "cos": "cos",
-    "exp": "exp",
-    "exp2": "exp2",
-    "ln": "log",
-    "log2": "log2",
-    "floor": "floor",
-    "ceil": "ceil",
+# ---- how Rust spells the builtins (compiler/builtins.py's rows; bound by compiler/bind.py) -------
+# The wave crate's free functions (`thread_id(0)`, `wave::thread_id(0)` after `use wave::*;`): every
+# row by its name (a cast is `as`, local_array a generic declaration), and Rust's names of two
+FUNCTIONS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.CAST}
+FUNCTIONS |= {"ln": "log", "mul_add": "fma"}
+# Rust's std methods (and the crate's `Rsqrt` trait): the method -> its row, and the Rust types
+# that have it (rustc refuses the others: no `u32::abs`, no `i32::sqrt`)
+_FLOAT_METHODS = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "exp": "exp", "exp2": "exp2", "ln": "log"}
+_FLOAT_METHODS |= {"log2": "log2", "floor": "floor", "ceil": "ceil", "mul_add": "fma", "powf": "pow"}
+_FLOAT_METHODS |= {"powi": "powi", "round": "round_away", "round_ties_even": "round_even", "trunc": "trunc"}
+_FLOAT_METHODS |= {"is_nan": "isnan"}
+_INT_METHODS = {"count_ones": "popcount", "leading_zeros": "clz", "trailing_zeros": "ctz", "pow": "powi"}
+METHODS: dict[str, str] = {**_FLOAT_METHODS, **_INT_METHODS, "rsqrt": "rsqrt", "abs": "abs", "min": "min"}
+METHODS |= {"max": "max", "clamp": "clamp_keep_nan", "signum": "signum"}
+# i32::signum(0) = 0 is `sign`'s meaning; f32::signum(+-0.0) = +-1.0 (and NaN for NaN) is `signum`'s
+# f32::clamp keeps a NaN x (clamp's min(max(x, lo), hi) would give lo); on integers they agree
+INT_METHODS = {"signum": "sign", "clamp": "clamp"}
+_NUMBERS = ("i32", "u32", "usize", "f32", "f64")
+METHOD_TYPES: dict[str, tuple[str, ...]] = {m: ("f32", "f64") for m in _FLOAT_METHODS}
+METHOD_TYPES |= {m: ("i32", "u32", "usize") for m in _INT_METHODS} | {"rsqrt": ("f32",), "clamp": _NUMBERS}
+METHOD_TYPES |= {"abs": ("i32", "f32", "f64", "f16"), "signum": ("i32", "f32", "f64")}
+METHOD_TYPES |= {"min": (*_NUMBERS, "f16"), "max": (*_NUMBERS, "f16")}
+# `core::cmp::min(a, b)`: Ord's functions (integers; f32 is not Ord); `f32::sqrt(x)`: a method
+# called as a function
+CMP_PATHS = ("core::cmp", "std::cmp", "cmp")
+CMP_FUNCTIONS = {"min": "min", "max": "max"}
+UNROLL = "unroll"  # `for i in unroll(0..4)`: the crate's marker of a loop unrolled at compile time
+COUNT_TYPES = {"powi": "i32", "pow": "u32"}  # f32::powi(n: i32), u32::pow(exp: u32)
+# `T::from(x)`: the lossless conversions Rust implements From for (between the kernel types)
+FROM = {
+    "u32": ("u32", "bool", "u8", "u16"),
+    "usize": ("usize", "bool", "u8", "u16"),
+    "i32": ("i32", "bool", "u8", "u16", "i8", "i16"),
+    "f32": ("f32", "bool", "u8", "u16", "i8", "i16"),
+    "f64": ("f64", "bool", "u8", "u16", "i8", "i16", "i32", "u32", "f32"),
 }
-FUNCTION_ALIASES = {"ln": "log", "mul_add": "fma"}
 SCOPES = {"Wave": "wave", "Workgroup": "workgroup", "Device": "device"}
 FLOAT_CONSTS = {
     "PI": math.pi,
@@ -171,14 +198,27 @@ SPELLINGS: dict[str, str] = {
     "ceil": "x.ceil()",
     "fma": "a.mul_add(b, c)",
     "abs": "x.abs()",
-    "min": "a.min(b)",
-    "max": "a.max(b)",
+    "min": "a.min(b), core::cmp::min(i, j)",
+    "max": "a.max(b), core::cmp::max(i, j)",
     "i32": "x as i32",
     "u32": "x as u32",
     "f32": "x as f32",
     "f64": "x as f64",
     "f16": "f16::from_f32(x)",
     "bool": "x != 0",
+    "pow": "x.powf(y)",
+    "powi": "x.powi(3)",
+    "round_away": "x.round()",
+    "round_even": "x.round_ties_even()",
+    "trunc": "x.trunc()",
+    "clamp": "k.clamp(lo, hi) (integers)",
+    "clamp_keep_nan": "x.clamp(lo, hi) (floats)",
+    "sign": "k.signum() (integers)",
+    "signum": "x.signum() (floats)",
+    "isnan": "x.is_nan()",
+    "popcount": "k.count_ones()",
+    "clz": "k.leading_zeros()",
+    "ctz": "k.trailing_zeros()",
 }
 
 
@@ -199,6 +239,7 @@ class Var:
     mutable: bool
     flexible: bool  # declared from an unsuffixed literal with no annotation: inferred from uses
     node: Node
+    ref: bool = False  # `if let Some(v) = x.get(i)`: v is a `&T` (`*v` reads it; it converts itself)
 
 
 @dataclass
@@ -208,6 +249,7 @@ class Array:
     rt: str  # the element's Rust type
     mutable: bool
     count: int | None = None  # local arrays
+    pointer: bool = False  # `*const f32` / `*mut f32` (rust-cuda style): `*p.add(i)` in unsafe code
 
 
 @dataclass
@@ -219,7 +261,34 @@ class Closure:
     kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
-Binding = Var | Array | Closure
+@dataclass
+class Private:
+    """A per-thread array (`let mut t = [0.0f32; 4];`): the hir.PrivateArray `hir_name`."""
+
+    hir_name: str
+    rt: str  # the element's Rust type
+    mutable: bool
+    flexible: bool  # its element type is inferred from its first use, as rustc does
+    node: Node
+    shape: tuple[int, ...]
+
+
+Binding = Var | Array | Closure | Private
+
+
+@dataclass
+class _Loop:
+    """An enclosing loop: its label, the flags `break 'label` / `continue 'label` set from loops
+    inside it, and the (loop, kind) exits to test after this loop (close_loop)."""
+
+    label: str | None
+    flags: dict[str, str] = field(default_factory=dict)
+    pending: set[tuple[int, str]] = field(default_factory=set)
+
+    def flag(self, kw: str, b: KernelBuilder) -> str:
+        if kw not in self.flags:
+            self.flags[kw] = b.temp(BOOL)
+        return self.flags[kw]
 
 
 class _Bail(Exception):
@@ -296,7 +365,7 @@ def f32_of(decimal: str) -> float:
     return float(best)
 
 
-class Lowering:
+class KernelBuilder:
     """One kernel function to HIR (run again when a variable's type is inferred from a later use)."""
 
     def __init__(
@@ -316,8 +385,13 @@ class Lowering:
         self.vars: dict[str, ScalarType] = {}  # HIR variable names and types
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
+        self.privates: list[hir.PrivateArray] = []
         self.hidden: set[str] = set()
         self.loop_depth = 0
+        self.loops: list[_Loop] = []  # the enclosing loops, innermost last (labels)
+        mods = next((c for c in fn.children if c.type == "function_modifiers"), None)
+        self.unsafe = int(mods is not None and "unsafe" in self.src.node_text(mods))  # unsafe blocks around
+        self.closed = _Loop(None)  # the loop loop_body left last
         self.tmp = 0
         self.fn_name = name or self.text(fn.child_by_field_name("name"))
         self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
@@ -353,7 +427,11 @@ class Lowering:
         return name
 
     def is_array_name(self, name: str) -> bool:
-        return any(isinstance(sc.get(name), Array) for sc in self.scopes) or any(la.name == name for la in self.locals)
+        return (
+            any(isinstance(sc.get(name), Array) for sc in self.scopes)
+            or any(la.name == name for la in self.locals)
+            or any(pa.name == name for pa in self.privates)
+        )
 
     def temp(self, t: ScalarType) -> str:
         self.tmp += 1
@@ -424,10 +502,24 @@ class Lowering:
                 params.append(hir.Param(p.name + "__len", I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.params and k not in self.hidden)
         return hir.Function(
-            self.fn_name, tuple(params), tuple(prologue) + body, variables, tuple(self.locals), self.src.file
+            self.fn_name,
+            tuple(params),
+            tuple(prologue) + body,
+            variables,
+            tuple(self.locals),
+            self.src.file,
+            privates=tuple(self.privates),
         )
 
     def param_type(self, ty: Node) -> Array | str:
+        if ty.type == "pointer_type":  # `*const f32`, `*mut f32`: a buffer read by `*p.add(i)`
+            elem = ty.named_children[-1]
+            rt = self.type_name(elem)
+            if rt not in ELEMENT_TYPES and rt not in NARROW_BITS:
+                raise self.error(elem, f"pointer elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
+            et = NARROW[rt] if rt in NARROW_BITS else ELEMENT_TYPES[rt]
+            mutable = any(c.type == "mutable_specifier" for c in ty.children)
+            return Array("", ArrayType(et, "global"), rt, mutable, pointer=True)
         if ty.type == "reference_type":
             inner = ty.child_by_field_name("type")
             mutable = any(c.type == "mutable_specifier" for c in ty.children)
@@ -509,10 +601,11 @@ class Lowering:
         """A failed `let`: its names are defined anyway (as poisoned) so later uses say nothing more."""
         if s.type == "let_declaration":
             pat = s.child_by_field_name("pattern")
-            if pat is not None:
-                if pat.type == "mut_pattern":
-                    pat = pat.named_children[-1]
-                self.scopes[-1][self.text(pat)] = Var("", "poison", True, False, s)
+            names = [] if pat is None else [pat] if pat.type != "tuple_pattern" else self.named_children(pat)
+            for p in names:  # `let (a, b) = ...` too: each name once
+                if p.type == "mut_pattern":
+                    p = p.named_children[-1]
+                self.scopes[-1][self.text(p)] = Var("", "poison", True, False, s)
 
     def stmt(self, s: Node) -> list[hir.Stmt]:
         t = s.type
@@ -542,22 +635,29 @@ class Lowering:
             if s.child_by_field_name("condition").type == "let_condition":
                 raise self.error(s, "`while let` is not supported: kernels have no Option values")
             cond = self.condition(s.child_by_field_name("condition"))
-            return [hir.While(sp, cond, self.loop_body(s))]
+            return self.close_loop([hir.While(sp, cond, self.loop_body(s))], sp)
         if t == "loop_expression":
-            return [hir.While(sp, hir.Const(BOOL, sp, True), self.loop_body(s))]
+            return self.close_loop([hir.While(sp, hir.Const(BOOL, sp, True), self.loop_body(s))], sp)
         if t == "for_expression":
             return self.for_loop(s)
         if t == "match_expression":
             return self.match_stmt(s)
         if t in ("break_expression", "continue_expression"):
             kw = t.split("_")[0]
-            if any(c.type == "label" for c in s.named_children):
-                raise self.error(s, f"labelled {kw} is not supported: use a flag variable")
             if any(c.type != "label" for c in s.named_children):
                 raise self.error(s, "break with a value is not supported (kernel loops are statements)")
             if not self.loop_depth:
                 raise self.error(s, f"`{kw}` outside of a loop")
-            return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+            label = next((self.text(c) for c in s.named_children if c.type == "label"), None)
+            if label is None or self.loops[-1].label == label:
+                return [hir.Break(sp) if kw == "break" else hir.Continue(sp)]
+            target = next((lp for lp in reversed(self.loops) if lp.label == label), None)
+            if target is None:
+                raise self.error(s, f"use of undeclared label `{label}`")
+            # leave the inner loops with a flag the loops around test after themselves (close_loop)
+            flag = target.flag(kw, self)
+            self.loops[-1].pending.add((id(target), kw))
+            return [hir.Assign(sp, flag, hir.Const(BOOL, sp, True)), hir.Break(sp)]
         if t == "return_expression" and self.ret is not None:
             return self.helper_return(s)
         if t == "return_expression":
@@ -569,7 +669,11 @@ class Lowering:
         if t == "block":
             return list(self.block(s))
         if t == "unsafe_block":
-            return list(self.block(s.named_children[-1]))
+            self.unsafe += 1
+            try:
+                return list(self.block(s.named_children[-1]))
+            finally:
+                self.unsafe -= 1
         if t == "call_expression":
             v = self.expr(s)
             if isinstance(v.e, hir.Invoke):  # a helper's result may go unused, as in Rust
@@ -585,16 +689,38 @@ class Lowering:
         raise self.error(s, f"this expression's value ({v.rt}) is not used: a kernel body is statements")
 
     def loop_body(self, s: Node) -> tuple[hir.Stmt, ...]:
-        if any(c.type == "label" for c in s.named_children):
-            raise self.error(s, "labelled loops are not supported: use a flag variable")
+        label = next((self.text(c) for c in s.named_children if c.type == "label"), None)
+        self.loops.append(_Loop(label))
         self.loop_depth += 1
         try:
             return self.block(s.child_by_field_name("body"))
         finally:
             self.loop_depth -= 1
+            self.closed = self.loops.pop()
+
+    def close_loop(self, stmts: list[hir.Stmt], sp) -> list[hir.Stmt]:  # type: ignore[no-untyped-def]
+        """A loop's statements with its labelled exits: its flags cleared before it, and after it
+        the test of every flag a `break 'outer` / `continue 'outer` inside it set."""
+        lp = self.closed
+        out = [hir.Assign(sp, f, hir.Const(BOOL, sp, False)) for f in lp.flags.values()] + stmts
+        outer = self.loops[-1] if self.loops else None
+        for key, kw in sorted(lp.pending, key=lambda p: p[1]):
+            assert outer is not None  # a label names an enclosing loop
+            target = next(x for x in self.loops if id(x) == key)
+            flag = hir.Var(BOOL, sp, target.flags[kw])
+            if target is outer and kw == "continue":
+                done: tuple[hir.Stmt, ...] = (
+                    hir.Assign(sp, target.flags[kw], hir.Const(BOOL, sp, False)),
+                    hir.Continue(sp),
+                )
+            else:
+                done = (hir.Break(sp),)
+                if target is not outer:
+                    outer.pending.add((key, kw))
+            out.append(hir.If(sp, flag, done, ()))
+        return out
 
     def let(self, s: Node) -> list[hir.Stmt]:
-        sp = self.span(s)
         pat = s.child_by_field_name("pattern")
         mutable = False
         if pat.type == "mut_pattern":
@@ -602,6 +728,8 @@ class Lowering:
             pat = pat.named_children[-1]
         elif any(c.type == "mutable_specifier" for c in s.children):
             mutable = True
+        if pat.type == "tuple_pattern":
+            return self.tuple_let(s, pat)
         if pat.type != "identifier":
             raise self.error(pat, "`let` binds one name (no tuple or struct patterns)")
         if s.child_by_field_name("alternative") is not None:
@@ -619,10 +747,8 @@ class Lowering:
                 raise self.error(ty, "leave the type of a local array to local_array::<T, N>()")
             self.local_array(name, value)
             return []
-        if ty is not None and ty.type == "array_type":
-            raise self.error(
-                ty, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
-            )
+        if (ty is not None and ty.type == "array_type") or (value is not None and value.type == "array_expression"):
+            return self.private_array(s, name, mutable, ty, value)
         declared = self.type_name(ty) if ty is not None else None
         if value is None:
             if declared is None:
@@ -631,7 +757,68 @@ class Lowering:
             self.scopes[-1][name] = Var(hn, declared, mutable, False, s)
             return []
         hint = declared or self.inferred.get(s.id)
-        v = self.expr(value, hint)
+        pre, v = self.let_value(value, hint)
+        stmt, var = self.let_bind(s, name, mutable, declared, v, value)
+        # the new name is visible only after its initialiser (`let i = i as i32;`)
+        self.scopes[-1][name] = var
+        return [*pre, stmt]
+
+    def let_value(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V]:
+        """A `let`'s value: an expression, or a block (`{ let a = ..; a * 2.0 }`, `unsafe { .. }`)
+        whose statements run first and whose tail expression is the value."""
+        if value.type not in ("block", "unsafe_block"):
+            summed = self.iter_sum(value, hint)
+            return summed if summed is not None else ([], self.expr(value, hint))
+        b = value if value.type == "block" else value.named_children[-1]
+        kids = self.named_children(b)
+        self.scopes.append({})
+        unsafe = value.type == "unsafe_block"
+        self.unsafe += unsafe
+        try:
+            last = kids[-1] if kids else b
+            if not kids or last.type in _STATEMENTS or last.type in _TAIL_STATEMENTS:
+                raise self.error(last, "this block has no value: its last line is a statement (drop its `;`)")
+            pre = list(self.stmts_of(kids[:-1]))
+            return pre, self.expr(last, hint)
+        finally:
+            self.scopes.pop()
+            self.unsafe -= unsafe
+
+    def tuple_let(self, s: Node, pat: Node) -> list[hir.Stmt]:
+        """`let (q, r) = (a / b, a % b);`: every value computed before any name is bound."""
+        value = s.child_by_field_name("value")
+        ty = s.child_by_field_name("type")
+        pats = [c for c in pat.children if c.type not in ("(", ")", ",", "line_comment", "block_comment")]
+        if value is None or value.type != "tuple_expression" or len(self.named_children(value)) != len(pats):
+            raise self.error(value or s, f"a tuple `let` takes a tuple of {len(pats)} values: let (a, b) = (x, y);")
+        types = self.named_children(ty) if ty is not None and ty.type == "tuple_type" else [None] * len(pats)
+        if ty is not None and len(types) != len(pats):
+            raise self.error(ty, f"mismatched types: expected a tuple of {len(pats)} types")
+        out: list[hir.Stmt] = []
+        bound: list[tuple[str, Var]] = []
+        for p, vn, tn in zip(pats, self.named_children(value), types):
+            mutable = p.type == "mut_pattern"
+            ident = p.named_children[-1] if mutable else p
+            if ident.type not in ("identifier", "_"):
+                raise self.error(p, "a tuple `let` binds names (no nested patterns)")
+            declared = self.type_name(tn) if tn is not None else None
+            hint = declared or self.inferred.get(ident.id)
+            pre, v = self.let_value(vn, hint)
+            out += pre
+            if ident.type == "_":
+                continue
+            stmt, var = self.let_bind(ident, self.text(ident), mutable, declared, v, vn)
+            out.append(stmt)
+            bound.append((self.text(ident), var))
+        for name, var in bound:
+            self.scopes[-1][name] = var
+        return out
+
+    def let_bind(
+        self, s: Node, name: str, mutable: bool, declared: str | None, v: V, value: Node
+    ) -> tuple[hir.Stmt, Var]:
+        """The assignment of a `let`'s value to its new variable (inferred where rustc infers)."""
+        sp = self.span(s)
         if v.rt == "void":
             raise self.error(value, "this call has no value")
         flexible = False
@@ -646,9 +833,7 @@ class Lowering:
             flexible = True
         rt = declared or v.rt
         hn = self.fresh_name(name, RUST_TYPES[rt])
-        # the new name is visible only after its initialiser (`let i = i as i32;`)
-        self.scopes[-1][name] = Var(hn, rt, mutable, flexible, s)
-        return [hir.Assign(sp, hn, v.e)]
+        return hir.Assign(sp, hn, v.e), Var(hn, rt, mutable, flexible, s)
 
     def literal_default(self, v: V, n: Node) -> V:
         """An unsuffixed literal with nothing to say its type: i32 or f64, as in Rust."""
@@ -678,10 +863,12 @@ class Lowering:
     def assignment(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
         left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
-        if left.type == "index_expression":
-            arr, idx = self.index(left, write=True)
+        if left.type == "index_expression" or self.is_deref(left):
+            arr, idx = (
+                self.index(left, write=True) if left.type == "index_expression" else self.pointer_element(left, True)
+            )
             v = self.expr(right, arr.rt)
-            return [hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+            return [self.store(arr, idx, v, right, sp)]
         if left.type in ("field_expression", "unary_expression"):
             raise self.error(left, "only variables and slice elements can be assigned")
         var = self.assignable(left)
@@ -694,31 +881,31 @@ class Lowering:
         left, right = s.child_by_field_name("left"), s.child_by_field_name("right")
         opnode = s.child_by_field_name("operator")
         op = self.text(opnode)[:-1]
-        if left.type == "index_expression":
-            arr, idx = self.index(left, write=True)
+        if left.type == "index_expression" or self.is_deref(left):
+            arr, idx = (
+                self.index(left, write=True) if left.type == "index_expression" else self.pointer_element(left, True)
+            )
             pre: list[hir.Stmt] = []
-            if not isinstance(idx, hir.Const | hir.Var):
-                tmp = self.temp(idx.type)
-                pre.append(hir.Assign(sp, tmp, idx))
-                idx = hir.Var(idx.type, sp, tmp)
-            cur = V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
-            v = self.binary(op, cur, self.expr(right, arr.rt), s, left, right)
-            return [*pre, hir.Store(sp, arr.name, idx, self.store_value(arr, v, right))]
+            kept = []
+            for i in idx:
+                if not isinstance(i, hir.Const | hir.Var):
+                    tmp = self.temp(i.type)
+                    pre.append(hir.Assign(sp, tmp, i))
+                    i = hir.Var(i.type, sp, tmp)
+                kept.append(i)
+            idx = tuple(kept)
+            v = self.binary(op, self.element(arr, idx, sp), self.expr(right, arr.rt), s, left, right)
+            return [*pre, self.store(arr, idx, v, right, sp)]
         var = self.assignable(left)
         cur = V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
         v = self.binary(op, cur, self.expr(right, var.rt), s, left, right)
         v = self.want(v, var.rt, s, target=var)
         return [hir.Assign(sp, var.hir_name, v.e)]
 
-    def store_value(self, arr: Array, v: V, n: Node) -> hir.Expr:
-        if v.rt == "void":
-            raise self.error(n, "this call has no value")
-        return self.want(v, arr.rt, n).e
-
     def if_stmt(self, s: Node) -> hir.Stmt:
         cond_node = s.child_by_field_name("condition")
         if cond_node.type == "let_condition":
-            raise self.error(cond_node, "`if let` is not supported: kernels have no Option or enum values")
+            return self.if_let(s, cond_node)
         cond = self.condition(cond_node)
         then = self.block(s.child_by_field_name("consequence"))
         other: tuple[hir.Stmt, ...] = ()
@@ -728,20 +915,217 @@ class Lowering:
             other = (self.if_stmt(inner),) if inner.type == "if_expression" else self.block(inner)
         return hir.If(self.span(s), cond, then, other)
 
+    def if_let(self, s: Node, c: Node) -> hir.Stmt:
+        """`if let Some(v) = x.get(i) { .. } else { .. }`: the element where `i < x.len()`, read in
+        the branch only (v is `&T`: `*v`, or `Some(&v)` for the value)."""
+        pat, value = c.child_by_field_name("pattern"), c.child_by_field_name("value")
+        sp = self.span(s)
+        kids = self.named_children(pat) if pat.type == "tuple_struct_pattern" else []
+        ok = len(kids) == 2 and self.text(kids[0]) == "Some"
+        inner = kids[1] if ok else pat
+        ref = inner.type != "reference_pattern"
+        if not ref:
+            inner = inner.named_children[-1]
+        fe = value.child_by_field_name("function") if value.type == "call_expression" else None
+        if not ok or inner.type != "identifier" or fe is None or fe.type != "field_expression":
+            raise self.error(c, "`if let` takes `Some(v) = x.get(i)` (kernels have no other Option or enum values)")
+        recv, method = fe.child_by_field_name("value"), self.text(fe.child_by_field_name("field"))
+        args = self.args(value)
+        arr = self.lookup(self.text(recv)) if recv.type == "identifier" else None
+        self.private_here(arr, recv)
+        if method != "get" or len(args) != 1 or not isinstance(arr, Array | Private):
+            raise self.error(value, "`if let Some(v) = x.get(i)` reads an element of a slice or array `x`")
+        if isinstance(arr, Private) and len(arr.shape) != 1:
+            raise self.error(value, "get(i) of a two-dimensional array gives a row, which is no value: index t[i][j]")
+        idx = self.expr(args[0], "usize")
+        if idx.lit:
+            idx = self.retype(idx, "usize", args[0])
+        if idx.rt != "usize":
+            raise self.error(args[0], f"get takes a usize, not {idx.rt}: convert it, `{self.text(args[0])} as usize`")
+        pre: list[hir.Stmt] = []
+        i = idx.e
+        if not isinstance(i, hir.Const | hir.Var):
+            tmp = self.temp(i.type)
+            pre.append(hir.Assign(sp, tmp, i))
+            i = hir.Var(i.type, sp, tmp)
+        length = self.method(value, recv, "len", [], None).e
+        cond = hir.Compare(BOOL, sp, Cmp.LT, i, length)
+        elem = self.element(arr, (i,), sp)
+        self.scopes.append({})
+        try:
+            hn = self.fresh_name(self.text(inner), elem.e.type)
+            self.scopes[-1][self.text(inner)] = Var(hn, elem.rt, False, False, inner, ref=ref)
+            then = (hir.Assign(sp, hn, elem.e), *self.block(s.child_by_field_name("consequence")))
+        finally:
+            self.scopes.pop()
+        other: tuple[hir.Stmt, ...] = ()
+        alt = s.child_by_field_name("alternative")
+        if alt is not None:
+            nxt = alt.named_children[-1]
+            other = (self.if_stmt(nxt),) if nxt.type == "if_expression" else self.block(nxt)
+        if pre:
+            return hir.If(sp, hir.Const(BOOL, sp, True), (*pre, hir.If(sp, cond, then, other)), ())
+        return hir.If(sp, cond, then, other)
+
+    def method_parts(self, n: Node) -> tuple[Node, str, list[Node]] | None:
+        """`recv.method(args)` (also `recv.method::<T>(args)`): its parts, or None."""
+        if n.type != "call_expression":
+            return None
+        f = n.child_by_field_name("function")
+        if f.type == "generic_function":
+            f = f.child_by_field_name("function")
+        if f.type != "field_expression":
+            return None
+        return f.child_by_field_name("value"), self.text(f.child_by_field_name("field")), self.args(n)
+
+    def slice_of(self, n: Node, sp) -> tuple[Array | Private, hir.Expr, hir.Expr, list[hir.Stmt]] | None:  # type: ignore[no-untyped-def]
+        """The elements an iterator walks: `x.iter()`, `&x`, `x[a..b].iter()`, `&x[a..b]` (also
+        `a..`, `..b`) of a slice or one-dimensional array: (array, start, stop, statements that
+        compute them once); None when `n` is none of these."""
+        parts = self.method_parts(n)
+        if parts is not None and parts[1] in ("iter", "into_iter") and not parts[2]:
+            n = parts[0]
+        elif n.type == "reference_expression":
+            n = n.named_children[-1]
+        elif not (n.type == "identifier" and isinstance(self.lookup(self.text(n)), Array)):  # `for v in x`
+            return None
+        rng = None
+        if n.type == "index_expression":
+            n, rng = self.named_children(n)
+            if rng.type != "range_expression":
+                return None
+        arr = self.lookup(self.text(n)) if n.type == "identifier" else None
+        if isinstance(arr, Var) and arr.rt == "poison":
+            raise _Bail()
+        self.private_here(arr, n)
+        if not isinstance(arr, Array | Private) or (isinstance(arr, Private) and len(arr.shape) != 1):
+            raise self.error(n, "iterators walk a slice or a one-dimensional array (`x.iter()`, `&x[a..b]`)")
+        length = self.method(n, n, "len", [], None).e
+        lo: hir.Expr = hir.Const(U32, sp, 0)
+        hi = length
+        if rng is not None:
+            kids = self.named_children(rng)
+            if "..=" in [c.type for c in rng.children]:
+                raise self.error(rng, "sub-slices take `a..b`, `a..` or `..b`")
+            ends = [None, None]
+            if len(kids) == 2:
+                ends = kids
+            elif len(kids) == 1:
+                ends = [kids[0], None] if rng.children[0].type != ".." else [None, kids[0]]
+            vals = []
+            for e, dflt in zip(ends, (lo, hi)):
+                if e is None:
+                    vals.append(dflt)
+                    continue
+                v = self.expr(e, "usize")
+                if v.lit:
+                    v = self.retype(v, "usize", e)
+                if v.rt != "usize":
+                    raise self.error(
+                        e, f"slices are indexed by usize, not {v.rt}: convert it, `{self.text(e)} as usize`"
+                    )
+                vals.append(v.e)
+            lo, hi = vals
+        pre: list[hir.Stmt] = []
+        kept = []
+        for e in (lo, hi):
+            if not isinstance(e, hir.Const | hir.Var):
+                tmp = self.temp(e.type)
+                pre.append(hir.Assign(sp, tmp, e))
+                e = hir.Var(e.type, sp, tmp)
+            kept.append(e)
+        return arr, kept[0], kept[1], pre
+
+    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
+        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`: a
+        counted loop over the elements (v is `&T`: `*v`, or the pattern `&v` for the value)."""
+        sp = self.span(s)
+        got = self.slice_of(it, sp)
+        if got is None:
+            return None
+        arr, lo, hi, pre = got
+        pat = s.child_by_field_name("pattern")
+        names = self.named_children(pat) if pat.type == "tuple_pattern" else [pat]
+        if len(names) != (2 if enumerate_ else 1):
+            raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs" if enumerate_ else "the loop binds one element")
+        vpat = names[-1]
+        ref = vpat.type != "reference_pattern"
+        if not ref:
+            vpat = vpat.named_children[-1]
+        if vpat.type != "identifier" or (enumerate_ and names[0].type != "identifier"):
+            raise self.error(pat, "the loop binds names: `v`, `&v`, `(i, v)`")
+        j = self.temp(U32)
+        self.scopes.append({})
+        try:
+            elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
+            hv = self.fresh_name(self.text(vpat), elem.e.type)
+            self.scopes[-1][self.text(vpat)] = Var(hv, elem.rt, False, False, vpat, ref=ref)
+            head: list[hir.Stmt] = [hir.Assign(sp, hv, elem.e)]
+            if enumerate_:
+                hi_name = self.fresh_name(self.text(names[0]), U32)
+                self.scopes[-1][self.text(names[0])] = Var(hi_name, "usize", False, False, names[0])
+                head.insert(0, hir.Assign(sp, hi_name, hir.Binary(U32, sp, BinOp.SUB, hir.Var(U32, sp, j), lo)))
+            body = self.loop_body(s)
+        finally:
+            self.scopes.pop()
+        return self.close_loop([*pre, hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
+
+    def iter_sum(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V] | None:
+        """`let s: f32 = x[a..b].iter().sum();` (or `.sum::<f32>()`): a loop adding the elements."""
+        parts = self.method_parts(value)
+        if parts is None or parts[1] != "sum" or parts[2]:
+            return None
+        sp = self.span(value)
+        got = self.slice_of(parts[0], sp)
+        if got is None:
+            return None
+        arr, lo, hi, pre = got
+        f = value.child_by_field_name("function")
+        targs = f.child_by_field_name("type_arguments") if f.type == "generic_function" else None
+        want = self.type_name(self.named_children(targs)[0]) if targs is not None else hint
+        if want is None:
+            raise self.error(value, f"type annotations needed: `let s: {arr.rt} = ...sum();` or `.sum::<{arr.rt}>()`")
+        if want != arr.rt:
+            raise self.error(value, f"a sum of {arr.rt} elements is an {arr.rt} (Sum<&{arr.rt}>), not {want}")
+        t = RUST_TYPES[arr.rt]
+        acc, j = self.temp(t), self.temp(U32)
+        elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
+        zero = hir.Const(t, sp, 0.0 if t.is_float else 0)
+        add = hir.Assign(sp, acc, hir.Binary(t, sp, BinOp.ADD, hir.Var(t, sp, acc), elem.e))
+        loop = hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (add,))
+        return [*pre, hir.Assign(sp, acc, zero), loop], V(hir.Var(t, sp, acc), arr.rt)
+
     def for_loop(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
         pat = s.child_by_field_name("pattern")
+        it = s.child_by_field_name("value")
+        parts = self.method_parts(it)
+        enumerate_ = parts is not None and parts[1] == "enumerate" and not parts[2]
+        stmts = self.iter_loop(s, parts[0] if parts is not None and enumerate_ else it, enumerate_)
+        if stmts is not None:
+            return stmts
         if pat.type != "identifier":
             raise self.error(pat, "the loop variable is one name")
         it = s.child_by_field_name("value")
         step_node = None
+        rev = False
+        unroll = hir.Unroll.NO
+        if it.type == "call_expression" and self.builtin_path(it.child_by_field_name("function")) == UNROLL:
+            args = self.named_children(it.child_by_field_name("arguments"))
+            if len(args) != 1:
+                raise self.error(it, "unroll(a..b) takes one range")
+            unroll = hir.Unroll.FULL  # every trip a copy of the body, the counter a constant in each
+            it = args[0]
+            while it.type == "parenthesized_expression":
+                it = it.named_children[0]
         if it.type == "call_expression" and it.child_by_field_name("function").type == "field_expression":
             fe = it.child_by_field_name("function")
             method = self.text(fe.child_by_field_name("field"))
             args = self.named_children(it.child_by_field_name("arguments"))
-            if method != "step_by" or len(args) != 1:
-                raise self.error(it, "kernels loop over ranges: `for i in a..b` or `for i in (a..b).step_by(s)`")
-            step_node = args[0]
+            if not ((method == "step_by" and len(args) == 1) or (method == "rev" and not args)):
+                raise self.error(it, "kernels loop over ranges: `for i in a..b`, `(a..b).step_by(s)` or `(a..b).rev()`")
+            step_node = args[0] if args else None
+            rev = method == "rev"
             it = fe.child_by_field_name("value")
             while it.type == "parenthesized_expression":
                 it = it.named_children[0]
@@ -779,6 +1163,17 @@ class Lowering:
                 raise self.error(step_node, "step_by(0) panics: the step must be positive")
             step = st.e if st.e.type == a.e.type else hir.Cast(a.e.type, sp, st.e)
         name = self.text(pat)
+        pre: list[hir.Stmt] = []
+        start = a.e
+        if rev:  # (a..b).rev(): a hidden counter j runs a..b, and i = (b - 1) - (j - a)
+            ends = []
+            for e in (start, stop):
+                if not isinstance(e, hir.Const | hir.Var):
+                    tmp = self.temp(e.type)
+                    pre.append(hir.Assign(sp, tmp, e))
+                    e = hir.Var(e.type, sp, tmp)
+                ends.append(e)
+            start, stop = ends
         self.scopes.append({})
         hn = self.fresh_name(name, a.e.type)
         self.scopes[-1][name] = Var(hn, rt, False, flexible, s)
@@ -786,7 +1181,15 @@ class Lowering:
             body = self.loop_body(s)
         finally:
             self.scopes.pop()
-        return [hir.For(sp, hn, a.e, stop, step, body)]
+        if rev:
+            t = start.type
+            j = self.temp(t)
+            last = hir.Binary(t, sp, BinOp.SUB, stop, hir.Const(t, sp, 1))
+            i = hir.Binary(t, sp, BinOp.SUB, last, hir.Binary(t, sp, BinOp.SUB, hir.Var(t, sp, j), start))
+            return self.close_loop(
+                [*pre, hir.For(sp, j, start, stop, step, (hir.Assign(sp, hn, i), *body), unroll)], sp
+            )
+        return self.close_loop([hir.For(sp, hn, start, stop, step, body, unroll)], sp)
 
     # -- match: a chain of conditional branches
     def match_stmt(self, s: Node) -> list[hir.Stmt]:
@@ -890,41 +1293,119 @@ class Lowering:
             raise self.error(p, f"{v} is out of range for {scrut.rt}")
         return hir.Const(scrut.e.type, self.span(p), v)
 
+    # -- per-thread arrays: `let mut t = [0.0f32; 4];`, `[[0.0f32; 4]; 4]`, `[1.0, 2.0, 3.0]`
+    def private_array(self, s: Node, name: str, mutable: bool, ty: Node | None, value: Node | None) -> list[hir.Stmt]:
+        """A per-thread array (hir.PrivateArray): in registers where unrolling makes every index
+        constant, else in the thread's local memory (docs/compiler.md). Its element type is the
+        annotation's, a literal's suffix, or, as rustc infers it, the type of its first use."""
+        sp = self.span(s)
+        if self.ret is not None:
+            raise self.error(s, "per-thread arrays are declared in kernels: pass their elements to the helper")
+        if value is None:
+            raise self.error(s, f"give `{name}` its elements: let mut {name} = [0.0f32; 4];")
+        shape_t: list[int] = []
+        elem_rt: str | None = None
+        t = ty
+        while t is not None and t.type == "array_type":
+            shape_t.append(self.array_length(t.child_by_field_name("length")))
+            t = t.child_by_field_name("element")
+        if t is not None:
+            elem_rt = self.type_name(t)
+        shape, leaves = self.array_value(value, 0)
+        if shape_t and shape_t != list(shape):
+            raise self.error(value, f"mismatched types: expected an array of shape {shape_t}, found {list(shape)}")
+        if len(shape) > 2:
+            raise self.error(value, "per-thread arrays have one or two dimensions")
+        rt = elem_rt or self.inferred.get(s.id)
+        distinct = {leaf.id: leaf for leaf in leaves}
+        vals = {k: self.expr(leaf, rt) for k, leaf in distinct.items()}
+        if rt is None:
+            typed = [v for v in vals.values() if not v.lit]
+            first = next(iter(distinct))
+            rt = typed[0].rt if typed else self.literal_default(vals[first], distinct[first]).rt
+        if rt not in ELEMENT_TYPES or rt == "f16":
+            raise self.error(value, f"per-thread arrays hold i32, u32, f32 or f64 elements, not {rt}")
+        flexible = elem_rt is None and s.id not in self.inferred and all(v.lit for v in vals.values())
+        pre: list[hir.Stmt] = []
+        exprs: dict[int, hir.Expr] = {}
+        for k, v in vals.items():
+            e = self.want(v, rt, distinct[k]).e
+            if sum(leaf.id == k for leaf in leaves) > 1 and not isinstance(e, hir.Const | hir.Var):  # [f(); N]: f once
+                tmp = self.temp(e.type)
+                pre.append(hir.Assign(sp, tmp, e))
+                e = hir.Var(e.type, sp, tmp)
+            exprs[k] = e
+        init = [exprs[leaf.id] for leaf in leaves]
+        if all(isinstance(e, hir.Const) and e.value == 0 and math.copysign(1, e.value) > 0 for e in init):
+            init = []  # zeros: PrivateInit's default
+        hn = self.fresh_name(name, RUST_TYPES[rt])
+        del self.vars[hn]  # an array, not a scalar variable
+        self.privates.append(hir.PrivateArray(hn, ELEMENT_TYPES[rt], tuple(shape), sp))
+        self.scopes[-1][name] = Private(hn, rt, mutable, flexible, s, tuple(shape))
+        return [*pre, hir.PrivateInit(sp, hn, tuple(init))]
+
+    def array_length(self, n: Node) -> int:
+        k = self.f.const_eval(n, "usize", self)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise self.error(n, "an array length is a positive constant (no dynamic allocation on a GPU)")
+        return k
+
+    def array_value(self, n: Node, depth: int) -> tuple[tuple[int, ...], list[Node]]:
+        """The shape and the element expressions (row-major) of `[x; N]` / `[a, b, c]`, nested for
+        rows; a repeated x is listed N times (the same node: evaluated once)."""
+        if n.type != "array_expression":
+            if depth == 0:
+                raise self.error(n, "a per-thread array is made with `[x; N]` or `[a, b, c]`")
+            return (), [n]
+        length = n.child_by_field_name("length")
+        kids = [c for c in self.named_children(n) if c.id != (length.id if length is not None else -1)]
+        if length is not None:
+            shape, leaves = self.array_value(kids[0], depth + 1)
+            k = self.array_length(length)
+            return (k, *shape), leaves * k
+        if not kids:
+            raise self.error(n, "an empty array has no elements to keep")
+        parts = [self.array_value(c, depth + 1) for c in kids]
+        if any(p[0] != parts[0][0] for p in parts):
+            raise self.error(n, "the rows of an array have one length")
+        return (len(kids), *parts[0][0]), [leaf for p in parts for leaf in p[1]]
+
     # -- local arrays
     def is_local_array(self, n: Node) -> bool:
         if n.type != "call_expression":
             return False
         f = n.child_by_field_name("function")
-        return f.type == "generic_function" and self.builtin_path(f.child_by_field_name("function")) == "local_array"
+        if f.type != "generic_function":
+            return False
+        row = ROWS.get(FUNCTIONS.get(self.builtin_path(f.child_by_field_name("function")) or "", ""))
+        return row is not None and row.rule is Rule.LOCAL
 
     def local_array(self, name: str, call: Node) -> None:
+        """`let s = local_array::<f32, 256>();`: the row's type and count, bound by the binder."""
         gf = call.child_by_field_name("function")
+        row = ROWS[FUNCTIONS[self.builtin_path(gf.child_by_field_name("function")) or ""]]
         if self.named_children(call.child_by_field_name("arguments")):
             raise self.error(call, "local_array::<T, N>() takes no arguments")
         targs = self.named_children(gf.child_by_field_name("type_arguments"))
         if len(targs) != 2:
             raise self.error(gf, "local_array::<T, N>(): an element type and a constant count")
         rt = self.type_name(targs[0])
-        if rt in NARROW_BITS:
-            elem = NARROW[rt]
-        elif rt in ELEMENT_TYPES:
-            elem = ELEMENT_TYPES[rt]
-        else:
-            raise self.error(targs[0], f"local arrays hold i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
         cn = targs[1]
         if cn.type == "block":
             kids = self.named_children(cn)
             if len(kids) != 1:
                 raise self.error(cn, "the count is one constant expression")
             cn = kids[0]
-        count = self.f.const_eval(cn, "usize", self)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise self.error(cn, "a local_array count is a positive constant (no dynamic allocation on a GPU)")
+        r = bind.bind(row, self.span(call), [NARROW.get(rt) or ELEMENT_TYPES.get(rt), self.constant(cn, "usize")])
+        if isinstance(r, bind.Refusal):
+            raise self.error(targs[0] if r.arg == 0 else cn if r.arg == 1 else call, r.message)
         if self.is_array_name(name) or name in self.vars:
             raise self.error(call, f"`{name}` is already defined: local arrays need their own names")
-        at = ArrayType(elem, "local", 1)
-        self.scopes[-1][name] = Array(name, at, rt, True, count)
-        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))
+        attrs = dict(r.attrs)  # type: ignore[union-attr]
+        elem, (count,) = attrs["dtype"], attrs["shape"]
+        at = ArrayType(elem, "local", 1)  # type: ignore[arg-type]
+        self.scopes[-1][name] = Array(name, at, rt, True, count)  # type: ignore[arg-type]
+        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))  # type: ignore[arg-type]
 
     # -- expressions
     def condition(self, n: Node) -> hir.Expr:
@@ -989,7 +1470,7 @@ class Lowering:
         """Flexible variables (by HIR name) take type rt: record it at their `let` and restart."""
         for sc in self.scopes:
             for var in sc.values():
-                if isinstance(var, Var) and var.flexible and var.hir_name in names:
+                if isinstance(var, Var | Private) and var.flexible and var.hir_name in names:
                     self.inferred[var.node.id] = rt
         raise _Restart()
 
@@ -1108,7 +1589,7 @@ class Lowering:
             return self.cast(n)
         if t == "index_expression":
             arr, idx = self.index(n, write=False)
-            return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx), arr.rt)
+            return self.element(arr, idx, sp)
         if t == "call_expression":
             return self.call(n, hint)
         if t == "if_expression":
@@ -1157,8 +1638,17 @@ class Lowering:
             "for_expression",
         ):
             raise self.error(n, f"{t.split('_')[0]} is a statement here, not a value")
-        if t == "unsafe_block":
-            raise self.error(n, "unsafe blocks are not supported as values")
+        if t == "unsafe_block":  # `unsafe { *p.add(i) }`: one expression (statements: in a `let`)
+            kids = self.named_children(n.named_children[-1])
+            if len(kids) != 1 or kids[0].type in _STATEMENTS:
+                raise self.error(
+                    n, "an unsafe block with statements is a value only in a `let`: let v = unsafe { .. };"
+                )
+            self.unsafe += 1
+            try:
+                return self.expr(kids[0], hint)
+            finally:
+                self.unsafe -= 1
         if t == "generic_function":
             raise self.error(
                 n, "generic functions are not supported: local_array::<T, N>() is the only generic builtin"
@@ -1188,6 +1678,8 @@ class Lowering:
             return V(hir.Var(RUST_TYPES[var.rt], sp, var.hir_name), var.rt, flex=self.flex_of(var))
         if isinstance(var, Array):
             raise self.error(n, f"`{name}` is a slice: index it, {name}[i]")
+        if isinstance(var, Private):
+            raise self.error(n, f"`{name}` is a per-thread array: use its elements, {name}{'[i]' * len(var.shape)}")
         if isinstance(var, Closure):
             raise self.error(
                 n, f"`{name}` is a closure: call it, {name}(...) (closures are inlined; they cannot be passed on)"
@@ -1228,6 +1720,13 @@ class Lowering:
         op = self.text(n.children[0])
         operand = n.named_children[0]
         sp = self.span(n)
+        if op == "*" and operand.type == "identifier":
+            b = self.lookup(self.text(operand))
+            if isinstance(b, Var) and b.ref:
+                return self.name(operand)
+        if op == "*" and self.pointee(operand) is not None:
+            arr, idx = self.pointer_element(n, write=False)
+            return self.element(arr, idx, sp)
         if op == "*":
             raise self.error(n, "dereferencing is not needed in kernels (scalars are values)")
         if op == "-" and operand.type == "integer_literal":  # -2147483648i32 is a literal
@@ -1439,9 +1938,12 @@ class Lowering:
             if frm in FLOATS:  # saturates to the narrow type's range, NaN to 0 (as i32 first: the same)
                 lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if to.startswith("i") else (0, (1 << bits) - 1)
                 wide = hir.Cast(I32, sp, e)
-                clamped = hir.Call(
-                    I32, sp, "min", (hir.Call(I32, sp, "max", (wide, hir.Const(I32, sp, lo))), hir.Const(I32, sp, hi))
+                clamped = bind.bind(  # the rows Rust spells i.max(lo).min(hi)
+                    ROWS[METHODS["min"]],
+                    sp,
+                    [bind.bind(ROWS[METHODS["max"]], sp, [wide, hir.Const(I32, sp, lo)]), hir.Const(I32, sp, hi)],
                 )
+                assert isinstance(clamped, hir.Expr)
                 return V(clamped if t is I32 else hir.Cast(U32, sp, clamped), to)
             x = e if e.type == t else hir.Cast(t, sp, e)
             if to.startswith("u"):
@@ -1454,33 +1956,132 @@ class Lowering:
             return V(hir.Const(t, sp, _wrap(int(e.value), to)), to)
         return V(hir.Cast(t, sp, e), to)
 
-    def index(self, n: Node, write: bool) -> tuple[Array, hir.Expr]:
-        kids = self.named_children(n)
-        base, idx_node = kids[0], kids[1]
-        if base.type == "index_expression":
-            raise self.error(n, "slices have one dimension: index a[row * cols + col]")
+    def index(self, n: Node, write: bool) -> tuple[Array | Private, tuple[hir.Expr, ...]]:
+        """`x[i]` of a slice or local array, `t[i]` / `t[i][j]` of a per-thread array: the array
+        and its indices (usize, as rustc wants them)."""
+        nodes: list[Node] = []
+        base = n
+        while base.type == "index_expression":
+            kids = self.named_children(base)
+            base, idx_node = kids[0], kids[1]
+            nodes.insert(0, idx_node)
         if base.type != "identifier":
-            raise self.error(base, "only slices and local arrays can be indexed")
+            raise self.error(base, "only slices and arrays can be indexed")
         name = self.text(base)
         arr = self.lookup(name)
         if isinstance(arr, Var) and arr.rt == "poison":
             raise _Bail()
-        if not isinstance(arr, Array):
-            raise self.error(base, f"`{name}` is not a slice: only slices and local arrays can be indexed")
+        if not isinstance(arr, Array | Private):
+            raise self.error(base, f"`{name}` is not a slice: only slices and arrays can be indexed")
+        self.private_here(arr, base)
+        if isinstance(arr, Array) and arr.pointer:
+            raise self.error(
+                n,
+                f"cannot index into a value of type `*{'mut' if arr.mutable else 'const'} {arr.rt}`: "
+                f"read the element with `unsafe {{ *{name}.add(i) }}`",
+            )
+        dims = len(arr.shape) if isinstance(arr, Private) else 1
+        if len(nodes) != dims:
+            what = (
+                "slices have one dimension: index a[row * cols + col]"
+                if isinstance(arr, Array)
+                else (
+                    f"`{name}` has {dims} dimension{'s' if dims != 1 else ''}: index every one, "
+                    f"{name}{''.join(f'[{c}]' for c in 'ij'[:dims])} (rows are no values)"
+                )
+            )
+            raise self.error(n, what)
         if write and not arr.mutable:
+            if isinstance(arr, Private):
+                raise self.error(n, f"cannot assign to `{name}[..]`: declare it `let mut {name}`")
             raise self.error(
                 n, f"cannot assign to `{name}[..]`, which is behind a `&` reference: declare `{name}: &mut [{arr.rt}]`"
             )
-        if idx_node.type == "range_expression":
-            raise self.error(idx_node, "sub-slices are not supported: index elements")
-        idx = self.expr(idx_node, "usize")
-        if idx.rt not in ("usize", "u32"):
-            if idx.rt == "i32" and idx.flex:
-                self.infer(idx.flex, "usize")
+        out = []
+        for idx_node in nodes:
+            if idx_node.type == "range_expression":
+                raise self.error(idx_node, "sub-slices are not supported: index elements")
+            idx = self.expr(idx_node, "usize")
+            if idx.rt != "usize" and not (idx.rt == "u32" and self.f.toolchain_file):
+                if idx.rt in ("i32", "u32") and idx.flex:
+                    self.infer(idx.flex, "usize")
+                shown = (
+                    self.text(idx_node)
+                    if idx_node.type in ("identifier", "integer_literal")
+                    else f"({self.text(idx_node)})"
+                )
+                kind = f"[{arr.rt}]" if isinstance(arr, Array) else f"[{arr.rt}; {arr.shape[-1]}]"
+                raise self.error(
+                    idx_node,
+                    f"the type `{kind}` cannot be indexed by `{idx.rt}`: slices and arrays are indexed by usize, "
+                    f"convert it, `{self.text(base)}[{shown} as usize]`",
+                )
+            out.append(idx.e)
+        return arr, tuple(out)
+
+    def private_here(self, arr: object, n: Node) -> None:
+        """A closure may use the kernel's per-thread array (by reference, as Rust captures it) once
+        its element type is known: its first use in the kernel, or written at its declaration."""
+        if isinstance(arr, Private) and self.ret is not None and arr.flexible:
             raise self.error(
-                idx_node, f"slices are indexed by usize, not {idx.rt}: convert it, `{self.text(idx_node)} as usize`"
+                n,
+                f"a closure uses `{self.text(n)}` before the kernel gives its elements a type: write it at "
+                f"the declaration, `[0.0f32; N]`",
             )
-        return arr, idx.e
+
+    def pointee(self, n: Node) -> Array | None:
+        """The pointer parameter `p` of `p` or `p.add(i)`, else None."""
+        if n.type == "call_expression":
+            parts = self.method_parts(n)
+            if parts is None or parts[1] != "add":
+                return None
+            n = parts[0]
+        b = self.lookup(self.text(n)) if n.type == "identifier" else None
+        return b if isinstance(b, Array) and b.pointer else None
+
+    def pointer_element(self, n: Node, write: bool) -> tuple[Array, tuple[hir.Expr, ...]]:
+        """`*p` / `*p.add(i)` of a pointer parameter, in unsafe code as rustc wants (E0133)."""
+        operand = n.named_children[0]
+        arr = self.pointee(operand)
+        assert arr is not None
+        if not self.unsafe:
+            raise self.error(n, "dereference of raw pointer is unsafe and requires an unsafe block: unsafe { .. }")
+        if write and not arr.mutable:
+            raise self.error(n, "cannot assign through a `*const` pointer: declare the parameter `*mut`")
+        sp = self.span(n)
+        if operand.type != "call_expression":
+            return arr, (hir.Const(U32, sp, 0),)
+        args = self.args(operand)
+        if len(args) != 1:
+            raise self.error(operand, "add takes 1 argument (the element offset)")
+        idx = self.expr(args[0], "usize")
+        if idx.lit:
+            idx = self.retype(idx, "usize", args[0])
+        if idx.rt != "usize":
+            raise self.error(args[0], f"add takes a usize, not {idx.rt}: convert it, `{self.text(args[0])} as usize`")
+        return arr, (idx.e,)
+
+    def element(self, arr: Array | Private, idx: tuple[hir.Expr, ...], sp) -> V:  # type: ignore[no-untyped-def]
+        if isinstance(arr, Private):
+            flex = frozenset({arr.hir_name}) if arr.flexible else None
+            return V(hir.PrivateLoad(RUST_TYPES[arr.rt], sp, arr.hir_name, idx), arr.rt, flex=flex)
+        return V(hir.Load(arr.type.elem.value_type, sp, arr.name, idx[0]), arr.rt)
+
+    def is_deref(self, n: Node) -> bool:
+        return (
+            n.type == "unary_expression"
+            and self.text(n.children[0]) == "*"
+            and self.pointee(n.named_children[0]) is not None
+        )
+
+    def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:  # type: ignore[no-untyped-def]
+        if v.rt == "void":
+            raise self.error(n, "this call has no value")
+        if isinstance(arr, Private):
+            if arr.flexible and v.rt != arr.rt and not v.lit and self.same_class(v.rt, arr.rt):
+                self.infer(frozenset({arr.hir_name}), v.rt)
+            return hir.PrivateStore(sp, arr.hir_name, idx, self.want(v, arr.rt, n).e)
+        return hir.Store(sp, arr.name, idx[0], self.want(v, arr.rt, n).e)
 
     def if_value(self, n: Node, hint: str | None) -> V:
         cond = self.condition(n.child_by_field_name("condition"))
@@ -1557,19 +2158,15 @@ class Lowering:
             if (
                 len(parts) == 2
                 and parts[0] in ("f32", "f64", "i32", "u32")
-                and parts[1]
-                in (
-                    *METHOD_MATH,
-                    "abs",
-                    "min",
-                    "max",
-                    "mul_add",
-                    *WRAPPING,
-                )
-            ):  # f32::sqrt(x): the method called as a function
-                if not args:
+                and (parts[1] in METHODS or parts[1] in WRAPPING)
+            ):
+                if not args:  # f32::sqrt(x): the method called as a function
                     raise self.error(n, f"{parts[1]} takes its receiver first")
                 return self.method(n, args[0], parts[1], args[1:], hint, want_rt=parts[0])
+            if len(parts) == 2 and parts[0] in FROM and parts[1] == "from":
+                return self.from_call(n, parts[0], args)
+            if "::".join(parts[:-1]) in CMP_PATHS and parts[-1] in CMP_FUNCTIONS:
+                return self.cmp_call(n, parts[-1], args, hint)
             if (len(parts) == 2 and parts[0] == "f16") or parts[:2] == ["wave", "f16"]:
                 return self.f16_call(n, parts[-1], args)
             raise self.error(
@@ -1584,7 +2181,6 @@ class Lowering:
             raise self.error(f, f"recursion is not supported: `{name}` calls itself (no call stack on the GPU)")
         if name in self.f.functions:
             return self.function_call(n, f, name, args)
-        name = FUNCTION_ALIASES.get(name, name)
         return self.builtin(n, name, args, hint)
 
     # -- helper functions and closures: lowered once per instance, inlined by compiler/inline.py
@@ -1687,7 +2283,7 @@ class Lowering:
             b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
             if isinstance(b, Var) and b.rt == "poison":
                 raise _Bail()
-            if not isinstance(b, Array):
+            if not isinstance(b, Array) or b.pointer:
                 raise self.error(
                     a, f"`{callee}` takes a slice here, `&[{kind.rt}]`: pass a slice parameter or local array"
                 )
@@ -1743,7 +2339,7 @@ class Lowering:
         was defined), with its result (`return v;` or the body's tail expression)."""
         inferred: dict[int, str] = {}
         for _ in range(64):
-            sub = Lowering(self.f, node, inferred, name, self.helpers)
+            sub = KernelBuilder(self.f, node, inferred, name, self.helpers)
             sub.result_types = self.result_types
             sub.ret = ret
             base: set[str] = set()
@@ -1870,16 +2466,23 @@ class Lowering:
             method == "len"
             and not args
             and recv.type == "identifier"
-            and isinstance(self.lookup(self.text(recv)), Array)
+            and isinstance(self.lookup(self.text(recv)), Array | Private)
         ):
             arr = self.lookup(self.text(recv))
-            assert isinstance(arr, Array)
+            assert isinstance(arr, Array | Private)
+            if isinstance(arr, Array) and arr.pointer:
+                raise self.error(n, "a raw pointer has no length: pass it as a parameter (`n: u32`)")
+            if isinstance(arr, Private):
+                self.private_here(arr, recv)
+                return V(hir.Const(U32, sp, arr.shape[0]), "usize")
             if arr.count is not None:
                 return V(hir.Const(U32, sp, arr.count), "usize")
             hn = arr.name + HIDDEN_LENGTH
             self.hidden.add(hn)
             return V(hir.Cast(U32, sp, hir.Var(I32, sp, hn)), "usize")
-        x = self.expr(recv, want_rt or (hint if method in ("min", "max", "abs", "mul_add", *WRAPPING) else None))
+        row = ROWS.get(METHODS.get(method, ""))
+        same = row is not None and row.rule is Rule.SAME
+        x = self.expr(recv, want_rt or (hint if same or method in WRAPPING else None))
         if x.lit:
             if want_rt:
                 x = self.retype(x, want_rt, recv)
@@ -1893,42 +2496,20 @@ class Lowering:
         if method in ("to_f32", "to_f64") and rt == "f16" and not args:
             to = method[3:]
             return V(hir.Cast(RUST_TYPES[to], sp, x.e), to)
-        if method in METHOD_MATH:
-            self.nargs(n, args, 0, method)
-            name = METHOD_MATH[method]
-            if rt not in FLOATS:
-                raise self.error(
-                    n, f"no method named `{method}` found for {rt}: convert first, `(x as f32).{method}()`"
-                )
-            if RUST_TYPES[rt] not in builtins.math_types(name):
+        if row is not None:
+            if rt not in METHOD_TYPES[method]:
+                fix = f": convert first, `(x as f32).{method}()`" if method in _FLOAT_METHODS and rt in INTS else ""
+                raise self.error(n, f"no method named `{method}` found for {rt}{fix}")
+            if rt in INTS:
+                row = ROWS[INT_METHODS.get(method, row.name)]
+            if len(args) != len(row.args) - 1:  # Rust methods take a fixed number of arguments
+                k = len(row.args) - 1
                 raise self.error(
                     n,
-                    f"{method} takes f32{' or f64' if F64 in builtins.math_types(name) else ''}, not {rt} (the "
-                    f"device has no {rt} {method}): `(x as f32).{method}()` computes it in f32, if that is what you mean",
+                    f"`{method}` takes {k} argument{'s' if k != 1 else ''} but {len(args)} "
+                    f"{'were' if len(args) != 1 else 'was'} supplied",
                 )
-            return V(hir.Call(x.e.type, sp, name, (x.e,)), rt)
-        if method == "abs":
-            self.nargs(n, args, 0, method)
-            if rt in ("u32", "usize", "bool") or rt in NARROW_BITS:
-                raise self.error(n, f"no method named `abs` found for {rt}")
-            return V(hir.Call(x.e.type, sp, "abs", (x.e,)), rt)
-        if method in ("min", "max"):
-            self.nargs(n, args, 1, method)
-            y = self.expr(args[0], rt)
-            x, y = self.unify(x, y, n, recv, args[0])
-            if rt == "bool":
-                raise self.error(n, f"{method} takes numbers")
-            self.no_narrow(x, recv)
-            return V(hir.Call(x.e.type, sp, method, (x.e, y.e)), rt)
-        if method == "mul_add":
-            self.nargs(n, args, 2, method)
-            if rt not in ("f32", "f64"):
-                raise self.error(n, f"mul_add takes f32, not {rt}")
-            if rt == "f64":
-                raise self.error(n, "mul_add of f64 is not supported: fma is f32 on WAVE")
-            b = self.want(self.expr(args[0], rt), rt, args[0])
-            c = self.want(self.expr(args[1], rt), rt, args[1])
-            return V(hir.Call(F32, sp, "fma", (x.e, b.e, c.e)), rt)
+            return self.bind_call(n, row, method, [recv, *args], hint, x)
         if method in WRAPPING:
             self.nargs(n, args, 1, method)
             if rt not in INTS:
@@ -1953,87 +2534,154 @@ class Lowering:
         if len(args) != k:
             raise self.error(n, f"{name} takes {k} argument(s), {len(args)} given")
 
-    def builtin(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
-        sp = self.span(n)
-        if name in IDS:
-            axis = 0
-            if name == "thread_id" and not args:
-                self.toolchain_dialect = True
-            if name in builtins.NO_AXIS:
-                self.nargs(n, args, 0, name)
-            elif args:
-                self.nargs(n, args, 1, name)
-                v = self.f.const_eval(args[0], "u32", self)
-                if v not in builtins.AXES or isinstance(v, bool):
-                    raise self.error(args[0], "the axis is the constant 0, 1 or 2")
-                axis = int(v)
-            call = hir.Call(I32, sp, name, (), None, (("axis", axis),))
-            return V(hir.Cast(U32, sp, call), "u32")
-        if name == "barrier":
-            self.nargs(n, args, 0, name)
-            return V(hir.Call(VOID, sp, "barrier"), "void")
-        if name == "fence":
-            self.nargs(n, args, 1, name)
-            txt = self.text(args[0]).replace(" ", "").split("::")
-            if len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES:
-                return V(hir.Call(VOID, sp, "fence", (), None, (("scope", SCOPES[txt[-1]]),)), "void")
-            raise self.error(args[0], "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
-        if name == "local_array":
+    def bind_call(
+        self, n: Node, row: Builtin, spelled: str, nodes: list[Node], hint: str | None, recv: V | None = None
+    ) -> V:
+        """A builtin's call (`spelled` as the kernel wrote it; a method's receiver is `nodes[0]`,
+        already lowered as `recv`): the arguments as the binder's actuals, converted by Rust's
+        rules (no implicit conversions; unsuffixed literals take the other values' type), and
+        the binder's refusal placed at its argument with Rust's fix-it."""
+        kinds = bind.slots(row, len(nodes))
+        if not isinstance(kinds, bind.Refusal) and row.kind is Kind.MINMAX and len(nodes) != len(row.args):
+            kinds = bind.Refusal(f"{spelled}() takes {len(row.args)} arguments, {len(nodes)} given")  # not variadic
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{spelled}(", 1))
+        if row.rule is Rule.LOCAL:
             raise self.error(
                 n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();"
             )
-        if name in ATOMICS:
-            want = len(builtins.BUILTINS[name].args)
-            if len(args) != want:
-                raise self.error(n, f"{name}(array, index, {'expected, desired' if want == 4 else 'value'})")
-            an = args[0]
-            while an.type == "reference_expression":
-                an = an.named_children[-1]
-            arr = self.lookup(self.text(an)) if an.type == "identifier" else None
-            if not isinstance(arr, Array):
-                raise self.error(args[0], "the first argument of an atomic is a slice or a local array")
-            why = builtins.atomic_element(name, arr.type.elem) or builtins.atomic_operation(name, arr.type.elem)
-            if why is not None:
-                raise self.error(args[0], why)
-            idx = self.expr(args[1], "usize")
-            if idx.rt not in ("usize", "u32"):
-                raise self.error(
-                    args[1], f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(args[1])} as u32`"
-                )
-            vals = tuple(self.want(self.expr(a, arr.rt), arr.rt, a).e for a in args[2:])
-            return V(hir.Call(arr.type.elem, sp, name, (idx.e, *vals), arr.name), arr.rt)
-        if name in WAVE1 or name in WAVE2:
-            k = 1 if name in WAVE1 else 2
-            self.nargs(n, args, k, name)
-            x = self.expr(args[0], hint)
-            if x.lit:
-                x = self.literal_default(x, args[0])
-            why = (
-                builtins.wave_operand(name, x.e.type)
-                if x.rt in ("i32", "u32", "f32")
-                else f"{name} works on i32, u32 and f32 values, not {x.rt}"
+        if row.rule is Rule.ID and not nodes and row.name == builtins.TOOLCHAIN_ID:
+            self.toolchain_dialect = True  # builtins.TOOLCHAIN_WORKGROUP
+        out: list[bind.Actual] = []
+        values: dict[int, V] = {}
+        elem: Array | None = None
+        for i, (kind, node) in enumerate(zip(kinds, nodes)):
+            if kind is Arg.AXIS:
+                out.append(self.constant(node, "u32"))
+            elif kind is Arg.SCOPE:
+                txt = self.text(node).replace(" ", "").split("::")
+                ok = len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES
+                if not ok:
+                    raise self.error(node, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
+                out.append(SCOPES[txt[-1]])
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                an = node
+                while an.type == "reference_expression":
+                    an = an.named_children[-1]
+                b = self.lookup(self.text(an)) if an.type == "identifier" else None
+                if isinstance(b, Var) and b.rt == "poison":
+                    raise _Bail()
+                elem = b if isinstance(b, Array) and not b.pointer else None  # the crate's atomics take slices
+                ref = bind.ArrayRef(elem.name, elem.type.elem) if elem else None
+                refusal = bind.check(row, kind, ref, i)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else node, refusal.message)
+                out.append(ref)
+            elif kind is Arg.INDEX and row.rule is Rule.ATOMIC:  # the crate's Index: usize or u32
+                idx = self.expr(node, "usize")
+                if idx.lit:
+                    idx = self.retype(idx, "usize", node)
+                if idx.rt not in ("usize", "u32"):
+                    raise self.error(
+                        node, f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(node)} as u32`"
+                    )
+                out.append(idx.e)
+            elif kind is Arg.INDEX:  # a lane or distance: u32
+                out.append(self.want(self.expr(node, "u32"), "u32", node).e)
+            elif kind is Arg.CONDITION:
+                out.append(self.condition(node))
+            elif kind is Arg.COUNT:  # powi(n: i32), pow(n: u32): a constant the device unrolls
+                out.append(self.constant(node, COUNT_TYPES.get(spelled, "u32")))
+            elif elem is not None:  # an atomic's value: the element's type
+                out.append(self.want(self.expr(node, elem.rt), elem.rt, node).e)
+            else:
+                out.append(None)  # VALUE: below, all in one type
+                values[i] = recv if i == 0 and recv is not None else self.expr(node, hint)
+        rt = self.value_type(row, nodes, values)
+        for i, v in values.items():
+            out[i] = v.e
+        r = bind.bind(row, self.span(n), out)
+        if isinstance(r, bind.Refusal):
+            at = nodes[r.arg] if isinstance(r.arg, int) else n
+            msg = r.message
+            if row.rule is Rule.MATH and r.arg is not None:  # an f64 or f16 the device has no op for
+                form = f"(x as f32).{spelled}()" if recv is not None else f"{spelled}(x as f32)"
+                msg += f": `{form}` computes it in f32, if that is what you mean"
+            raise self.error(at, msg)
+        sp = self.span(n)
+        if row.rule in (Rule.ID, Rule.BITS):  # Rust's ids and bit counts are u32
+            return V(hir.Cast(U32, sp, r), "u32")
+        if r.type is VOID:
+            return V(r, "void")
+        if row.rule is Rule.ATOMIC and elem is not None:
+            return V(r, elem.rt)
+        if row.rule in (Rule.PREDICATE, Rule.VOTE):
+            return V(r, r.type.name)
+        return V(r, rt)
+
+    def value_type(self, row: Builtin, nodes: list[Node], values: dict[int, V]) -> str:
+        """The VALUE arguments of one call in one Rust type (`values` updated): the first typed
+        one's; unsuffixed literals adopt it (all literals: their default); nothing converts."""
+        if not values:
+            return ""
+        typed = [v for v in values.values() if not v.lit]
+        first = next(iter(values))
+        rt = typed[0].rt if typed else self.literal_default(values[first], nodes[first]).rt
+        for i, v in values.items():
+            if v.rt == "void":
+                raise self.error(nodes[i], "this call has no value")
+            v = self.want(v, rt, nodes[i])
+            self.no_narrow(v, nodes[i])
+            if row.rule in (Rule.WAVE, Rule.ATOMIC) and rt != v.e.type.name:  # the crate's Value: i32, u32, f32
+                raise self.error(nodes[i], f"{row.name} works on i32, u32 and f32 values, not {rt}")
+            values[i] = v
+        return rt
+
+    def constant(self, n: Node, rt: str) -> int | float | bool | None:
+        """A constant argument (an axis, a power), or None when it is not one (the binder refuses)."""
+        mark = len(self.diags)
+        try:
+            return self.f.const_eval(n, rt, self)
+        except _Bail:
+            del self.diags[mark:]
+            return None
+
+    def from_call(self, n: Node, to: str, args: list[Node]) -> V:
+        """`u32::from(c)`: Rust's lossless conversions (From), a bool to 0 or 1 included."""
+        if len(args) != 1:
+            raise self.error(n, f"{to}::from takes 1 argument but {len(args)} were supplied")
+        v = self.expr(args[0], to)
+        if v.lit:
+            v = self.retype(v, to, args[0]) if self.same_class(v.rt, to) else self.literal_default(v, args[0])
+        if v.rt not in FROM[to]:
+            raise self.error(
+                n,
+                f"the trait `From<{v.rt}>` is not implemented for `{to}` (the conversion may lose or change "
+                f"the value): `x as {to}` converts as Rust's `as` does, if that is what you mean",
             )
-            if why is not None:
-                raise self.error(args[0], why)
-            cargs: tuple[hir.Expr, ...] = (x.e,)
-            if k == 2:
-                lane = self.want(self.expr(args[1], "u32"), "u32", args[1])
-                cargs = (x.e, lane.e)
-            return V(hir.Call(x.e.type, sp, name, cargs), x.rt)
-        if name in builtins.VOTES:
-            self.nargs(n, args, 1, name)
-            c = self.condition(args[0])
-            t = builtins.vote_result(name)
-            return V(hir.Call(t, sp, name, (c,)), t.name)
-        if name in MATH1 or name == "abs":
-            self.nargs(n, args, 1, name)
-            return self.method(n, args[0], {v: k for k, v in METHOD_MATH.items()}.get(name, name), [], hint)
-        if name in ("min", "max"):
-            self.nargs(n, args, 2, name)
-            return self.method(n, args[0], name, args[1:], hint)
-        if name == "fma":
-            self.nargs(n, args, 3, name)
-            return self.method(n, args[0], "mul_add", args[1:], hint)
+        sp, t = self.span(n), RUST_TYPES[to]
+        if v.rt == "bool":
+            return V(
+                hir.IfExpr(
+                    t, sp, v.e, hir.Const(t, sp, 1 if t.is_int else 1.0), hir.Const(t, sp, 0 if t.is_int else 0.0)
+                ),
+                to,
+            )
+        return V(v.e if v.e.type is t else hir.Cast(t, sp, v.e), to)
+
+    def cmp_call(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
+        """`core::cmp::min(a, b)`: Ord's min and max, of integers (f32 is not Ord: rustc refuses)."""
+        r = self.bind_call(n, ROWS[CMP_FUNCTIONS[name]], name, args, hint)
+        if r.rt not in INTS:
+            raise self.error(
+                n, f"the trait bound `{r.rt}: Ord` is not satisfied: floats have the method, `a.{name}(b)`"
+            )
+        return r
+
+    def builtin(self, n: Node, name: str, args: list[Node], hint: str | None) -> V:
+        row = ROWS.get(FUNCTIONS.get(name, ""))
+        if row is not None:
+            return self.bind_call(n, row, name, args, hint)
         if name in HEAP:
             raise self.error(n, f"{name} allocates on the heap, which kernels do not have")
         raise self.error(
@@ -2093,6 +2741,14 @@ class RustKernels:
         self.foreign: dict[str, str] = {}  # names of host items (structs, statics, ...) -> why a kernel cannot use them
         self.kernels: list[tuple[Node, dict[str, object]]] = []
         self.diags: list[Diagnostic] = []
+        # The Rust toolchain's dialect (COMPAT.md): a file that names no `wave` path (no `use
+        # wave::*;`, no `#[wave::kernel]`), which rustc cannot check anyway, may index slices
+        # with a u32 as that toolchain's kernels do; every other file follows rustc (E0277)
+        self.toolchain_file = not any(
+            n.type in ("scoped_identifier", "use_declaration", "scoped_use_list", "use_wildcard")
+            and self.src.node_text(n).lstrip(":").removeprefix("crate::").replace(" ", "").startswith("wave")
+            for n in treesitter.walk(self.root)
+        )
 
     def error(self, n: Node, msg: str) -> _Bail:
         self.diags.append(Diagnostic(msg, self.src.span(n)))
@@ -2194,7 +2850,7 @@ class RustKernels:
                 i += 1
         return out
 
-    def consts_lookup(self, name: str, low: Lowering | None) -> tuple[int | float | bool, str] | None:
+    def consts_lookup(self, name: str, low: KernelBuilder | None) -> tuple[int | float | bool, str] | None:
         if low is not None:
             for sc in reversed(low.scopes):
                 c = sc.get("const " + name)  # type: ignore[call-overload]
@@ -2204,7 +2860,7 @@ class RustKernels:
                     return None
         return self.consts.get(name)
 
-    def const_item(self, item: Node, scope: dict | None, low: Lowering | None) -> None:  # type: ignore[type-arg]
+    def const_item(self, item: Node, scope: dict | None, low: KernelBuilder | None) -> None:  # type: ignore[type-arg]
         name = self.src.node_text(item.child_by_field_name("name"))
         ty = item.child_by_field_name("type")
         value = item.child_by_field_name("value")
@@ -2218,7 +2874,7 @@ class RustKernels:
         else:
             self.consts[name] = (v, tname)
 
-    def const_eval(self, n: Node, rt: str, low: Lowering | None) -> int | float | bool:
+    def const_eval(self, n: Node, rt: str, low: KernelBuilder | None) -> int | float | bool:
         """A constant expression of Rust type rt (literals, constants, + - * / % & | ^ << >>, casts)."""
         owner = low or self
         t = n.type
@@ -2305,7 +2961,7 @@ class RustKernels:
         for fn, opts in self.kernels:
             inferred: dict[int, str] = {}
             for _ in range(64):
-                low = Lowering(self, fn, inferred)
+                low = KernelBuilder(self, fn, inferred)
                 try:
                     f = low.run()
                 except _Restart:
@@ -2331,6 +2987,7 @@ class RustKernels:
                     f.workgroup_size,
                     opts,
                     low.helpers.built(),
+                    privates=f.privates,
                 )
             )
         return out

@@ -130,6 +130,9 @@ class Lowerer:
     def fresh_var(self, t: ScalarType) -> str:
         self.tmp += 1
         name = f"$t{self.tmp}"
+        while name in self.fn.vars:  # a frontend's own temporary ($t1 of the Rust frontend)
+            self.tmp += 1
+            name = f"$t{self.tmp}"
         self.fn.vars[name] = t
         return name
 
@@ -654,6 +657,23 @@ class Lowerer:
         above = self.emit("cmp.gt", [x, Const(0.0 if t.is_float else 0, t)], BOOL)
         return self.emit("select", [above, one, r], t)
 
+    def clamp_keep_nan(self, e: hir.Call) -> Operand:
+        """x < lo ? lo : x > hi ? hi : x (a NaN x fails both compares and stays)."""
+        t = e.type
+        x, lo, hi = (self.expr(a) for a in e.args)
+        r = self.emit("select", [self.emit("cmp.gt", [x, hi], BOOL), hi, x], t)
+        return self.emit("select", [self.emit("cmp.lt", [x, lo], BOOL), lo, r], t)
+
+    def signum(self, e: hir.Call) -> Operand:
+        """Rust's f32::signum: -1.0 where x is negative or -0.0 (1 / -0.0 is -inf), else 1.0; NaN stays."""
+        t = e.type
+        x = self.expr(e.args[0])
+        zero = Const(0.0, t)
+        neg_zero = self.emit("cmp.lt", [self.emit("div", [Const(1.0, t), x], t), zero], BOOL)
+        neg = self.emit("or", [self.emit("cmp.lt", [x, zero], BOOL), neg_zero], BOOL)
+        r = self.emit("select", [neg, Const(-1.0, t), Const(1.0, t)], t)
+        return self.emit("select", [self.emit("cmp.ne", [x, x], BOOL), x, r], t)
+
     def isnan(self, e: hir.Call) -> Operand:
         x = self.expr(e.args[0])
         return self.emit("cmp.ne", [x, x], BOOL)  # NaN != NaN (an unordered compare)
@@ -786,6 +806,8 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "clamp": Lowerer.clamp,
     "sign": Lowerer.sign,
     "isnan": Lowerer.isnan,
+    "signum": Lowerer.signum,
+    "clamp_keep_nan": Lowerer.clamp_keep_nan,
     "trunc": Lowerer.trunc,
     "round_even": Lowerer.round_even,
     "round_away": Lowerer.round_away,

@@ -325,3 +325,79 @@ impl Rsqrt for f32 {
         device_only()
     }
 }
+
+// ---- the builtins Rust spells as std methods, also as free functions --------------------------------
+// (x.powf(y), x.powi(3), x.round(), x.round_ties_even(), x.trunc(), x.clamp(lo, hi), x.signum(),
+// x.is_nan(), k.count_ones(), k.leading_zeros(), k.trailing_zeros(), k.pow(3) need nothing here)
+
+/// `x.powf(y)`: x to the power y.
+pub fn pow(x: f32, y: f32) -> f32 {
+    let _ = (x, y);
+    device_only()
+}
+/// `x.powi(n)`, `k.pow(n)`: x to a constant power n >= 1 (square and multiply).
+pub fn powi<T: Number>(x: T, n: i32) -> T {
+    let _ = (x, n);
+    device_only()
+}
+/// min(max(x, lo), hi) with the device's min and max (a NaN x gives lo).
+pub fn clamp<T: Number>(x: T, lo: T, hi: T) -> T {
+    let _ = (x, lo, hi);
+    device_only()
+}
+/// `x.clamp(lo, hi)` of a float: x < lo ? lo : x > hi ? hi : x (a NaN x stays NaN).
+pub fn clamp_keep_nan<T: Number>(x: T, lo: T, hi: T) -> T {
+    let _ = (x, lo, hi);
+    device_only()
+}
+/// 1, -1, or x itself for a zero or a NaN (`k.signum()` of an integer).
+pub fn sign<T: Number>(x: T) -> T {
+    let _ = x;
+    device_only()
+}
+/// `x.signum()` of a float: 1.0 or -1.0 with x's sign (zeros included); NaN for NaN.
+pub fn signum(x: f32) -> f32 {
+    let _ = x;
+    device_only()
+}
+/// `x.is_nan()`.
+pub fn isnan<T: Float>(x: T) -> bool {
+    let _ = x;
+    device_only()
+}
+/// `x.trunc()`: the integral part (rounded toward zero).
+pub fn trunc<T: Float>(x: T) -> T {
+    let _ = x;
+    device_only()
+}
+/// `x.round_ties_even()`: the nearest integral value, ties to even.
+pub fn round_even<T: Float>(x: T) -> T {
+    let _ = x;
+    device_only()
+}
+/// `x.round()`: the nearest integral value, ties away from zero.
+pub fn round_away<T: Float>(x: T) -> T {
+    let _ = x;
+    device_only()
+}
+
+macro_rules! bitcounts {
+    ($($name:ident $doc:literal),*) => {$(
+        #[doc = $doc]
+        pub fn $name<T: Int>(x: T) -> u32 {
+            let _ = x;
+            device_only()
+        }
+    )*};
+}
+bitcounts!(popcount "`k.count_ones()`: the set bits.", clz "`k.leading_zeros()` (32 for 0).",
+           ctz "`k.trailing_zeros()` (32 for 0).");
+
+// ---- loops ----------------------------------------------------------------------------------------
+
+/// `for i in unroll(0..4)`: the loop is unrolled when the kernel is compiled (one copy of the
+/// body per trip, `i` a constant in each), so per-thread arrays indexed by `i` stay in registers;
+/// its bounds must be constants. On the host it is the range itself.
+pub fn unroll<I: Iterator>(range: I) -> I {
+    range
+}
