@@ -111,7 +111,7 @@ def test_no_module_outside_the_table_compares_device_names() -> None:
 
 
 # The forms the runtime used before the table (issue 23 counted 18 of them): each is found.
-BEFORE = '''
+BEFORE = """
 DEVICES = ("emulator", "opencl", "sycl", "cuda", "cuda-cpp")
 def launch(device, mma, self, k):
     if mma != "exact" and device != "cuda":
@@ -130,10 +130,10 @@ def launch(device, mma, self, k):
     match device:
         case "emulator":
             pass
-'''
+"""
 
 # Other vocabularies that coincide with device names: none is found.
-OTHER = '''
+OTHER = """
 TARGETS = {"opencl": 1, "cuda": 2, "hip": 3, "sycl": 4, "metal": 5}
 def render(target, scope, spec):
     if target == "cuda":
@@ -141,7 +141,7 @@ def render(target, scope, spec):
     s = "work_group" if scope in ("wave", "workgroup") else "device"
     if spec.name == "opencl":
         pass
-'''
+"""
 
 
 def test_the_check_finds_the_old_forms_and_passes_other_vocabularies() -> None:

@@ -283,7 +283,7 @@ class _Loop:
 
     label: str | None
     flags: dict[str, str] = field(default_factory=dict)
-    pending: set[tuple[int, str]] = field(default_factory=set)
+    pending: dict[tuple[int, str], None] = field(default_factory=dict)  # an ordered set: the output is deterministic
 
     def flag(self, kw: str, b: KernelBuilder) -> str:
         if kw not in self.flags:
@@ -656,7 +656,7 @@ class KernelBuilder:
                 raise self.error(s, f"use of undeclared label `{label}`")
             # leave the inner loops with a flag the loops around test after themselves (close_loop)
             flag = target.flag(kw, self)
-            self.loops[-1].pending.add((id(target), kw))
+            self.loops[-1].pending[(id(target), kw)] = None
             return [hir.Assign(sp, flag, hir.Const(BOOL, sp, True)), hir.Break(sp)]
         if t == "return_expression" and self.ret is not None:
             return self.helper_return(s)
@@ -716,7 +716,7 @@ class KernelBuilder:
             else:
                 done = (hir.Break(sp),)
                 if target is not outer:
-                    outer.pending.add((key, kw))
+                    outer.pending[(key, kw)] = None
             out.append(hir.If(sp, flag, done, ()))
         return out
 
