@@ -34,12 +34,13 @@ class Structurizer:
                 self.loop_of[b] = lp  # innermost wins (sorted outermost first)
         self.headers = {lp.header: lp for lp in self.loops}
         self.pdom_cache: dict[int, tuple[dict[Node, list[Node]], dict[Node, int]]] = {}
-        self.emitted: set[Block] = set()
 
     def extend_break_paths(self) -> None:
         """Give each loop the blocks of its break paths (reached only from inside the loop on the way
-        to its follow block), so that the follow is the loop's one exit."""
+        to its follow block), so that the follow is the loop's one exit. A loop on a break path
+        (entered only from it) moves inside the loop whose break path it is, whole."""
         preds = self.fn.preds()
+        headers = {lp.header: lp for lp in self.loops}
         for lp in sorted(self.loops, key=lambda lp: -lp.depth):
             outside = {s for b in lp.blocks for s in b.succs if s not in lp.blocks}
             if len(outside) <= 1:
@@ -49,13 +50,22 @@ class Structurizer:
             work = [e for e in outside if e is not follow]
             while work:
                 e = work.pop()
-                if e in lp.blocks or e is follow or not all(p in lp.blocks for p in preds.get(e, [])):
+                if e in lp.blocks or e is follow:
                     continue
+                inner = headers.get(e)
+                part = inner.blocks if inner is not None else {e}
+                if not all(p in lp.blocks or p in part for p in preds.get(e, [])):
+                    continue
+                if inner is not None:  # it was a sibling of lp or of one of lp's loops: now inside lp
+                    if inner.parent is not None:
+                        inner.parent.children.remove(inner)
+                    inner.parent = lp
+                    lp.children.append(inner)
                 anc: Loop | None = lp
                 while anc is not None:
-                    anc.blocks.add(e)
+                    anc.blocks.update(part)
                     anc = anc.parent
-                work.extend(e.succs)
+                work.extend(inner.exits if inner is not None else e.succs)
             for x in self.loops:
                 x.exits = {s for b in x.blocks for s in b.succs if s not in x.blocks}
 
@@ -93,13 +103,16 @@ class Structurizer:
             self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})
         return self.pdom_cache[key]
 
-    def merge(self, b: Block, x: Block, y: Block, region: Loop | None) -> Block | None:
+    def merge(self, b: Block, x: Block, y: Block, region: Loop | None, stop: Block | None) -> Block | None:
         """Where the arms of the branch at b meet again: the first node in reverse postorder that
-        both reach (arms that end in return, break or continue reach none)."""
+        both reach (arms that end in return, break or continue reach none), and not past `stop`,
+        the end of the construct the branch is in, where an arm reaches it."""
         succ, order = self.graph(region)
 
         def reach(start: Block) -> set[Node]:
-            n0 = self.node(start, region)
+            return reach_node(self.node(start, region))
+
+        def reach_node(n0: Node) -> set[Node]:
             seen: set[Node] = set()
             work = [n0]
             while work:
@@ -110,8 +123,17 @@ class Structurizer:
                 work.extend(succ[n])
             return seen
 
-        common = reach(x) & reach(y)
+        rx, ry = reach(x), reach(y)
+        common = rx & ry
         common.discard(self.node(b, region))
+        if stop is not None:
+            # an arm that reaches the enclosing construct's end stops there; when the arms meet
+            # only after it (one arm jumps past it: a break out of nested ifs in a loop that runs
+            # once, a continue of an unrolled copy), the construct's end is where they meet, and
+            # the arm that jumped past it ends in a return, break or continue of its own
+            s = self.node(stop, region)
+            if s in rx or s in ry:
+                common = {n for n in common if n == s or s in reach_node(n)}
         if not common:
             return None
         m = min(common, key=lambda n: order.get(n, 1 << 30))
@@ -148,26 +170,28 @@ class Structurizer:
     def jump(self, what: str, pred: VReg | None) -> None:
         self.sel.emit(rows.BREAK if what == "brk" else rows.CONTINUE, [pred or self.sel.true_pred()])
 
-    def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool) -> None:
+    def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool, entry: bool = False) -> None:
+        """Emit from b until `stop` (the end of the enclosing construct) or a return, break or
+        continue; `entry`: b is the header of `region`, its body starts here. A block after the
+        end of the construct, reached by an arm that jumped past it, is emitted again on that
+        arm's path (which then ends in a return, break or continue of its own)."""
         sel = self.sel
         while b is not None and b is not stop:
-            if region is not None and b is region.header and b in self.emitted:
+            if region is not None and b is region.header and not entry:
                 if not tail:  # the arms met again at the loop's start: the next iteration
                     self.jump("cont", None)
                 return
+            entry = False
             lp = self.headers.get(b)
             if lp is not None and lp is not region:
                 sel.emit(rows.LOOP, [])
-                self.seq(b, lp, None, True)
+                self.seq(b, lp, None, True, entry=True)
                 sel.emit(rows.ENDLOOP, [])
                 exits = [e for e in lp.exits]
                 if len(exits) > 1:
                     raise CompileError([Diagnostic(f"loop at {b.name} has several exits")])
                 b = exits[0] if exits else None
                 continue
-            if b in self.emitted:
-                raise CompileError([Diagnostic(f"internal error: block {b.name} reached twice while structuring")])
-            self.emitted.add(b)
             self.block_body(b)
             t = b.term
             if isinstance(t, Ret) or t is None:
@@ -203,7 +227,7 @@ class Structurizer:
                     return
                 b = y if kx != "norm" else x
                 continue
-            m = self.merge(b, x, y, region)
+            m = self.merge(b, x, y, region, stop)
             if m is not None:
                 m = self.forward(m) if not m.phis else m
             inner = m if m is not None else stop
