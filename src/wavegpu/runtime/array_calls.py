@@ -109,7 +109,7 @@ def run_on_heap(
                 res = start(k, row, g, wg, wave_width, Resident(h.ptr), args, options, None, True, args)
             else:  # the canary check runs after the kernel; its block comes back in one copy
                 ranges, check_args = h.prepare_check(spans)
-                got = np.empty(len(ranges) * CHECK_WORDS, np.uint32)
+                got = _check_block(h, len(ranges) * CHECK_WORDS)
                 verify = (*check_kernel(), CHECK_THREADS, check_args, got, h.block)
                 res = start(k, row, g, wg, wave_width, Resident(h.ptr, verify), args, options, None, True, args)
                 check_canaries(h, k, device, named, h.check_result(ranges, got))
@@ -133,6 +133,18 @@ def run_on_heap(
         return res
     finally:
         temps.clear()
+
+
+_GOT: dict[int, tuple[Any, np.ndarray]] = {}  # id(heap) -> (heap, where its check block comes back)
+
+
+def _check_block(h: Any, words: int) -> np.ndarray:
+    """The host words the canary check's block is copied into, kept per heap between calls
+    (calls on one heap are sequential: the block itself is one per heap)."""
+    hit = _GOT.get(id(h))
+    if hit is None or hit[0] is not h or hit[1].size != words:
+        hit = _GOT[id(h)] = (h, np.empty(words, np.uint32))
+    return hit[1]
 
 
 _DTYPES: dict[int, tuple[Kernel, list[np.dtype | None]]] = {}  # id(kernel) -> (kernel, its parameters' dtypes)

@@ -255,7 +255,17 @@ def run_resident(
     cptx, centry, threads, cargs, out, at = check
     cfn = _function(cptx, centry)
     _check(drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, _params(base, cmem, cargs), 0), says[2])
-    _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), says[3])
+    _check(drv.cuMemcpyDtoH(_address(out), base + at, out.nbytes), says[3])
+
+
+_LAST_OUT: list[Any] = [None, 0]  # the last array run_resident copied into, and its address
+
+
+def _address(out: np.ndarray) -> int:
+    """out's data address (kept for the last array: a caller that reuses its array pays once)."""
+    if _LAST_OUT[0] is not out:
+        _LAST_OUT[:] = [out, out.ctypes.data]
+    return int(_LAST_OUT[1])
 
 
 _SAYS: dict[str, tuple[str, str, str, str]] = {}  # entry -> what run_resident's failures say
