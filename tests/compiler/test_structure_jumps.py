@@ -72,9 +72,9 @@ def break_numpy(x: np.ndarray) -> np.ndarray:
     return np.where((x < 100) & ~(x > 10), x + 1, x).astype(np.int32)
 
 
-def continue_numpy(x: np.ndarray) -> np.ndarray:
+def continue_numpy(x: np.ndarray, trip: int = 4) -> np.ndarray:
     a = x.astype(np.int64)
-    for j in range(4):
+    for j in range(trip):
         skip = (a > j) & (a > 10)
         a = np.where((a > j) & ~skip, a + 3, a)
         a = np.where(skip, a, a + j)
@@ -106,11 +106,57 @@ def test_jump_out_of_nested_ifs(text: str, lang: str, want: object, opt: int) ->
     assert np.array_equal(got, want(X)), f"-O{opt}: {list(got)}"
 
 
-def test_jump_past_the_ifs_emits_the_rest_on_that_path() -> None:
-    """The lanes that break out of the nested ifs leave through their own copy of the code after
-    the loop (ending in ret), so the others' path keeps a single endif structure."""
+def test_a_jump_past_the_ifs_is_a_flag_not_a_copy() -> None:
+    """The lanes that jump out of the nested ifs are flagged and the code up to the jump's
+    target is guarded against them: nothing is emitted twice (one ret), and the unrolled copies
+    of a continue grow the kernel linearly with the trip count, not exponentially."""
     text = wg.disassemble(wg.compile(BREAK_PY, lang="python", opt=0))
-    assert text.count("ret") == 2, text
+    assert text.count("ret") == 1, text
+    sizes = {}
+    for trip in (4, 8, 16):
+        prog = wg.compile(CONTINUE_PY.replace("range(4)", f"range({trip})"), lang="python", opt=3)
+        text = wg.disassemble(prog)
+        assert "loop" not in text  # unrolled
+        sizes[trip] = len(text.splitlines())
+        got = run(CONTINUE_PY.replace("range(4)", f"range({trip})"), "python", 3, X)
+        assert np.array_equal(got, continue_numpy(X, trip)), trip
+    assert sizes[16] - sizes[8] <= 1.2 * (sizes[8] - sizes[4]) * 2, sizes
+
+
+LOOP_ON_BREAK_PATH = """
+import wavegpu as wg
+
+@wg.kernel
+def k(out: wg.i32[:], x: wg.i32[:], p: wg.i32):
+    i = wg.global_id()
+    a = x[i]
+    b = p - i
+    if a == 7:
+        if a < 1:
+            a += a + 1
+    else:
+        for k1 in range(0, 2):
+            if b < -6:
+                for k3 in range(0, 0):
+                    continue
+                break
+    a += a + 2
+    t0 = 0
+    while t0 < 0:
+        a += a + 3
+    out[i] = a * 7 + b
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+def test_a_loop_on_a_break_path_that_leaves_the_outer_loop_too(opt: int) -> None:
+    """The inner loop lies on the outer loop's break path (it moves inside the outer loop), and
+    at -O1 its exit is the outer loop's exit: leaving it leaves the outer loop too (found by the
+    random test below: -O1 ran the code after the loops inside the outer loop)."""
+    x = X[:32]
+    for p in (-3, 2, 40):
+        want = run_python(LOOP_ON_BREAK_PATH, x, p)
+        assert np.array_equal(run(LOOP_ON_BREAK_PATH, "python", opt, x, p), want), (opt, p)
 
 
 # -- random loops with break and continue inside nested ifs

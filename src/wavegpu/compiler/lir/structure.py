@@ -11,7 +11,7 @@ from ...errors import CompileError, Diagnostic
 from ..mir.analysis import Loop, idoms, loops, rpo
 from ..mir.ir import Block, Br, CondBr, Function, Ret
 from . import rows
-from .ir import VReg
+from .ir import Imm, VReg
 from .selection import Selector
 from .ssa import PhiCopies
 
@@ -34,6 +34,10 @@ class Structurizer:
                 self.loop_of[b] = lp  # innermost wins (sorted outermost first)
         self.headers = {lp.header: lp for lp in self.loops}
         self.pdom_cache: dict[int, tuple[dict[Node, list[Node]], dict[Node, int]]] = {}
+        self.reach_cache: dict[tuple[int, Node], set[Node]] = {}
+        # jumps past the end of the construct they are in, not yet at their target: (target, the
+        # predicate set on the lanes that jumped); the code up to the target is guarded by it
+        self.pending: list[tuple[Block, VReg]] = []
 
     def extend_break_paths(self) -> None:
         """Give each loop the blocks of its break paths (reached only from inside the loop on the way
@@ -140,9 +144,81 @@ class Structurizer:
         assert not isinstance(m, str), "SINK is never reached"
         return m.header if isinstance(m, Loop) else m
 
+    def reachable(self, a: Block, region: Loop | None) -> set[Node]:
+        """The nodes of region's collapsed graph reachable from a's node (a's included)."""
+        succ, _ = self.graph(region)
+        n0 = self.node(a, region)
+        key = (id(region), n0)
+        if key not in self.reach_cache:
+            seen: set[Node] = set()
+            work = [n0]
+            while work:
+                n = work.pop()
+                if n == SINK or n in seen or n not in succ:
+                    continue
+                seen.add(n)
+                work.extend(succ[n])
+            self.reach_cache[key] = seen
+        return self.reach_cache[key]
+
+    def past(self, b: Block, stop: Block | None, region: Loop | None) -> bool:
+        """Whether b comes after `stop` (reached from it): a jump from inside the construct that
+        ends at stop to b skips the rest of the construct."""
+        return stop is not None and b is not stop and self.node(b, region) in self.reachable(stop, region)
+
+    def flag(self, value: bool, pred: VReg, at: int | None = None) -> None:
+        """pred = value on the active lanes, emitted at the end or inserted at position `at`."""
+        out = self.sel.out
+        n = len(out)
+        t = self.sel.lf.new("r")
+        self.sel.emit(rows.MOVE["r"], [t, Imm(0)])
+        self.sel.emit(rows.SETP_EQ_U32 if value else rows.SETP_NE_U32, [pred, t, Imm(0)])
+        if at is not None:
+            new = out[n:]
+            del out[n:]
+            out[at:at] = new
+
+    def guarded(
+        self, b: Block, region: Loop | None, stop: Block | None, tail: bool, mark: int, pos: int
+    ) -> Block | None:
+        """After a construct (begun at output position `pos`) from which lanes jumped past its
+        end (self.pending[mark:]): the code from b on runs only on the lanes that did not jump,
+        until a jump's target, where its lanes join again. Returns where to go on (None: this
+        sequence is done, the jumps' targets lie after its end `stop`)."""
+        while len(self.pending) > mark and b is not None:
+            here = [(t, f) for t, f in self.pending[mark:] if t is b]
+            if here:  # the lanes that jumped to b join again here; their flag is false before the construct
+                for t, f in here:
+                    self.pending.remove((t, f))
+                    self.flag(False, f, pos)
+                continue
+            if b is stop:
+                return b
+            # the next target met on the way (first in reverse postorder), or none before stop
+            _, order = self.graph(region)
+            ahead = [t for t, _ in self.pending[mark:] if self.node(t, region) in self.reachable(b, region)]
+            until = min(ahead, key=lambda t: order.get(self.node(t, region), 1 << 30)) if ahead else None
+            if until is not None and stop is not None and self.past(until, stop, region):
+                until = None  # past this sequence's end: the caller guards on
+            for _, f in list(self.pending[mark:]):
+                nf = self.sel.lf.new("q")
+                self.sel.emit(rows.NOT_PRED, [nf, f])
+                self.sel.emit(rows.IF, [nf])
+            depth = len(self.pending) - mark
+            self.seq(b, region, until if until is not None else stop, tail if until is None else False)
+            for _ in range(depth):
+                self.sel.emit(rows.ENDIF, [])
+            if until is None:
+                return None
+            b = until
+        return b
+
     # -- emission
     def run(self) -> None:
         self.seq(self.fn.entry, None, None, True)
+        if self.pending:
+            where = ", ".join(t.name for t, _ in self.pending)
+            raise CompileError([Diagnostic(f"internal error: jumps to {where} never joined while structuring")])
 
     def forward(self, b: Block) -> Block:
         """Skip empty blocks that only jump on (so `if c: break` becomes `break c`)."""
@@ -172,9 +248,7 @@ class Structurizer:
 
     def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool, entry: bool = False) -> None:
         """Emit from b until `stop` (the end of the enclosing construct) or a return, break or
-        continue; `entry`: b is the header of `region`, its body starts here. A block after the
-        end of the construct, reached by an arm that jumped past it, is emitted again on that
-        arm's path (which then ends in a return, break or continue of its own)."""
+        continue; `entry`: b is the header of `region`, its body starts here."""
         sel = self.sel
         while b is not None and b is not stop:
             if region is not None and b is region.header and not entry:
@@ -182,6 +256,14 @@ class Structurizer:
                     self.jump("cont", None)
                 return
             entry = False
+            if self.past(b, stop, region):
+                # a jump past the end of the construct (a break out of nested ifs in a loop that
+                # runs once, an unrolled copy's continue): its lanes are flagged, and the code
+                # between the construct's end and b is guarded against them (guarded)
+                f = sel.lf.new("q")
+                self.flag(True, f)
+                self.pending.append((b, f))
+                return
             lp = self.headers.get(b)
             if lp is not None and lp is not region:
                 sel.emit(rows.LOOP, [])
@@ -191,6 +273,9 @@ class Structurizer:
                 if len(exits) > 1:
                     raise CompileError([Diagnostic(f"loop at {b.name} has several exits")])
                 b = exits[0] if exits else None
+                if b is not None and self.kind(b, region) == "brk":  # it left the enclosing loop too
+                    self.jump("brk", None)
+                    return
                 continue
             self.block_body(b)
             t = b.term
@@ -231,6 +316,7 @@ class Structurizer:
             if m is not None:
                 m = self.forward(m) if not m.phis else m
             inner = m if m is not None else stop
+            mark, pos = len(self.pending), len(sel.out)
             if x is m:
                 nc = sel.lf.new("q")
                 sel.emit(rows.NOT_PRED, [nc, c])
@@ -245,6 +331,8 @@ class Structurizer:
                     self.seq(y, region, inner, False)
                 sel.emit(rows.ENDIF, [])
             b = m
+            if len(self.pending) > mark:
+                b = self.guarded(b, region, stop, tail, mark, pos)
 
     def block_body(self, b: Block) -> None:
         self.phis.enter(b)
