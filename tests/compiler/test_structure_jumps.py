@@ -252,3 +252,21 @@ def test_random_nested_jumps_every_level(text: str, p: int) -> None:
     for opt in (0, 1, 2, 3):
         got = run(text, "python", opt, x, p)
         assert np.array_equal(got, want), f"-O{opt}\n{text}\ngot  {list(got)}\nwant {list(want)}"
+
+
+@pytest.mark.parametrize("device", ["amdgcn-sim", "opencl", "sycl"])
+def test_the_flags_run_the_same_on_other_devices(device: str) -> None:
+    """The guarded code and its flag predicates, translated: the same memory as the emulator."""
+    from wavegpu.runtime import devices
+
+    ok, why = devices.device(device).available()
+    if not ok:
+        pytest.skip(f"{device}: {why}")
+    cases = [(BREAK_PY, []), (CONTINUE_PY.replace("range(4)", "range(8)"), []), (LOOP_ON_BREAK_PATH, [2])]
+    for text, scalars in cases:
+        for opt in (0, 3):
+            prog = wg.compile(text, lang="python", opt=opt)
+            layout = pack(prog.kernels[0], [np.zeros(64, np.int32), X, *scalars])
+            ref = wg.emulate(prog, grid=1, workgroup=64, memory=layout.memory, args=layout.args).memory
+            got = wg.launch(prog, device=device, grid=1, workgroup=64, memory=layout.memory, args=layout.args)
+            assert np.array_equal(np.asarray(got.memory)[: ref.size], ref), (device, opt, text)
