@@ -64,6 +64,10 @@ def dim3(value: object, what: str) -> tuple[int, int, int]:
 def check_threads(grid: tuple[int, int, int], workgroup: tuple[int, int, int], kernel: Kernel | None = None) -> None:
     """More than 2**32 threads in a launch (or along one axis) would wrap the 32-bit global ids;
     more than `kernel.max_global_size` along an axis would make the ids it reads as i32 negative."""
+    x, y, z = grid[0] * workgroup[0], grid[1] * workgroup[1], grid[2] * workgroup[2]
+    limit = None if kernel is None else kernel.max_global_size
+    if x * y * z <= 1 << 32 and max(x, y, z) <= (1 << 32 if limit is None else min(limit, 1 << 32)):
+        return  # the common case: every limit below holds
     for axis, (g, w) in enumerate(zip(grid, workgroup)):
         if g * w > 1 << 32:
             raise WaveError(

@@ -75,15 +75,16 @@ def run_on_heap(
     h = heap(device)
     home = h.device  # the device whose heap it is ("cuda" for "cuda-cpp")
     args: list[int] = []
-    regions: list[BufferRegion] = []
     temps: list[tuple[Param, Any, DeviceArray, bool]] = []  # (param, caller's array, its copy, foreign)
     named: list[tuple[str, DeviceArray]] = []  # the call's arrays in the heap, by parameter name
     try:
-        for i, (p, v) in enumerate(zip(k.params, seq)):
-            if p.kind == "scalar":
+        for p, dt, v in zip(k.params, _dtypes(k), seq):
+            if dt is None:  # a scalar
                 args.append(scalar_bits(v, p))
                 continue
-            if isinstance(v, DeviceArray):
+            if type(v) is DeviceArray and v.device == home and v.dtype == dt:  # the common case
+                d = v
+            elif isinstance(v, DeviceArray):
                 _check_device_array(p, v, device, home)
                 d = v
             elif (cai := _foreign(v)) is not None:
@@ -101,7 +102,6 @@ def run_on_heap(
                 d = to_device(a, device)
                 temps.append((p, a, d, False))
             args.append(d.address)
-            regions.append(BufferRegion(i, p.name, d.address, d.nbytes, d.dtype.itemsize))
             named.append((p.name, d))
         if h.host is None:  # a GPU heap: the kernel runs on it in place, the canary check right after
             spans = [(d.address, d.nbytes) for _, d in named]
@@ -109,11 +109,13 @@ def run_on_heap(
                 res = start(k, row, g, wg, wave_width, Resident(h.ptr), args, options, None, True, args)
             else:  # the canary check runs after the kernel; its block comes back in one copy
                 ranges, check_args = h.prepare_check(spans)
-                got = np.empty(len(ranges) * CHECK_WORDS, np.uint32)
+                got = _check_block(h, len(ranges) * CHECK_WORDS)
                 verify = (*check_kernel(), CHECK_THREADS, check_args, got, h.block)
                 res = start(k, row, g, wg, wave_width, Resident(h.ptr, verify), args, options, None, True, args)
                 check_canaries(h, k, device, named, h.check_result(ranges, got))
         else:
+            index = [i for i, p in enumerate(k.params) if p.kind != "scalar"]
+            regions = [BufferRegion(i, n, d.address, d.nbytes, d.dtype.itemsize) for i, (n, d) in zip(index, named)]
             res = start(k, row, g, wg, wave_width, h.host[: h.top], args, options, regions, True, args)
             assert res is not None
             arrays = [(p, r) for p, r in zip((q for q in k.params if q.kind != "scalar"), regions)]
@@ -131,6 +133,29 @@ def run_on_heap(
         return res
     finally:
         temps.clear()
+
+
+_GOT: dict[int, tuple[Any, np.ndarray]] = {}  # id(heap) -> (heap, where its check block comes back)
+
+
+def _check_block(h: Any, words: int) -> np.ndarray:
+    """The host words the canary check's block is copied into, kept per heap between calls
+    (calls on one heap are sequential: the block itself is one per heap)."""
+    hit = _GOT.get(id(h))
+    if hit is None or hit[0] is not h or hit[1].size != words:
+        hit = _GOT[id(h)] = (h, np.empty(words, np.uint32))
+    return hit[1]
+
+
+_DTYPES: dict[int, tuple[Kernel, list[np.dtype | None]]] = {}  # id(kernel) -> (kernel, its parameters' dtypes)
+
+
+def _dtypes(k: Kernel) -> list[np.dtype | None]:
+    """Each parameter's NumPy element type (None for a scalar), worked out once per kernel."""
+    hit = _DTYPES.get(id(k))
+    if hit is None or hit[0] is not k:
+        hit = _DTYPES[id(k)] = (k, [None if p.kind == "scalar" else np.dtype(NUMPY_TYPES[p.dtype]) for p in k.params])
+    return hit[1]
 
 
 def _from_foreign(p: Param, v: object, cai: dict[str, Any], device: str) -> DeviceArray:

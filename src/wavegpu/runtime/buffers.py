@@ -210,6 +210,9 @@ def device_bytes(sizes: Iterable[int]) -> int:
     return GUARD + sum(slot_bytes(n) for n in sizes)
 
 
+_F32, _U32 = struct.Struct("<f"), struct.Struct("<I")
+
+
 def scalar_bits(value: object, p: Param) -> int:
     """A scalar argument's 32 register bits for a parameter of type p.dtype; out of range is an error."""
     dt = p.dtype
@@ -218,7 +221,7 @@ def scalar_bits(value: object, p: Param) -> int:
         v = float(value)
         if v == v:  # not a NaN (whose bits the general path's NumPy conversion gives)
             with contextlib.suppress(OverflowError):  # a finite value beyond f32's range: named below
-                return struct.unpack("<I", struct.pack("<f", v))[0]
+                return _U32.unpack(_F32.pack(v))[0]
     elif type(value) is int and dt in INT_RANGES:
         lo, hi = INT_RANGES[dt]
         if lo <= value <= hi:
@@ -317,6 +320,11 @@ def bind(kernel: Kernel, values: Sequence[object] | Mapping[str, object]) -> lis
 
 def _bind(name: str, params: list[Param], values: Sequence[object] | Mapping[str, object]) -> list[object]:
     if isinstance(values, Mapping):
+        if len(values) == len(params):  # as many names as parameters, each found: no unknown name either
+            try:
+                return [values[p.name] for p in params]
+            except KeyError:
+                pass
         unknown = set(values) - {p.name for p in params}
         if unknown:
             raise WaveError(

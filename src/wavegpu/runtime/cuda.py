@@ -66,8 +66,11 @@ def use_driver(driver: Any) -> Iterator[Any]:
 def _check(res: Any, what: str) -> Any:
     """Unpack a driver call's (error, values...) tuple; a failure becomes a WaveError naming the call."""
     drv = _driver()
+    ok = drv.CUresult.CUDA_SUCCESS
+    if type(res) is tuple and len(res) == 1 and res[0] == ok:  # the common case: success, no value
+        return ()
     err, *vals = res if isinstance(res, tuple) else (res,)
-    if err != drv.CUresult.CUDA_SUCCESS:
+    if err != ok:
         name = drv.cuGetErrorName(err)[1]
         text = drv.cuGetErrorString(err)[1]
         name = name.decode() if isinstance(name, bytes) else str(err)
@@ -220,7 +223,13 @@ def _params(base: int, cmem: int, args: list[int]) -> tuple[tuple[int, ...], tup
     """cuLaunchKernel's (values, types) of a launch on device memory: the global and constant
     images, then the kernel's 32-bit arguments."""
     values = (base, cmem, *[int(a) & 0xFFFFFFFF for a in args])
-    return values, (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
+    types = _PARAM_TYPES.get(len(args))
+    if types is None:
+        types = _PARAM_TYPES[len(args)] = (ctypes.c_void_p, ctypes.c_void_p, *([ctypes.c_uint32] * len(args)))
+    return values, types
+
+
+_PARAM_TYPES: dict[int, tuple[Any, ...]] = {}  # argument count -> cuLaunchKernel's parameter types
 
 
 def run_resident(
@@ -242,18 +251,40 @@ def run_resident(
     drv = _driver()
     fn = _function(ptx, entry)
     cmem = _constants()
-    _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, _params(base, cmem, args), 0), f"launching {entry}")
-    fault = f"running {entry} (a fault here is an out-of-bounds or misaligned access)"
+    says = _SAYS.get(entry) or _says(entry)
+    _check(drv.cuLaunchKernel(fn, *grid, *workgroup, 0, 0, _params(base, cmem, args), 0), says[0])
     if check is None:
-        _check(drv.cuCtxSynchronize(), fault)
+        _check(drv.cuCtxSynchronize(), says[1])
         return
     cptx, centry, threads, cargs, out, at = check
     cfn = _function(cptx, centry)
-    _check(
-        drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, _params(base, cmem, cargs), 0),
+    _check(drv.cuLaunchKernel(cfn, 1, 1, 1, threads, 1, 1, 0, 0, _params(base, cmem, cargs), 0), says[2])
+    _check(drv.cuMemcpyDtoH(_address(out), base + at, out.nbytes), says[3])
+
+
+_LAST_OUT: list[Any] = [None, 0]  # the last array run_resident copied into, and its address
+
+
+def _address(out: np.ndarray) -> int:
+    """out's data address (kept for the last array: a caller that reuses its array pays once)."""
+    if _LAST_OUT[0] is not out:
+        _LAST_OUT[:] = [out, out.ctypes.data]
+    return int(_LAST_OUT[1])
+
+
+_SAYS: dict[str, tuple[str, str, str, str]] = {}  # entry -> what run_resident's failures say
+
+
+def _says(entry: str) -> tuple[str, str, str, str]:
+    """What a failure of each of run_resident's driver calls says (made once per entry)."""
+    fault = f"running {entry} (a fault here is an out-of-bounds or misaligned access)"
+    _SAYS[entry] = says = (
+        f"launching {entry}",
+        fault,
         fault + " (or launching the canary check after it)",
+        fault + " (or the canary check after it)",
     )
-    _check(drv.cuMemcpyDtoH(out.ctypes.data, base + at, out.nbytes), fault + " (or the canary check after it)")
+    return says
 
 
 # ------------------------------------------------------------------ the CUDA C++ backend through NVRTC

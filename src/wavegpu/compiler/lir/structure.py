@@ -11,7 +11,7 @@ from ...errors import CompileError, Diagnostic
 from ..mir.analysis import Loop, idoms, loops, rpo
 from ..mir.ir import Block, Br, CondBr, Function, Ret
 from . import rows
-from .ir import VReg
+from .ir import Imm, VReg
 from .selection import Selector
 from .ssa import PhiCopies
 
@@ -34,12 +34,17 @@ class Structurizer:
                 self.loop_of[b] = lp  # innermost wins (sorted outermost first)
         self.headers = {lp.header: lp for lp in self.loops}
         self.pdom_cache: dict[int, tuple[dict[Node, list[Node]], dict[Node, int]]] = {}
-        self.emitted: set[Block] = set()
+        self.reach_cache: dict[tuple[int, Node], set[Node]] = {}
+        # jumps past the end of the construct they are in, not yet at their target: (target, the
+        # predicate set on the lanes that jumped); the code up to the target is guarded by it
+        self.pending: list[tuple[Block, VReg]] = []
 
     def extend_break_paths(self) -> None:
         """Give each loop the blocks of its break paths (reached only from inside the loop on the way
-        to its follow block), so that the follow is the loop's one exit."""
+        to its follow block), so that the follow is the loop's one exit. A loop on a break path
+        (entered only from it) moves inside the loop whose break path it is, whole."""
         preds = self.fn.preds()
+        headers = {lp.header: lp for lp in self.loops}
         for lp in sorted(self.loops, key=lambda lp: -lp.depth):
             outside = {s for b in lp.blocks for s in b.succs if s not in lp.blocks}
             if len(outside) <= 1:
@@ -49,13 +54,22 @@ class Structurizer:
             work = [e for e in outside if e is not follow]
             while work:
                 e = work.pop()
-                if e in lp.blocks or e is follow or not all(p in lp.blocks for p in preds.get(e, [])):
+                if e in lp.blocks or e is follow:
                     continue
+                inner = headers.get(e)
+                part = inner.blocks if inner is not None else {e}
+                if not all(p in lp.blocks or p in part for p in preds.get(e, [])):
+                    continue
+                if inner is not None:  # it was a sibling of lp or of one of lp's loops: now inside lp
+                    if inner.parent is not None:
+                        inner.parent.children.remove(inner)
+                    inner.parent = lp
+                    lp.children.append(inner)
                 anc: Loop | None = lp
                 while anc is not None:
-                    anc.blocks.add(e)
+                    anc.blocks.update(part)
                     anc = anc.parent
-                work.extend(e.succs)
+                work.extend(inner.exits if inner is not None else e.succs)
             for x in self.loops:
                 x.exits = {s for b in x.blocks for s in b.succs if s not in x.blocks}
 
@@ -93,13 +107,16 @@ class Structurizer:
             self.pdom_cache[key] = (succ, {n: i for i, n in enumerate(order)})
         return self.pdom_cache[key]
 
-    def merge(self, b: Block, x: Block, y: Block, region: Loop | None) -> Block | None:
+    def merge(self, b: Block, x: Block, y: Block, region: Loop | None, stop: Block | None) -> Block | None:
         """Where the arms of the branch at b meet again: the first node in reverse postorder that
-        both reach (arms that end in return, break or continue reach none)."""
+        both reach (arms that end in return, break or continue reach none), and not past `stop`,
+        the end of the construct the branch is in, where an arm reaches it."""
         succ, order = self.graph(region)
 
         def reach(start: Block) -> set[Node]:
-            n0 = self.node(start, region)
+            return reach_node(self.node(start, region))
+
+        def reach_node(n0: Node) -> set[Node]:
             seen: set[Node] = set()
             work = [n0]
             while work:
@@ -110,17 +127,98 @@ class Structurizer:
                 work.extend(succ[n])
             return seen
 
-        common = reach(x) & reach(y)
+        rx, ry = reach(x), reach(y)
+        common = rx & ry
         common.discard(self.node(b, region))
+        if stop is not None:
+            # an arm that reaches the enclosing construct's end stops there; when the arms meet
+            # only after it (one arm jumps past it: a break out of nested ifs in a loop that runs
+            # once, a continue of an unrolled copy), the construct's end is where they meet, and
+            # the arm that jumped past it ends in a return, break or continue of its own
+            s = self.node(stop, region)
+            if s in rx or s in ry:
+                common = {n for n in common if n == s or s in reach_node(n)}
         if not common:
             return None
         m = min(common, key=lambda n: order.get(n, 1 << 30))
         assert not isinstance(m, str), "SINK is never reached"
         return m.header if isinstance(m, Loop) else m
 
+    def reachable(self, a: Block, region: Loop | None) -> set[Node]:
+        """The nodes of region's collapsed graph reachable from a's node (a's included)."""
+        succ, _ = self.graph(region)
+        n0 = self.node(a, region)
+        key = (id(region), n0)
+        if key not in self.reach_cache:
+            seen: set[Node] = set()
+            work = [n0]
+            while work:
+                n = work.pop()
+                if n == SINK or n in seen or n not in succ:
+                    continue
+                seen.add(n)
+                work.extend(succ[n])
+            self.reach_cache[key] = seen
+        return self.reach_cache[key]
+
+    def past(self, b: Block, stop: Block | None, region: Loop | None) -> bool:
+        """Whether b comes after `stop` (reached from it): a jump from inside the construct that
+        ends at stop to b skips the rest of the construct."""
+        return stop is not None and b is not stop and self.node(b, region) in self.reachable(stop, region)
+
+    def flag(self, value: bool, pred: VReg, at: int | None = None) -> None:
+        """pred = value on the active lanes, emitted at the end or inserted at position `at`."""
+        out = self.sel.out
+        n = len(out)
+        t = self.sel.lf.new("r")
+        self.sel.emit(rows.MOVE["r"], [t, Imm(0)])
+        self.sel.emit(rows.SETP_EQ_U32 if value else rows.SETP_NE_U32, [pred, t, Imm(0)])
+        if at is not None:
+            new = out[n:]
+            del out[n:]
+            out[at:at] = new
+
+    def guarded(
+        self, b: Block, region: Loop | None, stop: Block | None, tail: bool, mark: int, pos: int
+    ) -> Block | None:
+        """After a construct (begun at output position `pos`) from which lanes jumped past its
+        end (self.pending[mark:]): the code from b on runs only on the lanes that did not jump,
+        until a jump's target, where its lanes join again. Returns where to go on (None: this
+        sequence is done, the jumps' targets lie after its end `stop`)."""
+        while len(self.pending) > mark and b is not None:
+            here = [(t, f) for t, f in self.pending[mark:] if t is b]
+            if here:  # the lanes that jumped to b join again here; their flag is false before the construct
+                for t, f in here:
+                    self.pending.remove((t, f))
+                    self.flag(False, f, pos)
+                continue
+            if b is stop:
+                return b
+            # the next target met on the way (first in reverse postorder), or none before stop
+            _, order = self.graph(region)
+            ahead = [t for t, _ in self.pending[mark:] if self.node(t, region) in self.reachable(b, region)]
+            until = min(ahead, key=lambda t: order.get(self.node(t, region), 1 << 30)) if ahead else None
+            if until is not None and stop is not None and self.past(until, stop, region):
+                until = None  # past this sequence's end: the caller guards on
+            for _, f in list(self.pending[mark:]):
+                nf = self.sel.lf.new("q")
+                self.sel.emit(rows.NOT_PRED, [nf, f])
+                self.sel.emit(rows.IF, [nf])
+            depth = len(self.pending) - mark
+            self.seq(b, region, until if until is not None else stop, tail if until is None else False)
+            for _ in range(depth):
+                self.sel.emit(rows.ENDIF, [])
+            if until is None:
+                return None
+            b = until
+        return b
+
     # -- emission
     def run(self) -> None:
         self.seq(self.fn.entry, None, None, True)
+        if self.pending:
+            where = ", ".join(t.name for t, _ in self.pending)
+            raise CompileError([Diagnostic(f"internal error: jumps to {where} never joined while structuring")])
 
     def forward(self, b: Block) -> Block:
         """Skip empty blocks that only jump on (so `if c: break` becomes `break c`)."""
@@ -148,26 +246,37 @@ class Structurizer:
     def jump(self, what: str, pred: VReg | None) -> None:
         self.sel.emit(rows.BREAK if what == "brk" else rows.CONTINUE, [pred or self.sel.true_pred()])
 
-    def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool) -> None:
+    def seq(self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool, entry: bool = False) -> None:
+        """Emit from b until `stop` (the end of the enclosing construct) or a return, break or
+        continue; `entry`: b is the header of `region`, its body starts here."""
         sel = self.sel
         while b is not None and b is not stop:
-            if region is not None and b is region.header and b in self.emitted:
+            if region is not None and b is region.header and not entry:
                 if not tail:  # the arms met again at the loop's start: the next iteration
                     self.jump("cont", None)
+                return
+            entry = False
+            if self.past(b, stop, region):
+                # a jump past the end of the construct (a break out of nested ifs in a loop that
+                # runs once, an unrolled copy's continue): its lanes are flagged, and the code
+                # between the construct's end and b is guarded against them (guarded)
+                f = sel.lf.new("q")
+                self.flag(True, f)
+                self.pending.append((b, f))
                 return
             lp = self.headers.get(b)
             if lp is not None and lp is not region:
                 sel.emit(rows.LOOP, [])
-                self.seq(b, lp, None, True)
+                self.seq(b, lp, None, True, entry=True)
                 sel.emit(rows.ENDLOOP, [])
                 exits = [e for e in lp.exits]
                 if len(exits) > 1:
                     raise CompileError([Diagnostic(f"loop at {b.name} has several exits")])
                 b = exits[0] if exits else None
+                if b is not None and self.kind(b, region) == "brk":  # it left the enclosing loop too
+                    self.jump("brk", None)
+                    return
                 continue
-            if b in self.emitted:
-                raise CompileError([Diagnostic(f"internal error: block {b.name} reached twice while structuring")])
-            self.emitted.add(b)
             self.block_body(b)
             t = b.term
             if isinstance(t, Ret) or t is None:
@@ -203,10 +312,11 @@ class Structurizer:
                     return
                 b = y if kx != "norm" else x
                 continue
-            m = self.merge(b, x, y, region)
+            m = self.merge(b, x, y, region, stop)
             if m is not None:
                 m = self.forward(m) if not m.phis else m
             inner = m if m is not None else stop
+            mark, pos = len(self.pending), len(sel.out)
             if x is m:
                 nc = sel.lf.new("q")
                 sel.emit(rows.NOT_PRED, [nc, c])
@@ -221,6 +331,8 @@ class Structurizer:
                     self.seq(y, region, inner, False)
                 sel.emit(rows.ENDIF, [])
             b = m
+            if len(self.pending) > mark:
+                b = self.guarded(b, region, stop, tail, mark, pos)
 
     def block_body(self, b: Block) -> None:
         self.phis.enter(b)
