@@ -75,7 +75,7 @@ def test_a_register_tile_has_no_local_memory_traffic(engine: str) -> None:
 def ranges(x: wg.f32[:], out: wg.f32[:]):
     i = wg.global_id(0)
     t = wg.private_array(wg.f32, 10)
-    for j in wg.static_range(10):
+    for j in wg.static_range(len(t)):
         t[j] = x[i] + j
     for j in wg.static_range(9, -1, -3):  # 9, 6, 3, 0: a negative step
         t[j] *= 2.0
@@ -135,8 +135,8 @@ def test_a_dynamic_index_puts_the_array_in_local_memory(engine: str) -> None:
 def pick(idx: wg.i32[:], out: wg.f32[:]):
     i = wg.global_id(0)
     t = wg.private_array(wg.f32, (2, 4))
-    for r in wg.static_range(2):
-        for j in wg.static_range(4):
+    for r in wg.static_range(t.shape[0]):
+        for j in wg.static_range(t.shape[1]):
             t[r, j] = r * 10.0 + j
     out[i] = t[idx[i] // 4, idx[i] % 4]
     out[i + 16] = t[1, idx[i]]
@@ -228,6 +228,7 @@ def _compile(body: str) -> CompileError:
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[4]\n", ":7:", "index 4 is out of range"),
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[1.0]\n", ":7:", "an array index is an integer"),
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[0:2]\n", ":7:", "no slices"),
+        ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t.shape[1]\n", ":7:12", "'t' has 1 dimension(s)"),
         (
             "    t = wg.private_array(wg.f32, 4)\n    for i in wg.static_range(n):\n        t[0] = 1.0\n",
             ":7:5",

@@ -1043,6 +1043,17 @@ class Frontend:
                 and n.value.value.id in self.arrays
             ):
                 return self.dim(n.value.value.id, self.const_int(n.slice, "a shape index", lo=0), n)
+            if (
+                isinstance(n.value, ast.Attribute)
+                and n.value.attr == "shape"
+                and isinstance(n.value.value, ast.Name)
+                and n.value.value.id in self.privates
+            ):
+                shape = self.privates[n.value.value.id].shape
+                axis = self.const_int(n.slice, "a shape index", lo=0)
+                if axis >= len(shape):
+                    raise self.error(n, f"{n.value.value.id!r} has {len(shape)} dimension(s)")
+                return hir.Const(I32, sp, shape[axis])
             p = self.private_index(n)
             if p is not None:
                 return hir.PrivateLoad(p[0].elem, sp, p[0].name, p[1])
@@ -1251,6 +1262,8 @@ class Frontend:
             return hir.Cast(I32, sp, r) if name in INT_RESULT else r
         if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.arrays:
             return self.dim(n.args[0].id, 0, n)
+        if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.privates:
+            return hir.Const(I32, sp, self.privates[n.args[0].id].shape[0])
         if name in ("print", "len", "input", "open", "range"):
             why = {
                 "print": "write the value to an array",
