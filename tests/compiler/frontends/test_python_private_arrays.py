@@ -165,7 +165,7 @@ def kinds(x: wg.f64[:], cnt: wg.u32[:], out: wg.f64[:], flags: wg.u32[:]):
     i = wg.global_id(0)
     d = wg.private_array(wg.f64, 3)
     u = wg.private_array(wg.u32, 2)
-    f = wg.private_array(bool, 2)
+    f = wg.private_array(wg.bool_, 2)
     d[0] = x[i]
     d[1] = d[0] * d[0]
     u[1] = wg.u32(i) * 3
@@ -228,6 +228,7 @@ def _compile(body: str) -> CompileError:
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[4]\n", ":7:", "index 4 is out of range"),
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[1.0]\n", ":7:", "an array index is an integer"),
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t[0:2]\n", ":7:", "no slices"),
+        ("    t = wg.private_array(wg.f32, 4)\n    wg.atomic_add(t, 0, 1.0)\n", ":7:19", "needs no atomic"),
         ("    t = wg.private_array(wg.f32, 4)\n    x[0] = t.shape[1]\n", ":7:12", "'t' has 1 dimension(s)"),
         (
             "    t = wg.private_array(wg.f32, 4)\n    for i in wg.static_range(n):\n        t[0] = 1.0\n",

@@ -506,7 +506,7 @@ class Frontend:
             return SCALARS[name]
         if elements and name in NARROW:
             return NARROW[name]
-        if isinstance(n, ast.Name) and n.id == "bool":
+        if (isinstance(n, ast.Name) and n.id == "bool") or name == "bool_":  # wg.bool_: wavegpu's name of bool
             return BOOL
         return None
 
@@ -1329,6 +1329,12 @@ class Frontend:
             elif kind is Arg.SCOPE:
                 out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
             elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                if isinstance(node, ast.Name) and node.id in self.privates:
+                    raise self.error(
+                        node,
+                        f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
+                        f"update its element directly ({node.id}[i] += v)",
+                    )
                 ok = isinstance(node, ast.Name) and node.id in self.arrays
                 ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
                 refusal = bind.check(row, kind, ref, 0)
