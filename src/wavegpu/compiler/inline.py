@@ -173,6 +173,7 @@ class _Inliner:
         self.helpers = {h.key: h for h in fn.helpers}
         self.vars: dict[str, ScalarType] = dict(fn.variables)
         self.taken: set[str] = {*self.vars, *(p.name for p in fn.params), *(la.name for la in fn.locals)}
+        self.taken |= {pa.name for pa in fn.privates}
         self.stack: list[tuple[hir.Helper, Span | None]] = []
 
     def fresh(self, hint: str, t: ScalarType) -> str:
@@ -199,6 +200,12 @@ class _Inliner:
         if isinstance(s, hir.Store):
             pre, (i, v) = self.seq([s.index, s.value])
             return [*pre, replace(s, index=i, value=v)]
+        if isinstance(s, hir.PrivateStore):  # a per-thread array's element: indices, then the value
+            pre, xs = self.seq([*s.indices, s.value])
+            return [*pre, replace(s, indices=tuple(xs[:-1]), value=xs[-1])]
+        if isinstance(s, hir.PrivateInit):
+            pre, xs = self.seq(list(s.values))
+            return [*pre, replace(s, values=tuple(xs))]
         if isinstance(s, hir.ExprStmt):
             if isinstance(s.expr, hir.Invoke):
                 pre, _ = self.call(s.expr)
@@ -278,6 +285,9 @@ class _Inliner:
         if isinstance(e, hir.Load):
             pre, i = self.expr(e.index)
             return pre, replace(e, index=i)
+        if isinstance(e, hir.PrivateLoad):
+            pre, xs = self.seq(list(e.indices))
+            return pre, replace(e, indices=tuple(xs))
         if isinstance(e, hir.Call):
             pre, args = self.seq(list(e.args))
             return pre, replace(e, args=tuple(args))
@@ -433,6 +443,10 @@ class _Rename:
             return replace(s, name=self.var(s.name), value=e(s.value))
         if isinstance(s, hir.Store):
             return replace(s, array=self.arr(s.array), index=e(s.index), value=e(s.value))
+        if isinstance(s, hir.PrivateStore):  # a captured per-thread array of the caller's
+            return replace(s, indices=tuple(e(i) for i in s.indices), value=e(s.value))
+        if isinstance(s, hir.PrivateInit):
+            return replace(s, values=tuple(e(v) for v in s.values))
         if isinstance(s, hir.ExprStmt):
             return replace(s, expr=e(s.expr))
         if isinstance(s, hir.If):
@@ -459,6 +473,8 @@ class _Rename:
             return replace(x, cond=e(x.cond), then=e(x.then), other=e(x.other))
         if isinstance(x, hir.Load):
             return replace(x, array=self.arr(x.array), index=e(x.index))
+        if isinstance(x, hir.PrivateLoad):
+            return replace(x, indices=tuple(e(i) for i in x.indices))
         if isinstance(x, hir.Call):
             return replace(x, args=tuple(e(a) for a in x.args), array=None if x.array is None else self.arr(x.array))
         if isinstance(x, hir.Invoke):
