@@ -5,10 +5,11 @@
 Kernel times are CUDA events around the launch (runtime/cuda.run's timing), best of --repeat
 after one warm-up; the SDK rows are host wall time of a whole `@wg.kernel` call. Printed:
 
-- SGEMM n^3, the 16x16 tiled kernel (examples/sgemm_tiled.wave) and the register-blocked one
-  (examples/sgemm_blocked), each through the PTX backend (device="cuda"), the CUDA C++ backend
-  through NVRTC (device="cuda-cpp") and with the PTX backend's tensor-core-free defaults;
-  against cuBLAS FP32 (CuPy, TF32 off), with the ratio to it;
+- SGEMM n^3, the 16x16 tiled kernel (examples/sgemm_tiled.wave) and the register-blocked ones
+  (examples/sgemm_blocked: 4x4 per thread; examples/sgemm_8x8: 8x8 per thread, 128-bit tile
+  loads, n a multiple of 128), each through the PTX backend (device="cuda"), the CUDA C++
+  backend through NVRTC (device="cuda-cpp") and with the PTX backend's tensor-core-free
+  defaults; against cuBLAS FP32 (CuPy, TF32 off), with the ratio to it;
 - vector add of 2^26 f32 through both paths, in TB/s of the 12 bytes per element moved;
 - a @wg.kernel SAXPY of 2^20 elements on device="cuda": the whole call with NumPy arrays
   (copies in and out) and with device arrays (no copy);
@@ -17,8 +18,8 @@ after one warm-up; the SDK rows are host wall time of a whole `@wg.kernel` call.
   check included, minus the GPU: measured on every machine) and on the real driver when a GPU
   is here (host wall time, which includes waiting for the kernel; "not measured" otherwise).
 
-Without an NVIDIA GPU (or cuda-bindings) it prints the fake-driver row, says so, and exits with
-status 0.
+Without an NVIDIA GPU (or cuda-bindings) it prints the fake-driver row and the SGEMM rows as
+"not measured", and exits with status 0.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples" / "sgemm_blocked"))
+sys.path.insert(0, str(ROOT / "examples" / "sgemm_8x8"))
 sys.path.insert(0, str(ROOT / "examples" / "kernels"))
 
 import wavegpu as wg  # noqa: E402
@@ -41,6 +43,22 @@ from wavegpu.backends import render  # noqa: E402
 from wavegpu.runtime import cuda  # noqa: E402
 from wavegpu.runtime.buffers import pack  # noqa: E402
 from wavegpu.runtime.device_arrays import to_device  # noqa: E402
+
+# the SGEMM rows: (name, the C tile a 16 x 16 workgroup computes); sgemm_kernels() loads them
+SGEMMS = (
+    ("tiled 16x16 (sgemm_tiled.wave)", 16),
+    ("register-blocked 4x4 (sgemm_blocked)", 64),
+    ("register-blocked 8x8 (sgemm_8x8)", 128),
+)
+
+
+def sgemm_kernels() -> list[wg.Kernel]:
+    """The kernels of SGEMMS, in order."""
+    import sgemm_8x8
+    import sgemm_blocked
+
+    tiled = wg.assemble((ROOT / "examples" / "sgemm_tiled.wave").read_text(), "sgemm_tiled.wave").kernels[0]
+    return [tiled, sgemm_blocked.sgemm_blocked.program.kernels[0], sgemm_8x8.sgemm_8x8.program.kernels[0]]
 
 
 def kernel_seconds(k: wg.Kernel, path: str, grid: tuple[int, int, int], wgs: tuple[int, int, int],
@@ -136,6 +154,10 @@ def main() -> int:
     if not ok or opts.overhead_only:
         host_overhead(opts.calls, cuda.device_name() if ok else None)
         if not ok:
+            print(f"\n## SGEMM {opts.n}^3 (TFLOP/s)")
+            for name, _ in SGEMMS:
+                for path in ("cuda", "cuda-cpp"):
+                    print(f"{name:<40}{path:<10}{'not measured':>14}")
             print(f"\nbenchmarks/gpu.py: no NVIDIA GPU here ({why}); nothing else measured.")
         return 0
     n, rep = opts.n, opts.repeat
@@ -152,16 +174,12 @@ def main() -> int:
     print(f"{'kernel':<34}{'path':<10}{'ms':>10}{'TFLOP/s':>10}{'vs cuBLAS':>11}")
     if blas:
         print(f"{'cuBLAS FP32':<34}{'cupy':<10}{blas * 1e3:>10.3f}{flops / blas / 1e12:>10.2f}{1.0:>11.2f}")
-    tiled = wg.assemble((ROOT / "examples" / "sgemm_tiled.wave").read_text(), "sgemm_tiled.wave").kernels[0]
-    import sgemm_blocked as S
-
-    blocked = S.sgemm_blocked.program.kernels[0]
     results = {}
-    for name, k, grid, wgs in (
-        ("tiled 16x16 (sgemm_tiled.wave)", tiled, (n // 16, n // 16, 1), (16, 16, 1)),
-        ("register-blocked 4x4 (sgemm_blocked)", blocked, (n // 64, n // 64, 1), (16, 16, 1)),
-    ):
-        res = sgemm_case(k, n, grid, wgs, rep, a, b)
+    for (name, tile), k in zip(SGEMMS, sgemm_kernels()):
+        if n % tile:
+            print(f"{name:<34}{'':<10}{'not measured':>20}   (n is not a multiple of {tile})")
+            continue
+        res = sgemm_case(k, n, (n // tile, n // tile, 1), (16, 16, 1), rep, a, b)
         results[name] = res
         for path, (s, _) in res.items():
             ratio = f"{blas / s:>11.2f}" if blas else f"{'-':>11}"

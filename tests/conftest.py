@@ -40,6 +40,7 @@ def pytest_addoption(parser):  # type: ignore[no-untyped-def]
 # runs with --dist load and small chunks); a serial run keeps the file order.
 LONG_FIRST = (
     "tests/emulator/compiled/test_compiled_examples.py::test_sgemm_blocked",
+    "tests/backends/test_sgemm_8x8.py::test_it_gives_numpys_fma_chain_bit_for_bit[compiled]",
     "tests/emulator/compiled/test_compiled_programs.py::test_every_register_as_a_loop_accumulator",
     "tests/emulator/compiled/test_compiled_programs.py::test_generated_programs",
     "tests/emulator/compiled/test_compiled_programs.py::test_loops_run_lane_by_lane",

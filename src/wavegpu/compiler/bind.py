@@ -37,7 +37,7 @@ from ..errors import Span
 from . import builtins as B
 from . import hir
 from .builtins import Arg, Builtin, Rule
-from .types import BOOL, F32, F64, I32, U32, ScalarType
+from .types import BOOL, F16, F32, F64, I32, U32, ScalarType
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Refusal:
 
 Actual = hir.Expr | ArrayRef | ScalarType | int | str | tuple[int, ...] | None
 LOCAL_TYPES = "i32, u32, f32, f16, f64, u8, i8, u16 or i16"
+PRIVATE_TYPES = (I32, U32, F32, F16, F64, BOOL)  # a per-thread array's elements (no 8- or 16-bit integers)
 
 
 def slots(row: Builtin, positional: int, keywords: Sequence[str] = ()) -> tuple[Arg, ...] | Refusal:
@@ -123,15 +124,20 @@ def _scope(row: Builtin, a: Actual) -> object:
 
 
 def _type(row: Builtin, a: Actual) -> object:
+    if row.rule is Rule.PRIVATE:
+        if a not in PRIVATE_TYPES:
+            return _Bad(f"private_array element type must be {', '.join(map(str, PRIVATE_TYPES[:-1]))} or bool")
+        return a
     if not isinstance(a, ScalarType) or a is BOOL or a is B.VOID:
         return _Bad(f"local_array element type must be {LOCAL_TYPES}")
     return a
 
 
 def _count(row: Builtin, a: Actual) -> object:
-    dims = a if isinstance(a, tuple) and row.rule is Rule.LOCAL else (a,)  # a shape: local arrays only
+    shaped = row.rule in (Rule.LOCAL, Rule.PRIVATE)
+    dims = a if isinstance(a, tuple) and shaped else (a,)  # a shape: local and per-thread arrays only
     if len(dims) > 2:
-        return _Bad("local arrays have one or two dimensions")
+        return _Bad(f"{'per-thread' if row.rule is Rule.PRIVATE else 'local'} arrays have one or two dimensions")
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
         return _Bad(f"a {row.name} count must be a constant positive integer (no dynamic allocation on a GPU)")
     return a
@@ -314,6 +320,7 @@ RULES: dict[Rule, Callable[[Builtin, Span | None, list[object], list[int | str]]
     Rule.ID: _id,
     Rule.VOID: _void,
     Rule.LOCAL: _local,
+    Rule.PRIVATE: _local,  # the same attributes: dtype and shape
     Rule.ATOMIC: _atomic,
     Rule.WAVE: _wave,
     Rule.VOTE: _vote,

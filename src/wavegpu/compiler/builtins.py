@@ -30,7 +30,7 @@ class Kind(Enum):
 
     ID = "id"  # a thread, workgroup or wave index or size: i32
     SYNC = "sync"  # barrier(), fence(scope): no value
-    LOCAL = "local"  # local_array(dtype, count): a declaration, not a value
+    LOCAL = "local"  # local_array / private_array(dtype, count): a declaration, not a value
     ATOMIC = "atomic"  # atomic_op(array, index, value...): the element's old value
     WAVE = "wave"  # wave_reduce/prefix/shuffle/broadcast(x[, lane]): x's type
     VOTE = "vote"  # wave_ballot/any/all(condition)
@@ -64,6 +64,7 @@ class Rule(Enum):
     ID = "id"  # i32 (a thread, workgroup or wave index or size)
     VOID = "void"  # no value (barrier, fence)
     LOCAL = "local"  # a declaration: the element type and shape (local_array)
+    PRIVATE = "private"  # a per-thread array's declaration: the element type and shape (private_array)
     ATOMIC = "atomic"  # the array element's type (atomic_element, atomic_operation)
     WAVE = "wave"  # x's type (wave_operand)
     VOTE = "vote"  # u32 (ballot) or bool (any, all): vote_result
@@ -87,7 +88,7 @@ class Via(Enum):
     ATOMIC = "atomic"  # atomic.<Lowering.op>.<space> on the array element
     WAVE = "wave"  # the wave op Lowering.op; a second operand (lane, distance) converted to u32
     COMPOSITE = "composite"  # Lowerer.<Lowering.op>(call): several MIR ops
-    DECLARATION = "declaration"  # not lowered as a call (local_array becomes a LocalArray)
+    DECLARATION = "declaration"  # not lowered as a call (local_array: a LocalArray; private_array: a PrivateArray)
     CAST = "cast"  # a hir.Cast, not a call
 
 
@@ -198,6 +199,10 @@ def _table() -> dict[str, Builtin]:
     rows.append(Builtin("signum", Kind.NUMBER, (Arg.VALUE,), Rule.MATH, _composite("signum")))
     for n in ("popcount", "clz", "ctz"):
         rows.append(Builtin(n, Kind.BITCOUNT, (Arg.VALUE,), Rule.BITS, _composite(n)))
+    # a per-thread array (issue 24; HIR PrivateArray): Python's call; C++ `float t[N]`, Rust
+    # `[0.0f32; N]` and TypeScript `new Float32Array(N)` are declarations their frontends spell
+    args = (Arg.TYPE, Arg.COUNT)
+    rows.append(Builtin("private_array", Kind.LOCAL, args, Rule.PRIVATE, Lowering(Via.DECLARATION)))
     return {b.name: b for b in rows}
 
 
@@ -211,6 +216,7 @@ NOT_EVERYWHERE = frozenset(
     {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
     | {"round_half_up", "signum", "clamp_keep_nan"}
 )
+NOT_EVERYWHERE |= {"private_array"}  # Python spells it; the other frontends' declarations follow
 BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
 """The rows every frontend spells (DESIGN section 5)."""
 

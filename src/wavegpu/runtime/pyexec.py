@@ -113,6 +113,21 @@ def local_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
     return np.zeros(n, dtype=NUMPY[dtype.name])  # type: ignore[attr-defined]
 
 
+def private_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
+    """A per-thread array: zeros of a count or a (rows, cols) shape, as in kernels (Python's
+    `bool` is the element type bool)."""
+    from ..compiler.types import NUMPY
+
+    name = "bool" if dtype is bool else dtype.name  # type: ignore[attr-defined]
+    return np.zeros(n, dtype=bool if name == "bool" else NUMPY[name])
+
+
+def static_range(*args: int) -> range:
+    """`for i in wg.static_range(...)`: the loop a kernel has unrolled, here Python's own range
+    (a loop form of the language, not a row of compiler/builtins.py)."""
+    return range(*args)
+
+
 def _atomic(op: str):  # type: ignore[no-untyped-def]
     def fn(arr: np.ndarray, index: int, *vals: object) -> object:
         if arr.dtype.itemsize < 4:
@@ -299,6 +314,7 @@ __all__ = [
     "log2",
     "popcount",
     "pow",
+    "private_array",
     "python_thread",
     "round_away",
     "round_even",
@@ -308,6 +324,7 @@ __all__ = [
     "signum",
     "sin",
     "sqrt",
+    "static_range",
     "thread_id",
     "trunc",
     "wave_all",

@@ -9,6 +9,8 @@
 #define __launch_bounds__(n)
 #define __shared__ static
 struct dim3 { unsigned x, y, z; };
+struct alignas(8) uint2 { unsigned x, y; };  // CUDA's vector types (the backend's .v2/.v4 accesses)
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 inline thread_local dim3 threadIdx;
 inline dim3 blockIdx, blockDim, gridDim;
 template <class T, class S> static inline T its_bits(S s) { T t; memcpy(&t, &s, sizeof t); return t; }

@@ -329,6 +329,7 @@ class Frontend:
         self.arrays: dict[str, ArrayType] = {}
         self.scalars: dict[str, ScalarType] = {}
         self.locals: list[hir.LocalArray] = []
+        self.privates: dict[str, hir.PrivateArray] = {}  # per-thread arrays (wg.private_array)
         self.loop_depth = 0
         self.tmp = 0
         self.poisoned: set[str] = set()  # names whose definition failed: their uses say nothing more
@@ -466,7 +467,8 @@ class Frontend:
                 if p.name + suffix in self.hidden:
                     params.append(hir.Param(p.name + suffix, I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.scalars)
-        return hir.Function(node.name, tuple(params), body, variables, tuple(self.locals), self.src.file)
+        fn = hir.Function(node.name, tuple(params), body, variables, tuple(self.locals), self.src.file)
+        return replace(fn, privates=tuple(self.privates.values()))
 
     def annotation(self, n: ast.expr) -> ScalarType | ArrayType | None:
         if isinstance(n, ast.Subscript):
@@ -504,7 +506,7 @@ class Frontend:
             return SCALARS[name]
         if elements and name in NARROW:
             return NARROW[name]
-        if isinstance(n, ast.Name) and n.id == "bool":
+        if (isinstance(n, ast.Name) and n.id == "bool") or name == "bool_":  # wg.bool_: wavegpu's name of bool
             return BOOL
         return None
 
@@ -519,7 +521,7 @@ class Frontend:
     def builtin_name(self, n: ast.expr) -> str | None:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in MODULES:
             return n.attr
-        if isinstance(n, ast.Name) and n.id not in self.vars and n.id not in self.arrays:
+        if isinstance(n, ast.Name) and n.id not in self.vars and n.id not in self.arrays and n.id not in self.privates:
             return n.id
         return None
 
@@ -540,7 +542,8 @@ class Frontend:
         """After a failed definition, later uses of its names report nothing (one mistake, one message)."""
         for x in ast.walk(s):  # a failed loop or if also leaves the names its body defines undefined
             stored = isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)
-            if stored and x.id not in self.vars and x.id not in self.arrays:  # type: ignore[attr-defined]
+            known = self.vars.keys() | self.arrays.keys() | self.privates.keys()
+            if stored and x.id not in known:  # type: ignore[attr-defined]
                 self.poisoned.add(x.id)  # type: ignore[attr-defined]
 
     def stmt(self, s: ast.stmt) -> hir.Stmt | list[hir.Stmt] | None:
@@ -571,9 +574,14 @@ class Frontend:
             tgt = s.targets[0]
             if isinstance(tgt, ast.Name) and self.is_call_to(s.value, "local_array"):
                 return self.local_array(tgt, s.value)  # type: ignore[arg-type]
+            if isinstance(tgt, ast.Name) and self.is_call_to(s.value, "private_array"):
+                return self.private_array(tgt, s.value)  # type: ignore[arg-type]
             if isinstance(tgt, ast.Name):
                 hint = self.vars.get(tgt.id)
                 return self.assign_name(tgt, self.expr(s.value, hint), s)
+            if isinstance(tgt, ast.Subscript) and (p := self.private_index(tgt)) is not None:
+                pa, idxs = p
+                return hir.PrivateStore(sp, pa.name, idxs, self.coerce(self.expr(s.value, pa.elem), pa.elem, s.value))
             if isinstance(tgt, ast.Subscript):
                 arr, idx = self.subscript(tgt)
                 v = self.store_value(arr, self.expr(s.value, self.elem_value(arr)), s.value)
@@ -591,6 +599,22 @@ class Frontend:
                 cur = hir.Var(self.vars[s.target.id], sp, s.target.id)
                 val = self.same_bits(op, self.binary(op, cur, self.expr(s.value, cur.type), s), cur.type)
                 return self.assign_name(s.target, val, s)
+            if isinstance(s.target, ast.Subscript) and (p := self.private_index(s.target)) is not None:
+                pa, idxs = p
+                # the indices are read twice (load, store): Python evaluates them once, so any with a
+                # call in it goes through a temporary (a pure one stays in place: unrolling folds it)
+                pre2: list[hir.Stmt] = []
+                kept: list[hir.Expr] = []
+                for ix in idxs:
+                    if _has_call(ix):
+                        tmp = self.fresh("idx", ix.type)
+                        pre2.append(hir.Assign(sp, tmp, ix))
+                        ix = hir.Var(ix.type, sp, tmp)
+                    kept.append(ix)
+                cur_p = hir.PrivateLoad(pa.elem, sp, pa.name, tuple(kept))
+                val = self.binary(op, cur_p, self.expr(s.value, pa.elem), s)
+                val = self.coerce(self.same_bits(op, val, pa.elem), pa.elem, s)
+                return [*pre2, hir.PrivateStore(sp, pa.name, tuple(kept), val)]
             if isinstance(s.target, ast.Subscript):
                 arr, idx = self.subscript(s.target)
                 elem = self.elem_value(arr)
@@ -661,6 +685,12 @@ class Frontend:
             elif (
                 isinstance(t_node, ast.Subscript)
                 and isinstance(t_node.value, ast.Name)
+                and t_node.value.id in self.privates
+            ):
+                hint = self.privates[t_node.value.id].elem
+            elif (
+                isinstance(t_node, ast.Subscript)
+                and isinstance(t_node.value, ast.Name)
                 and t_node.value.id in self.arrays
             ):
                 hint = self.elem_value(t_node.value.id)
@@ -678,6 +708,8 @@ class Frontend:
         for t_node, v in zip(tgt.elts, temps):
             if isinstance(t_node, ast.Name):
                 out.append(self.assign_name(t_node, v, s))
+            elif (p := self.private_index(t_node)) is not None:  # type: ignore[arg-type]
+                out.append(hir.PrivateStore(sp, p[0].name, p[1], self.coerce(v, p[0].elem, t_node)))
             else:
                 assert isinstance(t_node, ast.Subscript)
                 arr, idx = self.subscript(t_node)
@@ -692,7 +724,7 @@ class Frontend:
 
     def assign_name(self, tgt: ast.Name, value: hir.Expr, s: ast.stmt, declared: ScalarType | None = None) -> hir.Stmt:
         name = tgt.id
-        if name in self.arrays:
+        if name in self.arrays or name in self.privates:
             raise self.error(tgt, f"{name!r} is an array; assign its elements: {name}[i] = ...")
         if name in self.scalars:
             raise self.error(tgt, f"parameter {name!r} is read-only; copy it to a variable first")
@@ -767,13 +799,64 @@ class Frontend:
         shape: tuple[int, ...] = dict(r.attrs)["shape"]  # type: ignore[assignment]
         t = dict(r.attrs)["dtype"]  # type: ignore[assignment]
         cnt = math.prod(shape)
-        if tgt.id in self.arrays or tgt.id in self.vars:
+        if tgt.id in self.arrays or tgt.id in self.vars or tgt.id in self.privates:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
         at = ArrayType(t, "local", len(shape))
         self.local_shapes[tgt.id] = shape
         self.arrays[tgt.id] = at
         self.locals.append(hir.LocalArray(tgt.id, at, cnt, self.span(call)))
         return None
+
+    def private_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt:
+        """`t = wg.private_array(wg.f32, 8)` or `(rows, cols)`: a per-thread array of zeros
+        (hir.PrivateArray), in registers when every index folds to a constant (docs/compiler.md)."""
+        row = ROWS[CALLS["private_array"]]
+        kinds = bind.slots(row, len(call.args), [k.arg or "**" for k in call.keywords])
+        if isinstance(kinds, bind.Refusal):
+            raise self.error(
+                call, f"{kinds.message}: private_array(dtype, size) takes a type and a constant size or (rows, cols)"
+            )
+        dims = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+        what = "a private_array size (no dynamic allocation on a GPU)"
+        counts = [self.const_int(d, what, lo=1) if len(dims) <= 2 else self.fold(d) for d in dims]
+        t = self.type_name(call.args[0], elements=True)
+        r = bind.bind(row, self.span(call), [t, tuple(counts)])  # type: ignore[arg-type]
+        if isinstance(r, bind.Refusal):
+            raise self.error(call.args[r.arg] if isinstance(r.arg, int) else call, r.message)
+        attrs = dict(r.attrs)
+        name = tgt.id
+        if name in self.arrays or name in self.vars or name in self.privates:
+            raise self.error(tgt, f"{name!r} is already defined")
+        if name in MODULES or name in CASTS:
+            raise self.error(tgt, f"{name!r} is a builtin name")
+        sp = self.span(call)
+        self.privates[name] = hir.PrivateArray(name, attrs["dtype"], attrs["shape"], sp)  # type: ignore[arg-type]
+        return hir.PrivateInit(sp, name)
+
+    def private_index(self, n: ast.Subscript) -> tuple[hir.PrivateArray, tuple[hir.Expr, ...]] | None:
+        """A per-thread array's element `t[i]` / `t[i, j]`: the array and its indices (None when
+        `n` indexes no per-thread array)."""
+        if isinstance(n.value, ast.Subscript) and isinstance(n.value.value, ast.Name):
+            inner = self.privates.get(n.value.value.id)
+            if inner is not None and len(inner.shape) == 2:
+                name = n.value.value.id
+                raise self.error(n, f"index a 2-D per-thread array with one subscript: {name}[i, j]")
+        if not isinstance(n.value, ast.Name) or n.value.id not in self.privates:
+            return None
+        pa = self.privates[n.value.id]
+        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.error(n.slice, "index arrays with integers (no slices)")
+        if len(parts) != len(pa.shape):
+            form = f"{pa.name}[i]" if len(pa.shape) == 1 else f"{pa.name}[i, j]"
+            raise self.error(n.slice, f"{pa.name!r} has {len(pa.shape)} dimension(s): index it {form}")
+        idxs = []
+        for p in parts:
+            idx = self.expr(p, I32)
+            if not idx.type.is_int:
+                raise self.error(p, f"an array index is an integer, not {idx.type}")
+            idxs.append(idx)
+        return pa, tuple(idxs)
 
     def for_loop(self, s: ast.For) -> hir.Stmt:
         sp = self.span(s)
@@ -782,13 +865,11 @@ class Frontend:
         if not isinstance(s.target, ast.Name):
             raise self.error(s.target, "the loop variable must be a name")
         it = s.iter
-        if not (
-            isinstance(it, ast.Call)
-            and self.builtin_name(it.func) == "range"
-            and not it.keywords
-            and 1 <= len(it.args) <= 3
-        ):
-            raise self.error(it, "kernels loop with for ... in range(start, stop, step)")
+        unroll = LOOPS.get(self.builtin_name(it.func) or "") if isinstance(it, ast.Call) else None
+        if not (isinstance(it, ast.Call) and unroll is not None and not it.keywords and 1 <= len(it.args) <= 3):
+            raise self.error(
+                it, "kernels loop with for ... in range(start, stop, step) (or wg.static_range(...): unrolled)"
+            )
         args = [self.expr(a) for a in it.args]
         for a_node, a in zip(it.args, args):
             if not a.type.is_int:
@@ -834,7 +915,7 @@ class Frontend:
         self.loop_depth += 1
         body = self.block(s.body)
         self.loop_depth -= 1
-        return hir.For(sp, s.target.id, start, stop, step, body)
+        return hir.For(sp, s.target.id, start, stop, step, body, unroll)
 
     # -- expressions
     def condition(self, n: ast.expr) -> hir.Expr:
@@ -891,7 +972,7 @@ class Frontend:
         if isinstance(n, ast.Name):
             if n.id in self.vars:
                 return hir.Var(self.vars[n.id], sp, n.id)
-            if n.id in self.arrays:
+            if n.id in self.arrays or n.id in self.privates:
                 raise self.error(n, f"{n.id!r} is an array: index it, {n.id}[i]")
             raise self.error(n, f"{n.id!r} is not defined (or is used before it is assigned)")
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
@@ -962,6 +1043,20 @@ class Frontend:
                 and n.value.value.id in self.arrays
             ):
                 return self.dim(n.value.value.id, self.const_int(n.slice, "a shape index", lo=0), n)
+            if (
+                isinstance(n.value, ast.Attribute)
+                and n.value.attr == "shape"
+                and isinstance(n.value.value, ast.Name)
+                and n.value.value.id in self.privates
+            ):
+                shape = self.privates[n.value.value.id].shape
+                axis = self.const_int(n.slice, "a shape index", lo=0)
+                if axis >= len(shape):
+                    raise self.error(n, f"{n.value.value.id!r} has {len(shape)} dimension(s)")
+                return hir.Const(I32, sp, shape[axis])
+            p = self.private_index(n)
+            if p is not None:
+                return hir.PrivateLoad(p[0].elem, sp, p[0].name, p[1])
             arr, idx = self.subscript(n)
             return hir.Load(self.elem_value(arr), sp, arr, idx)
         if isinstance(n, ast.Call):
@@ -1167,6 +1262,8 @@ class Frontend:
             return hir.Cast(I32, sp, r) if name in INT_RESULT else r
         if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.arrays:
             return self.dim(n.args[0].id, 0, n)
+        if name == "len" and len(n.args) == 1 and isinstance(n.args[0], ast.Name) and n.args[0].id in self.privates:
+            return hir.Const(I32, sp, self.privates[n.args[0].id].shape[0])
         if name in ("print", "len", "input", "open", "range"):
             why = {
                 "print": "write the value to an array",
@@ -1198,6 +1295,8 @@ class Frontend:
             raise self.error(n, kinds.message.replace(f"{row.name}(", f"{name}(", 1))
         if row.rule is Rule.LOCAL:
             raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
+        if row.rule is Rule.PRIVATE:
+            raise self.error(n, "private_array(...) must be assigned to a name: t = wg.private_array(wg.f32, 8)")
         if row.rule is Rule.ID and not n.args and not n.keywords and row.name == builtins.TOOLCHAIN_ID:
             self.toolchain_dialect |= self.toolchain_spelling(n.func)  # builtins.TOOLCHAIN_WORKGROUP
         nodes = [*n.args, *(k.value for k in n.keywords)]
@@ -1230,6 +1329,12 @@ class Frontend:
             elif kind is Arg.SCOPE:
                 out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
             elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                if isinstance(node, ast.Name) and node.id in self.privates:
+                    raise self.error(
+                        node,
+                        f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
+                        f"update its element directly ({node.id}[i] += v)",
+                    )
                 ok = isinstance(node, ast.Name) and node.id in self.arrays
                 ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
                 refusal = bind.check(row, kind, ref, 0)
@@ -1331,6 +1436,17 @@ class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
 
 
+def _has_call(e: hir.Expr) -> bool:
+    """Whether an expression calls anything (evaluating it twice might not be evaluating it once)."""
+    stack: list[hir.Expr] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, hir.Call | hir.Invoke):
+            return True
+        stack.extend(c for c in hir._children(x) if isinstance(c, hir.Expr))
+    return False
+
+
 def _wrap32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >> 31 else v
@@ -1407,9 +1523,12 @@ SPELLINGS |= {"atomic_cas": "wg.atomic_cas(a, i, expected, desired)", "atomic_ad
 SPELLINGS |= {f"atomic_{op}": f"wg.atomic_{op}(a, i, v)" for op in builtins.ATOMIC_OPS}
 SPELLINGS |= {n: f"wg.{n}(x, lane)" for n, b in ROWS.items() if b.rule is Rule.WAVE and len(b.args) == 2}
 SPELLINGS |= {"local_array": "wg.local_array(wg.f32, 256)", "pow": "math.pow(x, y)", "round_even": "round(x)"}
+SPELLINGS |= {"private_array": "wg.private_array(wg.f32, (8, 8))"}
 SPELLINGS |= {"clamp": "wg.clamp(x, lo, hi)", "trunc": "math.trunc(x)", "isnan": "math.isnan(x)"}
 # a called name (bare, or an attribute of wg / math / wave) -> its row; a name not here is no builtin
 CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}  # powi: `x ** 3`
 CALLS |= {"fabs": "abs", "round": "round_even"}
 POWER = "powi"  # the row of `x ** k` for a constant k
 INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))
+# the loop forms: Python's range, and wg.static_range (Triton's tl.static_range), which unrolls fully
+LOOPS = {"range": hir.Unroll.NO, "static_range": hir.Unroll.FULL}
