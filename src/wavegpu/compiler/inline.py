@@ -25,6 +25,9 @@ from .types import BOOL, ArrayType, ScalarType
 # The hidden argument that carries an array parameter's length (`x.len()`, `x.length`): an array
 # passed to a helper passes its length with it
 HIDDEN_LENGTH = "__len"
+# every hidden argument an array brings along, renamed with it when the array is passed: its length,
+# and a 2-D array's extents (Python's `x.shape[k]`)
+HIDDEN_EXTENTS = (HIDDEN_LENGTH, "__shape0", "__shape1")
 
 
 class RecursionRefused(CompileError):
@@ -107,17 +110,17 @@ class Helpers:
         msg = f"recursion is not supported (no call stack on the GPU; helpers are inlined): {chain}"
         return RecursionRefused([Diagnostic(msg, site)])
 
-    def reads_length(self, h: hir.Helper, param: str) -> bool:
-        """Does `h` read the length of its array parameter `param`, itself or through the
-        helpers it passes the array to?"""
-        want = param + HIDDEN_LENGTH
+    def reads_length(self, h: hir.Helper, param: str, suffix: str = HIDDEN_LENGTH) -> bool:
+        """Does `h` read the length (or the extent `suffix`, of HIDDEN_EXTENTS) of its array
+        parameter `param`, itself or through the helpers it passes the array to?"""
+        want = param + suffix
         for e in (e for s in h.body for e in _exprs(s)):
             if isinstance(e, hir.Var) and e.name == want:
                 return True
             if isinstance(e, hir.Invoke):
                 inner = self.instances.get(e.callee)
                 if inner is not None and any(
-                    isinstance(a, hir.ArrayArg) and a.name == param and self.reads_length(inner, p.name)
+                    isinstance(a, hir.ArrayArg) and a.name == param and self.reads_length(inner, p.name, suffix)
                     for p, a in zip(inner.params, e.args)
                 ):
                     return True
@@ -301,7 +304,7 @@ class _Inliner:
             if isinstance(a, hir.ArrayArg):
                 assert isinstance(p.type, ArrayType)
                 arrays[p.name] = a.name
-                names[p.name + HIDDEN_LENGTH] = a.name + HIDDEN_LENGTH
+                names |= {p.name + x: a.name + x for x in HIDDEN_EXTENTS}
                 continue
             v = next(it)
             assert isinstance(p.type, ScalarType) and v.type == p.type, f"{h.key}: {p.name} takes {p.type}"
@@ -478,4 +481,13 @@ def expand(fn: hir.Function) -> hir.Function:
     return replace(fn, body=body, variables=tuple(inl.vars.items()), helpers=())
 
 
-__all__ = ["HIDDEN_LENGTH", "HelperFailed", "Helpers", "RecursionRefused", "expand", "has_invoke", "zero"]
+__all__ = [
+    "HIDDEN_EXTENTS",
+    "HIDDEN_LENGTH",
+    "HelperFailed",
+    "Helpers",
+    "RecursionRefused",
+    "expand",
+    "has_invoke",
+    "zero",
+]

@@ -69,18 +69,42 @@ def _names(code: types.CodeType) -> set[str]:
     return out
 
 
-def used_globals(fn: Callable[..., Any]) -> dict[str, str]:
-    """The module-level values a function refers to (constants, by repr; others by type and id)."""
+def used_globals(fn: Callable[..., Any], _seen: set[int] | None = None) -> dict[str, str]:
+    """The module-level values a function refers to (constants, by repr; others by type), and
+    for the functions it may call as helpers (a def of a user module, by name or as a module's
+    attribute) their source and the values they use in turn: a helper edited in another module
+    is a new binary."""
+    seen = set() if _seen is None else _seen
+    seen.add(id(fn))
     g = getattr(fn, "__globals__", {})
     out: dict[str, str] = {}
-    for name in sorted(_names(fn.__code__)) if hasattr(fn, "__code__") else ():
+    names = sorted(_names(fn.__code__)) if hasattr(fn, "__code__") else []
+    for name in names:
         if name in g:
             v = g[name]
             simple = isinstance(v, SIMPLE_VALUES) or (
                 isinstance(v, tuple) and all(isinstance(x, SIMPLE_VALUES) for x in v)
             )
             out[name] = repr(v) if simple else type(v).__qualname__
+            if inspect.ismodule(v) and not v.__name__.startswith(("wavegpu", "math", "numpy")):
+                for attr in names:  # `mylib.sq(x)`: the attribute's name is among the code's names
+                    out |= _helper_key(f"{name}.{attr}", getattr(v, attr, None), seen)
+            else:
+                out |= _helper_key(name, v, seen)
     return out
+
+
+def _helper_key(name: str, v: object, seen: set[int]) -> dict[str, str]:
+    """A user function's source and used values, as cache-key entries (nothing for other values)."""
+    if not inspect.isfunction(v) or id(v) in seen or (v.__module__ or "").startswith("wavegpu"):
+        return {}
+    try:
+        text = inspect.getsource(v)
+    except (OSError, TypeError):
+        text = "<no source>"
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    inner = used_globals(v, seen)
+    return {f"{name}()": digest, **{f"{name}().{k}": x for k, x in inner.items()}}
 
 
 _MISSING = object()
