@@ -1666,7 +1666,7 @@ class KernelBuilder:
                     self.error(
                         r,
                         f"this returns {v.type}, and line {r0.lineno + self.src.line_offset} returns "
-                        f"{t}: convert one, or annotate the result (-> wg.{t})",
+                        f"{t}: a function returns one type, so convert one of them explicitly",
                     )
                     return None
                 t = self.unify(hir.Var(t, None, "_"), v, r)
