@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 # runtime/pyexec.__all__: the rows of compiler/builtins.py (tests/compiler/test_builtin_table.py checks it)
 _PYEXEC = (
     "atomic_add atomic_and atomic_cas atomic_exchange atomic_max atomic_min atomic_or atomic_sub "
-    "atomic_xor barrier ceil clamp clz cos ctz exp exp2 fence floor fma global_id global_size "
+    "atomic_xor barrier ceil clamp clz cos ctz exp exp2 fence floor fma fmax fmin global_id global_size "
     "grid_size isnan lane_id local_array log log2 popcount pow python_thread round_away "
     "round_even rsqrt sign sin sqrt thread_id trunc wave_all wave_any wave_ballot wave_broadcast "
     "wave_id wave_prefix_add wave_reduce_add wave_reduce_and wave_reduce_max wave_reduce_min "

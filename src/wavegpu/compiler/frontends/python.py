@@ -499,9 +499,16 @@ def kernel_options(node: ast.FunctionDef, consts: dict[str, Constant] | None = N
 class KernelBuilder:
     """One kernel (or one instance of a helper function) from its `ast` to HIR."""
 
-    def __init__(self, src: Source, node: ast.FunctionDef, shared: Shared | None = None):
+    def __init__(
+        self,
+        src: Source,
+        node: ast.FunctionDef,
+        shared: Shared | None = None,
+        promote: dict[str, ScalarType] | None = None,
+    ):
         self.src = src
         self.node = node
+        self.promote = promote or {}  # float accumulators first assigned an integer constant (promotable)
         self.shared = shared or Shared(Helpers(node.name))  # the kernel's helper instances
         self.is_helper = False
         self.result: ScalarType | None = None  # a helper's annotated result type
@@ -903,6 +910,8 @@ class KernelBuilder:
                 (want.is_float and value.type is not BOOL) or (want.is_int and _fits(value.value, want))
             )
             widening = want.is_float and (value.type.is_int or value.type.bits < want.bits)
+            if not const_ok and not widening and self.promotable(name, value.type):
+                raise _Restart({**self.promote, name: value.type})
             if not const_ok and not widening:
                 first = self.first_value.get(name)
                 where = f", line {first.lineno + self.src.line_offset}" if first is not None else ""
@@ -918,6 +927,8 @@ class KernelBuilder:
                     f"{name!r} is {want} (a variable keeps the type of its first assignment{where}), this "
                     f"value is {value.type}: {fix}",
                 )
+        if want is None and name in self.promote:  # `s = 0` of a float accumulator: 0.0
+            value = self.coerce(value, self.promote[name], s)
         if want is not None:
             value = self.coerce(value, want, s)
         if name not in self.vars:
@@ -925,6 +936,21 @@ class KernelBuilder:
             if isinstance(s, ast.Assign) and s.targets[0] is tgt and s.value is not None:
                 self.first_value[name] = s.value  # (not a, b = ...: its values are temporaries)
         return hir.Assign(self.span(s), name, value)
+
+    def promotable(self, name: str, t: ScalarType) -> bool:
+        """Whether variable `name`, first assigned a number constant and now a value of the float
+        type t, can be of type t from its first assignment without a change of meaning: the
+        constant is exactly a t (`s = 0` then `s += x[j]`: Python's s becomes a float at the
+        `+=`, and 0 and 0.0 are one number). Then the kernel is lowered again (`_Restart`)."""
+        first = self.first_value.get(name)
+        if first is None or not t.is_float or self.promote.get(name, t).bits > t.bits:
+            return False
+        v = None
+        with contextlib.suppress(Exception):
+            v = fold(first, self.const_lookup)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        return round_float(v, t) == v if t is not F64 or isinstance(v, int) else True
 
     def first_in(self, name: str, t: ScalarType) -> str | None:
         """A variable's first value written in type t, where that keeps its meaning: a constant that
@@ -1413,7 +1439,7 @@ class KernelBuilder:
             row, self.span(n), values[: len(n.args)], dict(zip((k.arg for k in n.keywords), values[len(n.args) :]))
         )
         if not isinstance(r, bind.Refusal):
-            return r
+            return _device_rows(r)
         at: ast.AST = n
         if isinstance(r.arg, int):
             at = n.args[r.arg]
@@ -1491,7 +1517,7 @@ class KernelBuilder:
                 xs = [self.expr(a, typed[0].type) if isinstance(x, hir.Const) else x for a, x in zip(nodes, xs)]
         t = xs[0].type
         for x in xs[1:]:
-            t = self.unify(hir.Var(t, sp, "_"), x, n, "" if floats_only else row.name)
+            t = self.unify(hir.Var(t, sp, "_"), x, n, "" if floats_only else BY_COMPARE.get(row.name, row.name))
         if floats_only and not t.is_float:
             t = F32
         if t is BOOL:
@@ -1587,7 +1613,7 @@ class KernelBuilder:
         sig = ",".join(f"{_spell(t)}{list(shape) if shape else ''}" for _, t, shape in kinds)
         key = f"{callee.ident}({sig})"
         try:
-            h = self.shared.helpers.instance(key, callee.name, self.span(n), lambda: sub.helper(key, kinds))
+            h = self.shared.helpers.instance(key, callee.name, self.span(n), lambda: self.build_helper(sub, key, kinds))
         except HelperFailed:
             raise _Bail() from None
         except CompileError as e:
@@ -1599,6 +1625,19 @@ class KernelBuilder:
                     if self.shared.helpers.reads_length(h, p.name, suffix):
                         self.hidden_param(arg.name, suffix)
         return hir.Invoke(h.result or VOID, self.span(n), key, tuple(actual))
+
+    def build_helper(
+        self, sub: KernelBuilder, key: str, kinds: list[tuple[str, ScalarType | ArrayType, tuple[int, ...]]]
+    ) -> hir.Helper:
+        """The helper instance `sub` builds, lowered again while its variables' types change."""
+        for _ in range(MAX_RESTARTS):
+            try:
+                h = sub.helper(key, kinds)
+                self.shared.toolchain |= sub.toolchain_dialect
+                return h
+            except _Restart as r:
+                sub = KernelBuilder(sub.src, sub.node, self.shared, r.promote)
+        raise CompileError([Diagnostic("the variables' types did not settle", sub.span(sub.node))])
 
     def helper(self, key: str, kinds: list[tuple[str, ScalarType | ArrayType, tuple[int, ...]]]) -> hir.Helper:
         """This builder's function as a helper instance for these parameter types: its result
@@ -1701,6 +1740,13 @@ _OPSYM = {
 }
 
 
+def _device_rows(e: hir.Expr) -> hir.Expr:
+    """A chain of min/max by comparison on integers as the device's min/max (the same values)."""
+    if isinstance(e, hir.Call) and e.name in BY_COMPARE and e.type.is_int:
+        return replace(e, name=BY_COMPARE[e.name], args=tuple(_device_rows(a) for a in e.args))
+    return e
+
+
 def _fits(v: object, t: ScalarType) -> bool:
     """Whether the number v is a value of the integer type t."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -1725,6 +1771,7 @@ class Shared:
     """What a kernel's builder and the builders of the helpers it calls share."""
 
     helpers: Helpers
+    toolchain: bool = False  # a helper called a builtin in the Rust toolchain's dialect
 
 
 def _spell(t: ScalarType | ArrayType) -> str:
@@ -1765,6 +1812,17 @@ class _Bail(Exception):
     """Abandon the current statement after recording a diagnostic."""
 
 
+class _Restart(Exception):
+    """Lower the function again, with these variables of a float type from their first assignment."""
+
+    def __init__(self, promote: dict[str, ScalarType]):
+        super().__init__()
+        self.promote = promote
+
+
+MAX_RESTARTS = 64
+
+
 def _wrap32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >> 31 else v
@@ -1777,15 +1835,22 @@ def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
 
 def _lower(src: Source, node: ast.FunctionDef) -> tuple[hir.Function, bool]:
     """The HIR of one kernel function, and whether it is in the Rust toolchain's dialect."""
-    fe = KernelBuilder(src, node)
-    try:
-        fn = fe.run()
-    except _Bail:
-        raise CompileError(fe.diags) from None
+    promote: dict[str, ScalarType] = {}
+    for _ in range(MAX_RESTARTS):
+        fe = KernelBuilder(src, node, promote=promote)
+        try:
+            fn = fe.run()
+            break
+        except _Bail:
+            raise CompileError(fe.diags) from None
+        except _Restart as r:
+            promote = r.promote
+    else:
+        raise CompileError([Diagnostic("the variables' types did not settle", fe.span(node))])
     dup = param_errors(fn)  # Python itself: "duplicate argument 'x' in function definition"
     if dup:
         raise CompileError(dup)
-    return fn, fe.toolchain_dialect
+    return fn, fe.toolchain_dialect or fe.shared.toolchain
 
 
 def kernel(src: Source, node: ast.FunctionDef) -> hir.Function:
@@ -1836,7 +1901,8 @@ SPELLINGS: dict[str, str] = {
     name: f"wg.{name}({', '.join(_ARGS[a] for a in b.args)})" for name, b in ROWS.items() if b.rule is not Rule.CAST
 }
 SPELLINGS |= {n: f"wg.{n}(x)" for n in builtins.CASTS} | {"bool": "bool(x)", "abs": "abs(x)"}
-SPELLINGS |= {"min": "min(a, b)", "max": "max(a, b)", "fma": "wg.fma(a, b, c)", "powi": "x ** 3"}
+SPELLINGS |= {"min_first": "min(a, b)", "max_first": "max(a, b)", "fma": "wg.fma(a, b, c)", "powi": "x ** 3"}
+SPELLINGS |= {"min": "wg.fmin(a, b)", "max": "wg.fmax(a, b)"}
 SPELLINGS |= {"atomic_cas": "wg.atomic_cas(a, i, expected, desired)", "atomic_add": "wg.atomic_add(a, i, v)"}
 SPELLINGS |= {f"atomic_{op}": f"wg.atomic_{op}(a, i, v)" for op in builtins.ATOMIC_OPS}
 SPELLINGS |= {n: f"wg.{n}(x, lane)" for n, b in ROWS.items() if b.rule is Rule.WAVE and len(b.args) == 2}
@@ -1845,5 +1911,9 @@ SPELLINGS |= {"clamp": "wg.clamp(x, lo, hi)", "trunc": "math.trunc(x)", "isnan":
 # a called name (bare, or an attribute of wg / math / wave) -> its row; a name not here is no builtin
 CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}  # powi: `x ** 3`
 CALLS |= {"fabs": "abs", "round": "round_even"}
+# Python's min and max compare left to right (CPython's meaning, also for NaN and -0.0: the
+# same in a compiled kernel and in wg.python_thread); wg.fmin and wg.fmax are the device's
+CALLS |= {"min": "min_first", "max": "max_first", "fmin": "min", "fmax": "max"}
+BY_COMPARE = {"min_first": "min", "max_first": "max"}  # on integers: the same value as the device's
 POWER = "powi"  # the row of `x ** k` for a constant k
 INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))

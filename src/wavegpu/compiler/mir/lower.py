@@ -593,6 +593,25 @@ class Lowerer:
         x, lo, hi = (self.expr(a) for a in e.args)
         return self.emit("min", [self.emit("max", [x, lo], t), hi], t)
 
+    def min_first(self, e: hir.Call) -> Operand:
+        """min(a, b, ...) as CPython computes it: left to right, the next argument where it
+        compares less (a NaN keeps its place; of two zeros the first)."""
+        return self._by_compare(e, "cmp.lt", "min")
+
+    def max_first(self, e: hir.Call) -> Operand:
+        return self._by_compare(e, "cmp.gt", "max")
+
+    def _by_compare(self, e: hir.Call, cmp: str, same: str) -> Operand:
+        t = e.type
+        args = [self.expr(a) for a in e.args]
+        r = args[0]
+        for b in args[1:]:
+            if t.is_int:  # integers: the ISA's min and max give the same value
+                r = self.emit(same, [r, b], t)
+            else:
+                r = self.emit("select", [self.emit(cmp, [b, r], BOOL), b, r], t)
+        return r
+
     def sign(self, e: hir.Call) -> Operand:
         """1, -1, or x itself (a zero keeps its sign; a NaN stays NaN)."""
         t = e.type
@@ -725,6 +744,8 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "powi": Lowerer.powi_call,
     "pow": Lowerer.pow,
     "clamp": Lowerer.clamp,
+    "min_first": Lowerer.min_first,
+    "max_first": Lowerer.max_first,
     "sign": Lowerer.sign,
     "isnan": Lowerer.isnan,
     "trunc": Lowerer.trunc,
