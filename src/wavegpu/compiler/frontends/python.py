@@ -1389,6 +1389,14 @@ class KernelBuilder:
             if isinstance(e, hir.Const) and (e.type.is_int and t.is_int):
                 return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
+        if name in INF_TESTS and len(n.args) == 1 and not n.keywords:
+            return self.inf_test(n, INF_TESTS[name])
+        if name == "round" and len(n.args) == 2 and not n.keywords:
+            raise self.error(
+                n,
+                "round(x, ndigits) rounds to decimal digits, which binary floats hold only approximately and "
+                "the device has no instruction for; round(x) rounds to an integer",
+            )
         row = ROWS.get(CALLS.get(name, ""))
         if row is not None and name in INT_RESULT and len(n.args) == 1 and not n.keywords:
             x = self.expr(n.args[0], hint)
@@ -1420,7 +1428,26 @@ class KernelBuilder:
                 f"{name!r} is not a builtin or a function of this module (kernels call builtins and the "
                 "module's functions, defined in it or imported from another module)",
             )
+        if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "math":
+            raise self.error(
+                n.func,
+                f"math.{name} has no device instruction; kernels have math.{', math.'.join(MATH_MODULE)} "
+                "(docs/compiler.md)",
+            )
         raise self.error(n.func, f"unknown builtin {name!r}")
+
+    def inf_test(self, n: ast.Call, op: hir.CompareOp) -> hir.Expr:
+        """math.isinf(x) (|x| == inf) and math.isfinite(x) (|x| < inf: NaN is not), exactly;
+        an integer is finite."""
+        sp = self.span(n)
+        x = self.expr(n.args[0], F32)
+        if x.type is BOOL or x.type is VOID:
+            raise self.error(n.args[0], "this takes a number")
+        if x.type.is_int:
+            return hir.Const(BOOL, sp, op is Cmp.LT)
+        r = bind.bind(ROWS[CALLS["fabs"]], sp, [x])
+        assert not isinstance(r, bind.Refusal)
+        return hir.Compare(BOOL, sp, op, r, hir.Const(x.type, sp, math.inf))
 
     def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
         """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
@@ -1914,6 +1941,10 @@ CALLS |= {"fabs": "abs", "round": "round_even"}
 # Python's min and max compare left to right (CPython's meaning, also for NaN and -0.0: the
 # same in a compiled kernel and in wg.python_thread); wg.fmin and wg.fmax are the device's
 CALLS |= {"min": "min_first", "max": "max_first", "fmin": "min", "fmax": "max"}
+INF_TESTS = {"isinf": Cmp.EQ, "isfinite": Cmp.LT}  # math.isinf(x): abs(x) == inf; isfinite: abs(x) < inf
+# what `math.` offers in kernels (a refusal of another math function lists them)
+MATH_MODULE = ("sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "pow", "fma", "fabs", "floor", "ceil")
+MATH_MODULE += ("trunc", "isnan", "isinf", "isfinite", "pi", "e", "tau", "inf", "nan")
 BY_COMPARE = {"min_first": "min", "max_first": "max"}  # on integers: the same value as the device's
 POWER = "powi"  # the row of `x ** k` for a constant k
 INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))
