@@ -131,8 +131,11 @@ class Helpers:
         captured variable, itself or through the helpers it calls)? A pure call may be evaluated
         early or twice without a change of meaning."""
         own = {*(p.name for p in h.params), *(n for n, _ in h.variables)}
+        mine = {pa.name for pa in h.privates}  # its own per-thread arrays (a passed one is the caller's)
         for s in _stmts(h.body):
             if isinstance(s, hir.Store) or (isinstance(s, hir.Assign) and s.name not in own):
+                return False
+            if isinstance(s, hir.PrivateStore) and s.array not in mine:
                 return False
             if isinstance(s, hir.For) and s.var not in own:
                 return False
@@ -177,6 +180,17 @@ class _Inliner:
         self.vars: dict[str, ScalarType] = dict(fn.variables)
         self.taken: set[str] = {*self.vars, *(p.name for p in fn.params), *(la.name for la in fn.locals)}
         self.stack: list[tuple[hir.Helper, Span | None]] = []
+        self.arrays_taken: set[str] = {*(p.name for p in fn.params), *(la.name for la in fn.locals)}
+        self.arrays_taken |= {pa.name for pa in fn.privates}
+        self.privates: list[hir.PrivateArray] = []  # those of the helpers inlined, one set per call
+
+    def fresh_array(self, hint: str) -> str:
+        name, k = hint, 1
+        while name in self.arrays_taken or name in self.taken:
+            k += 1
+            name = f"{hint}${k}"
+        self.arrays_taken.add(name)
+        return name
 
     def fresh(self, hint: str, t: ScalarType) -> str:
         name, k = hint, 1
@@ -202,6 +216,12 @@ class _Inliner:
         if isinstance(s, hir.Store):
             pre, (i, v) = self.seq([s.index, s.value])
             return [*pre, replace(s, index=i, value=v)]
+        if isinstance(s, hir.PrivateStore):
+            pre, xs = self.seq([*s.indices, s.value])
+            return [*pre, replace(s, indices=tuple(xs[:-1]), value=xs[-1])]
+        if isinstance(s, hir.PrivateInit):
+            pre, xs = self.seq(list(s.values))
+            return [*pre, replace(s, values=tuple(xs))]
         if isinstance(s, hir.ExprStmt):
             if isinstance(s.expr, hir.Invoke):
                 pre, _ = self.call(s.expr)
@@ -281,6 +301,9 @@ class _Inliner:
         if isinstance(e, hir.Load):
             pre, i = self.expr(e.index)
             return pre, replace(e, index=i)
+        if isinstance(e, hir.PrivateLoad):
+            pre, xs = self.seq(list(e.indices))
+            return pre, replace(e, indices=tuple(xs))
         if isinstance(e, hir.Call):
             pre, args = self.seq(list(e.args))
             return pre, replace(e, args=tuple(args))
@@ -313,6 +336,9 @@ class _Inliner:
         for name, t in h.variables:
             if name not in names:
                 names[name] = self.fresh(f"{h.name}${name.lstrip('$')}", t)
+        for pa in h.privates:  # a per-thread array the helper declares: this call's own
+            arrays[pa.name] = self.fresh_array(f"{h.name}${pa.name}")
+            self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
         body = _Rename(names, arrays).block(h.body)
         body = self.returns(body, h, result, e.span)
@@ -436,6 +462,10 @@ class _Rename:
             return replace(s, name=self.var(s.name), value=e(s.value))
         if isinstance(s, hir.Store):
             return replace(s, array=self.arr(s.array), index=e(s.index), value=e(s.value))
+        if isinstance(s, hir.PrivateStore):
+            return replace(s, array=self.arr(s.array), indices=tuple(map(e, s.indices)), value=e(s.value))
+        if isinstance(s, hir.PrivateInit):
+            return replace(s, array=self.arr(s.array), values=tuple(map(e, s.values)))
         if isinstance(s, hir.ExprStmt):
             return replace(s, expr=e(s.expr))
         if isinstance(s, hir.If):
@@ -462,6 +492,8 @@ class _Rename:
             return replace(x, cond=e(x.cond), then=e(x.then), other=e(x.other))
         if isinstance(x, hir.Load):
             return replace(x, array=self.arr(x.array), index=e(x.index))
+        if isinstance(x, hir.PrivateLoad):
+            return replace(x, array=self.arr(x.array), indices=tuple(map(e, x.indices)))
         if isinstance(x, hir.Call):
             return replace(x, args=tuple(e(a) for a in x.args), array=None if x.array is None else self.arr(x.array))
         if isinstance(x, hir.Invoke):
@@ -478,7 +510,8 @@ def expand(fn: hir.Function) -> hir.Function:
         return fn
     inl = _Inliner(fn)
     body = inl.block(fn.body)
-    return replace(fn, body=body, variables=tuple(inl.vars.items()), helpers=())
+    privates = (*fn.privates, *inl.privates)
+    return replace(fn, body=body, variables=tuple(inl.vars.items()), helpers=(), privates=privates)
 
 
 __all__ = [
