@@ -110,6 +110,28 @@ def _helper_key(name: str, v: object, seen: set[int]) -> dict[str, str]:
 _MISSING = object()
 
 
+def helper_bindings(fn: Callable[..., Any], _seen: set[int] | None = None) -> list[tuple[dict[str, Any], str, object]]:
+    """(namespace, name, function) of every user function a kernel may call as a helper, directly
+    or through others (`sq` of its globals, `mylib.sq` of a module it uses): a later call compiles
+    again when one of these names is bound to another function (a helper redefined)."""
+    seen = set() if _seen is None else _seen
+    seen.add(id(fn))
+    g = getattr(fn, "__globals__", {})
+    names = _names(fn.__code__) if hasattr(fn, "__code__") else set()
+    out: list[tuple[dict[str, Any], str, object]] = []
+    for name in names:
+        v = g.get(name)
+        places: list[tuple[dict[str, Any], str, object]] = [(g, name, v)]
+        if inspect.ismodule(v) and not v.__name__.startswith(("wavegpu", "math", "numpy")):
+            places = [(vars(v), a, getattr(v, a, None)) for a in names]
+        for d, n, w in places:
+            if inspect.isfunction(w) and not (w.__module__ or "").startswith("wavegpu"):
+                out.append((d, n, w))  # every binding, also of a function met before
+                if id(w) not in seen:
+                    out += helper_bindings(w, seen)
+    return out
+
+
 def _same_globals(fn: Callable[..., Any], seen: tuple[tuple[str, object], ...]) -> bool:
     """Whether every module-level name the function uses still holds the very object it held
     (an identical object has the repr and type used_globals gave the full key)."""
@@ -324,7 +346,8 @@ class KernelFunction:
         self.max_registers = max_registers
         self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
         self._file: str | None = None  # the source file (abspath), found on the first compile
-        self._hit: tuple[object, ...] | None = None  # (stamp, options, globals seen, program): `program`
+        # (stamp, options, globals seen, program, helper bindings): `program`
+        self._hit: tuple[object, ...] | None = None
         self._signature: inspect.Signature | None = None  # read on the first call (`_binder`)
         self._params: tuple[str, ...] = ()
         self._plain = False  # every parameter positional-or-keyword without a default: bound by zip
@@ -386,6 +409,7 @@ class KernelFunction:
             and hit[0] == stamp
             and hit[1] == (self.opt, self.max_registers, self.workgroup)
             and _same_globals(self.python, hit[2])
+            and all(d.get(n, _MISSING) is w for d, n, w in hit[4])  # type: ignore[attr-defined]
         ):
             return hit[3]  # type: ignore[return-value]
         options = (self.opt, self.max_registers, self.workgroup)
@@ -397,7 +421,7 @@ class KernelFunction:
         self._file = file if isinstance(file, str) else None
         stamp = self._stamp()  # before the text is read: a file edited meanwhile misses next time
         prog = compile_cached(self.source, context, build)
-        self._hit = (stamp, options, seen, prog)
+        self._hit = (stamp, options, seen, prog, helper_bindings(self.python))
         return prog
 
     def _stamp(self) -> tuple[int, ...] | None:

@@ -296,3 +296,54 @@ def test_the_compile_cache_keys_on_the_helpers_sources(tmp_path: Path) -> None:
         wg.kernel(mod.k)(o, grid=1, workgroup=1)
         assert o[0] == 2.0 + k
     assert keys[0]["lib.g()"] != keys[1]["lib.g()"]
+
+
+def test_without_decorators_the_functions_others_call_are_helpers(tmp_path: Path) -> None:
+    """A file of plain defs: every function is a kernel except those the others call."""
+    k = tmp_path / "plain.py"
+    k.write_text(
+        "import wavegpu as wg\n\ndef twice(v):\n    return v + v\n\n"
+        "def k(o: wg.f32[:]):\n    o[0] = twice(o[0])\n\ndef j(o: wg.f32[:]):\n    o[1] = twice(twice(o[1]))\n"
+    )
+    prog = wg.compile(str(k))
+    assert sorted(kn.name for kn in prog.kernels) == ["j", "k"]
+    o = np.array([1.5, 2.0], f32)
+    ks = wg.load_kernels(k)
+    ks.k(o, grid=1, workgroup=1)
+    ks.j(o, grid=1, workgroup=1)
+    assert o.tolist() == [3.0, 8.0]
+
+
+def test_a_module_def_shadows_a_builtin_of_its_bare_name() -> None:
+    """As in Python: `def clamp` of the module is called; `wg.clamp` stays the builtin."""
+    src = (
+        "import wavegpu as wg\ndef clamp(v, lo, hi):\n    return lo + hi\n"
+        "@wg.kernel\ndef k(o: wg.f32[:]):\n    o[0] = clamp(o[0], 1.0, 2.0)\n    o[1] = wg.clamp(o[1], 1.0, 2.0)\n"
+    )
+    o = np.array([9.0, 9.0], f32)
+    wg.load_kernels(src, lang="python").k(o, grid=1, workgroup=1)
+    assert o.tolist() == [3.0, 2.0]
+
+
+def test_a_helper_bound_to_another_function_is_compiled_again(tmp_path: Path) -> None:
+    """Rebinding a helper's name (a module attribute, or a name of the kernel's module) between two
+    calls of one kernel object runs the new helper, as Python would call it."""
+    lib = _module(tmp_path, "rebindlib", "def g(v):\n    return v * 2.0\n\ndef h(v):\n    return v * 5.0\n")
+    mod = _module(
+        tmp_path,
+        "rebindk",
+        "import wavegpu as wg\nimport rebindlib\nfrom rebindlib import g as local\n\n"
+        "def k(o: wg.f32[:]):\n    o[0] = rebindlib.g(o[0]) + local(o[1])\n",
+    )
+    k = wg.kernel(mod.k)
+    o = np.ones(2, f32)
+    k(o, grid=1, workgroup=1)
+    assert o[0] == 4.0
+    lib.g = lib.h
+    o = np.ones(2, f32)
+    k(o, grid=1, workgroup=1)
+    assert o[0] == 7.0
+    mod.local = lib.h
+    o = np.ones(2, f32)
+    k(o, grid=1, workgroup=1)
+    assert o[0] == 10.0
