@@ -11,6 +11,7 @@ import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
@@ -87,20 +88,18 @@ class Callee:
 BUILTIN_MODULES = frozenset({"wavegpu", "wave", "math", "numpy", "builtins"})
 
 
-class Namespace:
+class Namespace(Protocol):
     """The names of a kernel's module that are functions: a `def` of the module (Python's own
     rule: the last definition of a name counts), or one imported from another module
     (`from mylib import sq`, `import mylib` then `mylib.sq(x)`). None: the name is no such function
     (a builtin, or unknown)."""
 
-    def function(self, name: str) -> Callee | None:
-        raise NotImplementedError
+    def function(self, name: str) -> Callee | None: ...
 
-    def attribute(self, module: str, attr: str) -> Callee | None:
-        raise NotImplementedError
+    def attribute(self, module: str, attr: str) -> Callee | None: ...
 
 
-class RuntimeNamespace(Namespace):
+class RuntimeNamespace:
     """A decorated function's module, as Python sees it at run time: its globals."""
 
     def __init__(self, g: dict[str, object]):
@@ -133,7 +132,7 @@ class RuntimeNamespace(Namespace):
 _KERNEL_CALLED = "{0!r} is a kernel: kernels cannot be called (put the shared code in a plain def, without @wg.kernel)"
 
 
-class TextNamespace(Namespace):
+class TextNamespace:
     """A module read as text (wg.compile of a file or text): its top-level defs and imports; an
     imported module is read from its .py file next to the importing file, or where Python's import
     system finds a top-level module (found without running it)."""
