@@ -27,6 +27,11 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 def pytest_addoption(parser):  # type: ignore[no-untyped-def]
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files for review")
+    parser.addoption(
+        "--update-wbin-digests",
+        action="store_true",
+        help="rewrite tests/data/wbin_digests.json (the corpus's .wbin digests) for review",
+    )
 
 
 # Tests that take a minute or more on a 2-core CI machine (cold numba compiles of generated
@@ -54,8 +59,9 @@ LONG_FIRST = (
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
     """Under xdist the long tests of LONG_FIRST are handed out first."""
-    if not hasattr(config, "workerinput"):  # the order that counts is the xdist workers' collection
-        return                                # (they run with numprocesses reset to None)
+    # the order that counts is the xdist workers' collection (they run with numprocesses reset to None)
+    if not hasattr(config, "workerinput"):
+        return
 
     def rank(item) -> int:  # type: ignore[no-untyped-def]
         return next((i for i, p in enumerate(LONG_FIRST) if item.nodeid.startswith(p)), len(LONG_FIRST))

@@ -58,9 +58,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "EMULATOR": (".isa.capabilities", "EMULATOR"),
     "DeviceCaps": (".isa.capabilities", "DeviceCaps"),
     "KernelFunction": (".runtime.kernel", "KernelFunction"),
-    "compile": (".runtime.kernel", "compile"),
+    "compile": (".runtime.compile", "compile"),
     "kernel": (".runtime.kernel", "kernel"),
-    "devices": (".runtime.launch", "devices"),
+    "devices": (".runtime.devices", "devices"),
     "launch": (".runtime.launch", "launch"),
     "load_kernels": (".runtime.sources", "load_kernels"),
     "DeviceArray": (".runtime.device_arrays", "DeviceArray"),
@@ -144,13 +144,13 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .isa import get_capability as get_capability
     from .isa.capabilities import EMULATOR as EMULATOR
     from .isa.capabilities import DeviceCaps as DeviceCaps
+    from .runtime.compile import compile as compile
     from .runtime.device_arrays import DeviceArray as DeviceArray
     from .runtime.device_arrays import device_array as device_array
     from .runtime.device_arrays import to_device as to_device
+    from .runtime.devices import devices as devices
     from .runtime.kernel import KernelFunction as KernelFunction
-    from .runtime.kernel import compile as compile
     from .runtime.kernel import kernel as kernel
-    from .runtime.launch import devices as devices
     from .runtime.launch import launch as launch
     from .runtime.pyexec import *  # noqa: F403
     from .runtime.pyexec import python_thread as python_thread

@@ -10,6 +10,7 @@ import pytest
 
 import wavegpu as wg
 from cli_helpers import run_wave
+from wavegpu.runtime import cache
 from wavegpu.runtime import kernel as sdk
 
 EX = Path(__file__).resolve().parents[2] / "examples" / "kernels"
@@ -35,7 +36,7 @@ def test_compile_cache_memory_and_disk(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path))
 
     def forget() -> None:  # the memory cache, and the kernel's own last hit (its file-stamp path)
-        sdk._MEMORY_CACHE.clear()
+        cache._MEMORY_CACHE.clear()
         monkeypatch.setattr(K.math_fns, "_hit", None)
 
     forget()

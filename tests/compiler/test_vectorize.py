@@ -163,17 +163,15 @@ def test_boundscheck_names_the_element(tmp_path: Path) -> None:
     assert "a[14]" in firsts[1]
 
 
-def _devices() -> list[tuple[str, dict[str, object]]]:
+def _devices() -> list[tuple[str, str | None]]:
+    """(device, AMDGCN processor) of the targets this machine runs."""
     from wavegpu.runtime import opencl, sycl
 
-    out: list[tuple[str, dict[str, object]]] = [
-        ("amdgcn-sim", {"arch": "gfx942"}),
-        ("amdgcn-sim", {"arch": "gfx90a"}),
-    ]
+    out: list[tuple[str, str | None]] = [("amdgcn-sim", "gfx942"), ("amdgcn-sim", "gfx90a")]
     if opencl.available()[0]:
-        out.append(("opencl", {}))
+        out.append(("opencl", None))
     if sycl.available()[0]:
-        out.append(("sycl", {}))
+        out.append(("sycl", None))
     return out
 
 
@@ -182,16 +180,18 @@ def _devices() -> list[tuple[str, dict[str, object]]]:
     [(4, 0, 4, "global"), (4, 4, 4, "local"), (2, 0, 2, "global"), (8, 2, 4, "local")],
 )
 def test_merged_kernels_on_other_targets(mul: int, off: int, count: int, space: str) -> None:
-    """The merged rows on OpenCL, SYCL (where installed) and the AMDGCN interpreter (always):
-    the emulator's memory bit for bit."""
+    """The merged rows on the compiled engine, OpenCL, SYCL (where installed) and the AMDGCN
+    interpreter (always): the emulator's memory bit for bit."""
     prog = wg.compile(kernel_source(mul, off, count, space), lang="python", opt=2)
     assert sum(vectors(prog)) > 0
     mem = np.zeros(C + 8192, np.uint8)
     mem[A : A + 8192] = np.arange(2048, dtype=np.float32).view(np.uint8)
     ref = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C]).memory
-    for device, extra in _devices():
-        got = wg.launch(prog, device=device, grid=2, workgroup=16, memory=mem, args=[A, C], **extra).memory
-        assert np.array_equal(got, ref), (device, extra)
+    compiled = wg.emulate(prog, grid=2, workgroup=16, memory=mem, args=[A, C], engine="compiled")
+    assert compiled.engine == "compiled" and np.array_equal(compiled.memory, ref)
+    for device, arch in _devices():
+        got = wg.launch(prog, device=device, arch=arch, grid=2, workgroup=16, memory=mem, args=[A, C]).memory
+        assert np.array_equal(got, ref), (device, arch)
 
 
 LOOP_SUM = """

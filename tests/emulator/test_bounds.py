@@ -269,7 +269,7 @@ def _settle(L: object) -> None:
 
 
 def test_malloc_settings_are_restored_after_a_run_and_after_a_trap(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wavegpu.emulator import launch as L
+    from wavegpu.emulator import malloc as L
 
     _settle(L)
     fake = FakeLibc()
@@ -293,7 +293,7 @@ def test_malloc_settings_are_restored_after_a_run_and_after_a_trap(monkeypatch: 
 
 def test_back_to_back_runs_trim_once_after_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
     """Repeated short runs keep the retained heap between them (the trim waits for a pause)."""
-    from wavegpu.emulator import launch as L
+    from wavegpu.emulator import malloc as L
 
     _settle(L)
     fake = FakeLibc()

@@ -211,7 +211,12 @@ def test_sgprs_at_or_above_next_free_sgpr_are_refused() -> None:
     from wavegpu.runtime.amdgcn_sim import AmdgcnSimError
 
     _sim("s_mov_b32 s15, 0", np.zeros(4, np.uint32))
-    for body in ("s_mov_b32 s16, 0", "s_mov_b64 s[15:16], 0", "v_add_u32 v1, s17, v0", "s_load_dwordx2 s[16:17], s[0:1], 0"):
+    for body in (
+        "s_mov_b32 s16, 0",
+        "s_mov_b64 s[15:16], 0",
+        "v_add_u32 v1, s17, v0",
+        "s_load_dwordx2 s[16:17], s[0:1], 0",
+    ):
         with pytest.raises(AmdgcnSimError, match=r"beyond the kernel's 16 SGPRs \(.amdhsa_next_free_sgpr\)"):
             _sim(body, np.zeros(4, np.uint32))
     with pytest.raises(AmdgcnSimError, match=r"no \.amdhsa_next_free_sgpr"):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import wavegpu as wg
-from wavegpu.runtime import kernel as sdk
+from wavegpu.runtime import cache as sdk
 
 KERNEL = """
 import wavegpu as wg

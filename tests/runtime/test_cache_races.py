@@ -30,8 +30,8 @@ import wavegpu as wg
 from wavegpu.asm.assembler import assemble
 from wavegpu.cli import resident
 from wavegpu.emulator.compiled import cache as compiled_cache
+from wavegpu.runtime import cache as sdk
 from wavegpu.runtime import files
-from wavegpu.runtime import kernel as sdk
 
 ATTACKER = 65534
 DURATION = 2.0  # seconds each attack loop runs
@@ -283,7 +283,9 @@ def test_a_flipped_cache_never_lets_the_server_truncate_through_a_planted_lock(
     assert victim.read_text() == "root's data\n" and os.stat(victim).st_uid == 0
 
 
-def test_a_lock_link_planted_in_the_servers_folder_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lock_link_planted_in_the_servers_folder_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = Path(tempfile.mkdtemp(prefix="wgl", dir="/tmp"))
     try:
         monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(root))

@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 import wavegpu as wg
-from wavegpu.runtime import cuda, device_arrays
-from wavegpu.runtime import launch as launch_module
+from wavegpu.runtime import canaries, cuda, heap
 from wavegpu.runtime.device_arrays import to_device
 from wavegpu.runtime.fakecuda import FakeDriver
 
@@ -124,7 +123,6 @@ def test_the_binder_binds_as_python_does() -> None:
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda"])
     monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(64 << 20))
     with cuda.use_driver(FakeDriver()) as drv:
         yield drv
@@ -182,7 +180,7 @@ def test_the_canary_check_kernel_assembles(tmp_path: Path) -> None:
     tool = toolchains.ptxas().path
     if tool is None:
         pytest.skip(toolchains.ptxas().reason)
-    text, entry = device_arrays._check_kernel()
+    text, entry = canaries.check_kernel()
     src = tmp_path / "check.ptx"
     for arch in ("sm_75", "sm_90"):
         src.write_text(text.replace(".target sm_75", f".target {arch}", 1))
@@ -226,9 +224,9 @@ def test_the_benchmark_prints_the_fake_driver_row(capsys: pytest.CaptureFixture[
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    before = device_arrays._HEAPS.get("cuda")
+    before = heap._HEAPS.get("cuda")
     bench.host_overhead(5, None)
     out = capsys.readouterr().out
     assert re.search(r"fake CUDA driver \(runtime/fakecuda\.py\) +\d+\.\d us .*; 3 driver calls per call\)", out), out
     assert re.search(r"real driver +not measured", out), out
-    assert device_arrays._HEAPS.get("cuda") is before  # the fake's heap is gone with it
+    assert heap._HEAPS.get("cuda") is before  # the fake's heap is gone with it

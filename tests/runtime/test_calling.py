@@ -293,7 +293,7 @@ def test_random_calls_match_numpy_or_refuse_with_nothing_changed(case) -> None: 
 
 
 def test_progress_bar_is_opt_in_from_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wavegpu.runtime import launch as launch_mod
+    from wavegpu.runtime import devices as launch_mod
 
     seen: list[object] = []
     real = launch_mod.emulate

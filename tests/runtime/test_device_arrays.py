@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import wavegpu as wg
-from wavegpu.runtime import cuda, device_arrays, opencl, sycl
-from wavegpu.runtime import launch as launch_module
+from wavegpu.runtime import canaries, cuda, dlpack, heap, opencl, sycl
 from wavegpu.runtime.buffers import ALIGN, GUARD, slot_bytes
 from wavegpu.runtime.device_arrays import device_array, to_device
 
@@ -87,7 +86,7 @@ def test_refusals_name_the_problem() -> None:
 
 
 def test_the_sub_allocator_reuses_and_merges_slots() -> None:
-    h = device_arrays.Heap("emulator", 1 << 16)
+    h = heap.Heap("emulator", 1 << 16)
     a = h.alloc(100)
     b = h.alloc(1000)
     c = h.alloc(10)
@@ -102,7 +101,7 @@ def test_the_sub_allocator_reuses_and_merges_slots() -> None:
 
 
 def test_arrays_free_their_slot_when_dropped() -> None:
-    h = device_arrays.heap("emulator")
+    h = heap.heap("emulator")
     d = device_array(5000, np.uint8)
     at = d.address
     del d
@@ -182,13 +181,13 @@ def test_the_gaps_between_arrays_hold_canaries() -> None:
     """Every byte from an array's end to its slot's end, and the heap's first GUARD bytes, hold
     the canary pattern; the array's own bytes are zero."""
     a = device_array(10, np.uint32)  # 40 bytes: 216 of padding and gap after it in its slot
-    h = device_arrays.heap("emulator")
+    h = heap.heap("emulator")
     assert h.host is not None and h.live[a.address] == 40
     end = a.address + slot_bytes(40)
-    assert np.array_equal(h.host[a.address + 40 : end], device_arrays.canary(a.address + 40, end - a.address - 40))
-    assert np.array_equal(h.host[:GUARD], device_arrays.canary(0, GUARD))
+    assert np.array_equal(h.host[a.address + 40 : end], canaries.canary(a.address + 40, end - a.address - 40))
+    assert np.array_equal(h.host[:GUARD], canaries.canary(0, GUARD))
     assert not h.host[a.address : a.address + 40].any() and h.damage([(a.address, 40)]) == []
-    assert len(set(device_arrays.canary(0, 16).tolist())) == 16  # no byte repeats within a period
+    assert len(set(canaries.canary(0, 16).tolist())) == 16  # no byte repeats within a period
     gaps = h.gaps([(a.address, 40)])
     assert gaps == [(a.address - GUARD, a.address), (a.address + 40, end)]
     h.host[a.address + 40] ^= 1  # one byte past the end changed: found, and armed again
@@ -234,7 +233,6 @@ class FakeGPU:
 
         self.driver.cuMemcpyDtoH = counted  # type: ignore[method-assign]
         self.read = 0
-        monkeypatch.setattr(launch_module, "devices", lambda: ["emulator", "cuda", "cuda-cpp"])
         monkeypatch.setenv("WAVEGPU_HEAP_BYTES", str(1 << 20))
         self.using = cuda.use_driver(self.driver)
 
@@ -295,7 +293,7 @@ def test_on_cuda_an_overrun_is_found_by_its_canary(monkeypatch: pytest.MonkeyPat
         with pytest.raises(wg.WaveError, match=r"guard gap after array 'x' \(the uint32 device array \(40000,\)"):
             one_past(far, 40000, grid=1, workgroup=32, device="cuda")  # the far gap of a large array
         one_past(far, 39999, grid=1, workgroup=32, device="cuda")
-        block = device_arrays.heap("cuda").block  # the check's own block: a write there is caught too
+        block = heap.heap("cuda").block  # the check's own block: a write there is caught too
         at = f"heap address {block + 4:#x} is in memory that belongs to no array it was given"
         with pytest.raises(wg.WaveError, match=f"wrote out of bounds on device 'cuda': {at}"):
             one_past(d, ((block - d.address) // 4 + 1) & 0xFFFFFFFF, grid=1, workgroup=32, device="cuda")
@@ -328,9 +326,9 @@ def test_dlpack_views_the_heap_in_place() -> None:
     assert np.array_equal(v, np.arange(6, dtype=np.float32).reshape(2, 3) * 3)
     assert d.__dlpack_device__() == (1, 0)
     capsule = d.__dlpack__()  # a capsule no one takes frees what it holds
-    n = len(device_arrays._LIVE)
+    n = len(dlpack._LIVE)
     del capsule
-    assert len(device_arrays._LIVE) == n - 1
+    assert len(dlpack._LIVE) == n - 1
 
 
 # ------------------------------------------------------------------ on a GPU

@@ -158,7 +158,9 @@ def test_a_changed_executable_is_rebuilt_before_it_is_used(parent: files.Private
     assert p.communicate()[0] == "good\n" and not (tmp_path / "planted-ran").exists()
 
 
-@pytest.mark.parametrize("damage", ["record", "no record", "group-writable", "record 0666", "foreign exe", "foreign record"])
+@pytest.mark.parametrize(
+    "damage", ["record", "no record", "group-writable", "record 0666", "foreign exe", "foreign record"]
+)
 def test_a_damaged_runner_fails_verification_and_is_rebuilt(parent: files.PrivateDir, damage: str) -> None:
     """Whatever makes a built executable untrusted (a changed digest, a missing record, a file or
     record others may write or that another user owns) is Tampered, and the next executable()

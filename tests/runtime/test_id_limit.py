@@ -141,7 +141,7 @@ def test_check_threads_names_the_kernel_the_launch_and_the_limit() -> None:
 def no_memory_image(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if a launch gets as far as building a memory image."""
     import wavegpu.emulator.launch as emu_launch
-    import wavegpu.runtime.kernel as rk
+    import wavegpu.runtime.call as rk
 
     def refuse(*a: object, **kw: object) -> None:
         raise AssertionError("a memory image was built before the launch was refused")

@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import WaveError
 from ..wbin.format import MAX_LOCAL
@@ -29,6 +29,11 @@ from .common import (
     stderr_may_be_terminal,
     usage_error,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..wbin.program import Kernel
 
 # ----------------------------------------------------------------------------------------------
 # wave-emu: the Rust emulator's command line
@@ -283,7 +288,7 @@ def fast_parse(argv: list[str]) -> dict[str, Any] | None:
     or None for anything this parser does not decide (help, an unknown or malformed option, a
     value click would refuse, a value that starts with '-', `--`, shell completion): the click
     command then parses it and reports. Reading the command line without click saves loading it
-    (start-up, docs/performance.md); tests/test_startup.py compares both parsers."""
+    (start-up, docs/performance.md); tests/cli/test_startup.py compares both parsers."""
     if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return None
     opts: dict[str, Any] = {o.dest: [] if o.multiple else (False if o.is_flag else o.default) for o in OPTIONS}
@@ -421,18 +426,71 @@ def _emu(
     engine: str | None,
     no_progress: bool,
 ) -> None:
-    import dataclasses
-
+    """The command: every flag is read and checked (in the order below) before anything is
+    allocated or run; then the image is built, the kernel runs, and the dumps print."""
     import numpy as np
 
     from ..emulator import emulate
-    from ..emulator.launch import arg_bits, check_threads, dim3
+    from ..emulator.launch import check_threads, dim3
 
-    grid_dims = parse_dims(grid, "--grid")
+    grid_dims = parse_dims(grid, "--grid") or (1,)
     wg_launch = parse_dims(workgroup, "--workgroup")
-    # every flag is checked before anything is allocated or run
-    fills: list[tuple[int, np.dtype, int, int | float | None]] = []  # offset, type, count, iota scale
-    for spec in fill_zero:  # fills first, then files
+    image = _EmuImage(_emu_fills(fill_zero, fill_iota, device_memory), _emu_files(args))
+    presets = _emu_presets(set_reg)
+    dumps = _emu_dumps(
+        (("--dump-f32", dump_f32), ("--dump-u32", dump_u32), ("--dump-f16", dump_f16), ("--dump-bf16", dump_bf16)),
+        device_memory,
+    )
+    hexdump = _emu_hexdump(dump_memory, device_memory)
+
+    prog = load_program(binary, debug_lines=True)
+    k = prog.kernel(kernel_selector(kernel_name))
+    # the launch's size before the device memory is built (emulate checks it again)
+    check_threads(dim3(grid_dims, "--grid"), dim3(k.workgroup_size or wg_launch or wave_width, "--workgroup"), k)
+    mem = np.zeros(device_memory, dtype=np.uint8)
+    image.write(mem)
+    k, wg_dims, preset_list = _emu_kernel(k, presets, local_memory, wg_launch)
+    show = not no_progress and stderr_may_be_terminal() and err.is_terminal
+    bar: Any = None
+    if show:
+        from ..runtime.progress import RunProgress
+
+        bar = RunProgress(int(np.prod(grid_dims)), err, enabled=True)
+    startup_done()
+    t0 = time.perf_counter()
+    with bar if bar is not None else contextlib.nullcontext():
+        res = emulate(
+            k,
+            grid=grid_dims,
+            workgroup=wg_dims,
+            memory=mem,
+            args=preset_list,
+            wave_width=wave_width,
+            check=check,
+            max_instructions=max_instructions or (1 << 62),
+            progress=None if bar is None else bar.callback,
+            engine="numpy" if show_stats and engine in (None, "auto") else engine,
+            donate=True,  # the emulator runs in `mem` (held once; copied if not a multiple of 16 bytes)
+            restore=lambda m: image.write(m, again=True),
+        )
+    del mem  # the result's memory is the one image held from here on
+    dt = time.perf_counter() - t0
+    if hexdump is not None:
+        _print_hexdump(res.memory, *hexdump)
+    _print_dumps(res.memory, dumps)
+    if show_stats:
+        _print_stats(k, res.stats, dt)
+
+
+# a fill of the device memory: offset, element type, count, and the scale of an iota (None: zeros)
+Fill = tuple[int, "np.dtype", int, "int | float | None"]
+
+
+def _emu_fills(fill_zero: tuple[str, ...], fill_iota: tuple[str, ...], device_memory: int) -> list[Fill]:
+    """--fill-zero OFFSET:TYPE:COUNT and --fill-iota OFFSET:TYPE:COUNT[:SCALE], in that order
+    (fills are written before the --arg files), each inside the device memory."""
+    fills: list[Fill] = []
+    for spec in fill_zero:
         parts = spec.split(":")
         if len(parts) != 3:
             raise usage_error(f"--fill-zero expects OFFSET:TYPE:COUNT, got {spec!r}")
@@ -466,12 +524,24 @@ def _emu(
                 f"fill: {n * dt.itemsize} bytes at offset {off} exceed the device memory "
                 f"({device_memory} bytes; see --device-memory)"
             )
+    return fills
+
+
+def _emu_files(args: tuple[str, ...]) -> list[tuple[int, str]]:
+    """--arg OFFSET:FILE: (offset, path) each."""
     files: list[tuple[int, str]] = []
     for spec in args:
         off_s, sep, path = spec.partition(":")
         if not sep or not path or "\0" in path:
             raise usage_error(f"--arg expects OFFSET:FILE, got {spec!r}")
         files.append((_emu_offset(off_s, "--arg"), path))
+    return files
+
+
+def _emu_presets(set_reg: tuple[str, ...]) -> dict[int, int]:
+    """--set-reg REG:VALUE: register number -> its 32 bits."""
+    from ..emulator.launch import arg_bits
+
     presets: dict[int, int] = {}
     for spec in set_reg:
         reg, sep, val = spec.partition(":")
@@ -484,61 +554,63 @@ def _emu(
             presets[int(r)] = arg_bits(parse_number(val))
         except ValueError:
             raise usage_error(f"--set-reg: invalid value {val!r}") from None
-    dumps = [
-        (_emu_region(spec, what, width, device_memory), kind)
-        for what, width, kind, specs in (
-            ("--dump-f32", 4, "f32", dump_f32),
-            ("--dump-u32", 4, "u32", dump_u32),
-            ("--dump-f16", 2, "f16", dump_f16),
-            ("--dump-bf16", 2, "bf16", dump_bf16),
-        )
+    return presets
+
+
+_DUMP_KINDS = {"--dump-f32": (4, "f32"), "--dump-u32": (4, "u32"), "--dump-f16": (2, "f16"), "--dump-bf16": (2, "bf16")}
+
+
+def _emu_dumps(flags: tuple[tuple[str, tuple[str, ...]], ...], device_memory: int) -> list[tuple[tuple[int, int], str]]:
+    """The value dumps ((offset, count), kind), in the order of `flags` (flag, its specs)."""
+    return [
+        (_emu_region(spec, what, _DUMP_KINDS[what][0], device_memory), _DUMP_KINDS[what][1])
+        for what, specs in flags
         for spec in specs
     ]
-    hexdump: tuple[int, int] | None = None
-    if dump_memory:
-        s, sep, e = dump_memory.partition(":")
-        start, end = _emu_offset(s, "--dump-memory"), (_emu_offset(e, "--dump-memory") if sep else -1)
-        if end <= start or end > device_memory:
-            raise usage_error("--dump-memory expects START:END with START < END <= device memory")
-        hexdump = (start, end)
 
-    prog = load_program(binary, debug_lines=True)
-    k = prog.kernel(kernel_selector(kernel_name))
-    # the launch's size before the device memory is built (emulate checks it again)
-    check_threads(dim3(grid_dims or 1, "--grid"), dim3(k.workgroup_size or wg_launch or wave_width, "--workgroup"), k)
-    mem = np.zeros(device_memory, dtype=np.uint8)
-    stamps: dict[str, tuple[int, int]] = {}
 
-    def put(mem: np.ndarray, off: int, data: np.ndarray, what: str) -> None:
-        raw = data.reshape(-1).view(np.uint8)
-        if off + raw.size > mem.size:
-            raise WaveError(
-                f"{what}: {raw.size} bytes at offset {off} exceed the device memory "
-                f"({mem.size} bytes; see --device-memory)"
-            )
-        mem[off : off + raw.size] = raw
+def _emu_hexdump(dump_memory: str | None, device_memory: int) -> tuple[int, int] | None:
+    """--dump-memory START[:END]: the bytes start..end, inside the device memory."""
+    if not dump_memory:
+        return None
+    s, sep, e = dump_memory.partition(":")
+    start, end = _emu_offset(s, "--dump-memory"), (_emu_offset(e, "--dump-memory") if sep else -1)
+    if end <= start or end > device_memory:
+        raise usage_error("--dump-memory expects START:END with START < END <= device memory")
+    return start, end
 
-    def build(mem: np.ndarray, again: bool = False) -> None:
-        # the input image; again: for the NumPy engine's re-run of a launch the compiled engine
-        # stopped (a trap or the budget) in the donated image
+
+class _EmuImage:
+    """The input image: the fills, then the --arg files (a .npy file's data, else its bytes).
+    Written again for the NumPy engine's re-run of a launch the compiled engine stopped (a trap
+    or the budget) in the donated image: a file changed since the first writing is refused."""
+
+    def __init__(self, fills: list[Fill], files: list[tuple[int, str]]):
+        self.fills = fills
+        self.files = files
+        self.stamps: dict[str, tuple[int, int]] = {}
+
+    def write(self, mem: np.ndarray, again: bool = False) -> None:
+        import numpy as np
+
         if again:
             mem[:] = 0
-        for off, dt, n, scale in fills:
+        for off, dt, n, scale in self.fills:
             if scale is None:
                 vals = np.zeros(n, dt)
             elif dt.kind == "f":
                 vals = (np.arange(n, dtype=np.float32) * np.float32(scale)).astype(dt)
             else:
                 vals = (np.arange(n, dtype=np.int64) * int(scale)).astype(dt)
-            put(mem, off, vals, "--fill-iota" if scale is not None else "--fill-zero")
-        for off, path in files:
+            _put(mem, off, vals, "--fill-iota" if scale is not None else "--fill-zero")
+        for off, path in self.files:
             st = os.stat(path)
-            if again and (st.st_size, st.st_mtime_ns) != stamps[path]:
+            if again and (st.st_size, st.st_mtime_ns) != self.stamps[path]:
                 raise WaveError(
                     f"--arg {path} changed while the kernel ran, which stopped at a trap or the "
                     "instruction budget; run it again to see the error"
                 )
-            stamps[path] = (st.st_size, st.st_mtime_ns)
+            self.stamps[path] = (st.st_size, st.st_mtime_ns)
             if os.path.getsize(path) + off > mem.size:
                 raise WaveError(
                     f"--arg {path}: {os.path.getsize(path)} bytes at offset {off} exceed the device memory "
@@ -549,52 +621,51 @@ def _emu(
             else:
                 with open(path, "rb") as f:
                     data = np.frombuffer(f.read(), dtype=np.uint8)
-            put(mem, off, data, f"--arg {path}")
+            _put(mem, off, data, f"--arg {path}")
             del data
 
-    build(mem)
-    # a kernel's own .workgroup_size, .registers and .local_memory win over the launch values;
-    # registers grow to hold the presets
+
+def _put(mem: np.ndarray, off: int, data: np.ndarray, what: str) -> None:
+    import numpy as np
+
+    raw = data.reshape(-1).view(np.uint8)
+    if off + raw.size > mem.size:
+        raise WaveError(
+            f"{what}: {raw.size} bytes at offset {off} exceed the device memory ({mem.size} bytes; see --device-memory)"
+        )
+    mem[off : off + raw.size] = raw
+
+
+def _emu_kernel(
+    k: Kernel, presets: dict[int, int], local_memory: int, wg_launch: tuple[int, ...] | None
+) -> tuple[Kernel, tuple[int, ...] | None, list[int]]:
+    """The kernel as launched, its workgroup and the register presets r0..: a kernel's own
+    .workgroup_size, .registers and .local_memory win over the launch values; registers grow to
+    hold the presets."""
+    import dataclasses
+
     regs = max(k.registers, max(presets, default=-1) + 1)
     k = dataclasses.replace(k, registers=regs, local_memory=k.local_memory or local_memory)
     wg_dims = k.workgroup_size or wg_launch
     k = dataclasses.replace(k, workgroup_size=None)
-    preset_list = [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
-    show = not no_progress and stderr_may_be_terminal() and err.is_terminal
-    bar: Any = None
-    if show:
-        from ..runtime.progress import RunProgress
+    return k, wg_dims, [presets.get(i, 0) for i in range(max(presets, default=-1) + 1)]
 
-        bar = RunProgress(int(np.prod(grid_dims)) if grid_dims else 1, err, enabled=True)
-    startup_done()
-    t0 = time.perf_counter()
-    with bar if bar is not None else contextlib.nullcontext():
-        res = emulate(
-            k,
-            grid=grid_dims,
-            workgroup=wg_dims,
-            memory=mem,
-            args=preset_list,
-            wave_width=wave_width,
-            check=check,
-            max_instructions=max_instructions or (1 << 62),
-            progress=None if bar is None else bar.callback,
-            engine="numpy" if show_stats and engine in (None, "auto") else engine,
-            donate=True,  # the emulator runs in `mem` (held once; copied if not a multiple of 16 bytes)
-            restore=lambda m: build(m, again=True),
-        )
-    del mem  # the result's memory is the one image held from here on
-    dt = time.perf_counter() - t0
-    m = res.memory
-    if hexdump is not None:
-        start, end = hexdump
-        _echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
-        data = m[start:end]
-        for i in range(0, data.size, 16):
-            chunk = data[i : i + 16]
-            hexes = " ".join(f"{b:02x}" for b in chunk[:8]) + "  " + " ".join(f"{b:02x}" for b in chunk[8:])
-            text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
-            _echo(f"{start + i:08x}: {hexes:<49} |{text}|")
+
+def _print_hexdump(m: np.ndarray, start: int, end: int) -> None:
+    """--dump-memory: 16 bytes a line, in hex and as text."""
+    _echo(f"Device memory 0x{start:08x}-0x{end:08x}:")
+    data = m[start:end]
+    for i in range(0, data.size, 16):
+        chunk = data[i : i + 16]
+        hexes = " ".join(f"{b:02x}" for b in chunk[:8]) + "  " + " ".join(f"{b:02x}" for b in chunk[8:])
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        _echo(f"{start + i:08x}: {hexes:<49} |{text}|")
+
+
+def _print_dumps(m: np.ndarray, dumps: list[tuple[tuple[int, int], str]]) -> None:
+    """The value dumps, one value a line."""
+    import numpy as np
+
     for (off, n), kind in dumps:
         if kind == "u32":
             for v in m[off : off + 4 * n].view(np.uint32):
@@ -608,14 +679,17 @@ def _emu(
             vals = (m[off : off + 2 * n].view(np.uint16).astype(np.uint32) << 16).view(np.float32)
         for v in vals:
             _echo(_float_text(float(v)))
-    if show_stats:
-        lines, exact = rust_stats_lines(k, res.stats)
-        _echo("\n".join(lines))
-        if not exact:
-            err.print(
-                "note: the Loads/Stores counts are estimated (this kernel mixes access widths across "
-                "memory spaces or atomics across spaces; the byte counts are exact)",
-                markup=False,
-            )
-        _echo()
-        out.print(stats_table(res.stats, dt))
+
+
+def _print_stats(k: Kernel, stats: Any, dt: float) -> None:
+    """--stats: the Rust emulator's summary, then our table."""
+    lines, exact = rust_stats_lines(k, stats)
+    _echo("\n".join(lines))
+    if not exact:
+        err.print(
+            "note: the Loads/Stores counts are estimated (this kernel mixes access widths across "
+            "memory spaces or atomics across spaces; the byte counts are exact)",
+            markup=False,
+        )
+    _echo()
+    out.print(stats_table(stats, dt))

@@ -43,10 +43,14 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
     from rich.table import Table
 
-    from ..runtime.buffers import Slot
+    from ..emulator.launch import EmulationResult
+    from ..runtime.buffers import Layout, Slot
+    from ..wbin.program import Kernel
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -119,18 +123,40 @@ def _device_table(caps: DeviceCaps) -> Table:
     return t
 
 
+def _runtime_devices() -> Table:
+    """The runtime's device table (runtime/devices.py): each device, what it takes, and whether it
+    runs here (with the reason when not)."""
+    from rich.table import Table
+
+    from ..runtime.devices import ROWS
+
+    t = Table(title="devices (wg.launch(device=...), kernel calls' device=)")
+    for col in ("device", "target", "wave width", "heap", "options", "here", "what it is"):
+        t.add_column(col, no_wrap=col == "device")
+    for d in ROWS:
+        ok, why = d.available()
+        options = sorted(d.takes - {"mma"}) + (["mma=" + "|".join(d.mma_paths)] if "mma" in d.takes else [])
+        here = "yes" if ok else f"no: {why}"
+        t.add_row(d.name, d.target or "-", str(d.wave_width), d.heap or "-", ", ".join(options) or "-", here, d.about)
+    return t
+
+
 @main.command("info")
 @click.argument("binary", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", "show_device", is_flag=True, help="show the emulated device's capabilities")
+@click.option("--devices", "show_devices", is_flag=True, help="list the runtime's devices and which run here")
 @click.option("--wave-width", type=click.IntRange(1, 64), default=None, help="wave width of the device table")
 @user_errors
-def info_cmd(binary: str | None, show_device: bool, wave_width: int | None) -> None:
-    """Show kernel metadata of BINARY, or the device capability table with --device."""
+def info_cmd(binary: str | None, show_device: bool, show_devices: bool, wave_width: int | None) -> None:
+    """Show kernel metadata of BINARY, the device capability table with --device, or the
+    runtime's devices with --devices."""
     caps = EMULATOR if wave_width is None else EMULATOR.with_wave_width(wave_width)
-    if not binary and not show_device:
-        raise click.UsageError("give a .wbin/.wave file, or --device")
+    if not binary and not show_device and not show_devices:
+        raise click.UsageError("give a .wbin/.wave file, --device or --devices")
     if show_device:
         out.print(_device_table(caps))
+    if show_devices:
+        out.print(_runtime_devices())
     if binary:
         from rich.table import Table
 
@@ -242,13 +268,47 @@ def run_cmd(
 
         wave run vector_add.wave --grid 4 a=a.npy b=iota:1024 c=zeros:1024 n=1024 --out c=c.npy
     """
-    import numpy as np
-
-    from ..emulator.launch import check_threads, dim3
-    from ..runtime.buffers import NUMPY_TYPES, device_bytes, hidden_of, pack, type_name
     from ..runtime.launch import launch
 
+    k, grid_dims, wg_dims = _run_kernel(source, kernel_name, grid, workgroup, wave_width)
+    # every argument, --print and --out is checked here: nothing is allocated or run yet
+    inputs = _RunInputs(k, _named_arguments(k, arguments))
+    shows = _run_prints(k, prints)
+    saves = _run_outs(k, outs, source, inputs.files, force)
+    layout, restore = _run_image(k, inputs)
+    slots = layout.buffers
+
+    startup_done()
+    t0 = time.perf_counter()
+    res = launch(
+        k,
+        grid=grid_dims,
+        workgroup=wg_dims,
+        memory=layout.memory,
+        args=layout.args,
+        wave_width=wave_width,
+        check=check,
+        max_instructions=max_instructions,
+        progress=not no_progress and stderr_may_be_terminal() and err.is_terminal,
+        buffers=layout.regions(),  # an access outside every array traps
+        engine="numpy" if show_stats and engine in (None, "auto") else engine,
+        donate=True,  # the emulator runs in the image itself: it is held once (issue 28.6)
+        restore=restore,
+    )
+    dt = time.perf_counter() - t0
+    del layout  # the input image: from here on only the result's memory is held
+    _run_report(k, res, slots, shows, saves, source, dt, show_stats)
+
+
+def _run_kernel(
+    source: str, kernel_name: str | None, grid: str, workgroup: str | None, wave_width: int
+) -> tuple[Kernel, tuple[int, ...], tuple[int, ...] | None]:
+    """The kernel `wave run` launches, its grid and its workgroup (None: the kernel's hint),
+    checked for size before any argument is read or built (launch checks it again)."""
+    from ..emulator.launch import check_threads, dim3
+
     grid_dims = parse_dims(grid, "--grid")
+    assert grid_dims is not None  # --grid is required
     wg_dims = parse_dims(workgroup, "--workgroup")
     prog = load_program(source, debug_lines=True)
     k = prog.kernel(kernel_selector(kernel_name))
@@ -256,14 +316,17 @@ def run_cmd(
         from ..runtime.kernel import DEFAULT_WORKGROUP
 
         wg_dims = (DEFAULT_WORKGROUP,)  # a kernel source runs as a kernel call does (docs/sdk.md)
-    # the launch's size before any argument is read or built (launch checks it again)
     check_threads(dim3(grid_dims, "--grid"), dim3(wg_dims or k.workgroup_size or wave_width, "--workgroup"), k)
     if not k.params:
         raise WaveError(f"kernel {k.name!r} declares no parameters (.param); use wave-emu with register presets")
-    params = {p.name: p for p in k.params}
-    buffers = [p.name for p in k.params if p.kind == "buffer"]
+    return k, grid_dims, wg_dims
 
-    # every argument, --print and --out is checked here: nothing is allocated or run yet
+
+def _named_arguments(k: Kernel, arguments: tuple[str, ...]) -> dict[str, str]:
+    """PARAM=VALUE arguments: parameter -> its text, one for every parameter that is not hidden."""
+    from ..runtime.buffers import hidden_of
+
+    params = [p.name for p in k.params]
     given: dict[str, str] = {}
     for a in arguments:
         name, sep, val = a.partition("=")
@@ -278,42 +341,62 @@ def run_cmd(
     for name in given:
         if name in hidden:
             raise click.UsageError(f"{name} is computed from {hidden[name][0]}: do not pass it")
-    missing = [n for n in params if n not in given and n not in hidden]
+    missing = [p.name for p in k.params if p.name not in given and p.name not in hidden]
     if missing:
         raise click.UsageError(f"missing argument(s) for {', '.join(missing)} (PARAM=VALUE each)")
-    values: dict[str, object] = {}
-    fills: dict[str, tuple[str, int]] = {}  # buffer -> (zeros|iota, count)
-    files: dict[str, str] = {}  # buffer -> .npy path
-    nbytes: dict[str, int] = {}
-    for name, val in given.items():
-        p = params[name]
-        if p.kind == "scalar":
-            try:
-                values[name] = parse_number(val)
-            except ValueError:
-                raise click.UsageError(f"{name}: expected a number, got {val!r}") from None
-            continue
-        want = NUMPY_TYPES[p.dtype]
-        kind, sep, cnt = val.partition(":")
-        if sep and kind in ("zeros", "iota"):
-            n = parse_count(cnt, f"{name}={kind}:COUNT")
-            fills[name] = (kind, n)
-        else:
-            n, dtype = npy_header(val, name)
-            if dtype != want:  # converting could change values silently: the file must hold the type
-                raise WaveError(
-                    f"{name}={val}: an array of {dtype}, but parameter {name!r} is {type_name(p.dtype)}[] "
-                    f"(NumPy {want}); save it with that type, e.g. np.save(path, x.astype(np.{want.name}))"
-                )
-            files[name] = val
-        nbytes[name] = n * want.itemsize
-    total = device_bytes(nbytes.values())
-    if total > DEVICE_MEMORY_LIMIT:
-        big = max(nbytes, key=lambda n: nbytes[n])
-        raise WaveError(
-            f"the buffers need {total:,} bytes of device memory ({big}: {nbytes[big]:,} bytes); "
-            f"device addresses are 32-bit, so at most {DEVICE_MEMORY_LIMIT:,} bytes"
-        )
+    return given
+
+
+class _RunInputs:
+    """The arguments read: scalar values, buffers to fill (zeros:N or iota:N) and .npy files (their
+    headers read and their element types checked), within the device memory's 32-bit addresses."""
+
+    def __init__(self, k: Kernel, given: dict[str, str]):
+        from ..runtime.buffers import NUMPY_TYPES, device_bytes, type_name
+
+        params = {p.name: p for p in k.params}
+        self.values: dict[str, object] = {}
+        self.fills: dict[str, tuple[str, int]] = {}  # buffer -> (zeros|iota, count)
+        self.files: dict[str, str] = {}  # buffer -> .npy path
+        nbytes: dict[str, int] = {}
+        for name, val in given.items():
+            p = params[name]
+            if p.kind == "scalar":
+                try:
+                    self.values[name] = parse_number(val)
+                except ValueError:
+                    raise click.UsageError(f"{name}: expected a number, got {val!r}") from None
+                continue
+            want = NUMPY_TYPES[p.dtype]
+            kind, sep, cnt = val.partition(":")
+            if sep and kind in ("zeros", "iota"):
+                n = parse_count(cnt, f"{name}={kind}:COUNT")
+                self.fills[name] = (kind, n)
+            else:
+                n, dtype = npy_header(val, name)
+                if dtype != want:  # converting could change values silently: the file must hold the type
+                    raise WaveError(
+                        f"{name}={val}: an array of {dtype}, but parameter {name!r} is {type_name(p.dtype)}[] "
+                        f"(NumPy {want}); save it with that type, e.g. np.save(path, x.astype(np.{want.name}))"
+                    )
+                self.files[name] = val
+            nbytes[name] = n * want.itemsize
+        total = device_bytes(nbytes.values())
+        if total > DEVICE_MEMORY_LIMIT:
+            big = max(nbytes, key=lambda n: nbytes[n])
+            raise WaveError(
+                f"the buffers need {total:,} bytes of device memory ({big}: {nbytes[big]:,} bytes); "
+                f"device addresses are 32-bit, so at most {DEVICE_MEMORY_LIMIT:,} bytes"
+            )
+
+
+def _buffer_names(k: Kernel) -> list[str]:
+    return [p.name for p in k.params if p.kind == "buffer"]
+
+
+def _run_prints(k: Kernel, prints: tuple[str, ...]) -> list[tuple[str, int | None]]:
+    """--print BUFFER[:COUNT]: (buffer, count; None: up to 16)."""
+    buffers = _buffer_names(k)
     shows: list[tuple[str, int | None]] = []
     for spec in prints:
         name, sep, cnt = spec.partition(":")
@@ -322,6 +405,15 @@ def run_cmd(
                 f"--print {spec}: {name!r} is not a buffer parameter (buffers: {', '.join(buffers)})"
             )
         shows.append((name, parse_count(cnt, f"--print {spec}") if sep else None))
+    return shows
+
+
+def _run_outs(
+    k: Kernel, outs: tuple[str, ...], source: str, files: dict[str, str], force: bool
+) -> list[tuple[str, str]]:
+    """--out BUFFER=FILE.npy: (buffer, path), refused where it would overwrite the kernel, another
+    output, or (without --force) an input."""
+    buffers = _buffer_names(k)
     saves: list[tuple[str, str]] = []
     for spec in outs:
         name, sep, path = spec.partition("=")
@@ -340,9 +432,20 @@ def run_cmd(
                     "refusing to overwrite it (pass --force to allow)"
                 )
         saves.append((name, path))
+    return saves
 
-    # the device image is the only copy of the buffers this process makes: zeros and iota are
-    # written into it, a .npy file is mapped and copied straight into it (no host array each)
+
+def _run_image(k: Kernel, inputs: _RunInputs) -> tuple[Layout, Callable[[np.ndarray], None]]:
+    """The device image and the function that writes the input into a donated image again.
+
+    The image is the only copy of the buffers this process makes: zeros and iota are written
+    into it, a .npy file is mapped and copied straight into it (no host array each)."""
+    import numpy as np
+
+    from ..runtime.buffers import pack
+
+    values = dict(inputs.values)
+    fills, files = inputs.fills, inputs.files
     for name, (_kind, n) in fills.items():
         values[name] = n  # n zeros (pack)
     stamps = {}
@@ -375,30 +478,27 @@ def run_cmd(
             if kind == "iota":
                 _iota_into(memory, slots[name], n)
 
-    startup_done()
-    t0 = time.perf_counter()
-    res = launch(
-        k,
-        grid=grid_dims,
-        workgroup=wg_dims,
-        memory=layout.memory,
-        args=layout.args,
-        wave_width=wave_width,
-        check=check,
-        max_instructions=max_instructions,
-        progress=not no_progress and stderr_may_be_terminal() and err.is_terminal,
-        buffers=layout.regions(),  # an access outside every array traps
-        engine="numpy" if show_stats and engine in (None, "auto") else engine,
-        donate=True,  # the emulator runs in the image itself: it is held once (issue 28.6)
-        restore=restore,
-    )
-    dt = time.perf_counter() - t0
+    return layout, restore
+
+
+def _run_report(
+    k: Kernel,
+    res: EmulationResult,
+    slots: dict[str, Slot],
+    shows: list[tuple[str, int | None]],
+    saves: list[tuple[str, str]],
+    source: str,
+    dt: float,
+    show_stats: bool,
+) -> None:
+    """What `wave run` prints and writes after the launch: a summary line, --print, --out, --stats."""
+    import numpy as np
+
     # plain lines through click.echo: rich (out) loads only for the --stats table
     click.echo(
         f"ran {k.name!r}: {res.stats.workgroups} workgroup(s) x {res.stats.threads // max(res.stats.workgroups, 1)}"
         f" threads in {dt * 1e3:.1f} ms"
     )
-    del layout  # the input image: from here on only the result's memory is held
 
     def result(name: str) -> np.ndarray:  # a view of a buffer in the result (no copy)
         s = slots[name]

@@ -219,9 +219,7 @@ def plan(insts: Sequence[Instruction]) -> Plan:
 
     at_def = 0
     for pc, inst in enumerate(insts):  # a float row writing part of a register: canonical there
-        if cls[pc] in (_F32, _F64) and any(
-            isinstance(inst.operands[j], Reg) and inst.operands[j].sel for j in inst.spec.dests
-        ):
+        if cls[pc] in (_F32, _F64) and any(isinstance(op := inst.operands[j], Reg) and op.sel for j in inst.spec.dests):
             at_def |= 1 << (pc + 1)
     at_use: dict[int, tuple[int, ...]] = {}
     for pc in range(n):

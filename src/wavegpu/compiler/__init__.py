@@ -1,5 +1,6 @@
-"""The compiler: kernels (frontends/: Python; Rust, C++ and TypeScript later) -> HIR -> SSA MIR -> passes ->
-structured LIR -> Chaitin-Briggs allocation -> .wbin. Everything below HIR is language-free."""
+"""The compiler: kernels in Python, Rust, C++ or TypeScript (frontends/, one per language in FRONTENDS) -> HIR
+-> SSA MIR -> passes -> structured LIR -> Chaitin-Briggs allocation -> .wbin. Everything below HIR is
+language-free; `compile_source` is the entry (source, options, file name, language)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,12 @@ class Machine(Protocol):
     lanes_per_wg: int
     active: np.ndarray
     alive: np.ndarray
-    launch: _Launch
-    local: _Local
+
+    @property  # read-only here: a property lets State's own Launch and Memory stand for them
+    def launch(self) -> _Launch: ...
+
+    @property
+    def local(self) -> _Local: ...
 
     @property
     def local_base(self) -> np.ndarray: ...

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 
@@ -301,7 +302,7 @@ class State:
         raise AssertionError("break or continue outside a loop (the structure check forbids it)")
 
     # ------------------------------------------------------------------ operands
-    def sreg(self, sid: int) -> Reader:
+    def sreg(self, sid: SR) -> Reader:
         """A reader of special register `sid`; values uniform over the batch are 0-d arrays."""
         wx, wy, wz = self.launch.workgroup
         gx, gy, gz = self.launch.grid
@@ -354,7 +355,7 @@ class State:
             n = op.n
             return lambda: preds[n]
         if isinstance(op, SReg):
-            return self.sreg(op.id)
+            return self.sreg(SR(op.id))
         raise TypeError(op)
 
     def set_reg(self, n: int, v: np.ndarray, m: np.ndarray | None) -> None:
@@ -389,9 +390,10 @@ class State:
             return scatter_pred
         return None
 
-    def sparse(self, m: np.ndarray | None) -> bool:
+    def sparse(self, m: np.ndarray | None) -> TypeGuard[np.ndarray]:
         """Whether the executing lanes m are few enough (a quarter of the batch at most) that
-        computing on them alone beats computing on every lane and merging."""
+        computing on them alone beats computing on every lane and merging (never for m None:
+        every lane executes)."""
         return m is not None and self.n_active * 4 <= self.N
 
     def writer(self, op: object) -> Writer:

@@ -452,7 +452,7 @@ def pack(
                     raise WaveError(
                         f"parameter {params[i].name!r} overlaps another argument at byte offset "
                         f"{byte_bounds(a)[0] - lo}, not a multiple of {w}: kernel {kernel.name!r} accesses it "
-                        f"{w} bytes at a time (merged vector accesses, docs/compiler.md \"Vector access\"), "
+                        f'{w} bytes at a time (merged vector accesses, docs/compiler.md "Vector access"), '
                         "which needs such an address; pass copies, or compile the kernel with opt=0"
                     )
             at = place(hi - lo)

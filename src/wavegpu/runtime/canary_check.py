@@ -1,4 +1,4 @@
-"""The device-side canary check of the device-array heap on "cuda" (runtime/device_arrays.py).
+"""The device-side canary check of the device-array heap on "cuda" (runtime/heap.py, canaries.py).
 
 After a call's launch, `canary_check` compares, on the GPU, every canary byte around the call's
 arrays with the pattern, and records for each range the first and last changed address in a
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import wavegpu as wg
 
-from .device_arrays import CHECK_THREADS as THREADS
-from .device_arrays import CHECK_WORDS as WORDS  # the 4 in the kernel's indexing
+from .canaries import CHECK_THREADS as THREADS
+from .canaries import CHECK_WORDS as WORDS  # the 4 in the kernel's indexing
 
 __all__ = ["THREADS", "WORDS", "canary_check"]
 

@@ -39,9 +39,10 @@ def use_driver(driver: Any) -> Iterator[Any]:
     return conventions (runtime/fakecuda.py's FakeDriver: the whole call path without a GPU).
     What was set up on one driver (the context, loaded modules, the device-array heap) is put
     aside for the block and comes back after it, so the two never mix."""
-    from . import device_arrays
+    from . import devices, heap
 
-    saved = (dict(_STATE), dict(_MODULES), dict(_FUNCTIONS), device_arrays._HEAPS.pop("cuda", None))
+    gpu = [d.name for d in devices.ROWS if d.gpu_heap and d.heap == d.name]  # the GPU's heap
+    saved = (dict(_STATE), dict(_MODULES), dict(_FUNCTIONS), {n: heap._HEAPS.pop(n) for n in gpu if n in heap._HEAPS})
     _STATE.clear()
     _MODULES.clear()
     _FUNCTIONS.clear()
@@ -50,12 +51,12 @@ def use_driver(driver: Any) -> Iterator[Any]:
         yield driver
     finally:
         _INJECTED.pop()
-        device_arrays._HEAPS.pop("cuda", None)
+        for n in gpu:
+            heap._HEAPS.pop(n, None)
         for table, old in zip((_STATE, _MODULES, _FUNCTIONS), saved[:3]):
             table.clear()
             table.update(old)  # type: ignore[attr-defined]
-        if saved[3] is not None:
-            device_arrays._HEAPS["cuda"] = saved[3]
+        heap._HEAPS.update(saved[3])
 
 
 def _check(res: Any, what: str) -> Any:
@@ -174,7 +175,7 @@ def run(
             drv.cuMemFree(d)
 
 
-# ------------------------------------------------------------------ device arrays (runtime/device_arrays.py)
+# ------------------------------------------------------------------ device arrays (runtime/heap.py)
 def heap_alloc(nbytes: int) -> int:
     """One device allocation for a device-array heap (never moved, freed at exit); its address."""
     drv = _driver()

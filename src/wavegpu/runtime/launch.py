@@ -1,47 +1,20 @@
-"""`wg.launch`: run a program on a device ("emulator", "opencl", "sycl", "cuda" (the PTX backend) or
-"cuda-cpp" (the CUDA C++ backend through NVRTC), "amdgcn-sim" (the AMDGCN backend's assembly run
-by runtime/amdgcn_sim)); `wg.devices()` lists them."""
+"""`wg.launch`: THE launch path. Every launch (wg.launch, kernel calls with host arrays or with
+device arrays, `wave run`) comes here; the device table (runtime/devices.py) says what each
+device takes and runs it."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..emulator import BufferRegion, EmulationResult, Stats, emulate
-from ..emulator.launch import DEFAULT_MAX_INSTRUCTIONS, arg_bits, check_threads, dim3
+from ..emulator import BufferRegion, EmulationResult
+from ..emulator.launch import arg_bits, check_threads, dim3
 from ..errors import WaveError
 from ..wbin.program import Kernel, Program
-
-
-def devices() -> list[str]:
-    """Devices that can run kernels here: always "emulator" and "amdgcn-sim"; "opencl", "sycl" and "cuda"
-    when usable."""
-    out = ["emulator", "amdgcn-sim"]
-    from . import cuda, opencl, sycl
-
-    if opencl.available()[0]:
-        out.append("opencl")
-    if sycl.available()[0]:
-        out.append("sycl")
-    if cuda.available()[0]:
-        out += ["cuda", "cuda-cpp"]  # cuda-cpp: the CUDA C++ backend compiled by NVRTC
-    return out
-
-
-def check_mma(mma: object, device: str) -> None:
-    """A WaveError unless `mma` is None or an mma path (naming the choices) that `device` has."""
-    if mma is None:
-        return
-    from ..backends import ptx
-
-    ptx.check_mma_path(mma)
-    if mma != "exact" and device != "cuda":
-        raise WaveError(
-            f"mma={mma!r} runs on device='cuda' only (the PTX backend's tensor cores); "
-            f"device {device!r} computes mma exactly (mma='exact')"
-        )
+from . import devices
+from .devices import Dim3, Job, Resident
 
 
 def launch(
@@ -79,95 +52,129 @@ def launch(
     ptx.mma_path in effect, "exact" by default. Every other device computes mma exactly, so it
     accepts "exact" and refuses "tensor". `donate` and `restore` hand `memory` to the emulator
     (`emulate(donate=True)`: it runs in that array, which it overwrites); other devices copy it."""
-    check_mma(mma, device)
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
-    if wave_width is None:  # amdgcn-sim runs wave64 code; the others default to 32
-        wave_width = 64 if device == "amdgcn-sim" else 32
-    if arch is not None and device != "amdgcn-sim":
-        raise WaveError(f"arch={arch!r} applies to device='amdgcn-sim' only, not {device!r}")
+    res = run(
+        k,
+        device,
+        grid,
+        workgroup,
+        memory,
+        args,
+        wave_width,
+        constants=constants,
+        buffers=buffers,
+        check=check,
+        boundscheck=boundscheck,
+        zero_division=zero_division,
+        max_instructions=max_instructions,
+        progress=progress,
+        engine=engine,
+        donate=donate,
+        restore=restore,
+        arch=arch,
+        mma=mma,
+    )
+    assert res is not None  # only a resident launch (device arrays on a GPU) returns nothing
+    return res
+
+
+def run(
+    k: Kernel,
+    device: str,
+    grid: int | Sequence[int],
+    workgroup: int | Sequence[int] | None,
+    memory: int | bytes | np.ndarray | Resident | None,
+    args: Sequence[object],
+    wave_width: int | None = None,
+    buffers: Sequence[BufferRegion] | None = None,
+    **options: object,
+) -> EmulationResult | None:
+    """One launch of kernel k on `device` with wg.launch's arguments: the device's row, the
+    launch's shape checked (before any memory image is built), then `start`."""
+    row = devices.device(device)
+    if wave_width is None:
+        wave_width = row.wave_width
     g = dim3(grid, "grid")
     wg = dim3(workgroup, "workgroup") if workgroup is not None else (k.workgroup_size or (wave_width, 1, 1))
     check_threads(g, wg, k)
-    if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
-        raise WaveError(f"max_instructions must be a positive int, got {max_instructions!r}")
-    if device == "emulator":
-        bar = None
-        if progress:  # rich loads only for a bar (start-up of `wave run`: docs/performance.md)
-            from rich.console import Console
+    return start(k, row, g, wg, wave_width, memory, args, options, buffers)
 
-            from .progress import RunProgress
 
-            bar = RunProgress(g[0] * g[1] * g[2], Console(stderr=True), enabled=True)
-        with bar if bar is not None else contextlib.nullcontext():
-            return emulate(
-                k,
-                grid=g,
-                workgroup=wg,
-                memory=memory,
-                args=args,
-                wave_width=wave_width,
-                check=check,
-                constants=constants,
-                max_instructions=max_instructions or DEFAULT_MAX_INSTRUCTIONS,
-                progress=None if bar is None else bar.callback,
-                buffers=buffers,
-                boundscheck=boundscheck,
-                zero_division=zero_division,
-                engine=engine,
-                donate=donate,
-                restore=restore,
-            )
-    if device not in ("opencl", "sycl", "cuda", "cuda-cpp", "amdgcn-sim"):
-        raise WaveError(f"unknown device {device!r}; devices here: {', '.join(devices())}")
-    for flag, given in (
-        ("check=True", check),
-        ("boundscheck=True", boundscheck),
-        ("max_instructions", max_instructions),
-        ("zero_division=True", zero_division),
-    ):
-        if given:
-            raise WaveError(f"{flag} applies to the emulator only (device='emulator'); {device!r} cannot enforce it")
-    if device == "amdgcn-sim":
-        from .amdgcn_sim import launch_sim
-
-        return launch_sim(k, g, wg, memory, constants, args, wave_width, arch)  # type: ignore[return-value]
-    from ..backends import render
-    from ..emulator.launch import new_memory
-    from . import opencl
-
-    bits = [arg_bits(a) for a in args]
-    nargs = max(len(bits), len(k.params))
-    bits += [0] * (nargs - len(bits))
-    target = {"cuda": "ptx", "cuda-cpp": "cuda"}.get(device, device)
-    src = render(k, target, wave_width=wave_width, nargs=nargs, mma=mma if device == "cuda" else None)
-    dev = new_memory(memory, "global")
-    const = new_memory(constants, "const")
-    if device in ("cuda", "cuda-cpp"):
-        from . import cuda
-
-        text = src.source if device == "cuda" else cuda.nvrtc_ptx(src.source, cuda.arch())
-        out = cuda.run(text, src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
-    else:
-        from . import faults, sycl
-
-        # with the arrays' places known, the kernel may touch only the bytes from the first to
-        # the end of the last (the emulator traps anything outside every array)
-        span = (min(r.offset for r in buffers), max(r.end for r in buffers)) if buffers else None
-        job = (src.entry, g, wg, dev.u8[: dev.size], const.u8[: const.size], bits)
-        try:
-            if device == "opencl":
-                out = opencl.run(src.source, *job, span=span)
-            else:
-                out = sycl.run_many(src.source, [job], span=span)[0]
-        except faults.DeviceFault as f:
-            limits = {"global": dev.size, "const": const.size, "local": k.local_memory}
-            raise faults.trap_of(f, k, g, wg, limits, buffers) from None
-    threads = wg[0] * wg[1] * wg[2]
-    stats = Stats(
-        wave_width=wave_width,
-        workgroups=g[0] * g[1] * g[2],
-        threads=g[0] * g[1] * g[2] * threads,
-        registers=k.registers,
-        local_memory=k.local_memory,
+def start(
+    k: Kernel,
+    row: devices.Device,
+    grid: Dim3,
+    workgroup: Dim3,
+    wave_width: int,
+    memory: int | bytes | np.ndarray | Resident | None,
+    args: Sequence[object],
+    options: Mapping[str, Any],
+    buffers: Sequence[BufferRegion] | None = None,
+    keep_code: bool = False,
+    bits: list[int] | None = None,
+) -> EmulationResult | None:
+    """THE launch path, for a launch whose shape is checked (`run`, kernel calls): the device's
+    row checks the options it is given (Device.refuse), the arguments become their 32 bits (one
+    per parameter at least) for a device that renders the kernel, and the row runs the job
+    (Device.launch). `options`: Job's fields by name (check, max_instructions, mma, ...);
+    `buffers`: where the arrays live; `keep_code`: keep the rendered code for the next call with
+    this kernel; `bits`: the arguments already as 32-bit ints, one per parameter (a call on
+    device arrays). `memory` may also be device memory in place, a Resident: then nothing comes
+    back. Job's fields are given by position: a kernel call makes one per call, and its host
+    overhead is measured (docs/performance.md)."""
+    row.refuse(options)
+    get = options.get
+    budget = get("max_instructions")
+    if budget is not None and (not isinstance(budget, int) or budget < 1):
+        raise WaveError(f"max_instructions must be a positive int, got {budget!r}")
+    if row.target is None:  # the emulator: it reads the arguments and takes every option itself
+        job = Job(
+            k,
+            grid,
+            workgroup,
+            wave_width,
+            memory,
+            args,
+            get("constants"),
+            buffers,
+            get("check", False),
+            get("boundscheck", False),
+            get("zero_division", False),
+            budget,
+            get("progress", False),
+            get("engine"),
+            get("donate", False),
+            get("restore"),
+            get("arch"),
+            get("mma"),
+            keep_code,
+            [],
+        )
+        return row.launch(job)
+    if bits is None:
+        bits = [a if type(a) is int and 0 <= a <= 0xFFFFFFFF else arg_bits(a) for a in args]
+        bits += [0] * (max(len(bits), len(k.params)) - len(bits))
+    # a rendered kernel: the options it cannot enforce were refused, the emulator's hints do not apply
+    job = Job(
+        k,
+        grid,
+        workgroup,
+        wave_width,
+        memory,
+        args,
+        get("constants"),
+        buffers,
+        False,
+        False,
+        False,
+        None,
+        False,
+        None,
+        False,
+        None,
+        get("arch"),
+        get("mma"),
+        keep_code,
+        bits,
     )
-    return EmulationResult(out, stats, k.name)
+    return row.launch(job)

@@ -29,7 +29,7 @@ def intel_library() -> Path | None:
     except metadata.PackageNotFoundError:
         return None
     lib = next((f for f in dist.files or [] if f.name == "libintelocl.so"), None)
-    return None if lib is None else Path(dist.locate_file(lib)).resolve()
+    return None if lib is None else Path(str(dist.locate_file(lib))).resolve()
 
 
 def loader_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

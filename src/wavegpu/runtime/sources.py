@@ -15,7 +15,9 @@ from typing import Any
 from ..errors import CompileError, Diagnostic, WaveError
 from ..wbin.program import Kernel, Program
 from .buffers import hidden_of
-from .kernel import Configured, compile_cached, read_source, run_kernel, split_call
+from .cache import compile_cached
+from .call import Configured, run_kernel, split_call
+from .compile import read_source
 
 
 class SourceKernel:

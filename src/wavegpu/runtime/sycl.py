@@ -91,7 +91,7 @@ def _prefix() -> Path:
     lib = next((f for f in dist.files or [] if f.name == "libsycl.so"), None)
     if lib is None:
         raise WaveError("intel-sycl-rt is installed without libsycl.so")
-    return Path(dist.locate_file(lib)).resolve().parent.parent  # <prefix>/lib/libsycl.so
+    return Path(str(dist.locate_file(lib))).resolve().parent.parent  # <prefix>/lib/libsycl.so
 
 
 def _build(cxx: str, prefix: Path) -> Callable[[Path], None]:

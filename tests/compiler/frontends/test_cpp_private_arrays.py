@@ -146,6 +146,84 @@ def test_initialisers_compound_assignment_and_range_for(engine: str, opt: int) -
     np.testing.assert_array_equal(out.reshape(-1, 8), _init_reference(x))
 
 
+KNOWN = _src("""
+#include "wave.hpp"
+[[wave::kernel]] void known(const float* x, float* out) {
+    uint32_t i = wave::global_id(0);
+    float t[8] = {};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            int idx = r * 4 + j;          // a variable, known in each copy: it folds too
+            t[idx] = x[i] * float(idx);
+        }
+    }
+    float s = 0.0f;
+    for (float v : t) s += v;
+    out[i] = s;
+}
+""")
+
+
+def test_an_index_through_a_variable_known_in_straight_line_code_folds() -> None:
+    prog = wg.compile(KNOWN, lang="cpp")
+    assert local_rows(prog) == 0 and prog.kernels[0].local_memory == 0
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    out = np.zeros(3, np.float32)
+    load_kernels(KNOWN, lang="cpp").known(x, out, grid=1, workgroup=3)
+    np.testing.assert_array_equal(out, x * np.float32(28))
+
+
+UNKNOWN = _src("""
+#include "wave.hpp"
+[[wave::kernel]] [[wave::workgroup(8)]] void unknown(const float* x, float* out, uint32_t n) {
+    uint32_t i = wave::global_id(0);
+    float t[4] = {};
+    int a = 1;
+    if (x[i] > 0.0f) a = 2;               // known on neither path after the if
+    t[a] += 5.0f;
+    int m = 0;
+    for (uint32_t k = 0; k < n; ++k) {    // changed by the loop
+        t[m] += 1.0f;
+        m = (m + 1) % 4;
+    }
+    int w = 0;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        t[w] += 10.0f;                    // w from the previous copy: after a continue (1) or not (2)
+        if (x[i] > float(k)) {
+            w = 1;
+            continue;
+        }
+        w = 2;
+    }
+    for (int k = 0; k < 4; ++k) out[i * 4 + k] = t[k];
+}
+""")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_values_that_depend_on_the_path_are_run_time_indices(engine: str) -> None:
+    prog = wg.compile(UNKNOWN, lang="cpp")
+    assert local_rows(prog) > 0
+    x = np.array([-1.0, 0.5, 1.5, 2.5, 3.0, 0.0, -4.0, 1.0], np.float32)
+    n = 6
+    want = np.zeros((8, 4), np.float32)
+    for i, xi in enumerate(x):
+        t = want[i]
+        t[2 if xi > 0 else 1] += 5
+        for k in range(n):
+            t[k % 4] += 1
+        w = 0
+        for k in range(3):
+            t[w] += 10
+            w = 1 if xi > k else 2
+    out = np.zeros(32, np.float32)
+    load_kernels(UNKNOWN, lang="cpp").unknown(x, out, n, grid=1, engine=engine)
+    np.testing.assert_array_equal(out.reshape(8, 4), want)
+
+
 # ---- local memory: an index known only at run time ---------------------------------------------
 HIST = _src("""
 #include "wave.hpp"
@@ -323,18 +401,36 @@ UNROLLED_CONTROL = _src("""
     int32_t r = 0;
 #pragma unroll
     for (uint32_t k = 0; k < n; ++k) r += int32_t(k);   // run-time bounds: a hint, the loop runs as written
-    out[i] = s * 1000 + r;
+    int32_t q = 0;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        if (x[i] > k) {
+            if (x[i] > k + 2) continue;  // from inside two ifs
+            if (x[i] == 7) break;
+            q += t[k];
+        }
+        q += 2 * k;
+    }
+    if (x[i] == 8) {
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            out[i] = -k;
+            return;                     // a return in the first copy
+        }
+    }
+    out[i] = s * 1000 + r + q * 100000;
 }
 """)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_unrolled_copies_keep_break_and_continue(engine: str) -> None:
-    prog = wg.compile(UNROLLED_CONTROL, lang="cpp")
+@pytest.mark.parametrize("opt", [0, 2, 3])
+def test_unrolled_copies_keep_break_continue_and_return(engine: str, opt: int) -> None:
+    prog = wg.compile(UNROLLED_CONTROL, lang="cpp", opt=opt)
     assert local_rows(prog) == 0
     x = np.arange(-1, 9, dtype=np.int32)
     out = np.zeros(x.size, np.int32)
-    load_kernels(UNROLLED_CONTROL, lang="cpp").ctl(x, out, 5, grid=1, workgroup=x.size, engine=engine)
+    load_kernels(UNROLLED_CONTROL, lang="cpp", opt=opt).ctl(x, out, 5, grid=1, workgroup=x.size, engine=engine)
     want = []
     for xi in x:
         s = 0
@@ -344,7 +440,16 @@ def test_unrolled_copies_keep_break_and_continue(engine: str) -> None:
             if k == 6:
                 break
             s += (k + 1) * (k + 1)
-        want.append(s * 1000 + 10)
+        q = 0
+        for k in range(3):
+            if xi > k:
+                if xi > k + 2:
+                    continue
+                if xi == 7:
+                    break
+                q += k + 1
+            q += 2 * k
+        want.append(0 if xi == 8 else s * 1000 + 10 + q * 100000)
     np.testing.assert_array_equal(out, want)
 
 

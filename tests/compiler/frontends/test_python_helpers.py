@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
-from wavegpu.runtime.kernel import used_globals
+from wavegpu.runtime.cache import used_globals
 
 HERE = Path(__file__).parent / "python"
 f32 = np.float32

@@ -187,7 +187,7 @@ def _zero_init(mis: list[MI]) -> list[MI]:
 
 
 def _colour(mis: list[MI], rc: str, K: int) -> tuple[dict[VR, int], list[VR]]:
-    nodes: dict[object, int] = {}
+    nodes: dict[VR | Phys, int] = {}
     g = InterferenceGraph()
     cost: dict[int, float] = {}
 
@@ -234,7 +234,7 @@ def _colour(mis: list[MI], rc: str, K: int) -> tuple[dict[VR, int], list[VR]]:
     build_interference(g, live_out, dn, moves)
     c = color(g, K)
     inv = {i: r for r, i in nodes.items()}
-    colours = {inv[j]: c.colors[j] for j in c.colors if isinstance(inv[j], VR)}
+    colours = {r: c.colors[j] for j in c.colors if isinstance(r := inv[j], VR)}
     spilled: list[VR] = []
     for grp in c.spilled:
         for j in grp:

@@ -1,4 +1,4 @@
-"""Frontends: each turns one source language into HIR; FRONTENDS names them (only Python so far)."""
+"""Frontends: each turns one source language into HIR; FRONTENDS names them (Python, Rust, C++, TypeScript)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from ..builtins import Via
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
-from .privates import DEFAULT_THREADS, plan, substitutable, trips
+from .privates import DEFAULT_THREADS, jumps, substitutable, trips, without_jumps
 
 # HIR operations -> the MIR op that computes them on the result type (the others below)
 BINARY = {
@@ -32,7 +32,8 @@ MAX_LOCAL = EMULATOR.constants["LOCAL_MEMORY_SIZE"]
 
 
 class Lowerer:
-    def __init__(self, f: hir.Function):
+    def __init__(self, f: hir.Function, in_memory: frozenset[str] = frozenset()):
+        """`in_memory`: the per-thread arrays to keep in local memory (`lower` finds them)."""
         self.h = f
         params = []
         self.fn = Function(f.name, params, [], source_file=f.source_file, workgroup_size=f.workgroup_size)
@@ -66,7 +67,9 @@ class Lowerer:
         # per-thread arrays: in registers (a variable per element), or a slice of local memory per
         # thread, element k of thread t at word k * threads + t (consecutive threads, consecutive words)
         self.privates = {pa.name: pa for pa in f.privates}
-        self.in_memory = plan(f)
+        self.in_memory = set(in_memory)
+        self.dynamic: set[str] = set()  # register arrays met with a run-time index: lowered again
+        self.range_errors: list[Diagnostic] = []
         self.threads = DEFAULT_THREADS
         if f.workgroup_size is not None:
             self.threads = f.workgroup_size[0] * f.workgroup_size[1] * f.workgroup_size[2]
@@ -93,6 +96,9 @@ class Lowerer:
                     msg += ", or fix the kernel's workgroup size"
                 raise CompileError([Diagnostic(msg, pa.span)])
         self.consts: dict[str, int] = {}  # the counters of the unrolled copies being lowered
+        # integer variables whose value is known here (straight-line code since a constant
+        # assignment): they fold in array indices and unrolled bounds, nowhere else
+        self.known: dict[str, int] = {}
         self.nblocks = 0
         self.cur = self.new_block()
         # (continue target, break target, code run before continuing: a for loop's increment)
@@ -139,6 +145,11 @@ class Lowerer:
         if isinstance(s, hir.Assign):
             v = self.expr(s.value)
             self.emit("setvar", [v], None, s.name)
+            k = hir.fold_int(s.value, self.env()) if s.value.type.is_int else None
+            if k is None:
+                self.known.pop(s.name, None)
+            else:
+                self.known[s.name] = k
         elif isinstance(s, hir.Store):
             addr, space, elem = self.address(s.array, s.index)
             v = self.expr(s.value)
@@ -160,14 +171,19 @@ class Lowerer:
             other = self.new_block() if s.other else join
             self.term(CondBr(c, then, other))
             self.cur = then
+            before = dict(self.known)
             self.body(s.then)
             self.jump(join)
             if s.other:
                 self.cur = other
+                self.known = dict(before)
                 self.body(s.other)
                 self.jump(join)
             self.cur = join
+            self.known = before
+            self.forget(s.then + s.other)
         elif isinstance(s, hir.While):
+            self.forget(s.body)
             header, body, exit_ = self.new_block(), self.new_block(), self.new_block()
             self.jump(header)
             self.cur = header
@@ -181,11 +197,13 @@ class Lowerer:
             self.loops.pop()
             self.cur = exit_
         elif isinstance(s, hir.For):
-            values = trips(s, self.consts)
+            self.forget(s.body, s.var)
+            values = trips(s, self.env())
             if values is not None:
                 self.unrolled(s, values)
             else:
                 self.for_loop(s)
+            self.forget(s.body, s.var)
         elif isinstance(s, hir.Break):
             self.jump(self.loops[-1][1])
         elif isinstance(s, hir.Continue):
@@ -198,30 +216,49 @@ class Lowerer:
         else:
             raise TypeError(s)
 
+    def env(self) -> dict[str, int]:
+        """The integer variables known here: what array indices and unrolled bounds fold with."""
+        return {**self.known, **self.consts}
+
+    def forget(self, body: tuple[hir.Stmt, ...], *names: str) -> None:
+        """The variables a block (or a loop's counter) writes are no longer known: after an `if`,
+        and around and in a loop (a later trip, or a copy reached by `continue`, sees them)."""
+        gone = hir.assigned(body) | set(names)
+        self.known = {n: v for n, v in self.known.items() if n not in gone}
+
     def unrolled(self, s: hir.For, values: range) -> None:
         """A loop marked for unrolling: one copy of the body per trip, the counter a constant in
-        each (when the body never writes it); `continue` jumps to the next copy, `break` past
-        the last."""
+        each (when the body never writes it). The body's own `continue` and `break` become flags
+        that guard the rest of the copy (and, for `break`, the later copies): structured control
+        flow, as LIR needs (`privates.without_jumps`)."""
         t = s.start.type
-        exit_ = self.new_block()
-        nxt = exit_ if not values else self.new_block()
-        self.jump(nxt)
+        has_cont, has_brk = jumps(s.body)
+        self.span = s.span
+        cont = self.fresh_var(BOOL) if has_cont else None
+        brk = self.fresh_var(BOOL) if has_brk else None
+        body = without_jumps(s.body, cont, brk)
+        if brk is not None:
+            self.emit("setvar", [Const(False, BOOL)], None, brk)
         inner = substitutable(s)
         saved = self.consts
         try:
             for n, k in enumerate(values):
-                self.cur = nxt
-                nxt = exit_ if n == len(values) - 1 else self.new_block()
+                if self.cur.term is not None:  # after a `return` in the last copy: unreachable
+                    self.cur = self.new_block()
                 self.span = s.span
                 self.emit("setvar", [self.convert(Const(k, I32 if k < 0 else U32), t)], None, s.var)
+                if cont is not None:
+                    self.emit("setvar", [Const(False, BOOL)], None, cont)
                 self.consts = {**saved, s.var: k} if inner else saved
-                self.loops.append((nxt, exit_, None))
-                self.body(s.body)
-                self.loops.pop()
-                self.jump(nxt)
+                self.forget(body, s.var)
+                if brk is not None and n:
+                    self.stmt(
+                        hir.If(s.span, hir.Unary(BOOL, s.span, hir.UnaryOp.NOT, hir.Var(BOOL, s.span, brk)), body, ())
+                    )
+                else:
+                    self.body(body)
         finally:
             self.consts = saved
-        self.cur = exit_
 
     def for_loop(self, s: hir.For) -> None:
         """The loop variable has the start's type; a stop of the other integer type is compared by
@@ -393,14 +430,25 @@ class Lowerer:
 
     # -- per-thread arrays
     def private_flat(self, array: str, indices: tuple[hir.Expr, ...]) -> int | None:
-        """The element's row-major number when every index is a constant here."""
+        """The element's row-major number when every index is a constant here (None: a run-time
+        index, which sends a register array to local memory: `lower`). A constant outside its
+        dimension is recorded as an error."""
         pa = self.privates[array]
-        ks = [hir.fold_int(ix, self.consts) for ix in indices]
+        env = self.env()
+        ks = [hir.fold_int(ix, env) for ix in indices]
         if any(k is None for k in ks):
+            if array not in self.in_memory:
+                self.dynamic.add(array)
             return None
         flat = 0
-        for k, n in zip(ks, pa.shape):
-            assert k is not None and 0 <= k < n  # plan() refused a constant out of range
+        for dim, (k, n, ix) in enumerate(zip(ks, pa.shape, indices)):
+            assert k is not None
+            if not 0 <= k < n:
+                where = f" in dimension {dim + 1}" if len(pa.shape) > 1 else ""
+                d = Diagnostic(f"index {k} is out of range for per-thread array {array!r}{where} (size {n})", ix.span)
+                if d not in self.range_errors:
+                    self.range_errors.append(d)
+                k = 0  # the kernel is refused: lowering goes on to find the other errors
             flat = flat * n + k
         return flat
 
@@ -449,7 +497,8 @@ class Lowerer:
     def private_load(self, array: str, indices: tuple[hir.Expr, ...], t: ScalarType) -> Operand:
         if array not in self.in_memory:
             flat = self.private_flat(array, indices)
-            assert flat is not None  # plan() put the array in memory otherwise
+            if flat is None:  # this lowering is discarded: `lower` puts the array in memory
+                return Const(0.0 if t.is_float else (False if t is BOOL else 0), t)
             return self.emit("getvar", [], t, f"{array}${flat}")
         elem = self.locals[array].elem
         v = self.emit(f"load.local{_narrow(elem)}", [self.private_address(array, indices)], elem)
@@ -460,8 +509,8 @@ class Lowerer:
     def private_store(self, array: str, indices: tuple[hir.Expr, ...], v: Operand) -> None:
         if array not in self.in_memory:
             flat = self.private_flat(array, indices)
-            assert flat is not None
-            self.emit("setvar", [v], None, f"{array}${flat}")
+            if flat is not None:  # else this lowering is discarded
+                self.emit("setvar", [v], None, f"{array}${flat}")
             return
         self.private_memory_store(array, self.private_address(array, indices), v)
 
@@ -775,8 +824,17 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
 
 
 def lower(f: hir.Function) -> Function:
+    """Per-thread arrays start in registers; one met with an index known only at run time puts
+    the kernel through lowering again with that array in local memory (lowering is
+    deterministic, so the second finds no other)."""
     lo = Lowerer(f)
     lo.body(f.body)
+    if lo.range_errors:
+        raise CompileError(lo.range_errors)
+    if lo.dynamic:
+        lo = Lowerer(f, frozenset(lo.dynamic))
+        lo.body(f.body)
+        assert not lo.dynamic and not lo.range_errors
     return lo.finish()
 
 

@@ -1,22 +1,18 @@
-"""Per-thread arrays and unrolled loops before MIR lowering: which loops are unrolled (and their
-trips), and where each per-thread array lives (registers, or the thread's slice of local memory).
-
-An array lives in registers (one variable per element) when every index of every access folds to
-a constant (`hir.fold_int`: literals, constants, arithmetic on them and the counters of unrolled
-loops, in each unrolled copy); otherwise in local memory. The decision is made once, on the HIR,
-so it does not depend on -O; docs/compiler.md states the rule.
+"""Unrolled loops in MIR lowering: which loops are unrolled, and their trips; the layout constant
+of per-thread arrays in local memory.
 
 The size of an unrolled loop is counted in HIR operations (statements and expression nodes,
-each about one MIR instruction), over every copy, nested unrolled loops included: the planner
-and MIR lowering count the same way, so they agree on which loops are unrolled.
+each about one MIR instruction), over every copy, nested unrolled loops included, so the
+decision is made on the HIR before any copy is emitted. Where each per-thread array lives is
+decided by lowering itself (`mir/lower.py`: registers, unless an index is known only at run
+time); docs/compiler.md states both rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ...errors import CompileError, Diagnostic
 from .. import hir
+from ..types import BOOL
 
 # The most HIR operations the copies of one unrolled loop may hold (docs/compiler.md).
 MAX_UNROLLED = 4096
@@ -125,51 +121,42 @@ def _exprs(s: hir.Stmt) -> tuple[hir.Expr, ...]:
     return tuple(c for c in hir._children(s) if isinstance(c, hir.Expr))
 
 
-def _accesses(
-    body: tuple[hir.Stmt, ...], env: dict[str, int]
-) -> Iterator[tuple[str, tuple[hir.Expr, ...], dict[str, int]]]:
-    """Every per-thread array access (array, indices, the counters' values there), unrolled loops
-    walked copy by copy."""
-    for s in body:
-        values = trips(s, env) if isinstance(s, hir.For) else None
-        if values is not None:
-            assert isinstance(s, hir.For)
-            inner = substitutable(s)
-            for k in values:
-                yield from _accesses(s.body, {**env, s.var: k} if inner else env)
+def jumps(body: tuple[hir.Stmt, ...]) -> tuple[bool, bool]:
+    """Whether a loop body holds a `continue`, a `break` of its own (not of a nested loop)."""
+    cont = brk = False
+    stack = list(body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, hir.Continue):
+            cont = True
+        elif isinstance(s, hir.Break):
+            brk = True
+        elif isinstance(s, hir.If):
+            stack.extend(s.then + s.other)
+    return cont, brk
+
+
+def without_jumps(body: tuple[hir.Stmt, ...], cont: str | None, brk: str | None) -> tuple[hir.Stmt, ...]:
+    """An unrolled copy's body with its own `continue` and `break` made flags (`cont`, `brk`,
+    bool variables) and the statements after one guarded by them: a jump from inside an `if` to
+    the next copy or past the last would not be structured control flow (LIR has loops and ifs
+    only), while a flag is. The statements after a jump in its own block never run: dropped."""
+    out: list[hir.Stmt] = []
+    for n, s in enumerate(body):
+        sp = s.span
+        if isinstance(s, hir.Continue | hir.Break):
+            flag = cont if isinstance(s, hir.Continue) else brk
+            assert flag is not None
+            out.append(hir.Assign(sp, flag, hir.Const(BOOL, sp, True)))
+            return tuple(out)
+        if not isinstance(s, hir.If) or jumps((s,)) == (False, False):
+            out.append(s)
             continue
-        if isinstance(s, hir.PrivateStore):
-            yield s.array, s.indices, env
-        stack = list(_exprs(s))
-        while stack:
-            x = stack.pop()
-            if isinstance(x, hir.PrivateLoad):
-                yield x.array, x.indices, env
-            stack.extend(c for c in hir._children(x) if isinstance(c, hir.Expr))
-        if isinstance(s, hir.If):
-            yield from _accesses(s.then, env)
-            yield from _accesses(s.other, env)
-        elif isinstance(s, hir.While | hir.For):
-            yield from _accesses(s.body, env)
-
-
-def plan(fn: hir.Function) -> set[str]:
-    """The per-thread arrays that need local memory (an index not constant); a CompileError for
-    a constant index outside its dimension."""
-    shapes = {p.name: p for p in fn.privates}
-    in_memory: set[str] = set()
-    errors: list[Diagnostic] = []
-    for name, indices, env in _accesses(fn.body, {}):
-        pa = shapes[name]
-        for dim, (ix, n) in enumerate(zip(indices, pa.shape)):
-            k = hir.fold_int(ix, env)
-            if k is None:
-                in_memory.add(name)
-            elif not 0 <= k < n:
-                where = f" in dimension {dim + 1}" if len(pa.shape) > 1 else ""
-                msg = f"index {k} is out of range for per-thread array {name!r}{where} (size {n})"
-                if all(d.message != msg or d.span != ix.span for d in errors):
-                    errors.append(Diagnostic(msg, ix.span))
-    if errors:
-        raise CompileError(errors)
-    return in_memory
+        out.append(hir.If(sp, s.cond, without_jumps(s.then, cont, brk), without_jumps(s.other, cont, brk)))
+        rest = without_jumps(body[n + 1 :], cont, brk)
+        if rest:
+            flags = [hir.Var(BOOL, sp, f) for f in (cont, brk) if f is not None]
+            either = flags[0] if len(flags) == 1 else hir.Binary(BOOL, sp, hir.BinaryOp.OR, flags[0], flags[1])
+            out.append(hir.If(sp, hir.Unary(BOOL, sp, hir.UnaryOp.NOT, either), rest, ()))
+        return tuple(out)
+    return tuple(out)

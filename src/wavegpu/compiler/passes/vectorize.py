@@ -4,18 +4,18 @@ A group is 2 or 4 loads (or stores) of i32/u32/f32 values in one block (so under
 one space and, for global memory, through one buffer parameter, whose addresses are one linear
 expression plus 0, 4, 8 (and 12): the same SSA values with the same coefficients, modulo 2^32.
 The group's lowest address must be provably a multiple of the access width (8 or 16 bytes):
-`known_low_bits` follows the address through additions, multiplications, shifts, masks and phis
-(loops included), starting from the ABI's facts: a buffer argument is 16-byte aligned (the
-runtime places every array at a multiple of 256 bytes, docs/compiler.md "Vector access"), a local
-array sits at its layout's constant offset.
+`Alignment` follows the address's low bits through additions, multiplications, shifts, masks,
+selects and phis (loops included), starting from the ABI's facts: a buffer argument is 16-byte
+aligned (the runtime places every array at a multiple of 256 bytes; docs/compiler.md, "Vector
+access"), a local array sits at its layout's constant offset.
 
-Stores of a group move down to the last of them, only when no other memory operation, barrier
-or fence lies between the first and the last. Loads stand together where the last was, only
-when no store, atomic, barrier or fence lies between (so no write that may alias one of them is
-jumped over: two buffer parameters may be one array); what uses a loaded value in between moves
-after them. Every member ran unconditionally in
-the block before, so the merged access touches exactly the bytes the separate ones did; a
-bounds check reports the first element out of range (emulator/bounds.py).
+Stores of a group move down to the last of them, only when no other memory operation, barrier,
+fence or variable slot access lies between the first and the last. Loads stand together where
+the last was, only when no store, atomic, barrier, fence or slot access lies between (so no write
+that may alias one of them is jumped over: two buffer parameters may be one array); what uses a
+loaded value in between moves after them. Every member ran unconditionally in the block before,
+so the merged access touches exactly the bytes the separate ones did; a bounds check reports the
+first element out of range (emulator/bounds.py).
 
 The pass only marks groups (`Inst.vector`) and puts their members next to each other in
 address order; LIR selection emits the vector row for the first member. A later pass that
@@ -101,15 +101,20 @@ class Alignment:
                 if i.dst is not None:
                     self.known[i.dst.id] = None
                     defs.append(i)
-        for _ in range(BITS * len(defs) + 2):  # each value only falls: BITS + 1 levels
+        changed = True
+        for _ in range((BITS + 2) * len(defs) + 2):  # each value falls through at most BITS + 2 levels
             changed = False
             for d in defs:
                 new = self._phi(d) if isinstance(d, Phi) else self._inst(d)
-                if new != self.known[d.dst.id]:  # type: ignore[union-attr]
-                    self.known[d.dst.id] = new  # type: ignore[union-attr]
+                dst = d.dst
+                assert dst is not None
+                if new != self.known[dst.id]:
+                    self.known[dst.id] = new
                     changed = True
             if not changed:
                 break
+        if changed:  # no fixpoint (cannot happen for a monotone transfer): claim nothing
+            self.known = {k: (0, 0) for k in self.known}
 
     def of(self, o: object) -> Known | None:
         if isinstance(o, Const):
@@ -259,7 +264,7 @@ def _kind(i: Inst) -> str | None:
         if spec.elem is None and t in WORD:
             return fam
         return "mem"
-    if fam in ("atomic", "barrier", "fence"):
+    if fam in ("atomic", "barrier", "fence", "getvar", "setvar"):  # slots keep their order too
         return "mem"
     return None
 

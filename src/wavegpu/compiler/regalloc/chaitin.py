@@ -316,17 +316,16 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
 
 def _trivial_move(ins: LInst) -> bool:
     """A copy whose source and destination got the same register (a vector part included)."""
-    if ins.key != rows.MOVE["r"] or ins.guard is not None or len(ins.operands) != 2:
-        return False
+    if ins.key == rows.MOVE["r"] and ins.guard is None and len(ins.operands) == 2:
 
-    def phys(o: object) -> int | None:
-        if isinstance(o, Part):
-            return None if o.reg.phys is None else o.reg.phys + o.index
-        return o.phys if isinstance(o, VReg) and o.cls == "r" else None
+        def phys(o: object) -> int | None:
+            if isinstance(o, Part):
+                return None if o.reg.phys is None else o.reg.phys + o.index
+            return o.phys if isinstance(o, VReg) and o.cls == "r" else None
 
-    d, s = phys(ins.operands[0]), phys(ins.operands[1])
-    if d is not None and d == s:
-        return True
+        d, s = phys(ins.operands[0]), phys(ins.operands[1])
+        if d is not None and d == s:
+            return True
     if not ins.is_move:
         return False
     a, b = ins.operands[0], ins.operands[1]

@@ -65,7 +65,7 @@ def cached(k: Kernel, shape: Shape) -> bool:
     return is_cached(translation_key(k, shape))
 
 
-def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
+def runner(k: Kernel, shape: Shape):
     """The compiled `run_range` of kernel k for this shape (numba compiles it on its first call:
     `execute` makes that call an empty one, where a failure is CompileFailed)."""
     key, src = _source(k, shape)
@@ -79,7 +79,7 @@ def runner(k: Kernel, shape: Shape):  # type: ignore[no-untyped-def]
         raise CompileFailed(_FAILED[key]) from e
 
 
-def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):  # type: ignore[no-untyped-def]
+def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):
     """`runner`, compiled for these arguments' types by a call that runs no workgroup, here on
     the calling thread (so that no worker thread compiles, and any failure is CompileFailed).
     Made on every launch: once compiled for these types, it costs a dispatch and a few small

@@ -5,60 +5,77 @@ conversion, and the atomic read-modify-writes of workgroups that share memory ac
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
+from typing import cast
 
+import numpy as np
 from llvmlite import binding, ir
 from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
+
+# Each intrinsic is cast to how jitted code calls it (the function given to numba's `intrinsic`
+# takes numba's typing context and returns a signature and a code generator): an integer holds
+# raw bits, a float is a float32 or a float64.
+Bits = int | np.integer
+Float = float | np.floating
 
 
 def _fma(builder: ir.IRBuilder, t: ir.Type, name: str) -> ir.Function:
     return cgutils.get_or_insert_function(builder.module, ir.FunctionType(t, [t, t, t]), name)
 
 
-@intrinsic
-def f32_of(typingctx, bits):  # type: ignore[no-untyped-def]
+def _f32_of(typingctx, bits):
     """The float32 whose bits are the low 32 bits of an integer."""
     sig = types.float32(bits)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         low = builder.trunc(args[0], ir.IntType(32)) if bits.bitwidth > 32 else args[0]
         return builder.bitcast(low, ir.FloatType())
 
     return sig, codegen
 
 
-@intrinsic
-def bits_of_f32(typingctx, x):  # type: ignore[no-untyped-def]
+f32_of = cast("Callable[[Bits], float]", intrinsic(_f32_of))
+
+
+def _bits_of_f32(typingctx, x):
     """The bits of a float32, zero-extended to int64."""
     sig = types.int64(x)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.zext(builder.bitcast(args[0], ir.IntType(32)), ir.IntType(64))
 
     return sig, codegen
 
 
-@intrinsic
-def f64_of(typingctx, bits):  # type: ignore[no-untyped-def]
+bits_of_f32 = cast("Callable[[Float], int]", intrinsic(_bits_of_f32))
+
+
+def _f64_of(typingctx, bits):
     """The float64 whose bits are a 64-bit integer."""
     sig = types.float64(bits)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return sig, codegen
 
 
-@intrinsic
-def bits_of_f64(typingctx, x):  # type: ignore[no-untyped-def]
+f64_of = cast("Callable[[Bits], float]", intrinsic(_f64_of))
+
+
+def _bits_of_f64(typingctx, x):
     """The bits of a float64 as int64."""
     sig = types.int64(x)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
 
     return sig, codegen
+
+
+bits_of_f64 = cast("Callable[[Float], int]", intrinsic(_bits_of_f64))
 
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -66,13 +83,12 @@ if _X86:  # numba's JIT reads inline assembly only with the host's parser loaded
     binding.initialize_native_asmparser()
 
 
-@intrinsic
-def f32_of_f16(typingctx, bits):  # type: ignore[no-untyped-def]
+def _f32_of_f16(typingctx, bits):
     """The float32 value of the f16 in the low 16 bits of an integer (`fpext half`: one
     vcvtph2ps with F16C, one fcvt on AArch64; a NaN keeps its payload, quieted)."""
     sig = types.float32(bits)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         i32 = ir.IntType(32)
         low = builder.trunc(args[0], i32) if bits.bitwidth > 32 else args[0]
         if _X86:  # vmovd zeroes the register first: LLVM would insert the half into whatever it
@@ -85,6 +101,9 @@ def f32_of_f16(typingctx, bits):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
+f32_of_f16 = cast("Callable[[Bits], float]", intrinsic(_f32_of_f16))
+
+
 def native_half() -> bool:
     """Whether the host converts f16 to f32 in hardware (x86 with F16C, or AArch64): without,
     LLVM lowers `fpext half` to a runtime call that numba's JIT may not link."""
@@ -93,34 +112,37 @@ def native_half() -> bool:
     return bool(binding.get_host_cpu_features().get("f16c"))
 
 
-@intrinsic
-def fma32(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+def _fma32(typingctx, a, b, c):
     """a * b + c for float32 with one rounding (llvm.fma.f32)."""
     sig = types.float32(types.float32, types.float32, types.float32)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.call(_fma(builder, ir.FloatType(), "llvm.fma.f32"), args)
 
     return sig, codegen
 
 
-@intrinsic
-def fma64(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+fma32 = cast("Callable[[Float, Float, Float], float]", intrinsic(_fma32))
+
+
+def _fma64(typingctx, a, b, c):
     """a * b + c for float64 with one rounding (llvm.fma.f64)."""
     sig = types.float64(types.float64, types.float64, types.float64)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         return builder.call(_fma(builder, ir.DoubleType(), "llvm.fma.f64"), args)
 
     return sig, codegen
 
 
-def _rmw(op: str):  # type: ignore[no-untyped-def]
-    @intrinsic
-    def rmw(typingctx, m32, index, value):  # type: ignore[no-untyped-def]
+fma64 = cast("Callable[[Float, Float, Float], float]", intrinsic(_fma64))
+
+
+def _rmw(op: str) -> Callable[[np.ndarray, Bits, Bits], int]:
+    def rmw(typingctx, m32, index, value):
         sig = types.int64(m32, index, value)
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):
             aryty = signature.args[0]
             ary = context.make_array(aryty)(context, builder, args[0])
             ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
@@ -131,7 +153,7 @@ def _rmw(op: str):  # type: ignore[no-untyped-def]
         return sig, codegen
 
     rmw.__doc__ = f"m32[index] {op}= value as one atomic instruction (`atomicrmw {op}`); the old word."
-    return rmw
+    return cast("Callable[[np.ndarray, Bits, Bits], int]", intrinsic(rmw))
 
 
 # the atomics whose memory result does not depend on the order of the operations: with these,

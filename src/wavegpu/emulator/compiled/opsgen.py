@@ -52,7 +52,7 @@ def rmw(spec: InstrSpec) -> str | None:
         return None
     if op in (AtomOp.MIN, AtomOp.MAX):
         return f"rmw_{'min' if op is AtomOp.MIN else 'max'}_{'s' if t is DataType.S32 else 'u'}"
-    return f"rmw_{_RMW[op]}" if op in _RMW else None  # type: ignore[index]
+    return f"rmw_{_RMW[op]}" if op in _RMW else None
 
 
 def _atomic(spec: InstrSpec) -> list[str]:

@@ -128,7 +128,7 @@ _HALF_OP = {Op.ADD: ("half_add", 2), Op.SUB: ("half_sub", 2), Op.MUL: ("half_mul
 for _r in ROWS:
     _t = _r.dtype
     if _r.op is Op.SETP and _t is not None:
-        c = _CONDS.index(_r.variant)  # type: ignore[arg-type]
+        c = _CONDS.index(_r.variant)
         if _t is DataType.F32:
             EXPR[_r.key] = f"fcmp(f32({{0}}), f32({{1}}), {c})"
         elif _t is DataType.F64:
@@ -139,7 +139,7 @@ for _r in ROWS:
             EXPR[_r.key] = f"icmp({{0}}, {{1}}, {c})"
     elif _r.op is Op.CVT and _r.key not in EXPR and _t is not None:
         dst = _r.operands[0].dtype
-        mode = _MODE.get(_r.variant)  # type: ignore[arg-type]
+        mode = _MODE.get(_r.variant)
         if mode is None:
             continue
         if _t is DataType.F32 and dst in (DataType.S32, DataType.U32):

@@ -1,8 +1,13 @@
-"""Scalar value semantics for the compiled engine: one lane's result on raw register bits.
+"""Scalar value semantics for the compiled engine: one lane's result, called by the generated
+kernels (the names they import are `rows.HELPERS`).
 
-Every value is an int64 holding raw bits (a 32-bit register in 0..2**32-1, a pair as the 64-bit
-pattern). The functions mirror `isa.semantics` (the NumPy reference) operation by operation;
-tests/emulator/compiled/test_rows.py runs every row of the table on both and compares the bits.
+A register value is an int64 holding raw bits (a 32-bit register in 0..2**32-1, a pair as the
+64-bit pattern). Where the generated code keeps a loop's float32 values in float registers
+(`codegen.py`, float_registers), the helpers take and give the float itself: `cf32`, `f32`,
+`c32` (a float32 to its bits, NaN canonical) and the float helpers below. The functions mirror
+`isa.semantics` (the NumPy reference) operation by operation;
+tests/emulator/compiled/test_compiled_rows.py runs every row of the table on both engines and
+compares the bits.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .intrinsics import bits_of_f32, bits_of_f64, f32_of, f32_of_f16, f64_of, fma64, native_half
+from .intrinsics import Bits, Float, bits_of_f32, bits_of_f64, f32_of, f32_of_f16, f64_of, fma64, native_half
 
 M32 = 0xFFFFFFFF
 CANON32 = 0x7FFFFFFF
@@ -33,7 +38,7 @@ def s32(a: int) -> int:
 
 
 @tiny
-def c32(x: float) -> int:
+def c32(x: Float) -> int:
     """float32 -> bits, NaN canonical (the choice made on floats, so that LLVM can keep a
     loop's float values in float registers)."""
     return bits_of_f32(x if x == x else f32_of(CANON32))
@@ -82,7 +87,7 @@ def mulhi_s(a: int, b: int) -> int:
 
 
 @tiny
-def mulhi_u(a: int, b: int) -> int:
+def mulhi_u(a: int, b: int) -> Bits:
     return np.int64((np.uint64(a) * np.uint64(b)) >> np.uint64(32))
 
 
@@ -304,7 +309,7 @@ def rint(x: float) -> float:
 
 
 @jit
-def to_int(x: float, mode: int, signed: bool) -> int:
+def to_int(x: float, mode: int, signed: bool) -> Bits:
     """float64 -> s32/u32 bits: mode 0 truncates, 1 rounds to nearest even, 2 floor, 3 ceil;
     saturating; NaN gives 0."""
     if x != x:
@@ -399,7 +404,7 @@ where the host has it."""
 
 
 @jit
-def f16_from64(x: float) -> int:
+def f16_from64(x: float) -> Bits:
     """float64 -> f16 bits, round to nearest even; NaN canonical."""
     if x != x:
         return CANON16

@@ -48,7 +48,7 @@ def ballot(p: np.ndarray, a: np.ndarray) -> np.ndarray:
 
 def vote(p: np.ndarray, a: np.ndarray, any_: bool) -> np.ndarray:
     """Per wave, whether p holds for any (or every) active lane."""
-    return (p & a).any(axis=1) if any_ else (p | ~a).all(axis=1)
+    return np.asarray((p & a).any(axis=1) if any_ else (p | ~a).all(axis=1))  # (a 1-d array: one per wave)
 
 
 def compile_wave(st: State, inst: Instruction, pc: int) -> Op:

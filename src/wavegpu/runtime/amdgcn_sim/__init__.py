@@ -211,39 +211,3 @@ def _run_wave(w: Wave, ctx: Ctx, hz: dict[tuple[int, int], tuple[int, str]], bud
                 raise AmdgcnSimError(f"{w.where(inst)}: {inst.op} is not modelled by the interpreter")
             h(w, inst, ctx)
         w.pc += 1
-
-
-def launch_sim(
-    k: object,
-    grid: tuple[int, int, int],
-    wg: tuple[int, int, int],
-    memory: object,
-    constants: object,
-    args: Sequence[object],
-    wave_width: int,
-    arch: str | None,
-) -> object:
-    """`wg.launch(..., device="amdgcn-sim")`: render the kernel with the AMDGCN backend for
-    `arch` (gfx942 by default) and interpret it; the result has the emulator's form."""
-    from ...backends import render
-    from ...emulator import EmulationResult, Stats
-    from ...emulator.launch import arg_bits, new_memory
-    from ...wbin.program import Kernel
-
-    assert isinstance(k, Kernel)
-    bits = [arg_bits(a) for a in args]
-    nargs = max(len(bits), len(k.params))
-    bits += [0] * (nargs - len(bits))
-    src = render(k, "amdgcn", wave_width=wave_width, nargs=nargs, arch=arch)
-    dev = new_memory(memory, "global")  # type: ignore[arg-type]
-    const = new_memory(constants, "const")  # type: ignore[arg-type]
-    out = run(src.source, src.entry, grid, wg, dev.u8, const.u8, bits, arch)
-    threads = wg[0] * wg[1] * wg[2]
-    stats = Stats(
-        wave_width=wave_width,
-        workgroups=grid[0] * grid[1] * grid[2],
-        threads=grid[0] * grid[1] * grid[2] * threads,
-        registers=k.registers,
-        local_memory=k.local_memory,
-    )
-    return EmulationResult(out[: dev.size].copy(), stats, k.name)

@@ -15,7 +15,7 @@ import pytest
 
 import wavegpu as wg
 
-EX = Path(__file__).resolve().parents[1] / "examples"
+EX = Path(__file__).resolve().parents[2] / "examples"
 
 # never loaded by a small run of a .wbin: the compiled engine's translator and numba ("auto"
 # decides a small launch before importing them), the compiler, the backends, rich (no terminal,

@@ -709,7 +709,7 @@ def test_wave_run_makes_no_host_copy_of_the_buffers(tmp_path: Path, engine: str)
     assert peak < image + (3 << 20), f"peak {peak / image:.2f} x the device image"
 
 
-CHASE = (Path(__file__).parent / "data" / "chase.wave").read_text()
+CHASE = (Path(__file__).resolve().parents[1] / "data" / "chase.wave").read_text()
 
 
 def test_wave_run_and_wave_emu_trap_alike_on_both_engines(tmp_path: Path) -> None:
