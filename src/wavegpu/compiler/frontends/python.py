@@ -341,7 +341,7 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
 
 def module_constants(g: dict[str, object]) -> dict[str, Constant]:
     """The int/float/bool values of a module's namespace: the constants a kernel may name (the
-    compile cache keys on them, runtime/kernel.py's used_globals)."""
+    compile cache keys on them, runtime/cache.py's used_globals)."""
     out: dict[str, Constant] = {}
     for name, v in g.items():
         if isinstance(v, bool | int | float) and not name.startswith("__"):
