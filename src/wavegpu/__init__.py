@@ -25,12 +25,12 @@ _ERRORS = (
 # (tests/compiler/test_builtin_table.py checks it)
 _PYEXEC = (
     "atomic_add atomic_and atomic_cas atomic_exchange atomic_max atomic_min atomic_or atomic_sub "
-    "atomic_xor barrier ceil clamp clamp_keep_nan clz cos ctz exp exp2 fence floor fma global_id "
-    "global_size grid_size isnan lane_id local_array log log2 popcount pow private_array "
-    "python_thread round_away round_even round_half_up rsqrt sign signum sin sqrt static_range "
-    "thread_id trunc wave_all wave_any wave_ballot wave_broadcast wave_id wave_prefix_add "
-    "wave_reduce_add wave_reduce_and wave_reduce_max wave_reduce_min wave_reduce_or wave_shuffle "
-    "wave_shuffle_down wave_shuffle_up wave_shuffle_xor wave_width "
+    "atomic_xor barrier ceil clamp clamp_keep_nan clz cos ctz exp exp2 fence floor fma fmax fmin "
+    "global_id global_size grid_size isnan lane_id local_array log log2 popcount pow "
+    "private_array python_thread round_away round_even round_half_up rsqrt sign signum sin sqrt "
+    "static_range thread_id trunc wave_all wave_any wave_ballot wave_broadcast wave_id "
+    "wave_prefix_add wave_reduce_add wave_reduce_and wave_reduce_max wave_reduce_min "
+    "wave_reduce_or wave_shuffle wave_shuffle_down wave_shuffle_up wave_shuffle_xor wave_width "
     "workgroup_id workgroup_size"
 )
 

@@ -45,7 +45,7 @@ def test_types_are_inferred() -> None:
         ("x = 3", "'x' is an array", 5, 5),
         ("n = 3", "parameter 'n' is read-only", 5, 5),
         ("print(1)", "not available in kernels", 5, 5),
-        ("k()", "no user functions: no recursion", 5, 5),
+        ("k()", "'k' is a kernel: kernels cannot be called", 5, 5),
         ("y = [1, 2]", "List expressions are not supported", 5, 9),
         ("a, b = 1", "assign a tuple of 2 values", 5, 12),
         ("for q in [1, 2]:\n    pass", "for ... in range", 5, 14),

@@ -174,8 +174,9 @@ def _table() -> dict[str, Builtin]:
         rows.append(Builtin(n, Kind.MATH, (Arg.VALUE,), Rule.MATH, low))
     rows.append(Builtin("fma", Kind.FMA, (Arg.VALUE, Arg.VALUE, Arg.VALUE), Rule.SAME, _op("fma")))
     rows.append(Builtin("abs", Kind.ABS, (Arg.VALUE,), Rule.SAME, _op("abs"), python="python:abs"))
-    rows.append(Builtin("min", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("min"), python="python:min"))
-    rows.append(Builtin("max", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("max"), python="python:max"))
+    # the device's min and max (IEEE minNum/maxNum: a NaN operand gives the other, -0 below +0)
+    rows.append(Builtin("min", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("min"), python="pyexec:fmin"))
+    rows.append(Builtin("max", Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _op("max"), python="pyexec:fmax"))
     for n in CASTS:
         rows.append(
             Builtin(n, Kind.CAST, (Arg.VALUE,), Rule.CAST, Lowering(Via.CAST), python=f"types:{CASTS[n].name.upper()}")
@@ -203,6 +204,11 @@ def _table() -> dict[str, Builtin]:
     # `[0.0f32; N]` and TypeScript `new Float32Array(N)` are declarations their frontends spell
     args = (Arg.TYPE, Arg.COUNT)
     rows.append(Builtin("private_array", Kind.LOCAL, args, Rule.PRIVATE, Lowering(Via.DECLARATION)))
+    # min and max by comparison, left to right: the first argument unless a later one compares
+    # less (greater): CPython's min/max and C++'s std::min/std::max, NaN and signed zeros by
+    # argument order (on integers the same as min and max)
+    for n in ("min_first", "max_first"):
+        rows.append(Builtin(n, Kind.MINMAX, (Arg.VALUE, Arg.VALUE), Rule.SAME, _composite(n), f"python:{n[:3]}"))
     return {b.name: b for b in rows}
 
 
@@ -214,7 +220,7 @@ ROWS = _table()
 # porter adds its spellings; when all three have, this set is empty and goes.
 NOT_EVERYWHERE = frozenset(
     {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
-    | {"round_half_up", "signum", "clamp_keep_nan"}
+    | {"round_half_up", "signum", "clamp_keep_nan", "min_first", "max_first"}
 )
 NOT_EVERYWHERE |= {"private_array"}  # Python spells it; the other frontends' declarations follow
 BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}

@@ -276,6 +276,7 @@ class Helper:
     body: tuple[Stmt, ...]
     variables: tuple[tuple[str, ScalarType], ...]
     span: Span | None = None  # the definition
+    privates: tuple[PrivateArray, ...] = ()  # the per-thread arrays it declares (one set per call)
 
 
 @dataclass(frozen=True)

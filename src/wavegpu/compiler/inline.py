@@ -25,6 +25,9 @@ from .types import BOOL, ArrayType, ScalarType
 # The hidden argument that carries an array parameter's length (`x.len()`, `x.length`): an array
 # passed to a helper passes its length with it
 HIDDEN_LENGTH = "__len"
+# every hidden argument an array brings along, renamed with it when the array is passed: its length,
+# and a 2-D array's extents (Python's `x.shape[k]`)
+HIDDEN_EXTENTS = (HIDDEN_LENGTH, "__shape0", "__shape1")
 
 
 class RecursionRefused(CompileError):
@@ -107,17 +110,17 @@ class Helpers:
         msg = f"recursion is not supported (no call stack on the GPU; helpers are inlined): {chain}"
         return RecursionRefused([Diagnostic(msg, site)])
 
-    def reads_length(self, h: hir.Helper, param: str) -> bool:
-        """Does `h` read the length of its array parameter `param`, itself or through the
-        helpers it passes the array to?"""
-        want = param + HIDDEN_LENGTH
+    def reads_length(self, h: hir.Helper, param: str, suffix: str = HIDDEN_LENGTH) -> bool:
+        """Does `h` read the length (or the extent `suffix`, of HIDDEN_EXTENTS) of its array
+        parameter `param`, itself or through the helpers it passes the array to?"""
+        want = param + suffix
         for e in (e for s in h.body for e in _exprs(s)):
             if isinstance(e, hir.Var) and e.name == want:
                 return True
             if isinstance(e, hir.Invoke):
                 inner = self.instances.get(e.callee)
                 if inner is not None and any(
-                    isinstance(a, hir.ArrayArg) and a.name == param and self.reads_length(inner, p.name)
+                    isinstance(a, hir.ArrayArg) and a.name == param and self.reads_length(inner, p.name, suffix)
                     for p, a in zip(inner.params, e.args)
                 ):
                     return True
@@ -128,8 +131,11 @@ class Helpers:
         captured variable, itself or through the helpers it calls)? A pure call may be evaluated
         early or twice without a change of meaning."""
         own = {*(p.name for p in h.params), *(n for n, _ in h.variables)}
+        mine = {pa.name for pa in h.privates}  # its own per-thread arrays (a passed one is the caller's)
         for s in _stmts(h.body):
             if isinstance(s, hir.Store | hir.PrivateStore) or (isinstance(s, hir.Assign) and s.name not in own):
+                return False
+            if isinstance(s, hir.PrivateStore) and s.array not in mine:
                 return False
             if isinstance(s, hir.For) and s.var not in own:
                 return False
@@ -175,6 +181,17 @@ class _Inliner:
         self.taken: set[str] = {*self.vars, *(p.name for p in fn.params), *(la.name for la in fn.locals)}
         self.taken |= {pa.name for pa in fn.privates}
         self.stack: list[tuple[hir.Helper, Span | None]] = []
+        self.arrays_taken: set[str] = {*(p.name for p in fn.params), *(la.name for la in fn.locals)}
+        self.arrays_taken |= {pa.name for pa in fn.privates}
+        self.privates: list[hir.PrivateArray] = []  # those of the helpers inlined, one set per call
+
+    def fresh_array(self, hint: str) -> str:
+        name, k = hint, 1
+        while name in self.arrays_taken or name in self.taken:
+            k += 1
+            name = f"{hint}${k}"
+        self.arrays_taken.add(name)
+        return name
 
     def fresh(self, hint: str, t: ScalarType) -> str:
         name, k = hint, 1
@@ -201,11 +218,11 @@ class _Inliner:
             pre, (i, v) = self.seq([s.index, s.value])
             return [*pre, replace(s, index=i, value=v)]
         if isinstance(s, hir.PrivateStore):
-            pre, (*ix, v) = self.seq([*s.indices, s.value])
-            return [*pre, replace(s, indices=tuple(ix), value=v)]
+            pre, xs = self.seq([*s.indices, s.value])
+            return [*pre, replace(s, indices=tuple(xs[:-1]), value=xs[-1])]
         if isinstance(s, hir.PrivateInit):
-            pre, vs = self.seq(list(s.values))
-            return [*pre, replace(s, values=tuple(vs))]
+            pre, xs = self.seq(list(s.values))
+            return [*pre, replace(s, values=tuple(xs))]
         if isinstance(s, hir.ExprStmt):
             if isinstance(s.expr, hir.Invoke):
                 pre, _ = self.call(s.expr)
@@ -286,8 +303,8 @@ class _Inliner:
             pre, i = self.expr(e.index)
             return pre, replace(e, index=i)
         if isinstance(e, hir.PrivateLoad):
-            pre, ix = self.seq(list(e.indices))
-            return pre, replace(e, indices=tuple(ix))
+            pre, xs = self.seq(list(e.indices))
+            return pre, replace(e, indices=tuple(xs))
         if isinstance(e, hir.Call):
             pre, args = self.seq(list(e.args))
             return pre, replace(e, args=tuple(args))
@@ -311,7 +328,7 @@ class _Inliner:
             if isinstance(a, hir.ArrayArg):
                 assert isinstance(p.type, ArrayType)
                 arrays[p.name] = a.name
-                names[p.name + HIDDEN_LENGTH] = a.name + HIDDEN_LENGTH
+                names |= {p.name + x: a.name + x for x in HIDDEN_EXTENTS}
                 continue
             v = next(it)
             assert isinstance(p.type, ScalarType) and v.type == p.type, f"{h.key}: {p.name} takes {p.type}"
@@ -320,6 +337,9 @@ class _Inliner:
         for name, t in h.variables:
             if name not in names:
                 names[name] = self.fresh(f"{h.name}${name.lstrip('$')}", t)
+        for pa in h.privates:  # a per-thread array the helper declares: this call's own
+            arrays[pa.name] = self.fresh_array(f"{h.name}${pa.name}")
+            self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
         body = _Rename(names, arrays).block(h.body)
         body = self.returns(body, h, result, e.span)
@@ -443,10 +463,10 @@ class _Rename:
             return replace(s, name=self.var(s.name), value=e(s.value))
         if isinstance(s, hir.Store):
             return replace(s, array=self.arr(s.array), index=e(s.index), value=e(s.value))
-        if isinstance(s, hir.PrivateStore):  # a captured per-thread array: the caller's
-            return replace(s, indices=tuple(e(i) for i in s.indices), value=e(s.value))
+        if isinstance(s, hir.PrivateStore):
+            return replace(s, array=self.arr(s.array), indices=tuple(map(e, s.indices)), value=e(s.value))
         if isinstance(s, hir.PrivateInit):
-            return replace(s, values=tuple(e(v) for v in s.values))
+            return replace(s, array=self.arr(s.array), values=tuple(map(e, s.values)))
         if isinstance(s, hir.ExprStmt):
             return replace(s, expr=e(s.expr))
         if isinstance(s, hir.If):
@@ -474,7 +494,7 @@ class _Rename:
         if isinstance(x, hir.Load):
             return replace(x, array=self.arr(x.array), index=e(x.index))
         if isinstance(x, hir.PrivateLoad):
-            return replace(x, indices=tuple(e(i) for i in x.indices))
+            return replace(x, array=self.arr(x.array), indices=tuple(map(e, x.indices)))
         if isinstance(x, hir.Call):
             return replace(x, args=tuple(e(a) for a in x.args), array=None if x.array is None else self.arr(x.array))
         if isinstance(x, hir.Invoke):
@@ -491,7 +511,17 @@ def expand(fn: hir.Function) -> hir.Function:
         return fn
     inl = _Inliner(fn)
     body = inl.block(fn.body)
-    return replace(fn, body=body, variables=tuple(inl.vars.items()), helpers=())
+    privates = (*fn.privates, *inl.privates)
+    return replace(fn, body=body, variables=tuple(inl.vars.items()), helpers=(), privates=privates)
 
 
-__all__ = ["HIDDEN_LENGTH", "HelperFailed", "Helpers", "RecursionRefused", "expand", "has_invoke", "zero"]
+__all__ = [
+    "HIDDEN_EXTENTS",
+    "HIDDEN_LENGTH",
+    "HelperFailed",
+    "Helpers",
+    "RecursionRefused",
+    "expand",
+    "has_invoke",
+    "zero",
+]

@@ -89,7 +89,9 @@ class ScalarType:
 @dataclass(frozen=True)
 class ArrayType:
     elem: ScalarType
-    space: str  # "global" (a buffer parameter) or "local" (local_array)
+    space: (
+        str  # "global" (a buffer parameter), "local" (local_array), "private" (a per-thread array passed to a helper)
+    )
     ndim: int = 1  # 2: indexed a[i, j], row-major (C order); the shape is known at run time
 
     def __repr__(self) -> str:

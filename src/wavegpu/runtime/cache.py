@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
 import types
 import warnings
 from collections.abc import Callable
@@ -61,18 +62,72 @@ def names_of(code: types.CodeType) -> set[str]:
     return out
 
 
-def used_globals(fn: Callable[..., Any]) -> dict[str, str]:
-    """The module-level values a function refers to (constants, by repr; others by type and id)."""
+def used_globals(fn: Callable[..., Any], _seen: set[int] | None = None) -> dict[str, str]:
+    """The module-level values a function refers to (constants, by repr; others by type), and
+    for the functions it may call as helpers (a def of a user module, by name or as a module's
+    attribute) their source and the values they use in turn: a helper edited in another module
+    is a new binary."""
+    seen = set() if _seen is None else _seen
+    seen.add(id(fn))
     g = getattr(fn, "__globals__", {})
     out: dict[str, str] = {}
-    for name in sorted(names_of(fn.__code__)) if hasattr(fn, "__code__") else ():
+    names = sorted(names_of(fn.__code__)) if hasattr(fn, "__code__") else []
+    for name in names:
         if name in g:
             v = g[name]
             simple = isinstance(v, SIMPLE_VALUES) or (
                 isinstance(v, tuple) and all(isinstance(x, SIMPLE_VALUES) for x in v)
             )
             out[name] = repr(v) if simple else type(v).__qualname__
+            if inspect.ismodule(v) and not v.__name__.startswith(_NOT_HELPERS):
+                for attr in names:  # `mylib.sq(x)`: the attribute's name is among the code's names
+                    out |= _helper_key(f"{name}.{attr}", getattr(v, attr, None), seen)
+            else:
+                out |= _helper_key(name, v, seen)
     return out
+
+
+_NOT_HELPERS = ("wavegpu", "math", "numpy")  # modules whose functions are no helpers
+
+
+def _helper_key(name: str, v: object, seen: set[int]) -> dict[str, str]:
+    """A user function's source and used values, as cache-key entries (nothing for other values)."""
+    if not inspect.isfunction(v) or id(v) in seen or (v.__module__ or "").startswith("wavegpu"):
+        return {}
+    try:
+        text = inspect.getsource(v)
+    except (OSError, TypeError):
+        text = "<no source>"
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    inner = used_globals(v, seen)
+    return {f"{name}()": digest, **{f"{name}().{k}": x for k, x in inner.items()}}
+
+
+def helper_bindings(fn: Callable[..., Any], _seen: set[int] | None = None) -> list[tuple[dict[str, Any], str, object]]:
+    """(namespace, name, function) of every user function a kernel may call as a helper, directly
+    or through others (`sq` of its globals, `mylib.sq` of a module it uses): a later call compiles
+    again when one of these names is bound to another function (a helper redefined)."""
+    seen = set() if _seen is None else _seen
+    seen.add(id(fn))
+    g = getattr(fn, "__globals__", {})
+    names = names_of(fn.__code__) if hasattr(fn, "__code__") else set()
+    out: list[tuple[dict[str, Any], str, object]] = []
+    for name in names:
+        v = g.get(name)
+        places: list[tuple[dict[str, Any], str, object]] = [(g, name, v)]
+        if inspect.ismodule(v) and not v.__name__.startswith(_NOT_HELPERS):
+            places = [(vars(v), a, getattr(v, a, None)) for a in names]
+        for d, n, w in places:
+            if inspect.isfunction(w) and not (w.__module__ or "").startswith("wavegpu"):
+                out.append((d, n, w))  # every binding, also of a function met before
+                if id(w) not in seen:
+                    out += helper_bindings(w, seen)
+    return out
+
+
+def same_helpers(bindings: list[tuple[dict[str, Any], str, object]]) -> bool:
+    """Whether every helper name still holds the function it held (helper_bindings)."""
+    return all(d.get(n, MISSING) is w for d, n, w in bindings)
 
 
 MISSING = object()

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import CompileError, Diagnostic, WaveError
 from ..wbin.program import Program
-from .cache import MISSING, compile_cached, names_of, same_globals, used_globals
+from .cache import MISSING, compile_cached, helper_bindings, names_of, same_globals, same_helpers, used_globals
 from .call import CALL_OPTIONS, DEFAULT_WORKGROUP, Configured, run_kernel, split_call
 
 
@@ -40,10 +40,17 @@ class KernelFunction:
         self.max_registers = max_registers
         self.workgroup = None if workgroup is None else tuple([workgroup] if isinstance(workgroup, int) else workgroup)
         self._file: str | None = None  # the source file (abspath), found on the first compile
-        # (stamp, options, globals seen, program) of the last compile: `program`
-        self._hit: tuple[tuple[int, ...] | None, tuple[object, ...], tuple[tuple[str, object], ...], Program] | None = (
-            None
-        )
+        # (stamp, options, globals seen, program, helper bindings) of the last compile: `program`
+        self._hit: (
+            tuple[
+                tuple[int, ...] | None,
+                tuple[object, ...],
+                tuple[tuple[str, object], ...],
+                Program,
+                list[tuple[dict[str, Any], str, object]],
+            ]
+            | None
+        ) = None
         self._signature: inspect.Signature | None = None  # read on the first call (`_binder`)
         self._params: tuple[str, ...] = ()
         self._plain = False  # every parameter positional-or-keyword without a default: bound by zip
@@ -104,6 +111,7 @@ class KernelFunction:
             and hit[0] == stamp
             and hit[1] == (self.opt, self.max_registers, self.workgroup)
             and same_globals(self.python, hit[2])
+            and same_helpers(hit[4])
         ):
             return hit[3]
         options = (self.opt, self.max_registers, self.workgroup)
@@ -115,7 +123,7 @@ class KernelFunction:
         self._file = file if isinstance(file, str) else None
         stamp = self._stamp()  # before the text is read: a file edited meanwhile misses next time
         prog = compile_cached(self.source, context, build)
-        self._hit = (stamp, options, seen, prog)
+        self._hit = (stamp, options, seen, prog, helper_bindings(self.python))
         return prog
 
     def _stamp(self) -> tuple[int, ...] | None:

@@ -210,6 +210,37 @@ def pow(x: object, y: object) -> np.float32:
         return np.float32(np.power(np.float64(np.float32(x)), np.float64(np.float32(y))))
 
 
+def _device_minmax(a: object, b: object, less: bool) -> object:
+    """The device's min (less) or max of two numbers: a NaN operand gives the other; -0.0 orders
+    below +0.0 (IEEE minNum and maxNum, the ISA's min.f32 and max.f32)."""
+    x, y = np.asarray(a)[()], np.asarray(b)[()]
+    if isinstance(x, np.floating | float) or isinstance(y, np.floating | float):
+        if x != x:
+            return b
+        if y != y:
+            return a
+        if x == y:  # equal, or zeros of either sign
+            first = bool(np.signbit(x)) if less else not bool(np.signbit(x))
+            return a if first else b
+    return (a if not y < x else b) if less else (a if not y > x else b)
+
+
+def fmin(*xs: object) -> object:
+    """`wg.fmin(a, b, ...)`: the device's min, left to right (a NaN operand gives the other)."""
+    r = xs[0]
+    for x in xs[1:]:
+        r = _device_minmax(r, x, True)
+    return r
+
+
+def fmax(*xs: object) -> object:
+    """`wg.fmax(a, b, ...)`: the device's max, left to right (a NaN operand gives the other)."""
+    r = xs[0]
+    for x in xs[1:]:
+        r = _device_minmax(r, x, False)
+    return r
+
+
 def clamp(x: object, lo: object, hi: object) -> object:
     """min(max(x, lo), hi), with the device's min and max (a NaN operand gives the other)."""
     return np.fmin(np.fmax(x, lo), hi)
@@ -304,6 +335,8 @@ __all__ = [
     "fence",
     "floor",
     "fma",
+    "fmax",
+    "fmin",
     "global_id",
     "global_size",
     "grid_size",

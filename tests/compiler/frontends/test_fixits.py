@@ -14,13 +14,8 @@ import wavegpu as wg
 
 X = np.array([0.5, 1.25, 2.75, 3.125, 1e-3, 7.5, 0.1, 0.2], np.float32)
 
+# (Python types `s = 0` then `s += x[j]` by flow: tests/compiler/frontends/test_python_idioms.py)
 ACCUMULATORS = {
-    "python": (
-        "import wavegpu as wg\n@wg.kernel\ndef k(x: wg.f32[:], out: wg.f32[:]):\n"
-        "    s = 0\n    for j in range(8):\n        s += x[j]\n    out[0] = s\n",
-        "`s = 0.0`",
-        ("    s = 0\n", "    s = 0.0\n"),
-    ),
     "typescript": (
         "export function k(x: Float32Array, out: Float32Array) {\n"
         "  let s = 0;\n  for (let j = 0; j < 8; j++) { s += x[j]; }\n  out[0] = s;\n}\n",

@@ -11,11 +11,13 @@ import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from ...wbin.program import Program
 from .. import Options, bind, builtins, compile_functions, hir
 from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
+from ..inline import HIDDEN_EXTENTS, HelperFailed, Helpers
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 from .treesitter import param_errors
 
@@ -58,9 +60,179 @@ class Source:
     lines: list[str] = field(default_factory=list)
     consts: dict[str, Constant] = field(default_factory=dict)  # module-level int/float/bool names
     ours: set[str] = field(default_factory=set)  # names bound to wavegpu's builtins ("*": import *)
+    scope: Namespace | None = None  # the module's functions, which kernels may call (helpers)
 
     def __post_init__(self) -> None:
         self.lines = self.text.splitlines()
+
+
+# ---- helper functions: the functions a kernel's module defines or imports ----------------------
+@dataclass(frozen=True)
+class Callee:
+    """A function a kernel calls by a name of its module: its source and definition, or why it
+    cannot be called (`why`)."""
+
+    name: str  # as the call spells it: `sq`, `mylib.sq`
+    src: Source | None = None
+    node: ast.FunctionDef | None = None
+    why: str = ""
+
+    @property
+    def ident(self) -> str:
+        """Which function it is (two modules may each define an `sq`)."""
+        assert self.src is not None and self.node is not None
+        return f"{self.src.file}:{self.node.lineno + self.src.line_offset}:{self.node.name}"
+
+
+# modules whose functions are builtins (or not functions a kernel can run): never read as helpers
+BUILTIN_MODULES = frozenset({"wavegpu", "wave", "math", "numpy", "builtins"})
+
+
+class Namespace(Protocol):
+    """The names of a kernel's module that are functions: a `def` of the module (Python's own
+    rule: the last definition of a name counts), or one imported from another module
+    (`from mylib import sq`, `import mylib` then `mylib.sq(x)`). None: the name is no such function
+    (a builtin, or unknown)."""
+
+    def function(self, name: str) -> Callee | None: ...
+
+    def attribute(self, module: str, attr: str) -> Callee | None: ...
+
+
+class RuntimeNamespace:
+    """A decorated function's module, as Python sees it at run time: its globals."""
+
+    def __init__(self, g: dict[str, object]):
+        self.g = g
+        self.read: dict[int, Callee] = {}
+
+    def function(self, name: str) -> Callee | None:
+        return self.callee(self.g.get(name), name)
+
+    def attribute(self, module: str, attr: str) -> Callee | None:
+        m = self.g.get(module)
+        if not inspect.ismodule(m) or m.__name__.split(".")[0] in BUILTIN_MODULES:
+            return None
+        return self.callee(getattr(m, attr, None), f"{module}.{attr}")
+
+    def callee(self, v: object, spelled: str) -> Callee | None:
+        if type(v).__module__.split(".")[0] == "wavegpu" and inspect.isfunction(getattr(v, "python", None)):
+            return Callee(spelled, why=_KERNEL_CALLED.format(spelled))
+        if not inspect.isfunction(v) or (v.__module__ or "").split(".")[0] in BUILTIN_MODULES:
+            return None
+        if id(v) not in self.read:
+            try:
+                src, node = function_source(v)
+                self.read[id(v)] = Callee(spelled, src, node)
+            except CompileError as e:
+                self.read[id(v)] = Callee(spelled, why=e.diagnostics[0].message if e.diagnostics else "no source")
+        return replace(self.read[id(v)], name=spelled)
+
+
+_KERNEL_CALLED = "{0!r} is a kernel: kernels cannot be called (put the shared code in a plain def, without @wg.kernel)"
+
+
+class TextNamespace:
+    """A module read as text (wg.compile of a file or text): its top-level defs and imports; an
+    imported module is read from its .py file next to the importing file, or where Python's import
+    system finds a top-level module (found without running it)."""
+
+    def __init__(self, src: Source, tree: ast.Module, kernels: frozenset[str], cache: dict[str, TextNamespace]):
+        self.src = src
+        self.defs: dict[str, ast.FunctionDef] = {}
+        self.froms: dict[str, tuple[str, str, int]] = {}  # alias -> (module, name, level)
+        self.modules: dict[str, tuple[str, int]] = {}  # alias -> (module, level)
+        self.kernels = kernels
+        self.cache = cache
+        self.lambdas: set[str] = set()
+        for s in tree.body:
+            if isinstance(s, ast.FunctionDef):
+                self.defs[s.name] = s
+                self.lambdas.discard(s.name)
+            elif isinstance(s, ast.Assign) and isinstance(s.value, ast.Lambda):
+                self.lambdas |= {t.id for t in s.targets if isinstance(t, ast.Name)}
+            elif isinstance(s, ast.ImportFrom) and s.module is not None:
+                for a in s.names:
+                    self.froms[a.asname or a.name] = (s.module, a.name, s.level)
+            elif isinstance(s, ast.Import):
+                for a in s.names:
+                    if a.asname is not None or "." not in a.name:
+                        self.modules[a.asname or a.name] = (a.name, 0)
+
+    def function(self, name: str) -> Callee | None:
+        if name in self.lambdas:
+            return Callee(name, why=f"{name!r} is a lambda: kernels call functions written with def")
+        if name in self.defs:
+            if name in self.kernels:
+                return Callee(name, why=_KERNEL_CALLED.format(name))
+            return Callee(name, self.src, self.defs[name])
+        if name in self.froms:
+            module, attr, level = self.froms[name]
+            other = self.module(module, level)
+            if other is None:
+                return self.missing(module, level, name)
+            got = other.function(attr)
+            return None if got is None else replace(got, name=name)
+        return None
+
+    def attribute(self, module: str, attr: str) -> Callee | None:
+        if module not in self.modules:
+            return None
+        mod, level = self.modules[module]
+        other = self.module(mod, level)
+        if other is None:
+            return self.missing(mod, level, f"{module}.{attr}")
+        got = other.function(attr)
+        return None if got is None else replace(got, name=f"{module}.{attr}")
+
+    def missing(self, module: str, level: int, spelled: str) -> Callee | None:
+        if module.split(".")[0] in BUILTIN_MODULES:
+            return None
+        where = os.path.basename(self.src.file)
+        return Callee(
+            spelled,
+            why=f"cannot read module {'.' * level + module!r}: no {module.replace('.', '/')}.py next to {where}",
+        )
+
+    def module(self, module: str, level: int) -> TextNamespace | None:
+        if module.split(".")[0] in BUILTIN_MODULES:
+            return None
+        base = os.path.dirname(os.path.abspath(self.src.file)) if os.path.exists(self.src.file) else os.getcwd()
+        for _ in range(max(level - 1, 0)):
+            base = os.path.dirname(base)
+        rel = module.replace(".", os.sep)
+        paths = [os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")]
+        if level == 0 and "." not in module:
+            import importlib.util
+
+            with contextlib.suppress(ImportError, ValueError):
+                spec = importlib.util.find_spec(module)  # a top-level module: found, not run
+                if spec is not None and spec.origin and spec.origin.endswith(".py"):
+                    paths.append(spec.origin)
+        path = next((p for p in paths if os.path.isfile(p)), None)
+        if path is None:
+            return None
+        path = os.path.abspath(path)
+        if path not in self.cache:
+            with open(path, "rb") as f:
+                text = decode_source(f.read(), path, "not UTF-8 text", CompileError).removeprefix(BOM)
+            src, tree = read_module(text, path)
+            kernels = frozenset(f.name for f in tree.body if isinstance(f, ast.FunctionDef) and _decorated(f))
+            self.cache[path] = TextNamespace(src, tree, kernels, self.cache)
+            src.scope = self.cache[path]
+        return self.cache[path]
+
+
+def read_module(text: str, file: str) -> tuple[Source, ast.Module]:
+    """A module's Source (its constants and the names it imports from wavegpu) and its ast."""
+    src = Source(text, file)
+    tree = parse_module(text, file)
+    check_depth(src, tree)
+    src.consts = constants_in_module(tree)
+    for s in tree.body:  # `from wavegpu import thread_id`: our builtin, not the Rust toolchain's
+        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "wavegpu":
+            src.ours |= {a.asname or a.name for a in s.names}
+    return src, tree
 
 
 def check_depth(src: Source, tree: ast.AST) -> None:
@@ -132,27 +304,26 @@ def function_source(fn: Callable[..., object]) -> tuple[Source, ast.FunctionDef]
     text = textwrap.dedent("".join(lines))
     g = getattr(fn, "__globals__", {})
     ours = {k for k, v in g.items() if str(getattr(v, "__module__", "") or "").startswith("wavegpu")}
-    src = Source(text, file, first - 1, consts=module_constants(g), ours=ours)
+    src = Source(text, file, first - 1, consts=module_constants(g), ours=ours, scope=RuntimeNamespace(g))
     tree = parse_module(text, file, first - 1)
     check_depth(src, tree)
-    node = tree.body[0]
-    assert isinstance(node, ast.FunctionDef)
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.FunctionDef):  # a lambda: its source is the line that holds it
+        name = getattr(fn, "__name__", fn)
+        raise CompileError([Diagnostic(f"{name!r} is a lambda: kernels call functions written with def")])
     return src, node
 
 
 def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]]:
     """Kernel functions of a module: those decorated with @kernel / @wg.kernel, else every function."""
     text = text.removeprefix(BOM)  # a byte order mark, as the other frontends skip it
-    src = Source(text, file)
-    tree = parse_module(text, file)
-    check_depth(src, tree)
-    src.consts = constants_in_module(tree)
-    for s in tree.body:  # `from wavegpu import thread_id`: our builtin, not the Rust toolchain's
-        if isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "wavegpu":
-            src.ours |= {a.asname or a.name for a in s.names}
+    src, tree = read_module(text, file)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    decorated = [f for f in fns if any(_is_kernel_decorator(d) for d in f.decorator_list)]
-    chosen = decorated or fns
+    decorated = [f for f in fns if _decorated(f)]
+    # without decorators every function is a kernel, except those the others call (helpers)
+    called = {c.func.id for f in fns for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    chosen = decorated or [f for f in fns if f.name not in called] or fns
+    src.scope = TextNamespace(src, tree, frozenset(f.name for f in chosen), {})
     if not chosen:
         raise CompileError([Diagnostic(f"{file}: no kernel function found")])
     first: dict[str, ast.FunctionDef] = {}
@@ -170,7 +341,7 @@ def kernels_in_text(text: str, file: str) -> list[tuple[Source, ast.FunctionDef]
 
 def module_constants(g: dict[str, object]) -> dict[str, Constant]:
     """The int/float/bool values of a module's namespace: the constants a kernel may name (the
-    compile cache keys on them, runtime/kernel.py's used_globals)."""
+    compile cache keys on them, runtime/cache.py's used_globals)."""
     out: dict[str, Constant] = {}
     for name, v in g.items():
         if isinstance(v, bool | int | float) and not name.startswith("__"):
@@ -293,6 +464,10 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
     return None
 
 
+def _decorated(f: ast.FunctionDef) -> bool:
+    return any(_is_kernel_decorator(d) for d in f.decorator_list)
+
+
 def _is_kernel_decorator(d: ast.expr) -> bool:
     target = d.func if isinstance(d, ast.Call) else d
     if isinstance(target, ast.Attribute):
@@ -320,10 +495,24 @@ def kernel_options(node: ast.FunctionDef, consts: dict[str, Constant] | None = N
     return {}
 
 
-class Frontend:
-    def __init__(self, src: Source, node: ast.FunctionDef):
+class KernelBuilder:
+    """One kernel (or one instance of a helper function) from its `ast` to HIR."""
+
+    def __init__(
+        self,
+        src: Source,
+        node: ast.FunctionDef,
+        shared: Shared | None = None,
+        promote: dict[str, ScalarType] | None = None,
+    ):
         self.src = src
         self.node = node
+        self.promote = promote or {}  # float accumulators first assigned an integer constant (promotable)
+        self.shared = shared or Shared(Helpers(node.name))  # the kernel's helper instances
+        self.is_helper = False
+        self.result: ScalarType | None = None  # a helper's annotated result type
+        self.returned: list[tuple[hir.Expr, ast.Return]] = []  # a helper's returned values
+        self.bare_returns: list[ast.Return] = []  # a helper's `return` without a value
         self.diags: list[Diagnostic] = []
         self.vars: dict[str, ScalarType] = {}
         self.arrays: dict[str, ArrayType] = {}
@@ -467,8 +656,16 @@ class Frontend:
                 if p.name + suffix in self.hidden:
                     params.append(hir.Param(p.name + suffix, I32, p.span))
         variables = tuple((k, v) for k, v in self.vars.items() if k not in self.scalars)
-        fn = hir.Function(node.name, tuple(params), body, variables, tuple(self.locals), self.src.file)
-        return replace(fn, privates=tuple(self.privates.values()))
+        return hir.Function(
+            node.name,
+            tuple(params),
+            body,
+            variables,
+            tuple(self.locals),
+            self.src.file,
+            helpers=self.shared.helpers.built(),
+            privates=tuple(self.privates.values()),
+        )
 
     def annotation(self, n: ast.expr) -> ScalarType | ArrayType | None:
         if isinstance(n, ast.Subscript):
@@ -554,8 +751,10 @@ class Frontend:
             if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
                 return None  # a docstring
             e = self.expr(s.value)
+            if isinstance(e, hir.Invoke):  # a helper's result may go unused, as in Python
+                return hir.ExprStmt(sp, e)
             if not isinstance(e, hir.Call):
-                raise self.error(s, "an expression statement must call barrier(), fence() or an atomic")
+                raise self.error(s, "an expression statement must call barrier(), fence(), an atomic or a function")
             return hir.ExprStmt(sp, e)
         if isinstance(s, ast.AnnAssign):
             if not isinstance(s.target, ast.Name):
@@ -647,12 +846,16 @@ class Frontend:
             if not self.loop_depth:
                 raise self.error(s, f"'{'break' if isinstance(s, ast.Break) else 'continue'}' outside a loop")
             return hir.Break(sp) if isinstance(s, ast.Break) else hir.Continue(sp)
+        if isinstance(s, ast.Return) and self.is_helper:
+            return self.helper_return(s)
         if isinstance(s, ast.Return):
             if s.value is not None and not (isinstance(s.value, ast.Constant) and s.value.value is None):
                 raise self.error(s.value, "kernels return no value (write results to an array)")
             return hir.Return(sp)
         if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            raise self.error(s, "nested functions and classes are not supported in kernels")
+            raise self.error(
+                s, "nested functions and classes are not supported in kernels: define the function at module level"
+            )
         if isinstance(s, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal):
             raise self.error(s, f"'{type(s).__name__.lower()}' is not supported in kernels")
         raise self.error(s, f"{type(s).__name__} statements are not supported in kernels")
@@ -738,6 +941,8 @@ class Frontend:
                 (want.is_float and value.type is not BOOL) or (want.is_int and _fits(value.value, want))
             )
             widening = want.is_float and (value.type.is_int or value.type.bits < want.bits)
+            if not const_ok and not widening and self.promotable(name, value.type):
+                raise _Restart({**self.promote, name: value.type})
             if not const_ok and not widening:
                 first = self.first_value.get(name)
                 where = f", line {first.lineno + self.src.line_offset}" if first is not None else ""
@@ -753,6 +958,8 @@ class Frontend:
                     f"{name!r} is {want} (a variable keeps the type of its first assignment{where}), this "
                     f"value is {value.type}: {fix}",
                 )
+        if want is None and name in self.promote:  # `s = 0` of a float accumulator: 0.0
+            value = self.coerce(value, self.promote[name], s)
         if want is not None:
             value = self.coerce(value, want, s)
         if name not in self.vars:
@@ -760,6 +967,21 @@ class Frontend:
             if isinstance(s, ast.Assign) and s.targets[0] is tgt and s.value is not None:
                 self.first_value[name] = s.value  # (not a, b = ...: its values are temporaries)
         return hir.Assign(self.span(s), name, value)
+
+    def promotable(self, name: str, t: ScalarType) -> bool:
+        """Whether variable `name`, first assigned a number constant and now a value of the float
+        type t, can be of type t from its first assignment without a change of meaning: the
+        constant is exactly a t (`s = 0` then `s += x[j]`: Python's s becomes a float at the
+        `+=`, and 0 and 0.0 are one number). Then the kernel is lowered again (`_Restart`)."""
+        first = self.first_value.get(name)
+        if first is None or not t.is_float or self.promote.get(name, t).bits > t.bits:
+            return False
+        v = None
+        with contextlib.suppress(Exception):
+            v = fold(first, self.const_lookup)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return False
+        return round_float(v, t) == v if t is not F64 or isinstance(v, int) else True
 
     def first_in(self, name: str, t: ScalarType) -> str | None:
         """A variable's first value written in type t, where that keeps its meaning: a constant that
@@ -1159,6 +1381,8 @@ class Frontend:
     def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST) -> hir.Expr:
         if e.type == t:
             return e
+        if e.type is VOID:
+            raise self.error(n, "this call has no value")
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
                 return hir.Const(t, e.span, round_float(e.value, t))
@@ -1229,9 +1453,16 @@ class Frontend:
 
     def call(self, n: ast.Call, hint: ScalarType | None) -> hir.Expr:
         sp = self.span(n)
+        callee = self.callee(n.func)
+        if callee is not None:
+            return self.invoke(n, callee)
         name = self.builtin_name(n.func)
         if name is None:
-            raise self.error(n.func, "only builtins can be called in kernels (no user functions: no recursion)")
+            raise self.error(
+                n.func,
+                f"{ast.unparse(n.func)!r} is not a builtin or a function of this module: kernels call builtins "
+                "and the module's functions (defined in it or imported from another module)",
+            )
         if name in CASTS:
             if len(n.args) != 1 or n.keywords:
                 raise self.error(n, f"{name}(x) takes one argument")
@@ -1252,6 +1483,14 @@ class Frontend:
             if isinstance(e, hir.Const) and (e.type.is_int and t.is_int):
                 return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
+        if name in INF_TESTS and len(n.args) == 1 and not n.keywords:
+            return self.inf_test(n, INF_TESTS[name])
+        if name == "round" and len(n.args) == 2 and not n.keywords:
+            raise self.error(
+                n,
+                "round(x, ndigits) rounds to decimal digits, which binary floats hold only approximately and "
+                "the device has no instruction for; round(x) rounds to an integer",
+            )
         row = ROWS.get(CALLS.get(name, ""))
         if row is not None and name in INT_RESULT and len(n.args) == 1 and not n.keywords:
             x = self.expr(n.args[0], hint)
@@ -1282,9 +1521,29 @@ class Frontend:
         if isinstance(n.func, ast.Name):
             raise self.error(
                 n.func,
-                f"{name!r} is not a builtin: kernels call only builtins (no user functions: no recursion)",
+                f"{name!r} is not a builtin or a function of this module (kernels call builtins and the "
+                "module's functions, defined in it or imported from another module)",
+            )
+        if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "math":
+            raise self.error(
+                n.func,
+                f"math.{name} has no device instruction; kernels have math.{', math.'.join(MATH_MODULE)} "
+                "(docs/compiler.md)",
             )
         raise self.error(n.func, f"unknown builtin {name!r}")
+
+    def inf_test(self, n: ast.Call, op: hir.CompareOp) -> hir.Expr:
+        """math.isinf(x) (|x| == inf) and math.isfinite(x) (|x| < inf: NaN is not), exactly;
+        an integer is finite."""
+        sp = self.span(n)
+        x = self.expr(n.args[0], F32)
+        if x.type is BOOL or x.type is VOID:
+            raise self.error(n.args[0], "this takes a number")
+        if x.type.is_int:
+            return hir.Const(BOOL, sp, op is Cmp.LT)
+        r = bind.bind(ROWS[CALLS["fabs"]], sp, [x])
+        assert not isinstance(r, bind.Refusal)
+        return hir.Compare(BOOL, sp, op, r, hir.Const(x.type, sp, math.inf))
 
     def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
         """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
@@ -1305,7 +1564,7 @@ class Frontend:
             row, self.span(n), values[: len(n.args)], dict(zip((k.arg for k in n.keywords), values[len(n.args) :]))
         )
         if not isinstance(r, bind.Refusal):
-            return r
+            return _device_rows(r)
         at: ast.AST = n
         if isinstance(r.arg, int):
             at = n.args[r.arg]
@@ -1389,12 +1648,211 @@ class Frontend:
                 xs = [self.expr(a, typed[0].type) if isinstance(x, hir.Const) else x for a, x in zip(nodes, xs)]
         t = xs[0].type
         for x in xs[1:]:
-            t = self.unify(hir.Var(t, sp, "_"), x, n, "" if floats_only else row.name)
+            t = self.unify(hir.Var(t, sp, "_"), x, n, "" if floats_only else BY_COMPARE.get(row.name, row.name))
         if floats_only and not t.is_float:
             t = F32
         if t is BOOL:
             raise self.error(n, f"{row.name} takes numbers")
         return [self.coerce(x, t, a) for x, a in zip(xs, nodes)]
+
+    # -- helper functions: instances built by compiler/inline.py's Helpers, inlined before MIR
+    def callee(self, f: ast.expr) -> Callee | None:
+        """The function of the module a call names (`sq(x)`, `mylib.sq(x)`), or None (a builtin)."""
+        scope = self.src.scope
+        if scope is None:
+            return None
+        if isinstance(f, ast.Name) and f.id not in self.vars and f.id not in self.arrays:
+            return scope.function(f.id)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            m = f.value.id
+            if m not in self.vars and m not in self.arrays and m not in MODULES:
+                return scope.attribute(m, f.attr)
+        return None
+
+    def invoke(self, n: ast.Call, callee: Callee) -> hir.Expr:
+        """A call of a helper function: its arguments bound as Python binds them (positions,
+        keywords, constant defaults), scalars by value and arrays by reference; one instance of
+        the helper per argument types (an unannotated parameter takes its argument's type)."""
+        if callee.why:
+            raise self.error(n.func, callee.why)
+        assert callee.src is not None and callee.node is not None
+        src, node = callee.src, callee.node
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs:
+            raise self.error(
+                n.func,
+                f"{callee.name!r} takes *args, **kwargs or keyword-only parameters: "
+                "a kernel's helper takes plain parameters",
+            )
+        names = [p.arg for p in (*a.posonlyargs, *a.args)]
+        if len(n.args) > len(names) or any(isinstance(x, ast.Starred) for x in n.args):
+            raise self.error(
+                n, f"{callee.name}() takes {len(names)} positional argument(s) but {len(n.args)} were given"
+            )
+        given: dict[str, ast.expr] = dict(zip(names, n.args))
+        for kw in n.keywords:
+            if kw.arg is None:
+                raise self.error(kw.value, "**kwargs are not supported in kernels")
+            if kw.arg not in names or names.index(kw.arg) < len(a.posonlyargs):
+                raise self.error(kw.value, f"{callee.name}() got an unexpected keyword argument {kw.arg!r}")
+            if kw.arg in given:
+                raise self.error(kw.value, f"{callee.name}() got multiple values for argument {kw.arg!r}")
+            given[kw.arg] = kw.value
+        defaults = dict(zip(names[len(names) - len(a.defaults) :], a.defaults))
+        params = (*a.posonlyargs, *a.args)
+        sub = KernelBuilder(src, node, self.shared)  # reads the helper's annotations in its own module
+        actual: list[hir.Expr | hir.ArrayArg] = []
+        kinds: list[tuple[str, ScalarType | ArrayType, tuple[int, ...]]] = []
+        for p in params:
+            want = sub.annotation(p.annotation) if p.annotation is not None else None
+            if sub.diags:
+                self.diags.extend(sub.diags)
+                raise _Bail()
+            if p.arg not in given:
+                if p.arg not in defaults:
+                    raise self.error(n, f"{callee.name}() missing required argument {p.arg!r}")
+                v = None
+                with contextlib.suppress(ArithmeticError, ValueError):
+                    v = fold(defaults[p.arg], src.consts.get)
+                if v is None:
+                    raise self.error(n, f"the default of {p.arg!r} is not a constant: pass {p.arg} explicitly")
+                e = self.literal(v, want if isinstance(want, ScalarType) else None, n)
+                actual.append(self.coerce(e, want, n) if isinstance(want, ScalarType) else e)
+                kinds.append((p.arg, actual[-1].type, ()))  # type: ignore[union-attr]
+                continue
+            x = given[p.arg]
+            if isinstance(want, ArrayType) or (want is None and isinstance(x, ast.Name) and x.id in self.arrays):
+                if not isinstance(x, ast.Name) or x.id not in self.arrays:
+                    raise self.error(x, f"{callee.name}() takes an array as {p.arg!r}: pass an array's name")
+                if x.id in self.poisoned:
+                    raise _Bail()
+                t = self.arrays[x.id]
+                if want is not None and (want.elem != t.elem or want.ndim != t.ndim):
+                    raise self.error(
+                        x, f"{callee.name}() takes {_spell(want)} as {p.arg!r}, and {x.id!r} is {_spell(t)}"
+                    )
+                actual.append(hir.ArrayArg(x.id, t))
+                kinds.append((p.arg, t, self.local_shapes.get(x.id, ())))
+                continue
+            e = self.expr(x, want)
+            if e.type is VOID:
+                raise self.error(x, "this call has no value")
+            if want is not None:
+                e = self.coerce(e, want, x)
+            actual.append(e)
+            kinds.append((p.arg, e.type, ()))
+        sig = ",".join(f"{_spell(t)}{list(shape) if shape else ''}" for _, t, shape in kinds)
+        key = f"{callee.ident}({sig})"
+        try:
+            h = self.shared.helpers.instance(key, callee.name, self.span(n), lambda: self.build_helper(sub, key, kinds))
+        except HelperFailed:
+            raise _Bail() from None
+        except CompileError as e:
+            self.diags.extend(e.diagnostics)
+            raise _Bail() from None
+        for p, arg in zip(h.params, actual):  # the extents of an array the helper reads: the kernel's
+            if isinstance(arg, hir.ArrayArg) and arg.type.space != "local":
+                for suffix in HIDDEN_SUFFIXES:
+                    if self.shared.helpers.reads_length(h, p.name, suffix):
+                        self.hidden_param(arg.name, suffix)
+        return hir.Invoke(h.result or VOID, self.span(n), key, tuple(actual))
+
+    def build_helper(
+        self, sub: KernelBuilder, key: str, kinds: list[tuple[str, ScalarType | ArrayType, tuple[int, ...]]]
+    ) -> hir.Helper:
+        """The helper instance `sub` builds, lowered again while its variables' types change."""
+        for _ in range(MAX_RESTARTS):
+            try:
+                h = sub.helper(key, kinds)
+                self.shared.toolchain |= sub.toolchain_dialect
+                return h
+            except _Restart as r:
+                sub = KernelBuilder(sub.src, sub.node, self.shared, r.promote)
+        raise CompileError([Diagnostic("the variables' types did not settle", sub.span(sub.node))])
+
+    def helper(self, key: str, kinds: list[tuple[str, ScalarType | ArrayType, tuple[int, ...]]]) -> hir.Helper:
+        """This builder's function as a helper instance for these parameter types: its result
+        type is its annotation, else the type its returns unify to (an int and a float: the float)."""
+        node = self.node
+        self.is_helper = True
+        hparams: list[hir.Param] = []
+        for (name, t, shape), p in zip(kinds, (*node.args.posonlyargs, *node.args.args)):
+            if isinstance(t, ArrayType):
+                self.arrays[name] = t
+                if t.space == "local":
+                    self.local_shapes[name] = shape
+            else:
+                self.vars[name] = t
+            hparams.append(hir.Param(name, t, self.span(p)))
+        ann = node.returns
+        if ann is not None and not (isinstance(ann, ast.Constant) and ann.value is None):
+            t = self.annotation(ann)
+            if isinstance(t, ArrayType):
+                self.error(ann, "a function returns a scalar (write results into an array parameter)")
+            elif t is not None:
+                self.result = t
+        body = self.block(node.body)
+        if self.locals:
+            self.error(self.node, "workgroup arrays (local_array) are declared in kernels: pass one to the function")
+        result = self.result_type()
+        if self.diags:
+            raise CompileError(self.diags)
+        if result is not None:
+            body = _returning(body, lambda v, r: self.coerce(v, result, r))
+        own = {name for name, _, _ in kinds} | self.hidden
+        variables = tuple((k, v) for k, v in self.vars.items() if k not in own)
+        name = node.name
+        return hir.Helper(key, name, tuple(hparams), result, body, variables, self.span(node))
+
+    def result_type(self) -> ScalarType | None:
+        """A helper's result: its annotation, else its returned values' type (None: it returns
+        nothing); refused where a path returns nothing and another a value (Python's None)."""
+        if not self.returned:
+            if self.result is not None and not self.diags:
+                self.error(self.node, f"{self.node.name!r} is annotated -> {self.result} and returns no value")
+            return None
+        if self.bare_returns:
+            first = self.returned[0][1]
+            self.error(
+                self.bare_returns[0],
+                f"a bare return gives None, and line {first.lineno + self.src.line_offset} "
+                "returns a value: return a value here too",
+            )
+            return None
+        if not _always_returns(self.node.body):
+            self.error(
+                self.node,
+                f"{self.node.name!r} can reach its end without returning a value (Python "
+                "would return None there): end it with a return",
+            )
+            return None
+        if self.result is not None:
+            return self.result
+        (v0, r0), *rest = self.returned
+        t = v0.type
+        for v, r in rest:
+            if v.type != t:
+                if (v.type.is_int and t.is_int) or BOOL in (t, v.type):
+                    self.error(
+                        r,
+                        f"this returns {v.type}, and line {r0.lineno + self.src.line_offset} returns "
+                        f"{t}: a function returns one type, so convert one of them explicitly",
+                    )
+                    return None
+                t = self.unify(hir.Var(t, None, "_"), v, r)
+        return t
+
+    def helper_return(self, s: ast.Return) -> hir.Stmt:
+        if s.value is None or (isinstance(s.value, ast.Constant) and s.value.value is None):
+            self.bare_returns.append(s)
+            return hir.Return(self.span(s))
+        v = self.expr(s.value, self.result)
+        if v.type is VOID:
+            raise self.error(s.value, "this call has no value")
+        if self.result is not None:
+            v = self.coerce(v, self.result, s.value)
+        self.returned.append((v, s))
+        return hir.Return(self.span(s), v)
 
 
 _OPSYM = {
@@ -1413,6 +1871,13 @@ _OPSYM = {
 }
 
 
+def _device_rows(e: hir.Expr) -> hir.Expr:
+    """A chain of min/max by comparison on integers as the device's min/max (the same values)."""
+    if isinstance(e, hir.Call) and e.name in BY_COMPARE and e.type.is_int:
+        return replace(e, name=BY_COMPARE[e.name], args=tuple(_device_rows(a) for a in e.args))
+    return e
+
+
 def _fits(v: object, t: ScalarType) -> bool:
     """Whether the number v is a value of the integer type t."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -1429,7 +1894,49 @@ def _fits(v: object, t: ScalarType) -> bool:
     return False
 
 
-HIDDEN_SUFFIXES = ("__len", "__shape0", "__shape1")
+HIDDEN_SUFFIXES = HIDDEN_EXTENTS  # compiler/inline.py renames them with the array
+
+
+@dataclass
+class Shared:
+    """What a kernel's builder and the builders of the helpers it calls share."""
+
+    helpers: Helpers
+    toolchain: bool = False  # a helper called a builtin in the Rust toolchain's dialect
+
+
+def _spell(t: ScalarType | ArrayType) -> str:
+    if isinstance(t, ArrayType):
+        return f"{'local ' if t.space == 'local' else ''}{t.elem}[{', '.join(':' * t.ndim)}]"
+    return str(t)
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    """Whether every path through `body` ends in a return (`while True` without a break: yes)."""
+    for s in body:
+        if isinstance(s, ast.Return):
+            return True
+        if isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse):
+            return True
+        if isinstance(s, ast.While) and isinstance(s.test, ast.Constant) and s.test.value is True:
+            inner = [x for x in ast.walk(s) if isinstance(x, ast.Break)]
+            if not inner:
+                return True
+    return False
+
+
+def _returning(body: tuple[hir.Stmt, ...], f: Callable[[hir.Expr, hir.Stmt], hir.Expr]) -> tuple[hir.Stmt, ...]:
+    """The body with every returned value v replaced by f(v) (the result type's conversion)."""
+    out: list[hir.Stmt] = []
+    for s in body:
+        if isinstance(s, hir.Return) and s.value is not None:
+            s = replace(s, value=f(s.value, s))
+        elif isinstance(s, hir.If):
+            s = replace(s, then=_returning(s.then, f), other=_returning(s.other, f))
+        elif isinstance(s, hir.While | hir.For):
+            s = replace(s, body=_returning(s.body, f))
+        out.append(s)
+    return tuple(out)
 
 
 class _Bail(Exception):
@@ -1447,6 +1954,17 @@ def _has_call(e: hir.Expr) -> bool:
     return False
 
 
+class _Restart(Exception):
+    """Lower the function again, with these variables of a float type from their first assignment."""
+
+    def __init__(self, promote: dict[str, ScalarType]):
+        super().__init__()
+        self.promote = promote
+
+
+MAX_RESTARTS = 64
+
+
 def _wrap32(v: int) -> int:
     v &= 0xFFFFFFFF
     return v - (1 << 32) if v >> 31 else v
@@ -1459,15 +1977,22 @@ def frontend(src: Source, node: ast.FunctionDef) -> hir.Function:
 
 def _lower(src: Source, node: ast.FunctionDef) -> tuple[hir.Function, bool]:
     """The HIR of one kernel function, and whether it is in the Rust toolchain's dialect."""
-    fe = Frontend(src, node)
-    try:
-        fn = fe.run()
-    except _Bail:
-        raise CompileError(fe.diags) from None
+    promote: dict[str, ScalarType] = {}
+    for _ in range(MAX_RESTARTS):
+        fe = KernelBuilder(src, node, promote=promote)
+        try:
+            fn = fe.run()
+            break
+        except _Bail:
+            raise CompileError(fe.diags) from None
+        except _Restart as r:
+            promote = r.promote
+    else:
+        raise CompileError([Diagnostic("the variables' types did not settle", fe.span(node))])
     dup = param_errors(fn)  # Python itself: "duplicate argument 'x' in function definition"
     if dup:
         raise CompileError(dup)
-    return fn, fe.toolchain_dialect
+    return fn, fe.toolchain_dialect or fe.shared.toolchain
 
 
 def kernel(src: Source, node: ast.FunctionDef) -> hir.Function:
@@ -1518,7 +2043,8 @@ SPELLINGS: dict[str, str] = {
     name: f"wg.{name}({', '.join(_ARGS[a] for a in b.args)})" for name, b in ROWS.items() if b.rule is not Rule.CAST
 }
 SPELLINGS |= {n: f"wg.{n}(x)" for n in builtins.CASTS} | {"bool": "bool(x)", "abs": "abs(x)"}
-SPELLINGS |= {"min": "min(a, b)", "max": "max(a, b)", "fma": "wg.fma(a, b, c)", "powi": "x ** 3"}
+SPELLINGS |= {"min_first": "min(a, b)", "max_first": "max(a, b)", "fma": "wg.fma(a, b, c)", "powi": "x ** 3"}
+SPELLINGS |= {"min": "wg.fmin(a, b)", "max": "wg.fmax(a, b)"}
 SPELLINGS |= {"atomic_cas": "wg.atomic_cas(a, i, expected, desired)", "atomic_add": "wg.atomic_add(a, i, v)"}
 SPELLINGS |= {f"atomic_{op}": f"wg.atomic_{op}(a, i, v)" for op in builtins.ATOMIC_OPS}
 SPELLINGS |= {n: f"wg.{n}(x, lane)" for n, b in ROWS.items() if b.rule is Rule.WAVE and len(b.args) == 2}
@@ -1528,6 +2054,14 @@ SPELLINGS |= {"clamp": "wg.clamp(x, lo, hi)", "trunc": "math.trunc(x)", "isnan":
 # a called name (bare, or an attribute of wg / math / wave) -> its row; a name not here is no builtin
 CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}  # powi: `x ** 3`
 CALLS |= {"fabs": "abs", "round": "round_even"}
+# Python's min and max compare left to right (CPython's meaning, also for NaN and -0.0: the
+# same in a compiled kernel and in wg.python_thread); wg.fmin and wg.fmax are the device's
+CALLS |= {"min": "min_first", "max": "max_first", "fmin": "min", "fmax": "max"}
+INF_TESTS = {"isinf": Cmp.EQ, "isfinite": Cmp.LT}  # math.isinf(x): abs(x) == inf; isfinite: abs(x) < inf
+# what `math.` offers in kernels (a refusal of another math function lists them)
+MATH_MODULE = ("sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "pow", "fma", "fabs", "floor", "ceil")
+MATH_MODULE += ("trunc", "isnan", "isinf", "isfinite", "pi", "e", "tau", "inf", "nan")
+BY_COMPARE = {"min_first": "min", "max_first": "max"}  # on integers: the same value as the device's
 POWER = "powi"  # the row of `x ** k` for a constant k
 INT_RESULT = frozenset({"round"})  # Python's round(x) is an int: the call gives i32(round_even(x))
 # the loop forms: Python's range, and wg.static_range (Triton's tl.static_range), which unrolls fully

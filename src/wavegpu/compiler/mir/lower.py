@@ -629,8 +629,24 @@ class Lowerer:
         return self.convert(self.emit("mul", [self.sreg("nctaid", axis), self.sreg("ntid", axis)], U32), I32)
 
     def exp(self, e: hir.Call) -> Operand:
+        """exp(x) = 2**(x * log2(e)), with the rounding error of the product (the product's own,
+        exact through fma, and that of log2(e) in the type) put back: 2**p = 2**u * (1 + d * ln 2)
+        for p = u + d. Where u >= 64 the power is taken of u - 1 and doubled at the end, so a result
+        just below the type's largest value does not overflow on the way; x = +-inf and NaN take
+        exp2's own answer (the correction is NaN there). Error: docs/compiler.md, "Accuracy"."""
         t, x = e.type, self.expr(e.args[0])
-        return self.emit("exp2", [self.emit("mul", [x, Const(1 / math.log(2), t)], t)], t)
+        c = 1 / math.log(2)
+        hi = round_float(c, t)
+        u = self.emit("mul", [x, Const(hi, t)], t)
+        d = self.emit("fma", [x, Const(hi, t), self.emit("neg", [u], t)], t)
+        d = self.emit("fma", [x, Const(round_float(c - hi, t), t), d], t)
+        big = self.emit("cmp.ge", [u, Const(64.0, t)], BOOL)
+        r = self.emit(
+            "exp2", [self.emit("sub", [u, self.emit("select", [big, Const(1.0, t), Const(0.0, t)], t)], t)], t
+        )
+        fixed = self.emit("fma", [r, self.emit("mul", [d, Const(math.log(2), t)], t), r], t)
+        fixed = self.emit("select", [self.emit("cmp.ne", [fixed, fixed], BOOL), r, fixed], t)
+        return self.emit("mul", [fixed, self.emit("select", [big, Const(2.0, t), Const(1.0, t)], t)], t)
 
     def log(self, e: hir.Call) -> Operand:
         t, x = e.type, self.expr(e.args[0])
@@ -644,6 +660,25 @@ class Lowerer:
         t = e.type
         x, lo, hi = (self.expr(a) for a in e.args)
         return self.emit("min", [self.emit("max", [x, lo], t), hi], t)
+
+    def min_first(self, e: hir.Call) -> Operand:
+        """min(a, b, ...) as CPython computes it: left to right, the next argument where it
+        compares less (a NaN keeps its place; of two zeros the first)."""
+        return self._by_compare(e, "cmp.lt", "min")
+
+    def max_first(self, e: hir.Call) -> Operand:
+        return self._by_compare(e, "cmp.gt", "max")
+
+    def _by_compare(self, e: hir.Call, cmp: str, same: str) -> Operand:
+        t = e.type
+        args = [self.expr(a) for a in e.args]
+        r = args[0]
+        for b in args[1:]:
+            if t.is_int:  # integers: the ISA's min and max give the same value
+                r = self.emit(same, [r, b], t)
+            else:
+                r = self.emit("select", [self.emit(cmp, [b, r], BOOL), b, r], t)
+        return r
 
     def sign(self, e: hir.Call) -> Operand:
         """1, -1, or x itself (a zero keeps its sign; a NaN stays NaN)."""
@@ -804,6 +839,8 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
     "powi": Lowerer.powi_call,
     "pow": Lowerer.pow,
     "clamp": Lowerer.clamp,
+    "min_first": Lowerer.min_first,
+    "max_first": Lowerer.max_first,
     "sign": Lowerer.sign,
     "isnan": Lowerer.isnan,
     "signum": Lowerer.signum,
