@@ -527,27 +527,31 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
 
 
 def _peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float] | None:
-    """(seconds, peak resident MiB) of one whole process, or None when it failed (os.wait4's
-    ru_maxrss: the process's own high-water mark, in KiB on Linux)."""
+    """(seconds, peak resident MiB) of one whole process under GNU time (`/usr/bin/time -f %M`),
+    or None when it failed. Not os.wait4 on our own child: Linux carries the high-water mark of
+    the process that forked it across exec, so every child of this (large) process would report
+    at least this process's own resident memory."""
     import subprocess
 
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        print(f"  ({Path(cmd[0]).name} failed: {err.decode(errors='replace').strip()[:100]})")
+    gnu_time = shutil.which("time", path="/usr/bin:/bin")
+    if gnu_time is None:
+        print("  (no /usr/bin/time: peak memory not measured)")
         return None
-    return time.perf_counter() - t, usage.ru_maxrss / 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        t = time.perf_counter()
+        r = subprocess.run([gnu_time, "-f", "%M", "-o", out.name, *cmd], capture_output=True, env=env)
+        wall = time.perf_counter() - t
+        if r.returncode != 0:
+            print(f"  ({Path(cmd[0]).name} failed: {r.stderr.decode(errors='replace').strip()[:100]})")
+            return None
+        return wall, int(out.read().split()[-1]) / 1024
 
 
 def rust_memory(log2n: int = 24) -> None:
     """Peak resident memory and wall time of the Rust `wave-emu` and ours (`wave-emu`, as
     installed beside this Python, on the NumPy engine and on the compiled one) as whole
-    processes on vector add 2^log2n, against the device memory; and the same on a 4 KiB
-    device memory, which is the interpreter's share (issue 26 points 3 and 4)."""
+    processes on vector add 2^log2n, against the device memory; and the same on 256 elements
+    (3 KiB of device memory), which is the interpreter's share (issue 26 points 3 and 4)."""
     import subprocess
     import sys
 
@@ -556,7 +560,7 @@ def rust_memory(log2n: int = 24) -> None:
     ours = Path(sys.executable).parent / "wave-emu"
     n = 1 << log2n
     print(f"\nWhole processes, vector add 2^{log2n} ({12 * n / 2**20:.0f} MiB of device memory): "
-          "wall time and peak resident memory (ru_maxrss)")  # fmt: skip
+          "wall time and peak resident memory (GNU time's %M)")  # fmt: skip
     if not ours.is_file():
         print(f"  not measured: no {ours}")
         return
@@ -574,11 +578,12 @@ def rust_memory(log2n: int = 24) -> None:
             if r.returncode != 0:
                 bins = None
 
-        def flags(size: int, grid: int, inputs: bool) -> list[str]:
-            out = ["--grid", f"{grid},1,1", "--workgroup", "256,1,1", "--device-memory", str(size)]
+        def flags(m: int, inputs: bool) -> list[str]:
+            """A launch over m elements (a, b, c of 4m bytes each)."""
+            out = ["--grid", f"{m // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * m)]
             if inputs:
-                out += ["--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}"]
-            return [*out, "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]
+                out += ["--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * m}:{tmp / 'b.bin'}"]
+            return [*out, "--set-reg", "0:0", "--set-reg", f"1:{4 * m}", "--set-reg", f"2:{8 * m}"]
 
         runs: list[tuple[str, list[str], dict[str, str] | None]] = []
         if bins is not None:
@@ -588,13 +593,13 @@ def rust_memory(log2n: int = 24) -> None:
         for engine in ("numpy", "compiled"):
             runs.append((f"ours, engine={engine}", [str(ours), str(tmp / "ours.wbin")],
                          dict(os.environ, WAVEGPU_ENGINE=engine)))  # fmt: skip
-        head = f"{'':24} {'time':>8} {'peak RSS':>9} {'4 KiB run':>9} {'(RSS - 4 KiB run) / device':>27}"
+        head = f"{'':24} {'time':>8} {'peak RSS':>9} {'3 KiB run':>9} {'(RSS - 3 KiB run) / device':>27}"
         print(head)
         print("-" * len(head))
         device = 12 * n / 2**20
         for label, cmd, env in runs:
-            small = _peak_rss([*cmd, *flags(4096, 1, False)], env)
-            times = [_peak_rss([*cmd, *flags(12 * n, n // 256, True)], env) for _ in range(3)]
+            small = _peak_rss([*cmd, *flags(256, False)], env)
+            times = [_peak_rss([*cmd, *flags(n, True)], env) for _ in range(3)]
             if small is None or any(x is None for x in times):
                 print(f"{label:24} not measured")
                 continue
