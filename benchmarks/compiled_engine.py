@@ -550,8 +550,8 @@ def _peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
 def rust_memory(log2n: int = 24) -> None:
     """Peak resident memory and wall time of the Rust `wave-emu` and ours (`wave-emu`, as
     installed beside this Python, on the NumPy engine and on the compiled one) as whole
-    processes on vector add 2^log2n, against the device memory; and the same on 256 elements
-    (3 KiB of device memory), which is the interpreter's share (issue 26 points 3 and 4)."""
+    processes on vector add 2^log2n (after a warm-up run), against the device memory; and the
+    same on 256 elements (3 KiB of device memory), which is the interpreter's share (issue 26 points 3 and 4)."""
     import subprocess
     import sys
 
@@ -598,8 +598,9 @@ def rust_memory(log2n: int = 24) -> None:
         print("-" * len(head))
         device = 12 * n / 2**20
         for label, cmd, env in runs:
-            small = _peak_rss([*cmd, *flags(256, False)], env)
+            _peak_rss([*cmd, *flags(n, True)], env)  # warm-up: a first compile is the latency table's
             times = [_peak_rss([*cmd, *flags(n, True)], env) for _ in range(3)]
+            small = _peak_rss([*cmd, *flags(256, False)], env)  # after: a first compile would count
             if small is None or any(x is None for x in times):
                 print(f"{label:24} not measured")
                 continue
