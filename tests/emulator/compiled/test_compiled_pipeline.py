@@ -1,5 +1,5 @@
 """The generated functions compile with compiled/pipeline.KernelCompiler: numba's pipeline
-without its SSA pass (a fifth to a third of a long kernel's compile time, docs/performance.md),
+without its SSA pass (about a fifth of a long kernel's compile time, docs/performance.md),
 and what they compute does not change: locals assigned many times, under guards, in a lane
 loop and in a lane-by-lane loop with a float accumulator, bit-identical to the NumPy engine."""
 

@@ -37,7 +37,7 @@ OPS_MODULE = "_wavegpu_compiled_rows"  # the shared row module (cache.load_rows)
 
 JIT = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False, pipeline_class=KernelCompiler)"
 """The decorator of generated functions (pipeline.KernelCompiler: numba's pipeline without its
-SSA pass, about a third of a long kernel's compile time)."""
+SSA pass, about a fifth of a long kernel's compile time)."""
 OUTLINE_LINES = 700
 """A kernel whose single-function translation is longer than this many lines is translated as a
 driver and one function per lane loop (numba compiles a 2000-line function in about a minute,
