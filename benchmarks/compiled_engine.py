@@ -526,6 +526,91 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float] | None:
+    """(seconds, peak resident MiB) of one whole process under GNU time (`/usr/bin/time -f %M`),
+    or None when it failed. Not os.wait4 on our own child: Linux carries the high-water mark of
+    the process that forked it across exec, so every child of this (large) process would report
+    at least this process's own resident memory."""
+    import subprocess
+
+    gnu_time = shutil.which("time", path="/usr/bin:/bin")
+    if gnu_time is None:
+        print("  (no /usr/bin/time: peak memory not measured)")
+        return None
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        t = time.perf_counter()
+        r = subprocess.run([gnu_time, "-f", "%M", "-o", out.name, *cmd], capture_output=True, env=env)
+        wall = time.perf_counter() - t
+        if r.returncode != 0:
+            print(f"  ({Path(cmd[0]).name} failed: {r.stderr.decode(errors='replace').strip()[:100]})")
+            return None
+        return wall, int(out.read().split()[-1]) / 1024
+
+
+def rust_memory(log2n: int = 24) -> None:
+    """Peak resident memory and wall time of the Rust `wave-emu` and ours (`wave-emu`, as
+    installed beside this Python, on the NumPy engine and on the compiled one) as whole
+    processes on vector add 2^log2n (after a warm-up run), against the device memory; and the
+    same on 256 elements (3 KiB of device memory), which is the interpreter's share (issue 26 points 3 and 4)."""
+    import subprocess
+    import sys
+
+    env_root = os.environ.get(RUST_ENV)
+    bins = rust_binaries(Path(env_root)) if env_root else None
+    ours = Path(sys.executable).parent / "wave-emu"
+    n = 1 << log2n
+    print(f"\nWhole processes, vector add 2^{log2n} ({12 * n / 2**20:.0f} MiB of device memory): "
+          "wall time and peak resident memory (GNU time's %M)")  # fmt: skip
+    if not ours.is_file():
+        print(f"  not measured: no {ours}")
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="wave-rss-"))
+    try:
+        rng = np.random.default_rng(7)
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+        src = tmp / "vadd_n.wave"
+        src.write_text(VADD_N)
+        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+        rust_wbin = tmp / "rust.wbin"
+        if bins is not None:
+            r = subprocess.run([str(bins[0]), str(src), "-o", str(rust_wbin)], capture_output=True)
+            if r.returncode != 0:
+                bins = None
+
+        def flags(m: int, inputs: bool) -> list[str]:
+            """A launch over m elements (a, b, c of 4m bytes each)."""
+            out = ["--grid", f"{m // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * m)]
+            if inputs:
+                out += ["--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * m}:{tmp / 'b.bin'}"]
+            return [*out, "--set-reg", "0:0", "--set-reg", f"1:{4 * m}", "--set-reg", f"2:{8 * m}"]
+
+        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
+        if bins is not None:
+            runs.append(("Rust wave-emu", [str(bins[1]), str(rust_wbin)], None))
+        else:
+            print(f"  Rust: not measured ({RUST_ENV} does not name a built checkout)")
+        for engine in ("numpy", "compiled"):
+            runs.append((f"ours, engine={engine}", [str(ours), str(tmp / "ours.wbin")],
+                         dict(os.environ, WAVEGPU_ENGINE=engine)))  # fmt: skip
+        head = f"{'':24} {'time':>8} {'peak RSS':>9} {'3 KiB run':>9} {'(RSS - 3 KiB run) / device':>27}"
+        print(head)
+        print("-" * len(head))
+        device = 12 * n / 2**20
+        for label, cmd, env in runs:
+            _peak_rss([*cmd, *flags(n, True)], env)  # warm-up: a first compile is the latency table's
+            times = [_peak_rss([*cmd, *flags(n, True)], env) for _ in range(3)]
+            small = _peak_rss([*cmd, *flags(256, False)], env)  # after: a first compile would count
+            if small is None or any(x is None for x in times):
+                print(f"{label:24} not measured")
+                continue
+            t = _median([x[0] for x in times if x])
+            rss = max(x[1] for x in times if x)
+            print(f"{label:24} {t * 1e3:6.0f}ms {rss:7.0f}MiB {small[1]:7.0f}MiB {(rss - small[1]) / device:26.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
     """The kernel as `emulate` translates it when the launch gives the workgroup (no hint)."""
     import dataclasses
@@ -541,11 +626,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--rust-only", action="store_true", help="only the side-by-side table with the Rust emulator")
     ap.add_argument("--rust-kernels", default="", help="comma-separated kernel names for that table (default: all)")
+    ap.add_argument("--memory", action="store_true", help="only the whole-process time and peak memory table")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
+    if opts.memory:
+        rust_memory(20 if opts.quick else 24)
+        return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
+        rust_memory(20 if opts.quick else 24)
         return
     sizes = [16, 20] if opts.quick else [16, 20, 24]
     gemm = [128, 256] if opts.quick else [128, 256, 512] + ([1024] if opts.big else [])
@@ -584,6 +674,7 @@ def main(argv: list[str] | None = None) -> None:
         flag = "" if same and ok else "  MISMATCH" if not same else "  WRONG"
         print(" ".join(cols) + flag)
     rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
+    rust_memory(20 if opts.quick else 24)
     if not opts.no_latency:
         latency()
 

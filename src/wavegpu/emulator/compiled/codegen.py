@@ -35,7 +35,9 @@ OPS_MODULE = "_wavegpu_compiled_rows"  # the shared row module (cache.load_rows)
 """status[0] codes: an access outside memory or its buffer, or the instruction budget."""
 
 
-JIT = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False)"
+JIT = "@njit(cache=True, nogil=True, error_model='numpy', boundscheck=False, pipeline_class=KernelCompiler)"
+"""The decorator of generated functions (pipeline.KernelCompiler: numba's pipeline without its
+SSA pass, about a fifth of a long kernel's compile time)."""
 OUTLINE_LINES = 700
 """A kernel whose single-function translation is longer than this many lines is translated as a
 driver and one function per lane loop (numba compiles a 2000-line function in about a minute,
@@ -482,6 +484,7 @@ class Gen:
             "loop_next, jump, ret, extract, insert, trap",
             f"from wavegpu.emulator.compiled.scalar import cf32, {', '.join(HELPERS)}",
             "from wavegpu.emulator.compiled.intrinsics import bits_of_f32, fma32",
+            "from wavegpu.emulator.compiled.pipeline import KernelCompiler",
             *(f"from {OPS_MODULE} import {n}" for n in names),
             "",
             *(line for f in self.funcs for line in ["", *f, ""]),
