@@ -17,15 +17,32 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import CompileError, Diagnostic, Span
-from .. import builtins, hir
-from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from .. import bind, builtins, hir
+from ..builtins import (
+    ATOMIC_OPS,
+    CASTS,
+    CONSTANTS,
+    IDS,
+    MATH1,
+    NO_AXIS,
+    ROWS,
+    TOOLCHAIN_WORKGROUP,
+    VOID,
+    VOTES,
+    WAVE1,
+    Arg,
+    Builtin,
+    Kind,
+    Rule,
+)
 from ..inline import Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, file_start, param_errors, parse
@@ -62,18 +79,149 @@ NOT_SUPPORTED_TYPES = {
     "long double": "long double is not in the kernel language (float, double, half)",
 }
 
+# the C++ names of the kernel language's types (diagnostics speak C++)
+_CPP_NAMES = {
+    "i32": "int32_t",
+    "u32": "uint32_t",
+    "f32": "float",
+    "f64": "double",
+    "f16": "half",
+    "bool": "bool",
+    "u8": "uint8_t",
+    "i8": "int8_t",
+    "u16": "uint16_t",
+    "i16": "int16_t",
+}
+_TYPE_WORD = re.compile(r"\b(" + "|".join(_CPP_NAMES) + r")\b")
+
+
+def _cpp_words(message: str) -> str:
+    """A binder message in C++'s type names (f32 -> float, u32 -> uint32_t)."""
+    return _TYPE_WORD.sub(lambda m: _CPP_NAMES[m.group(1)], message)
+
+
 # ---- operators ---------------------------------------------------------------------------------
 ARITH = {"+": BinOp.ADD, "-": BinOp.SUB, "*": BinOp.MUL, "/": BinOp.DIV, "%": BinOp.TRUNC_REM}
 BITS = {"&": BinOp.AND, "|": BinOp.OR, "^": BinOp.XOR}
 SHIFTS = {"<<": BinOp.SHL, ">>": BinOp.SHR}
 COMPARES = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, ">=": Cmp.GE}
 
-# ---- builtins: C++ names -> the catalogue's --------------------------------------------------
-# C's float functions (sqrtf) convert their argument to float; std:: and C's double functions take
-# the argument's type (an integer becomes double, as std::sqrt(int) does); wave:: has float and
-# double overloads (an integer argument is ambiguous, as g++ says).
-F32_ALIASES = {f"{n}f": n for n in (*MATH1, "fma")} | {"fabsf": "abs", "fminf": "min", "fmaxf": "max"}
-C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max"}
+
+# ---- builtins: the spelling table (compiler/builtins.py holds the rows, compiler/bind.py binds) --
+class Form(Enum):
+    """How a C++ spelling converts its value arguments before the row binds them (C++'s overloads)."""
+
+    EXACT = "exact"  # ids, sync, atomics, wave ops: the arguments as they are (integral promotions)
+    WAVE = "wave"  # wave::'s float and double overloads: the argument's type; an integer is ambiguous
+    C = "c"  # <cmath> (std::sqrt, sqrt, fmin): an integer argument becomes double, then one common type
+    FLOAT = "float"  # C's float functions (sqrtf, powf, fminf): every argument converts to float
+    ONE_T = "one_t"  # a template of one T (std::min, std::clamp, wave::sign): the arguments' types agree
+    ABS = "abs"  # abs / std::abs: int or floating overloads (an unsigned argument is ambiguous)
+    UINT = "uint"  # GCC's __builtin_popcount/clz/ctz: an integer converts to unsigned int
+    UNSIGNED = "unsigned"  # <bit>'s std::popcount/countl_zero/countr_zero: unsigned integers only
+    CAST = "cast"  # wave::i32(x) ...: a conversion by the row's type
+    GCC_POWI = "gcc_powi"  # __builtin_powif(x, n): float x, an int n (a constant here)
+
+
+def _spell(rows: dict[tuple[str, str], tuple[str, Form]], row: str, form: Form, *names: str) -> None:
+    for name in names:
+        ns, _, n = name.rpartition("::")
+        rows[(ns, n)] = (row, form)
+
+
+def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
+    """(namespace, name) of a callee -> (row, form): `wave::sqrt`, `std::sqrt`, `sqrt`, `sqrtf`, ...
+    The unqualified wave names are those of `using namespace wave;` (WAVE_USING_NAMESPACE)."""
+    out: dict[tuple[str, str], tuple[str, Form]] = {}
+    for n, row in ROWS.items():
+        if row.kind in (Kind.ID, Kind.SYNC, Kind.ATOMIC, Kind.WAVE, Kind.VOTE, Kind.LOCAL):
+            _spell(out, n, Form.EXACT, f"wave::{n}", n)
+    for n in (*MATH1, "fma"):
+        _spell(out, n, Form.WAVE, f"wave::{n}")
+        _spell(out, n, Form.C, f"std::{n}", n)
+        _spell(out, n, Form.FLOAT, f"{n}f")
+    _spell(out, "abs", Form.ABS, "wave::abs", "std::abs", "abs")
+    _spell(out, "abs", Form.C, "std::fabs", "fabs")
+    _spell(out, "abs", Form.FLOAT, "fabsf")
+    for n in ("min", "max"):
+        _spell(out, n, Form.ONE_T, f"wave::{n}", f"std::{n}", n)
+        _spell(out, n, Form.C, f"std::f{n}", f"f{n}")
+        _spell(out, n, Form.FLOAT, f"f{n}f")
+    for n in CASTS:
+        _spell(out, n, Form.CAST, f"wave::{n}")
+    # the rows added with the binder (issue 23)
+    _spell(out, "pow", Form.WAVE, "wave::pow")
+    _spell(out, "pow", Form.C, "std::pow", "pow")
+    _spell(out, "pow", Form.FLOAT, "powf")
+    _spell(out, "powi", Form.GCC_POWI, "__builtin_powif")
+    _spell(out, "round_away", Form.WAVE, "wave::round")
+    _spell(out, "round_away", Form.C, "std::round", "round")
+    _spell(out, "round_away", Form.FLOAT, "roundf")
+    _spell(out, "trunc", Form.WAVE, "wave::trunc")
+    _spell(out, "trunc", Form.C, "std::trunc", "trunc")
+    _spell(out, "trunc", Form.FLOAT, "truncf")
+    _spell(out, "round_even", Form.WAVE, "wave::rint", "wave::nearbyint")
+    _spell(out, "round_even", Form.C, "std::rint", "rint", "std::nearbyint", "nearbyint")
+    _spell(out, "round_even", Form.FLOAT, "rintf", "nearbyintf")
+    _spell(out, "clamp", Form.ONE_T, "wave::clamp", "std::clamp")
+    _spell(out, "sign", Form.ONE_T, "wave::sign")
+    _spell(out, "isnan", Form.WAVE, "wave::isnan")
+    _spell(out, "isnan", Form.C, "std::isnan", "isnan", "__builtin_isnan")
+    for row, gcc, std in (
+        ("popcount", "popcount", "popcount"),
+        ("clz", "clz", "countl_zero"),
+        ("ctz", "ctz", "countr_zero"),
+    ):
+        _spell(out, row, Form.UINT, f"__builtin_{gcc}", f"wave::{row}")
+        _spell(out, row, Form.UNSIGNED, f"std::{std}")
+    return out
+
+
+CALLS = _calls()
+
+
+# std::min, std::max and std::clamp are, in the standard's words, `(b < a) ? b : a`, `(a < b) ? b : a`
+# and `v < lo ? lo : hi < v ? hi : v`: on floats a NaN or a signed zero gives what g++ gives, not
+# the device's min/max (the non-NaN operand); their calls of float type become those comparisons
+def _lt(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.Compare(BOOL, sp, Cmp.LT, a, b)
+
+
+def _std_min(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(a.type, sp, _lt(sp, b, a), b, a)
+
+
+def _std_max(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(a.type, sp, _lt(sp, a, b), b, a)
+
+
+def _std_clamp(sp: Span, v: hir.Expr, lo: hir.Expr, hi: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(v.type, sp, _lt(sp, v, lo), lo, hir.IfExpr(v.type, sp, _lt(sp, hi, v), hi, v))
+
+
+STANDARD_ORDER: dict[tuple[str, str], Callable[..., hir.Expr]] = {
+    ("std", "min"): _std_min,
+    ("std", "max"): _std_max,
+    ("std", "clamp"): _std_clamp,
+}
+# a row's float spelling (sqrtf, powf), named in the fix-it for a double the device has no row for
+FLOAT_NAMES = {row: name for (ns, name), (row, form) in CALLS.items() if form is Form.FLOAT}
+# How C++ spells each row (the docs' table); every call form above is listed in docs/compiler.md.
+SPELLINGS: dict[str, str] = {n: f"wave::{n}(0)" for n in IDS - NO_AXIS} | {n: f"wave::{n}()" for n in NO_AXIS}
+SPELLINGS |= {n: f"wave::{n}(x)" for n in sorted(WAVE1 | MATH1)} | {n: f"wave::{n}(c)" for n in sorted(VOTES)}
+SPELLINGS |= {n: f"wave::{n}(x, lane)" for n in ("wave_shuffle", "wave_broadcast")}
+SPELLINGS |= {n: f"wave::{n}(x, d)" for n in ("wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor")}
+SPELLINGS |= {"barrier": "wave::barrier()"}
+SPELLINGS |= {"fence": "wave::fence(wave::scope::workgroup)", "local_array": "__shared__ float s[256];"}
+SPELLINGS |= {f"atomic_{op}": f"wave::atomic_{op}(&a[i], v)" for op in ATOMIC_OPS}
+SPELLINGS |= {"atomic_cas": "wave::atomic_cas(&a[i], expected, desired)"}
+SPELLINGS |= {"fma": "wave::fma(a, b, c)", "abs": "wave::abs(x)", "min": "wave::min(a, b)", "max": "wave::max(a, b)"}
+SPELLINGS |= {n: f"static_cast<{_CPP_NAMES[t.name]}>(x)" for n, t in CASTS.items()}
+SPELLINGS |= {"pow": "powf(x, y)", "powi": "__builtin_powif(x, 3)", "round_away": "roundf(x)"}
+SPELLINGS |= {"round_even": "rintf(x)", "trunc": "truncf(x)", "clamp": "std::clamp(x, lo, hi)"}
+SPELLINGS |= {"sign": "wave::sign(x)", "isnan": "std::isnan(x)", "popcount": "__builtin_popcount(x)"}
+SPELLINGS |= {"clz": "__builtin_clz(x)", "ctz": "__builtin_ctz(x)"}
+
 # CUDA's spellings, named in the errors of a kernel ported from CUDA
 CUDA_IDS = {
     "threadIdx": "wave::thread_id({})",
@@ -100,8 +248,6 @@ CUDA_CALLS = {
     "__all_sync": "wave::wave_all(c)",
     "__fmaf_rn": "wave::fma(a, b, c)",
 }
-CASTS_BY_NAME = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
-SCOPES = {"wave", "workgroup", "device"}
 REFUSED_CALLS = {
     "malloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
     "calloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
@@ -113,42 +259,6 @@ REFUSED_CALLS = {
     "reinterpret_cast": "reinterpret_cast is not supported (no pointer casts in kernels)",
     "const_cast": "const_cast is not supported",
     "dynamic_cast": "dynamic_cast is not supported (no classes in kernels)",
-}
-
-# How C++ spells each builtin (docs/compiler.md's table is generated from these).
-SPELLINGS: dict[str, str] = {
-    "thread_id": "wave::thread_id(0)",
-    "workgroup_id": "wave::workgroup_id(0)",
-    "workgroup_size": "wave::workgroup_size(0)",
-    "grid_size": "wave::grid_size(0)",
-    "global_id": "wave::global_id(0)",
-    "global_size": "wave::global_size(0)",
-    "lane_id": "wave::lane_id()",
-    "wave_id": "wave::wave_id()",
-    "wave_width": "wave::wave_width()",
-    "barrier": "wave::barrier()",
-    "fence": "wave::fence(wave::scope::workgroup)",
-    "local_array": "__shared__ float s[256];",
-    **{f"atomic_{op}": f"wave::atomic_{op}(&a[i], v)" for op in ("add", "sub", "min", "max", "and", "or", "xor")},
-    "atomic_exchange": "wave::atomic_exchange(&a[i], v)",
-    "atomic_cas": "wave::atomic_cas(&a[i], expected, desired)",
-    **{n: f"wave::{n}(x)" for n in sorted(WAVE1)},
-    **{n: f"wave::{n}(x, lane)" for n in ("wave_shuffle", "wave_broadcast")},
-    **{n: f"wave::{n}(x, d)" for n in ("wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor")},
-    "wave_ballot": "wave::wave_ballot(c)",
-    "wave_any": "wave::wave_any(c)",
-    "wave_all": "wave::wave_all(c)",
-    **{n: f"wave::{n}(x)" for n in sorted(MATH1)},
-    "fma": "wave::fma(a, b, c)",
-    "abs": "wave::abs(x)",
-    "min": "wave::min(a, b)",
-    "max": "wave::max(a, b)",
-    "i32": "static_cast<int32_t>(x)",
-    "u32": "static_cast<uint32_t>(x)",
-    "f32": "static_cast<float>(x)",
-    "f16": "static_cast<half>(x)",
-    "f64": "static_cast<double>(x)",
-    "bool": "static_cast<bool>(x)",
 }
 
 MACROS = re.compile(
@@ -383,7 +493,7 @@ def _file_declaration(unit: Unit, n: Node) -> None:
     text = src.node_text(n)
     if not re.match(r"\s*(static\s+|inline\s+)*(constexpr|const)\b", text):
         raise src.error(n, "file-scope variables are not supported: kernels use constexpr constants and buffers")
-    fe = Lowering(unit, None)
+    fe = KernelBuilder(unit, None)
     for d in decls:
         fe.constant_declaration(n, d, file_scope=True)
 
@@ -451,7 +561,7 @@ class Inline:
     start: int = 0  # the helper's first byte: what it calls must be declared above it
 
 
-class Lowering:
+class KernelBuilder:
     def __init__(self, unit: Unit, fn: FunctionDef | None):
         self.unit = unit
         self.src = unit.src
@@ -1319,8 +1429,9 @@ class Lowering:
     def local_array_call(self, value: Node) -> bool:
         if value.type != "call_expression":
             return False
-        f = value.child_by_field_name("function")
-        return self.callee_name(f)[0] == "local_array"
+        name, scope = self.callee_name(value.child_by_field_name("function"))
+        spelled = CALLS.get(("wave" if scope.startswith("wave") else scope, name))
+        return spelled is not None and ROWS[spelled[0]].rule is Rule.LOCAL
 
     def local_array_alias(self, tnode: Node, d: Node) -> bool:
         """`float* s = wave::local_array<float, 256>();`"""
@@ -1344,9 +1455,23 @@ class Lowering:
         targs = [c for c in f.child_by_field_name("arguments").named_children]
         if len(targs) != 2 or call.child_by_field_name("arguments").named_children:
             raise self.error(call, "wave::local_array<T, N>() takes a type and a constant size, no arguments")
-        elem = self.scalar_type(targs[0], elements=True)
-        shape = tuple(self.const_int(x, "a local array size", lo=1) for x in targs[1:])
+        elem, shape = self.bind_local(targs[0], targs[1:], call)
         return self.add_local(name, elem, shape, at)
+
+    def bind_local(self, tnode: Node, dims: list[Node], at: Node) -> tuple[ScalarType, tuple[int, ...]]:
+        """A workgroup-shared array's element type and shape, bound to the local_array row."""
+        row = next(r for r in ROWS.values() if r.rule is Rule.LOCAL)
+        elem = self.scalar_type(tnode, elements=True)
+        sizes = tuple(self.const_or_none(x) for x in dims)
+        shape = sizes if len(sizes) != 1 else sizes[0]
+        r = bind.bind(row, self.span(at), [elem, shape])  # type: ignore[list-item]
+        if isinstance(r, bind.Refusal):
+            where = {0: tnode, 1: next((d for d, v in zip(dims, sizes) if v is None or v < 1), at)}
+            msg = r.message.replace("local_array element type", "a shared array's element type")
+            msg = _cpp_words(msg.replace(f"a {row.name} count", "a shared array's size"))
+            raise self.error(where.get(r.arg, at) if len(dims) <= 2 else dims[2], msg)
+        attrs = dict(r.attrs) if isinstance(r, hir.Call) else {}
+        return attrs["dtype"], attrs["shape"]  # type: ignore[return-value]
 
     def shared_array(self, n: Node, tnode: Node, d: Node) -> None:
         """`__shared__ float s[256];` or `__shared__ float tile[16][17];`: a workgroup-shared array."""
@@ -1361,15 +1486,10 @@ class Lowering:
             d = d.child_by_field_name("declarator")
         if not dims or d.type != "identifier":
             raise self.error(d, "__shared__ declares arrays: __shared__ float s[256];")
-        if len(dims) > 2:
-            raise self.error(dims[2], "local arrays have one or two dimensions")
-        elem = self.scalar_type(tnode, elements=True)
-        shape = tuple(self.const_int(x, "a __shared__ array size (no dynamic allocation on a GPU)", lo=1) for x in dims)
+        elem, shape = self.bind_local(tnode, dims, n)
         self.add_local(self.text(d), elem, shape, n)
 
     def add_local(self, name: str, elem: ScalarType, shape: tuple[int, ...], at: Node) -> ArrayType:
-        if elem is BOOL:
-            raise self.error(at, "arrays of bool are not supported; use uint32_t")
         if name in self.scopes[-1]:
             raise self.error(at, f"{name!r} is already declared in this scope")
         taken = name in self.arrays or name in self.vars or name in self.taken
@@ -1992,175 +2112,163 @@ class Lowering:
         return self.builtin(n, f, name, scope, args)
 
     def builtin(self, n: Node, f: Node, name: str, scope: str, args: list[Node]) -> hir.Expr:
+        """A builtin's call in one of its C++ spellings (CALLS): the arguments converted by C++'s
+        overloads (the spelling's Form), bound to the row by compiler/bind.py; a refusal becomes a
+        diagnostic at the argument it names."""
+        ns = "std" if scope == "std" else "wave" if scope.startswith("wave") else ""
+        spelled = CALLS.get((ns, name))
+        if spelled is None:
+            hint = CUDA_CALLS.get(self.text(f))
+            if hint is not None:  # a CUDA port: say what WAVE calls it
+                raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
+            raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+        row, form = ROWS[spelled[0]], spelled[1]
         sp = self.span(n)
-        std = scope == "std"
-        if name in IDS:
-            if name == "thread_id" and not args:
-                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
-            if name in builtins.NO_AXIS:
-                if args:
-                    raise self.error(n, f"{name}() takes no arguments")
-                axis = 0
-            else:
-                if len(args) > 1:
-                    raise self.error(n, f"{name}(axis) takes one constant axis")
-                axis = self.const_int(args[0], "the axis") if args else 0
-                if axis not in builtins.AXES:
-                    raise self.error(args[0], "axis must be the constant 0, 1 or 2")
-            # uint32_t in C++ (the ids are never negative): the same bits as the catalogue's i32
-            return hir.Cast(U32, sp, hir.Call(I32, sp, name, (), None, (("axis", axis),)))
-        sync = builtins.BUILTINS.get(name)
-        if sync is not None and sync.kind is builtins.Kind.SYNC and not sync.args:  # barrier()
-            if args:
-                raise self.error(n, f"{name}() takes no arguments")
-            return hir.Call(VOID, sp, name)
-        if sync is not None and sync.kind is builtins.Kind.SYNC:  # fence(scope)
-            if len(args) > 1:
-                raise self.error(n, "fence(wave::scope::workgroup) takes one scope")
-            scope_v = builtins.DEFAULT_SCOPE
-            if args:
-                a = args[0]
-                last = self.text(a).split("::")[-1].strip()
-                if a.type not in ("qualified_identifier", "identifier") or last not in SCOPES:
-                    raise self.error(a, "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device")
-                scope_v = last
-            return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
-        if name == "local_array":
+        if row.rule is Rule.LOCAL:
             raise self.error(n, "declare it: auto s = wave::local_array<float, 256>();")
-        if name in ATOMICS:
-            return self.atomic(n, name, args)
-        if name in WAVE1 or name in WAVE2:
-            want = 1 if name in WAVE1 else 2
-            if len(args) != want:
-                raise self.error(n, f"{name} takes {want} argument(s)")
-            x = self.promote(self.expr(args[0]), args[0])
-            why = builtins.wave_operand(name, x.type)
-            if why is not None:
-                raise self.error(args[0], why)
-            xs: tuple[hir.Expr, ...] = (x,)
-            if want == 2:
-                lane = self.promote(self.expr(args[1]), args[1])
-                if not lane.type.is_int:
-                    raise self.error(args[1], "a lane or distance is an integer")
-                xs = (x, lane)
-            return hir.Call(x.type, sp, name, xs)
-        if name in builtins.VOTES:
-            if len(args) != 1:
-                raise self.error(n, f"{name}(condition)")
-            c = self.truth(self.expr(args[0]), args[0])
-            return hir.Call(builtins.vote_result(name), sp, name, (c,))
-        # math: C's float names convert to float; std:: and C's double names take the type (ints: double)
-        forced: ScalarType | None = None
-        base = name
-        if name in F32_ALIASES and not (name in MATH1 or name in ("abs", "min", "max", "fma")):
-            base, forced = F32_ALIASES[name], F32
-        elif name in C_ALIASES:
-            base = C_ALIASES[name]
-        int_to_double = std or scope == "" or name != base
-        if base in MATH1 or base == "fma":
-            want = 3 if base == "fma" else 1
-            if len(args) != want:
-                raise self.error(n, f"{name} takes {want} argument(s)")
-            xs = [self.promote(self.expr(a), a) for a in args]
-            if forced is not None:
-                t = forced
+        if row.rule is Rule.ID and not args and row.name == builtins.TOOLCHAIN_ID:
+            self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
+        address = row.rule is Rule.ATOMIC and bool(args) and self.is_address(args[0])
+        places = [args[0], *args] if address else list(args)  # &a[i] is the array and the index
+        kinds = bind.slots(row, len(places))
+        if isinstance(kinds, bind.Refusal) or (row.kind is Kind.MINMAX and len(args) != 2):
+            why = kinds.message if isinstance(kinds, bind.Refusal) else f"{name}(a, b) takes two arguments"
+            raise self.error(n, f"{why}: {SPELLINGS[row.name]}")
+        actuals = self.actuals(row, form, kinds, places, address, n)
+        r = bind.bind(row, sp, actuals)
+        if isinstance(r, bind.Refusal):
+            at = places[r.arg] if isinstance(r.arg, int) else n
+            msg = _cpp_words(r.message)
+            if row.rule in (Rule.MATH, Rule.FLOAT_SAME) and r.arg is not None and row.name in FLOAT_NAMES:
+                more = ", ..." if len(row.args) > 1 else ""
+                msg += f": {FLOAT_NAMES[row.name]}(static_cast<float>(x){more}) computes it in float, if that is what you mean"
+            elif row.rule is Rule.POWI and r.arg == 1:
+                msg = f"{self.text(f)}'s exponent must be a constant positive integer here: powf(x, y) takes any"
+            elif row.rule is Rule.VOID:
+                msg = "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device"
+            raise self.error(at, msg)
+        if row.rule is Rule.ID:  # uint32_t in C++ (the ids are never negative): the same bits
+            return hir.Cast(U32, sp, r)
+        order = STANDARD_ORDER.get((ns, name))
+        if order is not None and r.type.is_float:
+            return order(sp, *(self.once(a, sp) for a in actuals if isinstance(a, hir.Expr)))
+        return r
+
+    def actuals(
+        self, row: Builtin, form: Form, kinds: tuple[Arg, ...], places: list[Node], address: bool, n: Node
+    ) -> list[bind.Actual]:
+        """The binder's actual arguments, converted as the spelling's C++ overloads convert them."""
+        out: list[bind.Actual] = []
+        values: list[int] = []
+        elem: ScalarType | None = None
+        for i, (kind, a) in enumerate(zip(kinds, places)):
+            if kind is Arg.AXIS:
+                out.append(self.const_or_none(a))
+            elif kind is Arg.SCOPE:
+                last = self.text(a).split("::")[-1].strip()
+                out.append(last if a.type in ("qualified_identifier", "identifier") else None)
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                ref = self.atomic_array(a, address)
+                refusal = bind.check(row, kind, ref, 0)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else a, _cpp_words(refusal.message))
+                out.append(ref)
+                elem = ref.elem if ref is not None else None
+            elif kind is Arg.INDEX and address and i == 1:
+                out.append(self.element(a.child_by_field_name("argument"), write=True)[1])
+            elif kind is Arg.INDEX:
+                out.append(self.promote(self.expr(a), a))
+            elif kind is Arg.CONDITION:
+                out.append(self.truth(self.expr(a), a))
+            elif kind is Arg.COUNT:  # __builtin_powif's exponent
+                out.append(self.const_or_none(a))
+            elif elem is not None:  # an atomic's value: converted to the element type
+                out.append(self.convert(self.expr(a), elem, a))
             else:
-                t = xs[0].type
-                for x in xs[1:]:
-                    t = self.arith_type(hir.Var(t, sp, "_"), x, n)
-                if t.is_int:
-                    if not int_to_double:
-                        raise self.error(
-                            args[0],
-                            f"wave::{name} of an integer is ambiguous (float or double): convert it, "
-                            f"wave::{name}(static_cast<float>(x))",
-                        )
-                    t = F64  # std::sqrt(int) is a double
-            xs = [self.convert(x, t, a) for x, a in zip(xs, args)]
-            takes = builtins.math_types(base) if base != "fma" else (F32,)
-            if t not in takes:
-                shown = ", ".join(_cpp_name(x) for x in takes)
+                out.append(None)
+                values.append(i)
+        if values:
+            xs = self.overload(row, form, [places[i] for i in values], n)
+            for i, x in zip(values, xs):
+                out[i] = x
+        return out
+
+    def overload(self, row: Builtin, form: Form, nodes: list[Node], n: Node) -> list[hir.Expr]:
+        """A builtin's value arguments as the C++ overload of the spelling takes them (Form)."""
+        xs = [self.promote(self.expr(a), a) for a in nodes]
+        sp = self.span(n)
+        if form in (Form.FLOAT, Form.GCC_POWI):
+            t: ScalarType = F32
+        elif form is Form.CAST:
+            return [self.convert(xs[0], CASTS[row.name], n)]
+        elif form in (Form.EXACT, Form.ABS):
+            if form is Form.ABS and xs[0].type is U32:
                 raise self.error(
                     n,
-                    f"{name} takes {shown}, not {_cpp_name(t)} (the device has no {_cpp_name(t)} {base}): "
-                    f"{base}f(static_cast<float>(x)) computes it in float, if that is what you mean",
+                    f"{self.text(n.child_by_field_name('function'))} of a uint32_t is ambiguous in C++ (and would be the value itself)",
                 )
-            return hir.Call(t, sp, base, tuple(xs))
-        if base == "abs":
-            if len(args) != 1:
-                raise self.error(n, f"{name}(x) takes one argument")
-            x = self.promote(self.expr(args[0]), args[0])
-            if forced is not None or (name == "fabs" and x.type.is_int):
-                x = self.convert(x, forced or F64, args[0])
-            if x.type is U32:
-                raise self.error(n, f"{name} of a uint32_t is ambiguous in C++ (and would be the value itself)")
-            return hir.Call(x.type, sp, "abs", (x,))
-        if base in ("min", "max"):
-            if len(args) != 2:
-                raise self.error(n, f"{name}(a, b) takes two arguments")
-            xs = [self.promote(self.expr(a), a) for a in args]
-            if forced is not None:
-                t = forced
-            elif name in ("fmin", "fmax"):
-                t = self.arith_type(xs[0], xs[1], n)
-                t = F64 if t.is_int else t
-            else:
-                # std::min / wave::min are templates of one T: both arguments must have that type
-                if xs[0].type != xs[1].type:
-                    raise self.error(
-                        n,
-                        f"{name}(a, b) needs two arguments of one type (C++ deduces one T), not "
-                        f"{_cpp_name(xs[0].type)} and {_cpp_name(xs[1].type)}: convert one, e.g. "
-                        f"{name}(a, static_cast<{_cpp_name(xs[0].type)}>(b))",
-                    )
-                t = xs[0].type
-            if std and name in ("min", "max") and not t.is_int:
-                # std::min is `(b < a) ? b : a` and std::max `(a < b) ? b : a` (the standard's words):
-                # a NaN or a signed zero gives what g++ gives, not the device's min/max (the non-NaN one)
-                x, y = (self.once(self.convert(v, t, a), sp) for v, a in zip(xs, args))
-                if name == "min":
-                    return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, y, x), y, x)
-                return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, x, y), y, x)
-            return hir.Call(t, sp, base, tuple(self.convert(x, t, a) for x, a in zip(xs, args)))
-        if base in CASTS_BY_NAME and scope.startswith("wave"):
-            if len(args) != 1:
-                raise self.error(n, f"wave::{base}(x) converts one value")
-            return self.convert(self.expr(args[0]), CASTS_BY_NAME[base], n)
-        hint = CUDA_CALLS.get(self.text(f))
-        if hint is not None:  # a CUDA port: say what WAVE calls it
-            raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
-        raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+            return xs
+        elif form is Form.UINT:  # the builtin's parameter is unsigned int: an int converts
+            return [self.convert(x, U32, a) if x.type.is_int else x for x, a in zip(xs, nodes)]
+        elif form is Form.UNSIGNED:
+            if xs[0].type is not U32:
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    nodes[0],
+                    f"{f} takes an unsigned integer in C++ (<bit>), not {_cpp_name(xs[0].type)}: "
+                    f"{f}(static_cast<uint32_t>(x)) counts the bits of its two's complement",
+                )
+            return xs
+        elif form is Form.ONE_T:
+            # a template of one T: C++ deduces T from every argument, which must agree
+            if any(x.type != xs[0].type for x in xs):
+                a, b = (_cpp_name(x.type) for x in (xs[0], next(x for x in xs if x.type != xs[0].type)))
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    n,
+                    f"{f}(...) needs arguments of one type (C++ deduces one T), not {a} and {b}: convert one, "
+                    f"e.g. static_cast<{a}>(...)",
+                )
+            return xs
+        else:  # WAVE, C: the common type of the arguments
+            if form is Form.C:
+                xs = [self.convert(x, F64, a) if x.type.is_int else x for x, a in zip(xs, nodes)]
+            t = xs[0].type
+            for x in xs[1:]:
+                t = self.arith_type(hir.Var(t, sp, "_"), x, n)
+            if t.is_int:
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    nodes[0],
+                    f"{f} of an integer is ambiguous (float or double): convert it, {f}(static_cast<float>(x))",
+                )
+        return [self.convert(x, t, a) for x, a in zip(xs, nodes)]
 
-    def atomic(self, n: Node, name: str, args: list[Node]) -> hir.Expr:
-        """wave::atomic_add(&a[i], v) (CUDA's form) or wave::atomic_add(a, i, v)."""
-        sp = self.span(n)
-        want = len(builtins.BUILTINS[name].args)  # array, index, value(s)
-        if args and args[0].type == "pointer_expression" and self.text(args[0].child_by_field_name("operator")) == "&":
-            if len(args) != want - 1:
-                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
-            arr, idx, b = self.element(args[0].child_by_field_name("argument"), write=True)
-            vals = args[1:]
-        else:
-            if len(args) != want:
-                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
-            an = args[0]
-            b0 = self.lookup(self.text(an)) if an.type == "identifier" else None
-            if not isinstance(b0, ArrB):
-                raise self.error(an, "the first argument of an atomic is an element's address &a[i], or an array")
-            if b0.const:
-                raise self.error(an, f"{self.text(an)!r} points to const: the kernel cannot write it")
-            b = b0
-            arr = b.name
-            idx = self.promote(self.expr(args[1]), args[1])
-            if not idx.type.is_int:
-                raise self.error(args[1], "an array index is an integer")
-            vals = args[2:]
-        elem = b.type.elem
-        why = builtins.atomic_element(name, elem) or builtins.atomic_operation(name, elem)
-        if why is not None:
-            raise self.error(n, why)
-        vs = tuple(self.convert(self.expr(v), elem, v) for v in vals)
-        return hir.Call(elem, sp, name, (idx, *vs), arr)
+    def is_address(self, a: Node) -> bool:
+        return a.type == "pointer_expression" and self.text(a.child_by_field_name("operator")) == "&"
+
+    def atomic_array(self, a: Node, address: bool) -> bind.ArrayRef | None:
+        """An atomic's array: of `&a[i]`, or the array named by the first argument (None: not one)."""
+        if address:
+            arr, _, b = self.element(a.child_by_field_name("argument"), write=True)
+            return bind.ArrayRef(arr, b.type.elem)
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        if not isinstance(b, ArrB):
+            raise self.error(a, "the first argument of an atomic is an element's address &a[i], or an array")
+        if b.const:
+            raise self.error(a, f"{self.text(a)!r} points to const: the kernel cannot write it")
+        return bind.ArrayRef(b.name, b.type.elem)
+
+    def const_or_none(self, n: Node) -> int | None:
+        """The value of a constant integer expression, or None (the binder says what it needs)."""
+        saved, self.pre = self.pre, []
+        try:
+            e = self.expr(n) if n.type != "type_descriptor" else None
+        except CompileError:
+            e = None
+        self.pre = saved
+        c = _fold(e) if e is not None else None
+        return int(c.value) if c is not None and c.type.is_int else None
 
     # -- helpers and templates, inlined
     def inline(self, n: Node, f: Node, args: list[Node], name: str, statement: bool) -> hir.Expr | None:
@@ -2319,18 +2427,7 @@ class Lowering:
 
 
 def _cpp_name(t: ScalarType) -> str:
-    return {
-        "i32": "int32_t",
-        "u32": "uint32_t",
-        "f32": "float",
-        "f64": "double",
-        "f16": "half",
-        "bool": "bool",
-        "u8": "uint8_t",
-        "i8": "int8_t",
-        "u16": "uint16_t",
-        "i16": "int16_t",
-    }.get(t.name, t.name)
+    return _CPP_NAMES.get(t.name, t.name)
 
 
 def _declared_name(d: Node) -> Node | None:
@@ -2471,7 +2568,7 @@ class CppFrontend:
         diags: list[Diagnostic] = []
         for fd in kernels:  # every kernel's errors, not only the first kernel's
             try:
-                fn = Lowering(unit, fd).kernel()
+                fn = KernelBuilder(unit, fd).kernel()
                 diags.extend(param_errors(fn))  # g++: redefinition of a parameter
                 out.append(fn)
             except CompileError as e:
