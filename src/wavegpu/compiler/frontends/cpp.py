@@ -129,6 +129,9 @@ def _spell(rows: dict[tuple[str, str], tuple[str, Form]], row: str, form: Form, 
         rows[(ns, n)] = (row, form)
 
 
+NO_CMATH = frozenset({"rsqrt"})  # the math rows <cmath> has no function for
+
+
 def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
     """(namespace, name) of a callee -> (row, form): `wave::sqrt`, `std::sqrt`, `sqrt`, `sqrtf`, ...
     The unqualified wave names are those of `using namespace wave;` (WAVE_USING_NAMESPACE)."""
@@ -137,7 +140,10 @@ def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
         if row.kind in (Kind.ID, Kind.SYNC, Kind.ATOMIC, Kind.WAVE, Kind.VOTE, Kind.LOCAL):
             _spell(out, n, Form.EXACT, f"wave::{n}", n)
     for n in (*MATH1, "fma"):
-        _spell(out, n, Form.WAVE, f"wave::{n}")
+        _spell(out, n, Form.WAVE, f"wave::{n}", n)
+        if n in NO_CMATH:  # rsqrtf: CUDA's (wave.hpp declares it), no <cmath> function
+            _spell(out, n, Form.FLOAT, f"{n}f")
+            continue
         _spell(out, n, Form.C, f"std::{n}", n)
         _spell(out, n, Form.FLOAT, f"{n}f")
     _spell(out, "abs", Form.ABS, "wave::abs", "std::abs", "abs")
@@ -147,8 +153,9 @@ def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
         _spell(out, n, Form.ONE_T, f"wave::{n}", f"std::{n}", n)
         _spell(out, n, Form.C, f"std::f{n}", f"f{n}")
         _spell(out, n, Form.FLOAT, f"f{n}f")
-    for n in CASTS:
-        _spell(out, n, Form.CAST, f"wave::{n}")
+    for n, t in CASTS.items():
+        if t is not BOOL:  # `bool` is a keyword: static_cast<bool>(x), bool(x)
+            _spell(out, n, Form.CAST, f"wave::{n}")
     # the rows added with the binder (issue 23)
     _spell(out, "pow", Form.WAVE, "wave::pow")
     _spell(out, "pow", Form.C, "std::pow", "pow")
@@ -165,8 +172,8 @@ def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
     _spell(out, "round_even", Form.FLOAT, "rintf", "nearbyintf")
     _spell(out, "clamp", Form.ONE_T, "wave::clamp", "std::clamp")
     _spell(out, "sign", Form.ONE_T, "wave::sign")
-    _spell(out, "isnan", Form.WAVE, "wave::isnan")
-    _spell(out, "isnan", Form.C, "std::isnan", "isnan", "__builtin_isnan")
+    _spell(out, "isnan", Form.WAVE, "wave::isnan", "isnan")  # <cmath> has std::isnan only
+    _spell(out, "isnan", Form.C, "std::isnan", "__builtin_isnan")
     for row, gcc, std in (
         ("popcount", "popcount", "popcount"),
         ("clz", "clz", "countl_zero"),
