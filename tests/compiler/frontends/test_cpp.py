@@ -54,7 +54,7 @@ DIAGNOSTICS = [
     ("    a[0] = 1.0f;", "2:5", "points to const", "^~~~"),
     ("    float* p = new float[4];", "2:16", "heap allocation", "^~~~~~~~~~~~"),
     ("    float* p = (float*)malloc(16);", "2:24", "heap allocation", "^~~~~~~~~~"),
-    ("    out[0] = *(a + 1);", "2:14", "pointer dereference", "^~~~~~~~"),
+    ("    out[0] = *n;", "2:14", "a dereference reads an element of a 1-D array", "^~"),
     ("    out[0] = (a + 1)[0];", "2:14", "pointer arithmetic", "^~~~~~~"),
     ("    goto end;\nend:\n    return;", "2:5", "goto", "^~~~~~~~~"),
     ("    uint32_t h = n * 2654435761;", "2:22", "write 2654435761u", "^~~~~~~~~~"),
@@ -108,7 +108,12 @@ FILE_DIAGNOSTICS = [
         "'later' is used before its declaration",
         "^~~~~",
     ),
-    ("#define N 4\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n", "1:1", "macros", "^~~~~~~~~~~"),
+    (  # a function-like macro (an object-like #define at file scope is a constant: test_cpp_idioms.py)
+        "#define SQ(x) ((x) * (x))\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n",
+        "1:1",
+        "macros",
+        "^~~~~~~~~~~~~~~~~~~~~~~~~",
+    ),
     (
         "[[wave::kernel]] void k(float* out) {\n    wave::atomic_min(&out[0], 1.0f);\n}\n",
         "2:5",

@@ -390,6 +390,9 @@ def read_unit(text: str, file: str) -> Unit:
             continue
         if t == "preproc_call" and src.node_text(n).startswith("#pragma"):
             continue
+        if t == "preproc_def":
+            _define(unit, n)
+            continue
         if t.startswith("preproc_"):
             raise src.error(n, _preprocessor_message(src.node_text(n), "in kernel files"))
         if t == "function_definition":
@@ -414,6 +417,53 @@ def read_unit(text: str, file: str) -> Unit:
             raise src.error(n, "namespaces are not supported in kernel files: define kernels at file scope")
         raise src.error(n, f"{t.replace('_', ' ')} is not supported at file scope")
     return unit
+
+
+# The values a `#define NAME value` may have: one operand, so that the text substituted at a use
+# means what a constant of that value means (`#define N 4 + 1` makes `N * 2` 6, not 10)
+MACRO_OPERANDS = frozenset(
+    {"number_literal", "char_literal", "true", "false", "parenthesized_expression", "identifier"}
+    | {"qualified_identifier", "unary_expression", "call_expression"}
+)
+
+
+def _define(unit: Unit, n: Node) -> None:
+    """`#define N 256`, `#define SCALE 0.5f`, `#define M (N * 2)` at file scope: a constant of the
+    value's C++ type, as `constexpr auto N = 256;` would be (function-like macros stay refused)."""
+    src = unit.src
+    name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+    if value is None or not src.node_text(value).strip():
+        raise src.error(n, "a #define without a value is not supported: kernels use constexpr constants")
+    # the value parsed as the initializer of a declaration, at its own place in the file (spans stay exact)
+    data = src.data
+    start = value.start_byte
+    line = data.rfind(b"\n", 0, start) + 1
+    wrapper = b"auto _ = "
+    prefix = bytearray(re.sub(rb"[^\n]", b" ", data[:start]))
+    prefix[line : line + len(wrapper)] = wrapper
+    snippet = bytes(prefix) + data[start : value.end_byte] + b"\n;\n"
+    _, root = parse("cpp", snippet.decode("utf-8"), src.file)
+    decl = next((c for c in root.named_children if c.type == "declaration"), None)
+    init = decl.child_by_field_name("declarator") if decl is not None else None
+    expr = init.child_by_field_name("value") if init is not None else None
+    if expr is None or init.type != "init_declarator":
+        raise src.error(value, "a #define here names one constant value: #define N 256")
+    if expr.type not in MACRO_OPERANDS or (
+        expr.type == "unary_expression" and expr.named_children[0].type != "number_literal"
+    ):
+        raise src.error(
+            value,
+            "a #define's value is substituted as text: write it in parentheses, #define N (a + b), or use "
+            "a constexpr constant",
+        )
+    fe = KernelBuilder(unit, None)
+    c = _fold(fe.expr(expr))
+    key = src.node_text(name)
+    if c is None:
+        raise src.error(value, "a #define here names a constant value (a literal or a constant expression)")
+    if key in unit.constants or key in unit.functions:
+        raise src.error(name, f"{key!r} is already defined")
+    unit.constants[key] = c
 
 
 def _refuse_opencl_qualifiers(src: Source, root: Node, marks: dict[int, str]) -> None:
@@ -532,6 +582,16 @@ class PrivB:
 
 
 @dataclass
+class RefB:
+    """`float& r = a[i];`: an element of an array, its index evaluated once (in `index`)."""
+
+    array: ArrB
+    index: str  # the HIR variable holding the element's index
+    index_type: ScalarType
+    const: bool = False
+
+
+@dataclass
 class ConstB:
     value: hir.Const
 
@@ -545,7 +605,7 @@ class _Poisoned(Exception):
     """A use of a poisoned name: the statement is abandoned without another message."""
 
 
-Binding = VarB | ArrB | ConstB | PrivB
+Binding = VarB | ArrB | ConstB | PrivB | RefB
 
 
 @dataclass
@@ -1325,6 +1385,9 @@ class KernelBuilder:
                 raise self.error(d, "unsupported declaration")
             target = d.child_by_field_name("declarator")
             value = d.child_by_field_name("value")
+            if target.type == "reference_declarator":
+                out += self.reference(tnode, target, value, const)
+                continue
             if target.type != "identifier":
                 if target.type == "pointer_declarator" and self.local_array_alias(tnode, d):
                     continue
@@ -1366,6 +1429,45 @@ class KernelBuilder:
             self.scopes[-1][self.text(target)] = VarB(name, t, const)
             out.append(hir.Assign(self.span(d), name, e))
         return out
+
+    def reference(self, tnode: Node, target: Node, value: Node, const: bool) -> list[hir.Stmt]:
+        """`float& r = out[i];` (an alias of the element: reads load it, writes store it; the index
+        is evaluated here, once) or `float& r = x;` (another name of the variable x)."""
+        name_n = target.named_children[-1] if target.named_children else target
+        if name_n.type != "identifier":
+            raise self.error(target, "a reference declares one name: float& r = a[i];")
+        if value.type == "initializer_list" and len(value.named_children) == 1:
+            value = value.named_children[0]
+        while value.type == "parenthesized_expression":
+            value = value.named_children[0]
+        auto = self.text(tnode) == "auto"
+        want = None if auto else self.scalar_type(tnode, elements=True)
+        if value.type == "identifier":
+            b = self.lookup(self.text(value))
+            if not isinstance(b, VarB | RefB):
+                raise self.error(value, "a reference binds a variable or an array element here: float& r = a[i];")
+            have = b.type if isinstance(b, VarB) else b.array.type.elem
+            if want is not None and want != have:
+                raise self.error(value, f"a {self.text(tnode)}& cannot bind a {_cpp_name(have)} (C++ refuses it too)")
+            if not const and b.const:
+                raise self.error(value, f"{self.text(value)!r} is const: bind it with const {self.text(tnode)}&")
+            self.fresh_in_scope(name_n)
+            self.scopes[-1][self.text(name_n)] = b if not const or b.const else _const_view(b)
+            return []
+        if value.type == "subscript_expression" and self.private_ref(value) is not None:
+            raise self.error(value, "a reference to a per-thread array's element is not supported: index the array")
+        if value.type not in ("subscript_expression", "pointer_expression"):
+            raise self.error(value, "a reference binds a variable or an array element here: float& r = a[i];")
+        _, idx, ab = self.element(value, write=not const)
+        if want is not None and want != ab.type.elem:
+            raise self.error(
+                value, f"a {self.text(tnode)}& cannot bind a {_cpp_name(ab.type.elem)} element (C++ refuses it too)"
+            )
+        sp = self.span(target)
+        var = self.fresh("ref", idx.type)
+        self.fresh_in_scope(name_n)
+        self.scopes[-1][self.text(name_n)] = RefB(ab, var, idx.type, const or ab.const)
+        return self.flush([hir.Assign(sp, var, idx)])
 
     def fresh_in_scope(self, name: Node) -> None:
         """C++ refuses a second declaration of a name in one scope (a parameter's included)."""
@@ -1561,8 +1663,9 @@ class KernelBuilder:
                     )
                 ]
             return [hir.PrivateStore(sp, pb.name, idxs, self.convert(self.expr(right), pb.elem, right))]
+        ref = left.type == "identifier" and isinstance(self.lookup(self.text(left)), RefB)
         if op == "=":
-            if left.type == "identifier":
+            if left.type == "identifier" and not ref:
                 b = self.writable_var(left)
                 value = self.convert(self.expr(right), b.type, right)
                 return [hir.Assign(sp, b.name, value)]
@@ -1570,7 +1673,7 @@ class KernelBuilder:
             value = self.store_value(ab, self.expr(right), right)
             return [hir.Store(sp, arr, idx, value)]
         sym = op[:-1]
-        if left.type == "identifier":
+        if left.type == "identifier" and not ref:
             b = self.writable_var(left)
             cur = hir.Var(b.type, sp, b.name)
             value = self.convert(self.binary(sym, cur, self.expr(right), n), b.type, n)
@@ -1596,7 +1699,7 @@ class KernelBuilder:
         op = self.text(n.child_by_field_name("operator"))
         postfix = arg.start_byte == n.start_byte
         sym = "+" if op == "++" else "-"
-        if arg.type == "identifier":
+        if arg.type == "identifier" and not isinstance(self.lookup(self.text(arg)), RefB):
             b = self.writable_var(arg)
             if b.type is BOOL:
                 raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
@@ -1653,9 +1756,16 @@ class KernelBuilder:
 
     # -- arrays
     def element(self, n: Node, write: bool = False) -> tuple[str, hir.Expr, ArrB]:
-        """a[i] (a 1-D array) or t[i][j] (a 2-D __shared__ array): the array and the flat index."""
+        """a[i] (a 1-D array), t[i][j] (a 2-D __shared__ array), *(a + i), *a, or a reference to an
+        element: the array and the flat index."""
+        if n.type == "identifier" and isinstance(self.lookup(self.text(n)), RefB):
+            r = self.lookup(self.text(n))
+            assert isinstance(r, RefB)
+            if write and r.const:
+                raise self.error(n, f"{self.text(n)!r} is a const reference: the kernel cannot write through it")
+            return r.array.name, hir.Var(r.index_type, self.span(n), r.index), r.array
         if n.type == "pointer_expression" and self.text(n.child_by_field_name("operator")) == "*":
-            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+            return self.dereference(n, write)
         if n.type != "subscript_expression":
             raise self.error(n, "only variables and array elements can be assigned")
         idx_nodes: list[Node] = []
@@ -1689,6 +1799,33 @@ class KernelBuilder:
             sp = self.span(n)
             row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, dims[1]), n)
             idx = self.binary_typed(BinOp.ADD, row, idxs[1], n)
+        return b.name, idx, b
+
+    def dereference(self, n: Node, write: bool) -> tuple[str, hir.Expr, ArrB]:
+        """`*(a + i)`, `*(i + a)` or `*a` of a 1-D array: the element a[i] (a[0])."""
+        arg = n.child_by_field_name("argument")
+        while arg.type == "parenthesized_expression":
+            arg = arg.named_children[0]
+        base, offset = arg, None
+        if arg.type == "binary_expression" and self.text(arg.child_by_field_name("operator")) == "+":
+            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
+            pointer = isinstance(self.lookup(self.text(right)), ArrB | PrivB) and right.type == "identifier"
+            base, offset = (right, left) if pointer else (left, right)
+        b = self.lookup(self.text(base)) if base.type == "identifier" else None
+        if isinstance(b, PrivB):
+            raise self.error(n, f"{self.text(base)!r} is a per-thread array: index it, {self.text(base)}[i]")
+        if not isinstance(b, ArrB) or len(b.shape) > 1:
+            raise self.error(
+                n, "a dereference reads an element of a 1-D array: *(a + i) or *a (pointer variables are not supported)"
+            )
+        if write and b.const:
+            raise self.error(n, f"{self.text(base)!r} points to const: the kernel cannot write it")
+        sp = self.span(n)
+        idx: hir.Expr = hir.Const(I32, sp, 0)
+        if offset is not None:
+            idx = self.promote(self.expr(offset), offset)
+            if not idx.type.is_int:
+                raise self.error(offset, f"a pointer offset is an integer, not {_cpp_name(idx.type)}")
         return b.name, idx, b
 
     def load(self, b: ArrB, idx: hir.Expr, sp) -> hir.Expr:
@@ -1880,7 +2017,8 @@ class KernelBuilder:
             op = self.text(n.child_by_field_name("operator"))
             if op == "&":
                 raise self.error(n, "addresses are only taken for atomics: wave::atomic_add(&a[i], v)")
-            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+            _, idx, b = self.element(n)
+            return self.load(b, idx, sp)
         if t == "new_expression" or t == "delete_expression":
             raise self.error(n, "heap allocation (new/delete) is not available on a GPU: use __shared__ arrays")
         if t == "lambda_expression":
@@ -1909,6 +2047,8 @@ class KernelBuilder:
             return hir.Var(b.type, sp, b.name)
         if isinstance(b, ConstB):
             return hir.Const(b.value.type, sp, b.value.value)
+        if isinstance(b, RefB):
+            return self.load(b.array, hir.Var(b.index_type, sp, b.index), sp)
         if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
         if name in CONSTANTS:  # wave::pi ... after `using namespace wave;`
@@ -2433,6 +2573,13 @@ class KernelBuilder:
         return hir.Var(ret, sp, result)
 
 
+def _const_view(b: VarB | RefB) -> VarB | RefB:
+    """A const reference's binding: the same variable or element, read-only."""
+    if isinstance(b, VarB):
+        return VarB(b.name, b.type, True)
+    return RefB(b.array, b.index, b.index_type, True)
+
+
 def _cpp_name(t: ScalarType) -> str:
     return _CPP_NAMES.get(t.name, t.name)
 
@@ -2440,7 +2587,10 @@ def _cpp_name(t: ScalarType) -> str:
 def _declared_name(d: Node) -> Node | None:
     """The identifier a declarator declares (through init, array and pointer declarators)."""
     while d is not None and d.type != "identifier":
-        d = d.child_by_field_name("declarator")
+        inner = d.child_by_field_name("declarator")
+        if inner is None and d.type == "reference_declarator" and d.named_children:
+            inner = d.named_children[-1]  # `float& r`: the declarator has no field name
+        d = inner
     return d
 
 
