@@ -71,7 +71,8 @@ TYPES: dict[str, ScalarType] = {
 }
 NOT_SUPPORTED_TYPES = {
     "long": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
-    "size_t": "size_t is 64-bit: index with uint32_t",
+    "size_t": "size_t is 64-bit in C++ and this device's integers are 32-bit (i * stride would wrap where C++ "
+    "does not): index with uint32_t, which holds every index of a buffer (buffers are below 4 GiB)",
     "int64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
     "uint64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
     "short": "short is a storage-only type here: int16_t arrays hold 16-bit values, variables are int32_t",
