@@ -55,6 +55,35 @@ __kernel void ocl(__global const float* a, __global float* out, uint32_t n) {
 """
 
 
+TEMPLATES = """#include "wave.hpp"
+
+template <typename T, int K>
+[[wave::kernel]] void scale(const T* a, T* out, uint32_t n) {
+    uint32_t i = wave::global_id(0);
+    if (i < n) out[i] = a[i] * static_cast<T>(K) + T(1);
+}
+
+template void scale<float, 3>(const float*, float*, uint32_t);
+template void scale<int32_t, -2>(const int32_t*, int32_t*, uint32_t);
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_template_kernels_are_their_explicit_instantiations(engine: str) -> None:
+    """Each `template void k<...>(...);` is a kernel named k_<arguments>: scale_float_3, scale_int32_t_m2."""
+    ks = load_kernels(TEMPLATES, lang="cpp")
+    assert [f.name for f in CPP.parse(TEMPLATES, "t.cpp")] == ["scale_float_3", "scale_int32_t_m2"]
+    n = 40
+    a = np.linspace(-5, 5, n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    ks["scale_float_3"](a, out, np.uint32(n), grid=(1,), workgroup=(64,), engine=engine)
+    np.testing.assert_array_equal(out, a * np.float32(3) + np.float32(1))
+    ai = np.arange(-20, 20, dtype=np.int32)
+    oi = np.zeros(n, np.int32)
+    ks["scale_int32_t_m2"](ai, oi, np.uint32(n), grid=(1,), workgroup=(64,), engine=engine)
+    np.testing.assert_array_equal(oi, ai * -2 + 1)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_idioms_against_numpy(engine: str) -> None:
     rng = np.random.default_rng(5)
@@ -86,11 +115,19 @@ def test_a_define_is_a_constant_of_its_type() -> None:
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not installed")
 def test_gxx_accepts_the_idioms(tmp_path: Path) -> None:
-    p = tmp_path / "idioms.cpp"
-    p.write_text(IDIOMS)
     flags = ["-std=c++20", "-fsyntax-only", "-Werror", "-Wno-attributes=wave::", f"-I{include_dir()}"]
-    r = subprocess.run([GXX or "g++", *flags, str(p)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    for name, text in (("idioms.cpp", IDIOMS), ("templates.cpp", TEMPLATES)):
+        p = tmp_path / name
+        p.write_text(text)
+        r = subprocess.run([GXX or "g++", *flags, str(p)], capture_output=True, text=True)
+        assert r.returncode == 0, f"{name}:\n{r.stderr}"
+
+
+def test_a_template_kernel_needs_an_instantiation() -> None:
+    src = "template <typename T> [[wave::kernel]] void k(T* x) { x[0] = T(1); }\n"
+    with pytest.raises(CompileError) as e:
+        CPP.parse(src, "k.cpp")
+    assert "compiled for its explicit instantiations" in str(e.value)
 
 
 def _diagnostics(body: str, head: str = "") -> list[str]:

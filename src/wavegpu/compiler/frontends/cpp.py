@@ -348,6 +348,7 @@ class Unit:
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     constants: dict[str, hir.Const] = field(default_factory=dict)
     declared: dict[str, int] = field(default_factory=dict)  # function -> its first declaration's byte
+    instances: list[Node] = field(default_factory=list)  # `template void k<float>(float*);`: the k<float>
 
 
 def _children(n: Node, field_name: str) -> list[Node]:
@@ -411,6 +412,15 @@ def read_unit(text: str, file: str) -> Unit:
             continue
         if t == "declaration":
             _file_declaration(unit, n)
+            continue
+        if t == "template_instantiation":
+            d = n.child_by_field_name("declarator")
+            f = d.child_by_field_name("declarator") if d is not None and d.type == "function_declarator" else None
+            if f is None or f.type != "template_function":
+                raise src.error(
+                    n, "an explicit instantiation names its template arguments: template void k<float>(float*);"
+                )
+            unit.instances.append(f)
             continue
         if t in ("class_specifier", "struct_specifier", "union_specifier"):
             raise src.error(n, "classes and structs are not supported in kernels (no virtual calls, no members)")
@@ -533,8 +543,6 @@ def _add_function(unit: Unit, fn: Node, tparams: Node | None) -> None:
         return  # a declaration only
     if name in unit.functions:
         raise src.error(fn, f"{name!r} is defined twice (overloads are not supported)")
-    if kernel and tparams is not None:
-        raise src.error(fn, "a kernel cannot be a template: instantiate helpers from it instead")
     unit.functions[name] = FunctionDef(name, fn, tparams, kernel, attrs)
 
 
@@ -630,7 +638,7 @@ class Inline:
 
 
 class KernelBuilder:
-    def __init__(self, unit: Unit, fn: FunctionDef | None):
+    def __init__(self, unit: Unit, fn: FunctionDef | None, instance: Node | None = None):
         self.unit = unit
         self.src = unit.src
         self.fn = fn
@@ -646,6 +654,7 @@ class KernelBuilder:
         self.inlines: list[Inline] = []
         self.helpers = Helpers(fn.name if fn is not None else "")  # the chain of helpers being inlined
         self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
+        self.instance = instance  # a template kernel's explicit instantiation: k<float>
         self.tmp = 0
         self.diags: list[Diagnostic] = []
         self.taken: set[str] = set()  # the parameters' names (a local that shadows one is renamed)
@@ -719,6 +728,8 @@ class KernelBuilder:
         rtype = fn.child_by_field_name("type")
         if rtype is None or self.text(rtype) != "void" or decl.parent != fn:
             raise self.error(rtype or fn, "a kernel returns void (write results to an array)")
+        if self.instance is not None:
+            name = self.instantiate(self.instance)
         params: list[hir.Param] = []
         body_node = fn.child_by_field_name("body")
         assigned = self.assigned_names(body_node)
@@ -775,6 +786,30 @@ class KernelBuilder:
             options=options,
             privates=tuple(self.privates),
         )
+
+    def instantiate(self, f: Node) -> str:
+        """Bind a template kernel's parameters to an instantiation's arguments (`k<float, 4>`: T is
+        float, N the constant 4); its name: k_float_4 (the arguments' C++ spellings joined)."""
+        assert self.fn is not None and self.fn.template is not None
+        args = list(f.child_by_field_name("arguments").named_children)
+        params = [p for p in self.fn.template.named_children if p.type != "comment"]
+        if len(args) != len(params):
+            raise self.error(f, f"{self.fn.name!r} has {len(params)} template parameter(s): name every one")
+        parts = [self.fn.name]
+        for p, a in zip(params, args):
+            if p.type == "type_parameter_declaration" and p.named_children:
+                t = self.scalar_type(a.child_by_field_name("type") or a, elements=True)
+                self.types[0][self.text(p.named_children[-1])] = t
+                parts.append(_cpp_name(t))
+            elif p.type == "parameter_declaration" and p.child_by_field_name("declarator") is not None:
+                pname = self.text(p.child_by_field_name("declarator"))
+                pt = self.scalar_type(p.child_by_field_name("type"))
+                v = _wrap(self.const_int(a, f"template argument {pname}"), pt)
+                self.scopes[0][pname] = ConstB(hir.Const(pt, self.span(a), v))
+                parts.append(str(v).replace("-", "m"))
+            else:
+                raise self.error(p, "template parameters are typename T or an integer constant")
+        return "_".join(parts)
 
     def parameter(self, p: Node) -> tuple[str, Binding]:
         """A parameter: `const float* a` (an array; const: read-only), `uint32_t n` (a scalar)."""
@@ -2709,6 +2744,28 @@ def _fold(e: hir.Expr | None) -> hir.Const | None:
     return None
 
 
+def _instances(unit: Unit) -> list[tuple[FunctionDef, Node | None]]:
+    """The explicit instantiations of the template kernels (`template void k<float>(float*);`);
+    a template kernel without one is refused (nothing would be compiled)."""
+    out: list[tuple[FunctionDef, Node | None]] = []
+    for f in unit.instances:
+        name = unit.src.node_text(f.child_by_field_name("name"))
+        fd = unit.functions.get(name)
+        if fd is None or fd.template is None:
+            raise unit.src.error(f, f"{name!r} is not a template defined above this instantiation")
+        if fd.kernel:
+            out.append((fd, f))
+    named = {unit.src.node_text(f.child_by_field_name("name")) for f in unit.instances}
+    for fd in unit.functions.values():
+        if fd.kernel and fd.template is not None and fd.name not in named:
+            raise unit.src.error(
+                fd.node,
+                f"the template kernel {fd.name!r} is compiled for its explicit instantiations: add one, "
+                f"template void {fd.name}<float>(...);",
+            )
+    return out
+
+
 class CppFrontend:
     """The FRONTENDS entry for C++ (compiler/frontends/__init__.py)."""
 
@@ -2717,16 +2774,19 @@ class CppFrontend:
 
     def parse(self, text: str, file: str) -> list[hir.Function]:
         unit = read_unit(text, file)
-        kernels = [fd for fd in unit.functions.values() if fd.kernel]
+        kernels: list[tuple[FunctionDef, Node | None]] = [
+            (fd, None) for fd in unit.functions.values() if fd.kernel and fd.template is None
+        ]
+        kernels += _instances(unit)
         if not kernels:
             raise CompileError(
                 [Diagnostic("no kernel found: mark one with [[wave::kernel]] (or __kernel)", file_start(unit.src))]
             )
         out: list[hir.Function] = []
         diags: list[Diagnostic] = []
-        for fd in kernels:  # every kernel's errors, not only the first kernel's
+        for fd, instance in kernels:  # every kernel's errors, not only the first kernel's
             try:
-                fn = KernelBuilder(unit, fd).kernel()
+                fn = KernelBuilder(unit, fd, instance).kernel()
                 diags.extend(param_errors(fn))  # g++: redefinition of a parameter
                 out.append(fn)
             except CompileError as e:
