@@ -44,6 +44,22 @@ __kernel void ocl(__global const float* a, __global float* out, uint32_t n) {
     *(i + out) += 0.25f;
 }
 
+[[wave::kernel]] void lambdas(const float* a, float* out, uint32_t n) {
+    uint32_t i = wave::global_id(0);
+    if (i >= n) return;
+    auto sq = [](float v) { return v * v; };
+    auto half_of = [](int32_t k) -> float { return static_cast<float>(k) * 0.5f; };
+    float acc = 0.0f;
+    auto add = [&](float v) { acc += v; };
+    auto clipped = [&](float v) {
+        if (v > 4.0f) return 4.0f;
+        return v;
+    };
+    add(sq(a[i]));
+    add(half_of(static_cast<int32_t>(i)));
+    out[i] = clipped(acc) + sq(2.0f);
+}
+
 [[wave::kernel]] void weights(const float* a, float* out, uint32_t n) {
     uint32_t i = wave::global_id(0);
     if (i >= n) return;
@@ -98,6 +114,10 @@ def test_idioms_against_numpy(engine: str) -> None:
     want = ((a + a[0]) + np.float32(1)) + np.float32(2) * a + np.float32(0.25)
     np.testing.assert_array_equal(out, want)
     out = np.zeros(n, np.float32)
+    ks["lambdas"](a, out, np.uint32(n), grid=(1,), workgroup=(64,), engine=engine)
+    acc = a * a + np.arange(n, dtype=np.float32) * np.float32(0.5)
+    np.testing.assert_array_equal(out, np.where(acc > 4, np.float32(4), acc) + np.float32(4))
+    out = np.zeros(n, np.float32)
     ks["weights"](a, out, np.uint32(n), grid=(1,), workgroup=(64,), engine=engine)
     want = np.zeros(n, np.float32)
     for w in (1, 2, 3, 0):
@@ -149,6 +169,9 @@ def _diagnostics(body: str, head: str = "") -> list[str]:
         ("    o[0] = *(a + 1.5f);", "", "a pointer offset is an integer, not float"),
         ("    o[0] = M;", "#define M 1 + 2\n", "a #define's value is substituted as text"),
         ("    long x = 3;\n    o[0] = x;", "", "64-bit integers"),
+        ("    float k = 2.0f;\n    auto f = [=](float v) { return v * k; };\n    o[0] = f(1.0f);", "", "by copy"),
+        ("    float k = 2.0f;\n    auto f = [](float v) { return v * k; };\n    o[0] = f(1.0f);", "", "'k' is not declared"),
+        ("    auto f = [](float v) { return v; };\n    auto g = f;\n    o[0] = g(1.0f);", "", "is a lambda: call it"),
     ],
 )
 def test_refused_idioms_are_reported_once(body: str, head: str, message: str) -> None:

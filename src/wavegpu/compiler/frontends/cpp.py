@@ -564,6 +564,9 @@ def _file_declaration(unit: Unit, n: Node) -> None:
         fe.constant_declaration(n, d, file_scope=True)
 
 
+AUTO = ScalarType("auto", 0, "auto")  # a lambda's return type before its first return sets it
+
+
 # ---- lowering ----------------------------------------------------------------------------------
 @dataclass
 class VarB:
@@ -601,6 +604,15 @@ class RefB:
 
 
 @dataclass
+class LambdaB:
+    """`auto f = [&](float v) { ... };`: a lambda that does not escape, inlined at its calls in the
+    scopes of its definition (by-reference captures see the variables as they are at the call)."""
+
+    fd: FunctionDef  # the lambda_expression as a function
+    scopes: list[dict[str, Binding]]  # the names visible at its definition
+
+
+@dataclass
 class ConstB:
     value: hir.Const
 
@@ -614,7 +626,7 @@ class _Poisoned(Exception):
     """A use of a poisoned name: the statement is abandoned without another message."""
 
 
-Binding = VarB | ArrB | ConstB | PrivB | RefB
+Binding = VarB | ArrB | ConstB | PrivB | RefB | LambdaB
 
 
 @dataclass
@@ -629,7 +641,7 @@ class Inline:
     """The helper being inlined: where its `return` goes."""
 
     name: str
-    ret: ScalarType | None  # None: void
+    ret: ScalarType | None  # None: void; AUTO: a lambda's, its first return's type
     result: str | None  # the HIR variable of the value
     wrapped: bool  # returns break out of a one-trip loop
     loop_depth: int
@@ -1090,7 +1102,11 @@ class KernelBuilder:
         else:
             if value is None:
                 raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
-            v = self.convert(self.expr(value), inl.ret, value)
+            e = self.expr(value)
+            if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
+                inl.ret = e.type
+                inl.result = self.fresh(inl.name, e.type)
+            v = self.convert(e, inl.ret, value)
             assert inl.result is not None
             out += [*self.take_pre(), hir.Assign(sp, inl.result, v)]
         if inl.wrapped:
@@ -1434,6 +1450,9 @@ class KernelBuilder:
                 if len(vals) != 1:
                     raise self.error(value, "a scalar is initialised with one value")
                 value = vals[0]
+            if value.type == "lambda_expression":
+                self.lambda_declaration(tnode, target, value)
+                continue
             if self.local_array_call(value):
                 if self.text(tnode) != "auto":
                     raise self.error(tnode, "auto s = wave::local_array<float, 256>(); (or float* s = ...)")
@@ -1465,6 +1484,27 @@ class KernelBuilder:
             self.scopes[-1][self.text(target)] = VarB(name, t, const)
             out.append(hir.Assign(self.span(d), name, e))
         return out
+
+    def lambda_declaration(self, tnode: Node, target: Node, value: Node) -> None:
+        """`auto f = [](float v) { return v * v; };` or `[&]`: a name the kernel calls (inlined).
+        A capture by copy (`[=]`, `[x]`) takes the values at the definition, which inlining at the
+        call would not keep: refused."""
+        if self.text(tnode) != "auto":
+            raise self.error(tnode, "a lambda is held in an auto variable: auto f = [&](float v) { ... };")
+        caps = value.child_by_field_name("captures")
+        items = [c for c in caps.named_children if c.type != "comment"] if caps is not None else []
+        by_copy = [c for c in items if self.text(c).replace(" ", "") not in ("&",) and not self.text(c).startswith("&")]
+        if by_copy:
+            raise self.error(
+                by_copy[0],
+                "a lambda capturing by copy takes the values at its definition: capture by reference, [&], or "
+                "pass the values as arguments",
+            )
+        name = self.text(target)
+        self.fresh_in_scope(target)
+        fd = FunctionDef(name, value)
+        scopes = [{}] if not items else list(self.scopes)  # [] sees the file's names only
+        self.scopes[-1][name] = LambdaB(fd, scopes)
 
     def reference(self, tnode: Node, target: Node, value: Node, const: bool) -> list[hir.Stmt]:
         """`float& r = out[i];` (an alias of the element: reads load it, writes store it; the index
@@ -2058,7 +2098,10 @@ class KernelBuilder:
         if t == "new_expression" or t == "delete_expression":
             raise self.error(n, "heap allocation (new/delete) is not available on a GPU: use __shared__ arrays")
         if t == "lambda_expression":
-            raise self.error(n, "lambdas are not supported in kernels: write a helper function (it is inlined)")
+            raise self.error(
+                n,
+                "a lambda is named and then called here: auto f = [&](float v) { ... }; f(x) (it is inlined; it cannot be stored or passed)",
+            )
         if t == "field_expression":
             obj, member = self.text(n.child_by_field_name("argument")), self.text(n.child_by_field_name("field"))
             axis = "xyz".find(member)
@@ -2085,6 +2128,10 @@ class KernelBuilder:
             return hir.Const(b.value.type, sp, b.value.value)
         if isinstance(b, RefB):
             return self.load(b.array, hir.Var(b.index_type, sp, b.index), sp)
+        if isinstance(b, LambdaB):
+            raise self.error(
+                n, f"{name!r} is a lambda: call it here (it is inlined at its calls; it cannot be stored or passed)"
+            )
         if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
         if name in CONSTANTS:  # wave::pi ... after `using namespace wave;`
@@ -2284,6 +2331,9 @@ class KernelBuilder:
             return self.inline(n, f, args, name, statement)
         if name in REFUSED_CALLS:
             raise self.error(f, REFUSED_CALLS[name])
+        lam = self.lookup(name) if scope == "" and f.type == "identifier" else None
+        if isinstance(lam, LambdaB):
+            return self.inline(n, f, args, name, statement, lam)
         if scope == "" and self.lookup(name) is not None:
             if f.type == "template_function":  # `a < b || c > (d)`: the grammar guesses a template
                 raise self.error(
@@ -2454,17 +2504,20 @@ class KernelBuilder:
         return int(c.value) if c is not None and c.type.is_int else None
 
     # -- helpers and templates, inlined
-    def inline(self, n: Node, f: Node, args: list[Node], name: str, statement: bool) -> hir.Expr | None:
+    def inline(
+        self, n: Node, f: Node, args: list[Node], name: str, statement: bool, lam: LambdaB | None = None
+    ) -> hir.Expr | None:
         sp = self.span(n)
-        fd = self.unit.functions[name]
+        fd = self.unit.functions[name] if lam is None else lam.fd
         if fd.kernel:
             raise self.error(f, f"{name!r} is a kernel: kernels cannot call kernels")
         caller = self.inlines[-1].start if self.inlines else self.fn.node.start_byte if self.fn else 0
-        if self.unit.declared.get(name, 0) > caller:
+        if lam is None and self.unit.declared.get(name, 0) > caller:
             raise self.error(f, f"{name!r} is used before its declaration: define or declare it above, as C++ needs")
         fnode = fd.node
-        _, decl = _function_name(self.src, fnode)
-        pnodes = [p for p in decl.child_by_field_name("parameters").named_children if p.type != "comment"]
+        decl = _function_name(self.src, fnode)[1] if lam is None else fnode.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        pnodes = [p for p in plist.named_children if p.type != "comment"] if plist is not None else []
         if len(pnodes) != len(args):
             raise self.error(n, f"{name!r} takes {len(pnodes)} argument(s), not {len(args)}")
         # template parameters: explicit <...>, else deduced from the argument types
@@ -2563,23 +2616,25 @@ class KernelBuilder:
                 var = self.fresh(pname, pt)
                 binds.append(hir.Assign(self.span(a), var, val))
                 scope[pname] = VarB(var, pt)
-            rtn = fnode.child_by_field_name("type")
-            if rtn is None:
-                raise self.error(fnode, f"{name!r} needs a return type")
-            rtext = self.text(rtn)
-            ret = None if rtext == "void" else self.scalar_type(rtn)
-            if ret is None and not statement:
-                raise self.error(n, f"{name!r} returns void: it has no value")
+            rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
+            deduced = lam is not None and rtn is None  # a lambda's return type: its return's
+            if rtn is None and not deduced:
+                raise self.error(fnode, f"{name!r} needs a return type")
+            rtext = self.text(rtn) if rtn is not None else "auto"
+            valued = any(x.named_children for x in returns)
+            ret = None if rtext == "void" or (deduced and not valued) else AUTO if deduced else self.scalar_type(rtn)
+            if ret is None and not statement:
+                raise self.error(n, f"{name!r} returns void: it has no value")
             stmts = body_node.named_children
             last_is_return = bool(stmts) and stmts[-1].type == "return_statement"
             wrapped = not (len(returns) == 0 or (len(returns) == 1 and last_is_return))
-            result = self.fresh(f"{name}", ret) if ret is not None else None
+            result = self.fresh(f"{name}", ret) if ret is not None and ret is not AUTO else None
             if ret is not None and not returns:
-                raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
+                raise self.error(rtn or fnode, f"{name!r} returns {rtext} but has no return statement")
             outer_pre, self.pre = [*self.pre, *binds], []
-            self.scopes = [{}, scope]
+            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
             inl = Inline(name, ret, result, wrapped, len(self.loops), start=fnode.start_byte)
             self.inlines.append(inl)
             saved_loops = self.loops
@@ -2594,6 +2649,7 @@ class KernelBuilder:
         finally:
             self.scopes = saved_scopes
             self.types.pop()
+        ret, result = inl.ret, inl.result  # a lambda's deduced type is known now
         if wrapped:
             if ret is not None:
                 assert result is not None
@@ -2607,6 +2663,13 @@ class KernelBuilder:
             return None
         assert result is not None
         return hir.Var(ret, sp, result)
+
+
+def _trailing_type(decl: Node | None) -> Node | None:
+    """A lambda's `-> T`: the type node, or None."""
+    tr = next((c for c in decl.named_children if c.type == "trailing_return_type"), None) if decl is not None else None
+    td = tr.named_children[0] if tr is not None and tr.named_children else None
+    return (td.child_by_field_name("type") or td) if td is not None else None
 
 
 def _const_view(b: VarB | RefB) -> VarB | RefB:
