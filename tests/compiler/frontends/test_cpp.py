@@ -74,7 +74,7 @@ DIAGNOSTICS = [
     ("    float g{16777217};", "2:13", "narrowing conversion from int32_t to float", "^~~~~~~~"),
     ("    int32_t e{n};", "2:15", "narrowing conversion from uint32_t to int32_t", "^"),
     ("    size_t i = 0;", "2:5", "size_t", "^~~~~~"),
-    ("    float s = 0.0f;\n    auto f = [&](float x) { s += x; };", "3:14", "lambdas", "^" + "~" * 23),
+    ("    float s = 0.0f;\n    auto f = [=](float x) { return s + x; };", "3:15", "capturing by copy", "^"),
     ("    out[0] = a.size();", "2:14", "member", "^~~~~~"),
     ("    out[0] = 1.0f;\n    return 1;", "3:12", "return no value", "^"),
     ("    uint32_t x = wave::thread_id(3);", "2:34", "axis", "^"),
