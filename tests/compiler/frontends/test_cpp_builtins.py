@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wavegpu.compiler.builtins import ROWS, Arg, Kind, Rule
 from wavegpu.compiler.frontends.cpp import CALLS, CPP, SPELLINGS, Form, include_dir
@@ -236,3 +238,47 @@ def test_refusals_speak_cpp(body: str, where: str, message: str) -> None:
     first = text.splitlines()[0]
     assert first.startswith(f"k.cpp:{where}: error: "), text
     assert message in first, text
+
+
+# ---- differential: C++'s rounding and bit-count spellings against NumPy on any values -----------
+ROUNDING = (
+    HEAD
+    + """
+[[wave::kernel]] void rounding(const float* x, const uint32_t* u, float* f, int32_t* b) {
+    uint32_t i = wave::thread_id(0);
+    f[i * 3 + 0] = roundf(x[i]);
+    f[i * 3 + 1] = std::rint(x[i]);
+    f[i * 3 + 2] = std::trunc(x[i]);
+    b[i * 3 + 0] = std::popcount(u[i]);
+    b[i * 3 + 1] = std::countl_zero(u[i]);
+    b[i * 3 + 2] = __builtin_ctz(u[i]);
+}
+"""
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), min_size=32, max_size=32),
+    st.lists(st.integers(0, 2**32 - 1), min_size=32, max_size=32),
+)
+def test_rounding_and_bit_counts_match_numpy(xs: list[float], us: list[int]) -> None:
+    x = np.array(xs, np.float32)
+    u = np.array(us, np.uint32)
+    f = np.zeros(96, np.float32)
+    b = np.zeros(96, np.int32)
+    _KERNELS.setdefault("k", load_kernels(ROUNDING, lang="cpp")["rounding"])
+    _KERNELS["k"](x, u, f, b, grid=(1,), workgroup=(32,))
+    f, b = f.reshape(32, 3), b.reshape(32, 3)
+    with np.errstate(invalid="ignore"):
+        away = np.where(np.abs(x) < 2**23, np.copysign(np.floor(np.abs(x.astype(np.float64)) + 0.5), x), x)
+    np.testing.assert_array_equal(f[:, 0], away.astype(np.float32))
+    np.testing.assert_array_equal(f[:, 1], np.rint(x))
+    np.testing.assert_array_equal(f[:, 2], np.trunc(x))
+    pop, clz, ctz = _bits32(u)
+    np.testing.assert_array_equal(b[:, 0], pop)
+    np.testing.assert_array_equal(b[:, 1], clz)
+    np.testing.assert_array_equal(b[:, 2], ctz)
+
+
+_KERNELS: dict[str, object] = {}
