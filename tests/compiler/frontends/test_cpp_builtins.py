@@ -191,8 +191,9 @@ def test_new_rows_against_numpy() -> None:
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not installed")
-def test_gxx_accepts_the_new_rows_kernel(tmp_path: Path) -> None:
-    _gxx(tmp_path, NEW_ROWS)
+def test_gxx_accepts_the_new_rows_kernels(tmp_path: Path) -> None:
+    _gxx(tmp_path, NEW_ROWS, "rows.cpp")
+    _gxx(tmp_path, ROUNDING, "rounding.cpp")
 
 
 # ---- refusals in C++'s words --------------------------------------------------------------------
