@@ -170,7 +170,11 @@ def _diagnostics(body: str, head: str = "") -> list[str]:
         ("    o[0] = M;", "#define M 1 + 2\n", "a #define's value is substituted as text"),
         ("    long x = 3;\n    o[0] = x;", "", "64-bit integers"),
         ("    float k = 2.0f;\n    auto f = [=](float v) { return v * k; };\n    o[0] = f(1.0f);", "", "by copy"),
-        ("    float k = 2.0f;\n    auto f = [](float v) { return v * k; };\n    o[0] = f(1.0f);", "", "'k' is not declared"),
+        (
+            "    float k = 2.0f;\n    auto f = [](float v) { return v * k; };\n    o[0] = f(1.0f);",
+            "",
+            "'k' is not declared",
+        ),
         ("    auto f = [](float v) { return v; };\n    auto g = f;\n    o[0] = g(1.0f);", "", "is a lambda: call it"),
     ],
 )
