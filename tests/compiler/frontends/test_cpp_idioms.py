@@ -181,3 +181,19 @@ def _diagnostics(body: str, head: str = "") -> list[str]:
 def test_refused_idioms_are_reported_once(body: str, head: str, message: str) -> None:
     diags = _diagnostics(body, head)
     assert len(diags) == 1 and message in diags[0], diags
+
+
+def test_a_by_value_parameter_written_through_a_reference_or_a_lambda_is_the_kernels_copy() -> None:
+    """`uint32_t& r = n; r += 5u;` and `[&] { n += 2u; }` write the kernel's copy of the scalar n."""
+    src = """#include "wave.hpp"
+[[wave::kernel]] void k(float* o, uint32_t n, uint32_t m) {
+    uint32_t& r = n;
+    r += 5u;
+    auto bump = [&]() { m += 2u; };
+    bump();
+    o[wave::thread_id(0)] = static_cast<float>(n * 100u + m);
+}
+"""
+    o = np.zeros(4, np.float32)
+    load_kernels(src, lang="cpp")["k"](o, np.uint32(3), np.uint32(4), grid=(1,), workgroup=(4,))
+    np.testing.assert_array_equal(o, np.full(4, 806, np.float32))

@@ -854,6 +854,14 @@ class KernelBuilder:
                 tgt = x.child_by_field_name("left") or x.child_by_field_name("argument")
                 if tgt is not None and tgt.type == "identifier":
                     out.add(self.text(tgt))
+            # `T& r = x;` (a reference, also a by-reference lambda capture's body) may write x: counted
+            # as assigned, so that a by-value parameter gets its copy
+            if x.type == "init_declarator" and x.child_by_field_name("declarator").type == "reference_declarator":
+                value = x.child_by_field_name("value")
+                if value is not None and value.type == "identifier":
+                    out.add(self.text(value))
+            if x.type == "lambda_expression":
+                out |= {self.text(c) for c in _walk(x) if c.type == "identifier"}
         return out
 
     # -- statements
