@@ -21,7 +21,7 @@ from wavegpu.runtime import pyexec
 
 # The frontends that bind every call through compiler/bind.py. Porting rust, cpp or typescript
 # adds it here (and removes it from tests/test_no_builtin_strings.py's NOT_YET_PORTED).
-PORTED = ("python", "rust", "typescript")
+PORTED = ("python", "rust", "cpp", "typescript")
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))

@@ -54,12 +54,12 @@ DIAGNOSTICS = [
     ("    a[0] = 1.0f;", "2:5", "points to const", "^~~~"),
     ("    float* p = new float[4];", "2:16", "heap allocation", "^~~~~~~~~~~~"),
     ("    float* p = (float*)malloc(16);", "2:24", "heap allocation", "^~~~~~~~~~"),
-    ("    out[0] = *(a + 1);", "2:14", "pointer dereference", "^~~~~~~~"),
+    ("    out[0] = *n;", "2:14", "a dereference reads an element of a 1-D array", "^~"),
     ("    out[0] = (a + 1)[0];", "2:14", "pointer arithmetic", "^~~~~~~"),
     ("    goto end;\nend:\n    return;", "2:5", "goto", "^~~~~~~~~"),
     ("    uint32_t h = n * 2654435761;", "2:22", "write 2654435761u", "^~~~~~~~~~"),
     ("    out[0] = std::min(n, 3);", "2:14", "one type", "^~~~~~~~~~~~~~"),
-    ("    out[0] = wave::exp(1.0);", "2:14", "exp takes float, not double", "^~~~~~~~~~~~~~"),
+    ("    out[0] = wave::exp(1.0);", "2:24", "exp takes float, not double", "^~~"),
     ("    out[0] = wave::sqrt(n);", "2:25", "ambiguous", "^"),
     ("    out[0] = m;", "2:14", "'m' is not declared", "^"),
     ("    uint8_t x = 3;", "2:5", "storage-only", "^~~~~~~"),
@@ -74,7 +74,7 @@ DIAGNOSTICS = [
     ("    float g{16777217};", "2:13", "narrowing conversion from int32_t to float", "^~~~~~~~"),
     ("    int32_t e{n};", "2:15", "narrowing conversion from uint32_t to int32_t", "^"),
     ("    size_t i = 0;", "2:5", "size_t", "^~~~~~"),
-    ("    float s = 0.0f;\n    auto f = [&](float x) { s += x; };", "3:14", "lambdas", "^" + "~" * 23),
+    ("    float s = 0.0f;\n    auto f = [=](float x) { return s + x; };", "3:15", "capturing by copy", "^"),
     ("    out[0] = a.size();", "2:14", "member", "^~~~~~"),
     ("    out[0] = 1.0f;\n    return 1;", "3:12", "return no value", "^"),
     ("    uint32_t x = wave::thread_id(3);", "2:34", "axis", "^"),
@@ -108,11 +108,16 @@ FILE_DIAGNOSTICS = [
         "'later' is used before its declaration",
         "^~~~~",
     ),
-    ("#define N 4\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n", "1:1", "macros", "^~~~~~~~~~~"),
+    (  # a function-like macro (an object-like #define at file scope is a constant: test_cpp_idioms.py)
+        "#define SQ(x) ((x) * (x))\n[[wave::kernel]] void k(float* out) { out[0] = 1.0f; }\n",
+        "1:1",
+        "macros",
+        "^~~~~~~~~~~~~~~~~~~~~~~~~",
+    ),
     (
         "[[wave::kernel]] void k(float* out) {\n    wave::atomic_min(&out[0], 1.0f);\n}\n",
         "2:5",
-        "atomic_min on f32 arrays is not supported",
+        "atomic_min on float arrays is not supported",
         "^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
     ),
     (
@@ -291,7 +296,7 @@ def test_integer_expressions_match_gxx(tmp_path: Path) -> None:
 
 # ---- builtins, spellings, interfaces -------------------------------------------------------------
 def test_spellings_cover_every_builtin() -> None:
-    assert set(SPELLINGS) == set(builtins.BUILTINS), set(SPELLINGS) ^ set(builtins.BUILTINS)
+    assert set(SPELLINGS) == set(builtins.ROWS), set(SPELLINGS) ^ set(builtins.ROWS)
 
 
 def test_every_builtin_compiles() -> None:

@@ -17,15 +17,32 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
 
 from ...errors import CompileError, Diagnostic, Span
-from .. import builtins, hir
-from ..builtins import ATOMICS, CONSTANTS, IDS, MATH1, TOOLCHAIN_WORKGROUP, VOID, WAVE1, WAVE2
+from .. import bind, builtins, hir
+from ..builtins import (
+    ATOMIC_OPS,
+    CASTS,
+    CONSTANTS,
+    IDS,
+    MATH1,
+    NO_AXIS,
+    ROWS,
+    TOOLCHAIN_WORKGROUP,
+    VOID,
+    VOTES,
+    WAVE1,
+    Arg,
+    Builtin,
+    Kind,
+    Rule,
+)
 from ..inline import Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, file_start, param_errors, parse
@@ -54,7 +71,8 @@ TYPES: dict[str, ScalarType] = {
 }
 NOT_SUPPORTED_TYPES = {
     "long": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
-    "size_t": "size_t is 64-bit: index with uint32_t",
+    "size_t": "size_t is 64-bit in C++ and this device's integers are 32-bit (i * stride would wrap where C++ "
+    "does not): index with uint32_t, which holds every index of a buffer (buffers are below 4 GiB)",
     "int64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
     "uint64_t": "64-bit integers are not in the kernel language (int32_t, uint32_t)",
     "short": "short is a storage-only type here: int16_t arrays hold 16-bit values, variables are int32_t",
@@ -62,18 +80,156 @@ NOT_SUPPORTED_TYPES = {
     "long double": "long double is not in the kernel language (float, double, half)",
 }
 
+# the C++ names of the kernel language's types (diagnostics speak C++)
+_CPP_NAMES = {
+    "i32": "int32_t",
+    "u32": "uint32_t",
+    "f32": "float",
+    "f64": "double",
+    "f16": "half",
+    "bool": "bool",
+    "u8": "uint8_t",
+    "i8": "int8_t",
+    "u16": "uint16_t",
+    "i16": "int16_t",
+}
+_TYPE_WORD = re.compile(r"\b(" + "|".join(_CPP_NAMES) + r")\b")
+
+
+def _cpp_words(message: str) -> str:
+    """A binder message in C++'s type names (f32 -> float, u32 -> uint32_t)."""
+    return _TYPE_WORD.sub(lambda m: _CPP_NAMES[m.group(1)], message)
+
+
 # ---- operators ---------------------------------------------------------------------------------
 ARITH = {"+": BinOp.ADD, "-": BinOp.SUB, "*": BinOp.MUL, "/": BinOp.DIV, "%": BinOp.TRUNC_REM}
 BITS = {"&": BinOp.AND, "|": BinOp.OR, "^": BinOp.XOR}
 SHIFTS = {"<<": BinOp.SHL, ">>": BinOp.SHR}
 COMPARES = {"==": Cmp.EQ, "!=": Cmp.NE, "<": Cmp.LT, "<=": Cmp.LE, ">": Cmp.GT, ">=": Cmp.GE}
 
-# ---- builtins: C++ names -> the catalogue's --------------------------------------------------
-# C's float functions (sqrtf) convert their argument to float; std:: and C's double functions take
-# the argument's type (an integer becomes double, as std::sqrt(int) does); wave:: has float and
-# double overloads (an integer argument is ambiguous, as g++ says).
-F32_ALIASES = {f"{n}f": n for n in (*MATH1, "fma")} | {"fabsf": "abs", "fminf": "min", "fmaxf": "max"}
-C_ALIASES = {"fabs": "abs", "fmin": "min", "fmax": "max"}
+
+# ---- builtins: the spelling table (compiler/builtins.py holds the rows, compiler/bind.py binds) --
+class Form(Enum):
+    """How a C++ spelling converts its value arguments before the row binds them (C++'s overloads)."""
+
+    EXACT = "exact"  # ids, sync, atomics, wave ops: the arguments as they are (integral promotions)
+    WAVE = "wave"  # wave::'s float and double overloads: the argument's type; an integer is ambiguous
+    C = "c"  # <cmath> (std::sqrt, sqrt, fmin): an integer argument becomes double, then one common type
+    FLOAT = "float"  # C's float functions (sqrtf, powf, fminf): every argument converts to float
+    ONE_T = "one_t"  # a template of one T (std::min, std::clamp, wave::sign): the arguments' types agree
+    ABS = "abs"  # abs / std::abs: int or floating overloads (an unsigned argument is ambiguous)
+    UINT = "uint"  # GCC's __builtin_popcount/clz/ctz: an integer converts to unsigned int
+    UNSIGNED = "unsigned"  # <bit>'s std::popcount/countl_zero/countr_zero: unsigned integers only
+    CAST = "cast"  # wave::i32(x) ...: a conversion by the row's type
+    GCC_POWI = "gcc_powi"  # __builtin_powif(x, n): float x, an int n (a constant here)
+
+
+def _spell(rows: dict[tuple[str, str], tuple[str, Form]], row: str, form: Form, *names: str) -> None:
+    for name in names:
+        ns, _, n = name.rpartition("::")
+        rows[(ns, n)] = (row, form)
+
+
+NO_CMATH = frozenset({"rsqrt"})  # the math rows <cmath> has no function for
+
+
+def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
+    """(namespace, name) of a callee -> (row, form): `wave::sqrt`, `std::sqrt`, `sqrt`, `sqrtf`, ...
+    The unqualified wave names are those of `using namespace wave;` (WAVE_USING_NAMESPACE)."""
+    out: dict[tuple[str, str], tuple[str, Form]] = {}
+    for n, row in ROWS.items():
+        if row.kind in (Kind.ID, Kind.SYNC, Kind.ATOMIC, Kind.WAVE, Kind.VOTE, Kind.LOCAL):
+            _spell(out, n, Form.EXACT, f"wave::{n}", n)
+    for n in (*MATH1, "fma"):
+        _spell(out, n, Form.WAVE, f"wave::{n}", n)
+        if n in NO_CMATH:  # rsqrtf: CUDA's (wave.hpp declares it), no <cmath> function
+            _spell(out, n, Form.FLOAT, f"{n}f")
+            continue
+        _spell(out, n, Form.C, f"std::{n}", n)
+        _spell(out, n, Form.FLOAT, f"{n}f")
+    _spell(out, "abs", Form.ABS, "wave::abs", "std::abs", "abs")
+    _spell(out, "abs", Form.C, "std::fabs", "fabs")
+    _spell(out, "abs", Form.FLOAT, "fabsf")
+    for n in ("min", "max"):
+        _spell(out, n, Form.ONE_T, f"wave::{n}", f"std::{n}", n)
+        _spell(out, n, Form.C, f"std::f{n}", f"f{n}")
+        _spell(out, n, Form.FLOAT, f"f{n}f")
+    for n, t in CASTS.items():
+        if t is not BOOL:  # `bool` is a keyword: static_cast<bool>(x), bool(x)
+            _spell(out, n, Form.CAST, f"wave::{n}")
+    # the rows added with the binder (issue 23)
+    _spell(out, "pow", Form.WAVE, "wave::pow")
+    _spell(out, "pow", Form.C, "std::pow", "pow")
+    _spell(out, "pow", Form.FLOAT, "powf")
+    _spell(out, "powi", Form.GCC_POWI, "__builtin_powif")
+    _spell(out, "round_away", Form.WAVE, "wave::round")
+    _spell(out, "round_away", Form.C, "std::round", "round")
+    _spell(out, "round_away", Form.FLOAT, "roundf")
+    _spell(out, "trunc", Form.WAVE, "wave::trunc")
+    _spell(out, "trunc", Form.C, "std::trunc", "trunc")
+    _spell(out, "trunc", Form.FLOAT, "truncf")
+    _spell(out, "round_even", Form.WAVE, "wave::rint", "wave::nearbyint")
+    _spell(out, "round_even", Form.C, "std::rint", "rint", "std::nearbyint", "nearbyint")
+    _spell(out, "round_even", Form.FLOAT, "rintf", "nearbyintf")
+    _spell(out, "clamp", Form.ONE_T, "wave::clamp", "std::clamp")
+    _spell(out, "sign", Form.ONE_T, "wave::sign")
+    _spell(out, "isnan", Form.WAVE, "wave::isnan", "isnan")  # <cmath> has std::isnan only
+    _spell(out, "isnan", Form.C, "std::isnan", "__builtin_isnan")
+    for row, gcc, std in (
+        ("popcount", "popcount", "popcount"),
+        ("clz", "clz", "countl_zero"),
+        ("ctz", "ctz", "countr_zero"),
+    ):
+        _spell(out, row, Form.UINT, f"__builtin_{gcc}", f"wave::{row}")
+        _spell(out, row, Form.UNSIGNED, f"std::{std}")
+    return out
+
+
+CALLS = _calls()
+
+
+# std::min, std::max and std::clamp are, in the standard's words, `(b < a) ? b : a`, `(a < b) ? b : a`
+# and `v < lo ? lo : hi < v ? hi : v`: on floats a NaN or a signed zero gives what g++ gives, not
+# the device's min/max (the non-NaN operand); their calls of float type become those comparisons
+def _lt(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.Compare(BOOL, sp, Cmp.LT, a, b)
+
+
+def _std_min(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(a.type, sp, _lt(sp, b, a), b, a)
+
+
+def _std_max(sp: Span, a: hir.Expr, b: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(a.type, sp, _lt(sp, a, b), b, a)
+
+
+def _std_clamp(sp: Span, v: hir.Expr, lo: hir.Expr, hi: hir.Expr) -> hir.Expr:
+    return hir.IfExpr(v.type, sp, _lt(sp, v, lo), lo, hir.IfExpr(v.type, sp, _lt(sp, hi, v), hi, v))
+
+
+STANDARD_ORDER: dict[tuple[str, str], Callable[..., hir.Expr]] = {
+    ("std", "min"): _std_min,
+    ("std", "max"): _std_max,
+    ("std", "clamp"): _std_clamp,
+}
+# a row's float spelling (sqrtf, powf), named in the fix-it for a double the device has no row for
+FLOAT_NAMES = {row: name for (ns, name), (row, form) in CALLS.items() if form is Form.FLOAT}
+# How C++ spells each row (the docs' table); every call form above is listed in docs/compiler.md.
+SPELLINGS: dict[str, str] = {n: f"wave::{n}(0)" for n in IDS - NO_AXIS} | {n: f"wave::{n}()" for n in NO_AXIS}
+SPELLINGS |= {n: f"wave::{n}(x)" for n in sorted(WAVE1 | MATH1)} | {n: f"wave::{n}(c)" for n in sorted(VOTES)}
+SPELLINGS |= {n: f"wave::{n}(x, lane)" for n in ("wave_shuffle", "wave_broadcast")}
+SPELLINGS |= {n: f"wave::{n}(x, d)" for n in ("wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor")}
+SPELLINGS |= {"barrier": "wave::barrier()"}
+SPELLINGS |= {"fence": "wave::fence(wave::scope::workgroup)", "local_array": "__shared__ float s[256];"}
+SPELLINGS |= {f"atomic_{op}": f"wave::atomic_{op}(&a[i], v)" for op in ATOMIC_OPS}
+SPELLINGS |= {"atomic_cas": "wave::atomic_cas(&a[i], expected, desired)"}
+SPELLINGS |= {"fma": "wave::fma(a, b, c)", "abs": "wave::abs(x)", "min": "wave::min(a, b)", "max": "wave::max(a, b)"}
+SPELLINGS |= {n: f"static_cast<{_CPP_NAMES[t.name]}>(x)" for n, t in CASTS.items()}
+SPELLINGS |= {"pow": "powf(x, y)", "powi": "__builtin_powif(x, 3)", "round_away": "roundf(x)"}
+SPELLINGS |= {"round_even": "rintf(x)", "trunc": "truncf(x)", "clamp": "std::clamp(x, lo, hi)"}
+SPELLINGS |= {"sign": "wave::sign(x)", "isnan": "std::isnan(x)", "popcount": "__builtin_popcount(x)"}
+SPELLINGS |= {"clz": "__builtin_clz(x)", "ctz": "__builtin_ctz(x)"}
+
 # CUDA's spellings, named in the errors of a kernel ported from CUDA
 CUDA_IDS = {
     "threadIdx": "wave::thread_id({})",
@@ -100,8 +256,6 @@ CUDA_CALLS = {
     "__all_sync": "wave::wave_all(c)",
     "__fmaf_rn": "wave::fma(a, b, c)",
 }
-CASTS_BY_NAME = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
-SCOPES = {"wave", "workgroup", "device"}
 REFUSED_CALLS = {
     "malloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
     "calloc": "heap allocation is not available on a GPU: use __shared__ arrays or buffers",
@@ -113,42 +267,6 @@ REFUSED_CALLS = {
     "reinterpret_cast": "reinterpret_cast is not supported (no pointer casts in kernels)",
     "const_cast": "const_cast is not supported",
     "dynamic_cast": "dynamic_cast is not supported (no classes in kernels)",
-}
-
-# How C++ spells each builtin (docs/compiler.md's table is generated from these).
-SPELLINGS: dict[str, str] = {
-    "thread_id": "wave::thread_id(0)",
-    "workgroup_id": "wave::workgroup_id(0)",
-    "workgroup_size": "wave::workgroup_size(0)",
-    "grid_size": "wave::grid_size(0)",
-    "global_id": "wave::global_id(0)",
-    "global_size": "wave::global_size(0)",
-    "lane_id": "wave::lane_id()",
-    "wave_id": "wave::wave_id()",
-    "wave_width": "wave::wave_width()",
-    "barrier": "wave::barrier()",
-    "fence": "wave::fence(wave::scope::workgroup)",
-    "local_array": "__shared__ float s[256];",
-    **{f"atomic_{op}": f"wave::atomic_{op}(&a[i], v)" for op in ("add", "sub", "min", "max", "and", "or", "xor")},
-    "atomic_exchange": "wave::atomic_exchange(&a[i], v)",
-    "atomic_cas": "wave::atomic_cas(&a[i], expected, desired)",
-    **{n: f"wave::{n}(x)" for n in sorted(WAVE1)},
-    **{n: f"wave::{n}(x, lane)" for n in ("wave_shuffle", "wave_broadcast")},
-    **{n: f"wave::{n}(x, d)" for n in ("wave_shuffle_up", "wave_shuffle_down", "wave_shuffle_xor")},
-    "wave_ballot": "wave::wave_ballot(c)",
-    "wave_any": "wave::wave_any(c)",
-    "wave_all": "wave::wave_all(c)",
-    **{n: f"wave::{n}(x)" for n in sorted(MATH1)},
-    "fma": "wave::fma(a, b, c)",
-    "abs": "wave::abs(x)",
-    "min": "wave::min(a, b)",
-    "max": "wave::max(a, b)",
-    "i32": "static_cast<int32_t>(x)",
-    "u32": "static_cast<uint32_t>(x)",
-    "f32": "static_cast<float>(x)",
-    "f16": "static_cast<half>(x)",
-    "f64": "static_cast<double>(x)",
-    "bool": "static_cast<bool>(x)",
 }
 
 MACROS = re.compile(
@@ -230,6 +348,7 @@ class Unit:
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     constants: dict[str, hir.Const] = field(default_factory=dict)
     declared: dict[str, int] = field(default_factory=dict)  # function -> its first declaration's byte
+    instances: list[Node] = field(default_factory=list)  # `template void k<float>(float*);`: the k<float>
 
 
 def _children(n: Node, field_name: str) -> list[Node]:
@@ -273,6 +392,9 @@ def read_unit(text: str, file: str) -> Unit:
             continue
         if t == "preproc_call" and src.node_text(n).startswith("#pragma"):
             continue
+        if t == "preproc_def":
+            _define(unit, n)
+            continue
         if t.startswith("preproc_"):
             raise src.error(n, _preprocessor_message(src.node_text(n), "in kernel files"))
         if t == "function_definition":
@@ -291,12 +413,68 @@ def read_unit(text: str, file: str) -> Unit:
         if t == "declaration":
             _file_declaration(unit, n)
             continue
+        if t == "template_instantiation":
+            d = n.child_by_field_name("declarator")
+            f = d.child_by_field_name("declarator") if d is not None and d.type == "function_declarator" else None
+            if f is None or f.type != "template_function":
+                raise src.error(
+                    n, "an explicit instantiation names its template arguments: template void k<float>(float*);"
+                )
+            unit.instances.append(f)
+            continue
         if t in ("class_specifier", "struct_specifier", "union_specifier"):
             raise src.error(n, "classes and structs are not supported in kernels (no virtual calls, no members)")
         if t == "namespace_definition":
             raise src.error(n, "namespaces are not supported in kernel files: define kernels at file scope")
         raise src.error(n, f"{t.replace('_', ' ')} is not supported at file scope")
     return unit
+
+
+# The values a `#define NAME value` may have: one operand, so that the text substituted at a use
+# means what a constant of that value means (`#define N 4 + 1` makes `N * 2` 6, not 10)
+MACRO_OPERANDS = frozenset(
+    {"number_literal", "char_literal", "true", "false", "parenthesized_expression", "identifier"}
+    | {"qualified_identifier", "unary_expression", "call_expression"}
+)
+
+
+def _define(unit: Unit, n: Node) -> None:
+    """`#define N 256`, `#define SCALE 0.5f`, `#define M (N * 2)` at file scope: a constant of the
+    value's C++ type, as `constexpr auto N = 256;` would be (function-like macros stay refused)."""
+    src = unit.src
+    name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+    if value is None or not src.node_text(value).strip():
+        raise src.error(n, "a #define without a value is not supported: kernels use constexpr constants")
+    # the value parsed as the initializer of a declaration, at its own place in the file (spans stay exact)
+    data = src.data
+    start = value.start_byte
+    line = data.rfind(b"\n", 0, start) + 1
+    wrapper = b"auto _ = "
+    prefix = bytearray(re.sub(rb"[^\n]", b" ", data[:start]))
+    prefix[line : line + len(wrapper)] = wrapper
+    snippet = bytes(prefix) + data[start : value.end_byte] + b"\n;\n"
+    _, root = parse("cpp", snippet.decode("utf-8"), src.file)
+    decl = next((c for c in root.named_children if c.type == "declaration"), None)
+    init = decl.child_by_field_name("declarator") if decl is not None else None
+    expr = init.child_by_field_name("value") if init is not None else None
+    if expr is None or init.type != "init_declarator":
+        raise src.error(value, "a #define here names one constant value: #define N 256")
+    if expr.type not in MACRO_OPERANDS or (
+        expr.type == "unary_expression" and expr.named_children[0].type != "number_literal"
+    ):
+        raise src.error(
+            value,
+            "a #define's value is substituted as text: write it in parentheses, #define N (a + b), or use "
+            "a constexpr constant",
+        )
+    fe = KernelBuilder(unit, None)
+    c = _fold(fe.expr(expr))
+    key = src.node_text(name)
+    if c is None:
+        raise src.error(value, "a #define here names a constant value (a literal or a constant expression)")
+    if key in unit.constants or key in unit.functions:
+        raise src.error(name, f"{key!r} is already defined")
+    unit.constants[key] = c
 
 
 def _refuse_opencl_qualifiers(src: Source, root: Node, marks: dict[int, str]) -> None:
@@ -365,8 +543,6 @@ def _add_function(unit: Unit, fn: Node, tparams: Node | None) -> None:
         return  # a declaration only
     if name in unit.functions:
         raise src.error(fn, f"{name!r} is defined twice (overloads are not supported)")
-    if kernel and tparams is not None:
-        raise src.error(fn, "a kernel cannot be a template: instantiate helpers from it instead")
     unit.functions[name] = FunctionDef(name, fn, tparams, kernel, attrs)
 
 
@@ -383,9 +559,12 @@ def _file_declaration(unit: Unit, n: Node) -> None:
     text = src.node_text(n)
     if not re.match(r"\s*(static\s+|inline\s+)*(constexpr|const)\b", text):
         raise src.error(n, "file-scope variables are not supported: kernels use constexpr constants and buffers")
-    fe = Lowering(unit, None)
+    fe = KernelBuilder(unit, None)
     for d in decls:
         fe.constant_declaration(n, d, file_scope=True)
+
+
+AUTO = ScalarType("auto", 0, "auto")  # a lambda's return type before its first return sets it
 
 
 # ---- lowering ----------------------------------------------------------------------------------
@@ -415,6 +594,25 @@ class PrivB:
 
 
 @dataclass
+class RefB:
+    """`float& r = a[i];`: an element of an array, its index evaluated once (in `index`)."""
+
+    array: ArrB
+    index: str  # the HIR variable holding the element's index
+    index_type: ScalarType
+    const: bool = False
+
+
+@dataclass
+class LambdaB:
+    """`auto f = [&](float v) { ... };`: a lambda that does not escape, inlined at its calls in the
+    scopes of its definition (by-reference captures see the variables as they are at the call)."""
+
+    fd: FunctionDef  # the lambda_expression as a function
+    scopes: list[dict[str, Binding]]  # the names visible at its definition
+
+
+@dataclass
 class ConstB:
     value: hir.Const
 
@@ -428,7 +626,7 @@ class _Poisoned(Exception):
     """A use of a poisoned name: the statement is abandoned without another message."""
 
 
-Binding = VarB | ArrB | ConstB | PrivB
+Binding = VarB | ArrB | ConstB | PrivB | RefB | LambdaB
 
 
 @dataclass
@@ -443,7 +641,7 @@ class Inline:
     """The helper being inlined: where its `return` goes."""
 
     name: str
-    ret: ScalarType | None  # None: void
+    ret: ScalarType | None  # None: void; AUTO: a lambda's, its first return's type
     result: str | None  # the HIR variable of the value
     wrapped: bool  # returns break out of a one-trip loop
     loop_depth: int
@@ -451,8 +649,8 @@ class Inline:
     start: int = 0  # the helper's first byte: what it calls must be declared above it
 
 
-class Lowering:
-    def __init__(self, unit: Unit, fn: FunctionDef | None):
+class KernelBuilder:
+    def __init__(self, unit: Unit, fn: FunctionDef | None, instance: Node | None = None):
         self.unit = unit
         self.src = unit.src
         self.fn = fn
@@ -468,6 +666,7 @@ class Lowering:
         self.inlines: list[Inline] = []
         self.helpers = Helpers(fn.name if fn is not None else "")  # the chain of helpers being inlined
         self.types: list[dict[str, ScalarType]] = [{}]  # template type parameters in scope
+        self.instance = instance  # a template kernel's explicit instantiation: k<float>
         self.tmp = 0
         self.diags: list[Diagnostic] = []
         self.taken: set[str] = set()  # the parameters' names (a local that shadows one is renamed)
@@ -541,6 +740,8 @@ class Lowering:
         rtype = fn.child_by_field_name("type")
         if rtype is None or self.text(rtype) != "void" or decl.parent != fn:
             raise self.error(rtype or fn, "a kernel returns void (write results to an array)")
+        if self.instance is not None:
+            name = self.instantiate(self.instance)
         params: list[hir.Param] = []
         body_node = fn.child_by_field_name("body")
         assigned = self.assigned_names(body_node)
@@ -598,6 +799,30 @@ class Lowering:
             privates=tuple(self.privates),
         )
 
+    def instantiate(self, f: Node) -> str:
+        """Bind a template kernel's parameters to an instantiation's arguments (`k<float, 4>`: T is
+        float, N the constant 4); its name: k_float_4 (the arguments' C++ spellings joined)."""
+        assert self.fn is not None and self.fn.template is not None
+        args = list(f.child_by_field_name("arguments").named_children)
+        params = [p for p in self.fn.template.named_children if p.type != "comment"]
+        if len(args) != len(params):
+            raise self.error(f, f"{self.fn.name!r} has {len(params)} template parameter(s): name every one")
+        parts = [self.fn.name]
+        for p, a in zip(params, args):
+            if p.type == "type_parameter_declaration" and p.named_children:
+                t = self.scalar_type(a.child_by_field_name("type") or a, elements=True)
+                self.types[0][self.text(p.named_children[-1])] = t
+                parts.append(_cpp_name(t))
+            elif p.type == "parameter_declaration" and p.child_by_field_name("declarator") is not None:
+                pname = self.text(p.child_by_field_name("declarator"))
+                pt = self.scalar_type(p.child_by_field_name("type"))
+                v = _wrap(self.const_int(a, f"template argument {pname}"), pt)
+                self.scopes[0][pname] = ConstB(hir.Const(pt, self.span(a), v))
+                parts.append(str(v).replace("-", "m"))
+            else:
+                raise self.error(p, "template parameters are typename T or an integer constant")
+        return "_".join(parts)
+
     def parameter(self, p: Node) -> tuple[str, Binding]:
         """A parameter: `const float* a` (an array; const: read-only), `uint32_t n` (a scalar)."""
         tnode = p.child_by_field_name("type")
@@ -629,6 +854,14 @@ class Lowering:
                 tgt = x.child_by_field_name("left") or x.child_by_field_name("argument")
                 if tgt is not None and tgt.type == "identifier":
                     out.add(self.text(tgt))
+            # `T& r = x;` (a reference, also a by-reference lambda capture's body) may write x: counted
+            # as assigned, so that a by-value parameter gets its copy
+            if x.type == "init_declarator" and x.child_by_field_name("declarator").type == "reference_declarator":
+                value = x.child_by_field_name("value")
+                if value is not None and value.type == "identifier":
+                    out.add(self.text(value))
+            if x.type == "lambda_expression":
+                out |= {self.text(c) for c in _walk(x) if c.type == "identifier"}
         return out
 
     # -- statements
@@ -877,7 +1110,11 @@ class Lowering:
         else:
             if value is None:
                 raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
-            v = self.convert(self.expr(value), inl.ret, value)
+            e = self.expr(value)
+            if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
+                inl.ret = e.type
+                inl.result = self.fresh(inl.name, e.type)
+            v = self.convert(e, inl.ret, value)
             assert inl.result is not None
             out += [*self.take_pre(), hir.Assign(sp, inl.result, v)]
         if inl.wrapped:
@@ -1208,6 +1445,9 @@ class Lowering:
                 raise self.error(d, "unsupported declaration")
             target = d.child_by_field_name("declarator")
             value = d.child_by_field_name("value")
+            if target.type == "reference_declarator":
+                out += self.reference(tnode, target, value, const)
+                continue
             if target.type != "identifier":
                 if target.type == "pointer_declarator" and self.local_array_alias(tnode, d):
                     continue
@@ -1218,6 +1458,9 @@ class Lowering:
                 if len(vals) != 1:
                     raise self.error(value, "a scalar is initialised with one value")
                 value = vals[0]
+            if value.type == "lambda_expression":
+                self.lambda_declaration(tnode, target, value)
+                continue
             if self.local_array_call(value):
                 if self.text(tnode) != "auto":
                     raise self.error(tnode, "auto s = wave::local_array<float, 256>(); (or float* s = ...)")
@@ -1249,6 +1492,66 @@ class Lowering:
             self.scopes[-1][self.text(target)] = VarB(name, t, const)
             out.append(hir.Assign(self.span(d), name, e))
         return out
+
+    def lambda_declaration(self, tnode: Node, target: Node, value: Node) -> None:
+        """`auto f = [](float v) { return v * v; };` or `[&]`: a name the kernel calls (inlined).
+        A capture by copy (`[=]`, `[x]`) takes the values at the definition, which inlining at the
+        call would not keep: refused."""
+        if self.text(tnode) != "auto":
+            raise self.error(tnode, "a lambda is held in an auto variable: auto f = [&](float v) { ... };")
+        caps = value.child_by_field_name("captures")
+        items = [c for c in caps.named_children if c.type != "comment"] if caps is not None else []
+        by_copy = [c for c in items if self.text(c).replace(" ", "") not in ("&",) and not self.text(c).startswith("&")]
+        if by_copy:
+            raise self.error(
+                by_copy[0],
+                "a lambda capturing by copy takes the values at its definition: capture by reference, [&], or "
+                "pass the values as arguments",
+            )
+        name = self.text(target)
+        self.fresh_in_scope(target)
+        fd = FunctionDef(name, value)
+        scopes = [{}] if not items else list(self.scopes)  # [] sees the file's names only
+        self.scopes[-1][name] = LambdaB(fd, scopes)
+
+    def reference(self, tnode: Node, target: Node, value: Node, const: bool) -> list[hir.Stmt]:
+        """`float& r = out[i];` (an alias of the element: reads load it, writes store it; the index
+        is evaluated here, once) or `float& r = x;` (another name of the variable x)."""
+        name_n = target.named_children[-1] if target.named_children else target
+        if name_n.type != "identifier":
+            raise self.error(target, "a reference declares one name: float& r = a[i];")
+        if value.type == "initializer_list" and len(value.named_children) == 1:
+            value = value.named_children[0]
+        while value.type == "parenthesized_expression":
+            value = value.named_children[0]
+        auto = self.text(tnode) == "auto"
+        want = None if auto else self.scalar_type(tnode, elements=True)
+        if value.type == "identifier":
+            b = self.lookup(self.text(value))
+            if not isinstance(b, VarB | RefB):
+                raise self.error(value, "a reference binds a variable or an array element here: float& r = a[i];")
+            have = b.type if isinstance(b, VarB) else b.array.type.elem
+            if want is not None and want != have:
+                raise self.error(value, f"a {self.text(tnode)}& cannot bind a {_cpp_name(have)} (C++ refuses it too)")
+            if not const and b.const:
+                raise self.error(value, f"{self.text(value)!r} is const: bind it with const {self.text(tnode)}&")
+            self.fresh_in_scope(name_n)
+            self.scopes[-1][self.text(name_n)] = b if not const or b.const else _const_view(b)
+            return []
+        if value.type == "subscript_expression" and self.private_ref(value) is not None:
+            raise self.error(value, "a reference to a per-thread array's element is not supported: index the array")
+        if value.type not in ("subscript_expression", "pointer_expression"):
+            raise self.error(value, "a reference binds a variable or an array element here: float& r = a[i];")
+        _, idx, ab = self.element(value, write=not const)
+        if want is not None and want != ab.type.elem:
+            raise self.error(
+                value, f"a {self.text(tnode)}& cannot bind a {_cpp_name(ab.type.elem)} element (C++ refuses it too)"
+            )
+        sp = self.span(target)
+        var = self.fresh("ref", idx.type)
+        self.fresh_in_scope(name_n)
+        self.scopes[-1][self.text(name_n)] = RefB(ab, var, idx.type, const or ab.const)
+        return self.flush([hir.Assign(sp, var, idx)])
 
     def fresh_in_scope(self, name: Node) -> None:
         """C++ refuses a second declaration of a name in one scope (a parameter's included)."""
@@ -1319,8 +1622,9 @@ class Lowering:
     def local_array_call(self, value: Node) -> bool:
         if value.type != "call_expression":
             return False
-        f = value.child_by_field_name("function")
-        return self.callee_name(f)[0] == "local_array"
+        name, scope = self.callee_name(value.child_by_field_name("function"))
+        spelled = CALLS.get(("wave" if scope.startswith("wave") else scope, name))
+        return spelled is not None and ROWS[spelled[0]].rule is Rule.LOCAL
 
     def local_array_alias(self, tnode: Node, d: Node) -> bool:
         """`float* s = wave::local_array<float, 256>();`"""
@@ -1344,9 +1648,23 @@ class Lowering:
         targs = [c for c in f.child_by_field_name("arguments").named_children]
         if len(targs) != 2 or call.child_by_field_name("arguments").named_children:
             raise self.error(call, "wave::local_array<T, N>() takes a type and a constant size, no arguments")
-        elem = self.scalar_type(targs[0], elements=True)
-        shape = tuple(self.const_int(x, "a local array size", lo=1) for x in targs[1:])
+        elem, shape = self.bind_local(targs[0], targs[1:], call)
         return self.add_local(name, elem, shape, at)
+
+    def bind_local(self, tnode: Node, dims: list[Node], at: Node) -> tuple[ScalarType, tuple[int, ...]]:
+        """A workgroup-shared array's element type and shape, bound to the local_array row."""
+        row = next(r for r in ROWS.values() if r.rule is Rule.LOCAL)
+        elem = self.scalar_type(tnode, elements=True)
+        sizes = tuple(self.const_or_none(x) for x in dims)
+        shape = sizes if len(sizes) != 1 else sizes[0]
+        r = bind.bind(row, self.span(at), [elem, shape])  # type: ignore[list-item]
+        if isinstance(r, bind.Refusal):
+            where = {0: tnode, 1: next((d for d, v in zip(dims, sizes) if v is None or v < 1), at)}
+            msg = r.message.replace("local_array element type", "a shared array's element type")
+            msg = _cpp_words(msg.replace(f"a {row.name} count", "a shared array's size"))
+            raise self.error(where.get(r.arg, at) if len(dims) <= 2 else dims[2], msg)
+        attrs = dict(r.attrs) if isinstance(r, hir.Call) else {}
+        return attrs["dtype"], attrs["shape"]  # type: ignore[return-value]
 
     def shared_array(self, n: Node, tnode: Node, d: Node) -> None:
         """`__shared__ float s[256];` or `__shared__ float tile[16][17];`: a workgroup-shared array."""
@@ -1361,15 +1679,10 @@ class Lowering:
             d = d.child_by_field_name("declarator")
         if not dims or d.type != "identifier":
             raise self.error(d, "__shared__ declares arrays: __shared__ float s[256];")
-        if len(dims) > 2:
-            raise self.error(dims[2], "local arrays have one or two dimensions")
-        elem = self.scalar_type(tnode, elements=True)
-        shape = tuple(self.const_int(x, "a __shared__ array size (no dynamic allocation on a GPU)", lo=1) for x in dims)
+        elem, shape = self.bind_local(tnode, dims, n)
         self.add_local(self.text(d), elem, shape, n)
 
     def add_local(self, name: str, elem: ScalarType, shape: tuple[int, ...], at: Node) -> ArrayType:
-        if elem is BOOL:
-            raise self.error(at, "arrays of bool are not supported; use uint32_t")
         if name in self.scopes[-1]:
             raise self.error(at, f"{name!r} is already declared in this scope")
         taken = name in self.arrays or name in self.vars or name in self.taken
@@ -1434,8 +1747,9 @@ class Lowering:
                     )
                 ]
             return [hir.PrivateStore(sp, pb.name, idxs, self.convert(self.expr(right), pb.elem, right))]
+        ref = left.type == "identifier" and isinstance(self.lookup(self.text(left)), RefB)
         if op == "=":
-            if left.type == "identifier":
+            if left.type == "identifier" and not ref:
                 b = self.writable_var(left)
                 value = self.convert(self.expr(right), b.type, right)
                 return [hir.Assign(sp, b.name, value)]
@@ -1443,7 +1757,7 @@ class Lowering:
             value = self.store_value(ab, self.expr(right), right)
             return [hir.Store(sp, arr, idx, value)]
         sym = op[:-1]
-        if left.type == "identifier":
+        if left.type == "identifier" and not ref:
             b = self.writable_var(left)
             cur = hir.Var(b.type, sp, b.name)
             value = self.convert(self.binary(sym, cur, self.expr(right), n), b.type, n)
@@ -1469,7 +1783,7 @@ class Lowering:
         op = self.text(n.child_by_field_name("operator"))
         postfix = arg.start_byte == n.start_byte
         sym = "+" if op == "++" else "-"
-        if arg.type == "identifier":
+        if arg.type == "identifier" and not isinstance(self.lookup(self.text(arg)), RefB):
             b = self.writable_var(arg)
             if b.type is BOOL:
                 raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
@@ -1526,9 +1840,16 @@ class Lowering:
 
     # -- arrays
     def element(self, n: Node, write: bool = False) -> tuple[str, hir.Expr, ArrB]:
-        """a[i] (a 1-D array) or t[i][j] (a 2-D __shared__ array): the array and the flat index."""
+        """a[i] (a 1-D array), t[i][j] (a 2-D __shared__ array), *(a + i), *a, or a reference to an
+        element: the array and the flat index."""
+        if n.type == "identifier" and isinstance(self.lookup(self.text(n)), RefB):
+            r = self.lookup(self.text(n))
+            assert isinstance(r, RefB)
+            if write and r.const:
+                raise self.error(n, f"{self.text(n)!r} is a const reference: the kernel cannot write through it")
+            return r.array.name, hir.Var(r.index_type, self.span(n), r.index), r.array
         if n.type == "pointer_expression" and self.text(n.child_by_field_name("operator")) == "*":
-            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+            return self.dereference(n, write)
         if n.type != "subscript_expression":
             raise self.error(n, "only variables and array elements can be assigned")
         idx_nodes: list[Node] = []
@@ -1562,6 +1883,33 @@ class Lowering:
             sp = self.span(n)
             row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, dims[1]), n)
             idx = self.binary_typed(BinOp.ADD, row, idxs[1], n)
+        return b.name, idx, b
+
+    def dereference(self, n: Node, write: bool) -> tuple[str, hir.Expr, ArrB]:
+        """`*(a + i)`, `*(i + a)` or `*a` of a 1-D array: the element a[i] (a[0])."""
+        arg = n.child_by_field_name("argument")
+        while arg.type == "parenthesized_expression":
+            arg = arg.named_children[0]
+        base, offset = arg, None
+        if arg.type == "binary_expression" and self.text(arg.child_by_field_name("operator")) == "+":
+            left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
+            pointer = isinstance(self.lookup(self.text(right)), ArrB | PrivB) and right.type == "identifier"
+            base, offset = (right, left) if pointer else (left, right)
+        b = self.lookup(self.text(base)) if base.type == "identifier" else None
+        if isinstance(b, PrivB):
+            raise self.error(n, f"{self.text(base)!r} is a per-thread array: index it, {self.text(base)}[i]")
+        if not isinstance(b, ArrB) or len(b.shape) > 1:
+            raise self.error(
+                n, "a dereference reads an element of a 1-D array: *(a + i) or *a (pointer variables are not supported)"
+            )
+        if write and b.const:
+            raise self.error(n, f"{self.text(base)!r} points to const: the kernel cannot write it")
+        sp = self.span(n)
+        idx: hir.Expr = hir.Const(I32, sp, 0)
+        if offset is not None:
+            idx = self.promote(self.expr(offset), offset)
+            if not idx.type.is_int:
+                raise self.error(offset, f"a pointer offset is an integer, not {_cpp_name(idx.type)}")
         return b.name, idx, b
 
     def load(self, b: ArrB, idx: hir.Expr, sp) -> hir.Expr:
@@ -1753,11 +2101,15 @@ class Lowering:
             op = self.text(n.child_by_field_name("operator"))
             if op == "&":
                 raise self.error(n, "addresses are only taken for atomics: wave::atomic_add(&a[i], v)")
-            raise self.error(n, "pointer dereference is not supported: index the array, a[i]")
+            _, idx, b = self.element(n)
+            return self.load(b, idx, sp)
         if t == "new_expression" or t == "delete_expression":
             raise self.error(n, "heap allocation (new/delete) is not available on a GPU: use __shared__ arrays")
         if t == "lambda_expression":
-            raise self.error(n, "lambdas are not supported in kernels: write a helper function (it is inlined)")
+            raise self.error(
+                n,
+                "a lambda is named and then called here: auto f = [&](float v) { ... }; f(x) (it is inlined; it cannot be stored or passed)",
+            )
         if t == "field_expression":
             obj, member = self.text(n.child_by_field_name("argument")), self.text(n.child_by_field_name("field"))
             axis = "xyz".find(member)
@@ -1782,6 +2134,12 @@ class Lowering:
             return hir.Var(b.type, sp, b.name)
         if isinstance(b, ConstB):
             return hir.Const(b.value.type, sp, b.value.value)
+        if isinstance(b, RefB):
+            return self.load(b.array, hir.Var(b.index_type, sp, b.index), sp)
+        if isinstance(b, LambdaB):
+            raise self.error(
+                n, f"{name!r} is a lambda: call it here (it is inlined at its calls; it cannot be stored or passed)"
+            )
         if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array: index it, {name}[i]")
         if name in CONSTANTS:  # wave::pi ... after `using namespace wave;`
@@ -1981,6 +2339,9 @@ class Lowering:
             return self.inline(n, f, args, name, statement)
         if name in REFUSED_CALLS:
             raise self.error(f, REFUSED_CALLS[name])
+        lam = self.lookup(name) if scope == "" and f.type == "identifier" else None
+        if isinstance(lam, LambdaB):
+            return self.inline(n, f, args, name, statement, lam)
         if scope == "" and self.lookup(name) is not None:
             if f.type == "template_function":  # `a < b || c > (d)`: the grammar guesses a template
                 raise self.error(
@@ -1992,188 +2353,179 @@ class Lowering:
         return self.builtin(n, f, name, scope, args)
 
     def builtin(self, n: Node, f: Node, name: str, scope: str, args: list[Node]) -> hir.Expr:
+        """A builtin's call in one of its C++ spellings (CALLS): the arguments converted by C++'s
+        overloads (the spelling's Form), bound to the row by compiler/bind.py; a refusal becomes a
+        diagnostic at the argument it names."""
+        ns = "std" if scope == "std" else "wave" if scope.startswith("wave") else ""
+        spelled = CALLS.get((ns, name))
+        if spelled is None:
+            hint = CUDA_CALLS.get(self.text(f))
+            if hint is not None:  # a CUDA port: say what WAVE calls it
+                raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
+            raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+        row, form = ROWS[spelled[0]], spelled[1]
         sp = self.span(n)
-        std = scope == "std"
-        if name in IDS:
-            if name == "thread_id" and not args:
-                self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
-            if name in builtins.NO_AXIS:
-                if args:
-                    raise self.error(n, f"{name}() takes no arguments")
-                axis = 0
-            else:
-                if len(args) > 1:
-                    raise self.error(n, f"{name}(axis) takes one constant axis")
-                axis = self.const_int(args[0], "the axis") if args else 0
-                if axis not in builtins.AXES:
-                    raise self.error(args[0], "axis must be the constant 0, 1 or 2")
-            # uint32_t in C++ (the ids are never negative): the same bits as the catalogue's i32
-            return hir.Cast(U32, sp, hir.Call(I32, sp, name, (), None, (("axis", axis),)))
-        sync = builtins.BUILTINS.get(name)
-        if sync is not None and sync.kind is builtins.Kind.SYNC and not sync.args:  # barrier()
-            if args:
-                raise self.error(n, f"{name}() takes no arguments")
-            return hir.Call(VOID, sp, name)
-        if sync is not None and sync.kind is builtins.Kind.SYNC:  # fence(scope)
-            if len(args) > 1:
-                raise self.error(n, "fence(wave::scope::workgroup) takes one scope")
-            scope_v = builtins.DEFAULT_SCOPE
-            if args:
-                a = args[0]
-                last = self.text(a).split("::")[-1].strip()
-                if a.type not in ("qualified_identifier", "identifier") or last not in SCOPES:
-                    raise self.error(a, "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device")
-                scope_v = last
-            return hir.Call(VOID, sp, "fence", (), None, (("scope", scope_v),))
-        if name == "local_array":
+        if row.rule is Rule.LOCAL:
             raise self.error(n, "declare it: auto s = wave::local_array<float, 256>();")
-        if name in ATOMICS:
-            return self.atomic(n, name, args)
-        if name in WAVE1 or name in WAVE2:
-            want = 1 if name in WAVE1 else 2
-            if len(args) != want:
-                raise self.error(n, f"{name} takes {want} argument(s)")
-            x = self.promote(self.expr(args[0]), args[0])
-            why = builtins.wave_operand(name, x.type)
-            if why is not None:
-                raise self.error(args[0], why)
-            xs: tuple[hir.Expr, ...] = (x,)
-            if want == 2:
-                lane = self.promote(self.expr(args[1]), args[1])
-                if not lane.type.is_int:
-                    raise self.error(args[1], "a lane or distance is an integer")
-                xs = (x, lane)
-            return hir.Call(x.type, sp, name, xs)
-        if name in builtins.VOTES:
-            if len(args) != 1:
-                raise self.error(n, f"{name}(condition)")
-            c = self.truth(self.expr(args[0]), args[0])
-            return hir.Call(builtins.vote_result(name), sp, name, (c,))
-        # math: C's float names convert to float; std:: and C's double names take the type (ints: double)
-        forced: ScalarType | None = None
-        base = name
-        if name in F32_ALIASES and not (name in MATH1 or name in ("abs", "min", "max", "fma")):
-            base, forced = F32_ALIASES[name], F32
-        elif name in C_ALIASES:
-            base = C_ALIASES[name]
-        int_to_double = std or scope == "" or name != base
-        if base in MATH1 or base == "fma":
-            want = 3 if base == "fma" else 1
-            if len(args) != want:
-                raise self.error(n, f"{name} takes {want} argument(s)")
-            xs = [self.promote(self.expr(a), a) for a in args]
-            if forced is not None:
-                t = forced
+        if row.rule is Rule.ID and not args and row.name == builtins.TOOLCHAIN_ID:
+            self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
+        address = row.rule is Rule.ATOMIC and bool(args) and self.is_address(args[0])
+        places = [args[0], *args] if address else list(args)  # &a[i] is the array and the index
+        kinds = bind.slots(row, len(places))
+        if isinstance(kinds, bind.Refusal) or (row.kind is Kind.MINMAX and len(args) != 2):
+            why = kinds.message if isinstance(kinds, bind.Refusal) else f"{name}(a, b) takes two arguments"
+            raise self.error(n, f"{why}: {SPELLINGS[row.name]}")
+        actuals = self.actuals(row, form, kinds, places, address, n)
+        r = bind.bind(row, sp, actuals)
+        if isinstance(r, bind.Refusal):
+            at = places[r.arg] if isinstance(r.arg, int) else n
+            msg = _cpp_words(r.message)
+            if row.rule in (Rule.MATH, Rule.FLOAT_SAME) and r.arg is not None and row.name in FLOAT_NAMES:
+                more = ", ..." if len(row.args) > 1 else ""
+                msg += f": {FLOAT_NAMES[row.name]}(static_cast<float>(x){more}) computes it in float, if that is what you mean"
+            elif row.rule is Rule.POWI and r.arg == 1:
+                msg = f"{self.text(f)}'s exponent must be a constant positive integer here: powf(x, y) takes any"
+            elif row.rule is Rule.VOID:
+                msg = "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device"
+            raise self.error(at, msg)
+        if row.rule is Rule.ID:  # uint32_t in C++ (the ids are never negative): the same bits
+            return hir.Cast(U32, sp, r)
+        order = STANDARD_ORDER.get((ns, name))
+        if order is not None and r.type.is_float:
+            return order(sp, *(self.once(a, sp) for a in actuals if isinstance(a, hir.Expr)))
+        return r
+
+    def actuals(
+        self, row: Builtin, form: Form, kinds: tuple[Arg, ...], places: list[Node], address: bool, n: Node
+    ) -> list[bind.Actual]:
+        """The binder's actual arguments, converted as the spelling's C++ overloads convert them."""
+        out: list[bind.Actual] = []
+        values: list[int] = []
+        elem: ScalarType | None = None
+        for i, (kind, a) in enumerate(zip(kinds, places)):
+            if kind is Arg.AXIS:
+                out.append(self.const_or_none(a))
+            elif kind is Arg.SCOPE:
+                last = self.text(a).split("::")[-1].strip()
+                out.append(last if a.type in ("qualified_identifier", "identifier") else None)
+            elif kind is Arg.ARRAY:  # checked first: the values take its element type
+                ref = self.atomic_array(a, address)
+                refusal = bind.check(row, kind, ref, 0)
+                if refusal is not None:
+                    raise self.error(n if refusal.arg is None else a, _cpp_words(refusal.message))
+                out.append(ref)
+                elem = ref.elem if ref is not None else None
+            elif kind is Arg.INDEX and address and i == 1:
+                out.append(self.element(a.child_by_field_name("argument"), write=True)[1])
+            elif kind is Arg.INDEX:
+                out.append(self.promote(self.expr(a), a))
+            elif kind is Arg.CONDITION:
+                out.append(self.truth(self.expr(a), a))
+            elif kind is Arg.COUNT:  # __builtin_powif's exponent
+                out.append(self.const_or_none(a))
+            elif elem is not None:  # an atomic's value: converted to the element type
+                out.append(self.convert(self.expr(a), elem, a))
             else:
-                t = xs[0].type
-                for x in xs[1:]:
-                    t = self.arith_type(hir.Var(t, sp, "_"), x, n)
-                if t.is_int:
-                    if not int_to_double:
-                        raise self.error(
-                            args[0],
-                            f"wave::{name} of an integer is ambiguous (float or double): convert it, "
-                            f"wave::{name}(static_cast<float>(x))",
-                        )
-                    t = F64  # std::sqrt(int) is a double
-            xs = [self.convert(x, t, a) for x, a in zip(xs, args)]
-            takes = builtins.math_types(base) if base != "fma" else (F32,)
-            if t not in takes:
-                shown = ", ".join(_cpp_name(x) for x in takes)
+                out.append(None)
+                values.append(i)
+        if values:
+            xs = self.overload(row, form, [places[i] for i in values], n)
+            for i, x in zip(values, xs):
+                out[i] = x
+        return out
+
+    def overload(self, row: Builtin, form: Form, nodes: list[Node], n: Node) -> list[hir.Expr]:
+        """A builtin's value arguments as the C++ overload of the spelling takes them (Form)."""
+        xs = [self.promote(self.expr(a), a) for a in nodes]
+        sp = self.span(n)
+        if form in (Form.FLOAT, Form.GCC_POWI):
+            t: ScalarType = F32
+        elif form is Form.CAST:
+            return [self.convert(xs[0], CASTS[row.name], n)]
+        elif form in (Form.EXACT, Form.ABS):
+            if form is Form.ABS and xs[0].type is U32:
                 raise self.error(
                     n,
-                    f"{name} takes {shown}, not {_cpp_name(t)} (the device has no {_cpp_name(t)} {base}): "
-                    f"{base}f(static_cast<float>(x)) computes it in float, if that is what you mean",
+                    f"{self.text(n.child_by_field_name('function'))} of a uint32_t is ambiguous in C++ (and would be the value itself)",
                 )
-            return hir.Call(t, sp, base, tuple(xs))
-        if base == "abs":
-            if len(args) != 1:
-                raise self.error(n, f"{name}(x) takes one argument")
-            x = self.promote(self.expr(args[0]), args[0])
-            if forced is not None or (name == "fabs" and x.type.is_int):
-                x = self.convert(x, forced or F64, args[0])
-            if x.type is U32:
-                raise self.error(n, f"{name} of a uint32_t is ambiguous in C++ (and would be the value itself)")
-            return hir.Call(x.type, sp, "abs", (x,))
-        if base in ("min", "max"):
-            if len(args) != 2:
-                raise self.error(n, f"{name}(a, b) takes two arguments")
-            xs = [self.promote(self.expr(a), a) for a in args]
-            if forced is not None:
-                t = forced
-            elif name in ("fmin", "fmax"):
-                t = self.arith_type(xs[0], xs[1], n)
-                t = F64 if t.is_int else t
-            else:
-                # std::min / wave::min are templates of one T: both arguments must have that type
-                if xs[0].type != xs[1].type:
-                    raise self.error(
-                        n,
-                        f"{name}(a, b) needs two arguments of one type (C++ deduces one T), not "
-                        f"{_cpp_name(xs[0].type)} and {_cpp_name(xs[1].type)}: convert one, e.g. "
-                        f"{name}(a, static_cast<{_cpp_name(xs[0].type)}>(b))",
-                    )
-                t = xs[0].type
-            if std and name in ("min", "max") and not t.is_int:
-                # std::min is `(b < a) ? b : a` and std::max `(a < b) ? b : a` (the standard's words):
-                # a NaN or a signed zero gives what g++ gives, not the device's min/max (the non-NaN one)
-                x, y = (self.once(self.convert(v, t, a), sp) for v, a in zip(xs, args))
-                if name == "min":
-                    return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, y, x), y, x)
-                return hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.LT, x, y), y, x)
-            return hir.Call(t, sp, base, tuple(self.convert(x, t, a) for x, a in zip(xs, args)))
-        if base in CASTS_BY_NAME and scope.startswith("wave"):
-            if len(args) != 1:
-                raise self.error(n, f"wave::{base}(x) converts one value")
-            return self.convert(self.expr(args[0]), CASTS_BY_NAME[base], n)
-        hint = CUDA_CALLS.get(self.text(f))
-        if hint is not None:  # a CUDA port: say what WAVE calls it
-            raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
-        raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+            return xs
+        elif form is Form.UINT:  # the builtin's parameter is unsigned int: an int converts
+            return [self.convert(x, U32, a) if x.type.is_int else x for x, a in zip(xs, nodes)]
+        elif form is Form.UNSIGNED:
+            if xs[0].type is not U32:
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    nodes[0],
+                    f"{f} takes an unsigned integer in C++ (<bit>), not {_cpp_name(xs[0].type)}: "
+                    f"{f}(static_cast<uint32_t>(x)) counts the bits of its two's complement",
+                )
+            return xs
+        elif form is Form.ONE_T:
+            # a template of one T: C++ deduces T from every argument, which must agree
+            if any(x.type != xs[0].type for x in xs):
+                a, b = (_cpp_name(x.type) for x in (xs[0], next(x for x in xs if x.type != xs[0].type)))
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    n,
+                    f"{f}(...) needs arguments of one type (C++ deduces one T), not {a} and {b}: convert one, "
+                    f"e.g. static_cast<{a}>(...)",
+                )
+            return xs
+        else:  # WAVE, C: the common type of the arguments
+            if form is Form.C:
+                xs = [self.convert(x, F64, a) if x.type.is_int else x for x, a in zip(xs, nodes)]
+            t = xs[0].type
+            for x in xs[1:]:
+                t = self.arith_type(hir.Var(t, sp, "_"), x, n)
+            if t.is_int:
+                f = self.text(n.child_by_field_name("function"))
+                raise self.error(
+                    nodes[0],
+                    f"{f} of an integer is ambiguous (float or double): convert it, {f}(static_cast<float>(x))",
+                )
+        return [self.convert(x, t, a) for x, a in zip(xs, nodes)]
 
-    def atomic(self, n: Node, name: str, args: list[Node]) -> hir.Expr:
-        """wave::atomic_add(&a[i], v) (CUDA's form) or wave::atomic_add(a, i, v)."""
-        sp = self.span(n)
-        want = len(builtins.BUILTINS[name].args)  # array, index, value(s)
-        if args and args[0].type == "pointer_expression" and self.text(args[0].child_by_field_name("operator")) == "&":
-            if len(args) != want - 1:
-                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
-            arr, idx, b = self.element(args[0].child_by_field_name("argument"), write=True)
-            vals = args[1:]
-        else:
-            if len(args) != want:
-                raise self.error(n, f"{name}(&a[i], {'expected, desired' if want == 4 else 'value'})")
-            an = args[0]
-            b0 = self.lookup(self.text(an)) if an.type == "identifier" else None
-            if not isinstance(b0, ArrB):
-                raise self.error(an, "the first argument of an atomic is an element's address &a[i], or an array")
-            if b0.const:
-                raise self.error(an, f"{self.text(an)!r} points to const: the kernel cannot write it")
-            b = b0
-            arr = b.name
-            idx = self.promote(self.expr(args[1]), args[1])
-            if not idx.type.is_int:
-                raise self.error(args[1], "an array index is an integer")
-            vals = args[2:]
-        elem = b.type.elem
-        why = builtins.atomic_element(name, elem) or builtins.atomic_operation(name, elem)
-        if why is not None:
-            raise self.error(n, why)
-        vs = tuple(self.convert(self.expr(v), elem, v) for v in vals)
-        return hir.Call(elem, sp, name, (idx, *vs), arr)
+    def is_address(self, a: Node) -> bool:
+        return a.type == "pointer_expression" and self.text(a.child_by_field_name("operator")) == "&"
+
+    def atomic_array(self, a: Node, address: bool) -> bind.ArrayRef | None:
+        """An atomic's array: of `&a[i]`, or the array named by the first argument (None: not one)."""
+        if address:
+            arr, _, b = self.element(a.child_by_field_name("argument"), write=True)
+            return bind.ArrayRef(arr, b.type.elem)
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        if not isinstance(b, ArrB):
+            raise self.error(a, "the first argument of an atomic is an element's address &a[i], or an array")
+        if b.const:
+            raise self.error(a, f"{self.text(a)!r} points to const: the kernel cannot write it")
+        return bind.ArrayRef(b.name, b.type.elem)
+
+    def const_or_none(self, n: Node) -> int | None:
+        """The value of a constant integer expression, or None (the binder says what it needs)."""
+        saved, self.pre = self.pre, []
+        try:
+            e = self.expr(n) if n.type != "type_descriptor" else None
+        except CompileError:
+            e = None
+        self.pre = saved
+        c = _fold(e) if e is not None else None
+        return int(c.value) if c is not None and c.type.is_int else None
 
     # -- helpers and templates, inlined
-    def inline(self, n: Node, f: Node, args: list[Node], name: str, statement: bool) -> hir.Expr | None:
+    def inline(
+        self, n: Node, f: Node, args: list[Node], name: str, statement: bool, lam: LambdaB | None = None
+    ) -> hir.Expr | None:
         sp = self.span(n)
-        fd = self.unit.functions[name]
+        fd = self.unit.functions[name] if lam is None else lam.fd
         if fd.kernel:
             raise self.error(f, f"{name!r} is a kernel: kernels cannot call kernels")
         caller = self.inlines[-1].start if self.inlines else self.fn.node.start_byte if self.fn else 0
-        if self.unit.declared.get(name, 0) > caller:
+        if lam is None and self.unit.declared.get(name, 0) > caller:
             raise self.error(f, f"{name!r} is used before its declaration: define or declare it above, as C++ needs")
         fnode = fd.node
-        _, decl = _function_name(self.src, fnode)
-        pnodes = [p for p in decl.child_by_field_name("parameters").named_children if p.type != "comment"]
+        decl = _function_name(self.src, fnode)[1] if lam is None else fnode.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        pnodes = [p for p in plist.named_children if p.type != "comment"] if plist is not None else []
         if len(pnodes) != len(args):
             raise self.error(n, f"{name!r} takes {len(pnodes)} argument(s), not {len(args)}")
         # template parameters: explicit <...>, else deduced from the argument types
@@ -2272,23 +2624,25 @@ class Lowering:
                 var = self.fresh(pname, pt)
                 binds.append(hir.Assign(self.span(a), var, val))
                 scope[pname] = VarB(var, pt)
-            rtn = fnode.child_by_field_name("type")
-            if rtn is None:
-                raise self.error(fnode, f"{name!r} needs a return type")
-            rtext = self.text(rtn)
-            ret = None if rtext == "void" else self.scalar_type(rtn)
-            if ret is None and not statement:
-                raise self.error(n, f"{name!r} returns void: it has no value")
+            rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
+            deduced = lam is not None and rtn is None  # a lambda's return type: its return's
+            if rtn is None and not deduced:
+                raise self.error(fnode, f"{name!r} needs a return type")
+            rtext = self.text(rtn) if rtn is not None else "auto"
+            valued = any(x.named_children for x in returns)
+            ret = None if rtext == "void" or (deduced and not valued) else AUTO if deduced else self.scalar_type(rtn)
+            if ret is None and not statement:
+                raise self.error(n, f"{name!r} returns void: it has no value")
             stmts = body_node.named_children
             last_is_return = bool(stmts) and stmts[-1].type == "return_statement"
             wrapped = not (len(returns) == 0 or (len(returns) == 1 and last_is_return))
-            result = self.fresh(f"{name}", ret) if ret is not None else None
+            result = self.fresh(f"{name}", ret) if ret is not None and ret is not AUTO else None
             if ret is not None and not returns:
-                raise self.error(rtn, f"{name!r} returns {rtext} but has no return statement")
+                raise self.error(rtn or fnode, f"{name!r} returns {rtext} but has no return statement")
             outer_pre, self.pre = [*self.pre, *binds], []
-            self.scopes = [{}, scope]
+            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
             inl = Inline(name, ret, result, wrapped, len(self.loops), start=fnode.start_byte)
             self.inlines.append(inl)
             saved_loops = self.loops
@@ -2303,6 +2657,7 @@ class Lowering:
         finally:
             self.scopes = saved_scopes
             self.types.pop()
+        ret, result = inl.ret, inl.result  # a lambda's deduced type is known now
         if wrapped:
             if ret is not None:
                 assert result is not None
@@ -2318,25 +2673,31 @@ class Lowering:
         return hir.Var(ret, sp, result)
 
 
+def _trailing_type(decl: Node | None) -> Node | None:
+    """A lambda's `-> T`: the type node, or None."""
+    tr = next((c for c in decl.named_children if c.type == "trailing_return_type"), None) if decl is not None else None
+    td = tr.named_children[0] if tr is not None and tr.named_children else None
+    return (td.child_by_field_name("type") or td) if td is not None else None
+
+
+def _const_view(b: VarB | RefB) -> VarB | RefB:
+    """A const reference's binding: the same variable or element, read-only."""
+    if isinstance(b, VarB):
+        return VarB(b.name, b.type, True)
+    return RefB(b.array, b.index, b.index_type, True)
+
+
 def _cpp_name(t: ScalarType) -> str:
-    return {
-        "i32": "int32_t",
-        "u32": "uint32_t",
-        "f32": "float",
-        "f64": "double",
-        "f16": "half",
-        "bool": "bool",
-        "u8": "uint8_t",
-        "i8": "int8_t",
-        "u16": "uint16_t",
-        "i16": "int16_t",
-    }.get(t.name, t.name)
+    return _CPP_NAMES.get(t.name, t.name)
 
 
 def _declared_name(d: Node) -> Node | None:
     """The identifier a declarator declares (through init, array and pointer declarators)."""
     while d is not None and d.type != "identifier":
-        d = d.child_by_field_name("declarator")
+        inner = d.child_by_field_name("declarator")
+        if inner is None and d.type == "reference_declarator" and d.named_children:
+            inner = d.named_children[-1]  # `float& r`: the declarator has no field name
+        d = inner
     return d
 
 
@@ -2454,6 +2815,28 @@ def _fold(e: hir.Expr | None) -> hir.Const | None:
     return None
 
 
+def _instances(unit: Unit) -> list[tuple[FunctionDef, Node | None]]:
+    """The explicit instantiations of the template kernels (`template void k<float>(float*);`);
+    a template kernel without one is refused (nothing would be compiled)."""
+    out: list[tuple[FunctionDef, Node | None]] = []
+    for f in unit.instances:
+        name = unit.src.node_text(f.child_by_field_name("name"))
+        fd = unit.functions.get(name)
+        if fd is None or fd.template is None:
+            raise unit.src.error(f, f"{name!r} is not a template defined above this instantiation")
+        if fd.kernel:
+            out.append((fd, f))
+    named = {unit.src.node_text(f.child_by_field_name("name")) for f in unit.instances}
+    for fd in unit.functions.values():
+        if fd.kernel and fd.template is not None and fd.name not in named:
+            raise unit.src.error(
+                fd.node,
+                f"the template kernel {fd.name!r} is compiled for its explicit instantiations: add one, "
+                f"template void {fd.name}<float>(...);",
+            )
+    return out
+
+
 class CppFrontend:
     """The FRONTENDS entry for C++ (compiler/frontends/__init__.py)."""
 
@@ -2462,16 +2845,19 @@ class CppFrontend:
 
     def parse(self, text: str, file: str) -> list[hir.Function]:
         unit = read_unit(text, file)
-        kernels = [fd for fd in unit.functions.values() if fd.kernel]
+        kernels: list[tuple[FunctionDef, Node | None]] = [
+            (fd, None) for fd in unit.functions.values() if fd.kernel and fd.template is None
+        ]
+        kernels += _instances(unit)
         if not kernels:
             raise CompileError(
                 [Diagnostic("no kernel found: mark one with [[wave::kernel]] (or __kernel)", file_start(unit.src))]
             )
         out: list[hir.Function] = []
         diags: list[Diagnostic] = []
-        for fd in kernels:  # every kernel's errors, not only the first kernel's
+        for fd, instance in kernels:  # every kernel's errors, not only the first kernel's
             try:
-                fn = Lowering(unit, fd).kernel()
+                fn = KernelBuilder(unit, fd, instance).kernel()
                 diags.extend(param_errors(fn))  # g++: redefinition of a parameter
                 out.append(fn)
             except CompileError as e:

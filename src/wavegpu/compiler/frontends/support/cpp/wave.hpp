@@ -26,6 +26,7 @@
 #define __device__
 #define __shared__
 #define __forceinline__ inline
+float rsqrtf(float x);  // CUDA's device function: wave::rsqrt(x)
 #endif
 #ifndef __global
 #define __global
@@ -116,7 +117,7 @@ uint32_t wave_ballot(bool c);
 bool wave_any(bool c);
 bool wave_all(bool c);
 
-// ---- math (float; sqrt, floor and ceil also double) ----
+// ---- math (float; sqrt, floor and ceil also double: the device has no other double math) ----
 #define WAVE_MATH(NAME) \
     float NAME(float);  \
     double NAME(double);
@@ -141,6 +142,31 @@ template <class T>
 T min(T a, T b);
 template <class T>
 T max(T a, T b);
+
+// ---- more math: float and double like <cmath> (round: ties away from zero, as roundf; rint and
+// nearbyint: ties to even). The <cmath>/<bit> spellings work too: powf, std::pow, roundf,
+// std::round, truncf, rintf, std::clamp, std::isnan, __builtin_popcount, std::popcount,
+// __builtin_clz, std::countl_zero, __builtin_ctz, std::countr_zero, __builtin_powif. ----
+float pow(float x, float y);
+double pow(double x, double y);
+#define WAVE_MATH(NAME) \
+    float NAME(float);  \
+    double NAME(double);
+WAVE_MATH(round)
+WAVE_MATH(trunc)
+WAVE_MATH(rint)
+WAVE_MATH(nearbyint)
+#undef WAVE_MATH
+bool isnan(float x);
+bool isnan(double x);
+template <class T>
+T clamp(T x, T lo, T hi);  // min(max(x, lo), hi) with the device's min and max
+template <class T>
+T sign(T x);  // 1, -1, or x itself (a zero keeps its sign, a NaN stays NaN)
+// bit counts of the 32 bits (clz(0) = ctz(0) = 32: defined here, unlike __builtin_clz(0))
+int popcount(uint32_t x);
+int clz(uint32_t x);
+int ctz(uint32_t x);
 
 // ---- conversions by the kernel language's names (static_cast<T>(x) is the same) ----
 template <class T>
