@@ -215,14 +215,16 @@ def _table() -> dict[str, Builtin]:
 # The scalar types a cast names (a frontend adds its own spellings, Python's int and float)
 CASTS: dict[str, ScalarType] = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
 ROWS = _table()
-"""Every row: the language of the frontends ported to the binder (compiler/bind.py)."""
-# The rows the frontends not yet ported to the binder (rust, cpp, typescript) do not spell: each
-# porter adds its spellings; when all three have, this set is empty and goes.
+"""Every row: the kernel language; every frontend spells every row (test_builtin_table.py)."""
+# The rows added since DESIGN section 5's list (issues 23 and 24). All four frontends spell them
+# now; BUILTINS (DESIGN's list) still drives the older tests and tables that were written for it
+# (tests/compiler/test_language_table.py, test_cpp.py, test_typescript_tsc.py, test_bad_input.py):
+# folding the two sets into one is left to the next change of those tests.
 NOT_EVERYWHERE = frozenset(
     {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
     | {"round_half_up", "signum", "clamp_keep_nan", "min_first", "max_first"}
 )
-NOT_EVERYWHERE |= {"private_array"}  # Python spells it; the other frontends' declarations follow
+NOT_EVERYWHERE |= {"private_array"}  # a call in Python; a declaration in Rust, C++ and TypeScript
 BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
 """The rows every frontend spells (DESIGN section 5)."""
 

@@ -134,7 +134,8 @@ def test_the_crate_declares_every_builtin() -> None:
             declared.add(src.node_text(n.child_by_field_name("name")))
         if n.type == "token_tree":  # the names listed to the declaring macros
             declared |= {src.node_text(c) for c in n.named_children if c.type == "identifier"}
-    wanted = {b for b in builtins.ROWS if b not in builtins.CASTS}  # every row of the table
+    # every row of the table but the casts (`x as f32`) and per-thread arrays (`[0.0f32; N]`)
+    wanted = {b for b in builtins.ROWS if b not in builtins.CASTS and b != "private_array"}
     assert wanted - declared == set()
 
 

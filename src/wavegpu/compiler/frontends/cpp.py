@@ -139,6 +139,8 @@ def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
     out: dict[tuple[str, str], tuple[str, Form]] = {}
     for n, row in ROWS.items():
         if row.kind in (Kind.ID, Kind.SYNC, Kind.ATOMIC, Kind.WAVE, Kind.VOTE, Kind.LOCAL):
+            if row.rule is builtins.Rule.PRIVATE:  # C++ declares a per-thread array: float t[N];
+                continue
             _spell(out, n, Form.EXACT, f"wave::{n}", n)
     for n in (*MATH1, "fma"):
         _spell(out, n, Form.WAVE, f"wave::{n}", n)
@@ -173,6 +175,12 @@ def _calls() -> dict[tuple[str, str], tuple[str, Form]]:
     _spell(out, "round_even", Form.FLOAT, "rintf", "nearbyintf")
     _spell(out, "clamp", Form.ONE_T, "wave::clamp", "std::clamp")
     _spell(out, "sign", Form.ONE_T, "wave::sign")
+    # the other languages' meanings, by their row names (std::min, std::max and std::clamp have
+    # min_first's, max_first's and clamp_keep_nan's meaning on floats: STANDARD_ORDER below)
+    _spell(out, "signum", Form.FLOAT, "wave::signum")
+    _spell(out, "round_half_up", Form.WAVE, "wave::round_half_up")
+    for n in ("min_first", "max_first", "clamp_keep_nan"):
+        _spell(out, n, Form.ONE_T, f"wave::{n}")
     _spell(out, "isnan", Form.WAVE, "wave::isnan", "isnan")  # <cmath> has std::isnan only
     _spell(out, "isnan", Form.C, "std::isnan", "__builtin_isnan")
     for row, gcc, std in (
@@ -228,7 +236,9 @@ SPELLINGS |= {n: f"static_cast<{_CPP_NAMES[t.name]}>(x)" for n, t in CASTS.items
 SPELLINGS |= {"pow": "powf(x, y)", "powi": "__builtin_powif(x, 3)", "round_away": "roundf(x)"}
 SPELLINGS |= {"round_even": "rintf(x)", "trunc": "truncf(x)", "clamp": "std::clamp(x, lo, hi)"}
 SPELLINGS |= {"sign": "wave::sign(x)", "isnan": "std::isnan(x)", "popcount": "__builtin_popcount(x)"}
-SPELLINGS |= {"clz": "__builtin_clz(x)", "ctz": "__builtin_ctz(x)"}
+SPELLINGS |= {"clz": "__builtin_clz(x)", "ctz": "__builtin_ctz(x)", "private_array": "float t[8];"}
+SPELLINGS |= {"min_first": "wave::min_first(a, b)", "max_first": "wave::max_first(a, b)", "signum": "wave::signum(x)"}
+SPELLINGS |= {"clamp_keep_nan": "wave::clamp_keep_nan(x, lo, hi)", "round_half_up": "wave::round_half_up(x)"}
 
 # CUDA's spellings, named in the errors of a kernel ported from CUDA
 CUDA_IDS = {

@@ -86,7 +86,7 @@ WRAPPING = {  # x.wrapping_add(y) ... : what release-mode arithmetic does anyway
 # ---- how Rust spells the builtins (compiler/builtins.py's rows; bound by compiler/bind.py) -------
 # The wave crate's free functions (`thread_id(0)`, `wave::thread_id(0)` after `use wave::*;`): every
 # row by its name (a cast is `as`, local_array a generic declaration), and Rust's names of two
-FUNCTIONS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.CAST}
+FUNCTIONS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule not in (Rule.CAST, Rule.PRIVATE)}
 FUNCTIONS |= {"ln": "log", "mul_add": "fma"}
 # Rust's std methods (and the crate's `Rsqrt` trait): the method -> its row, and the Rust types
 # that have it (rustc refuses the others: no `u32::abs`, no `i32::sqrt`)
@@ -213,6 +213,10 @@ SPELLINGS: dict[str, str] = {
     "trunc": "x.trunc()",
     "clamp": "k.clamp(lo, hi) (integers)",
     "clamp_keep_nan": "x.clamp(lo, hi) (floats)",
+    "min_first": "min_first(a, b)",
+    "max_first": "max_first(a, b)",
+    "round_half_up": "round_half_up(x)",
+    "private_array": "let mut t = [0.0f32; 8];",
     "sign": "k.signum() (integers)",
     "signum": "x.signum() (floats)",
     "isnan": "x.is_nan()",

@@ -14,10 +14,10 @@ from __future__ import annotations
 from numba.core.compiler import Compiler
 
 
-class KernelCompiler(Compiler):  # type: ignore[misc]  # numba is untyped
+class KernelCompiler(Compiler):  # numba is untyped
     """numba's default nopython pipeline with `enable_ssa` off (set per compilation: the flags
     object is this compilation's own)."""
 
-    def define_pipelines(self):  # type: ignore[no-untyped-def]
+    def define_pipelines(self):
         self.state.flags.enable_ssa = False
         return super().define_pipelines()

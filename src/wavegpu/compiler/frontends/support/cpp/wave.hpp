@@ -156,6 +156,7 @@ WAVE_MATH(round)
 WAVE_MATH(trunc)
 WAVE_MATH(rint)
 WAVE_MATH(nearbyint)
+WAVE_MATH(round_half_up)  // JavaScript's Math.round: ties toward +infinity
 #undef WAVE_MATH
 bool isnan(float x);
 bool isnan(double x);
@@ -163,6 +164,13 @@ template <class T>
 T clamp(T x, T lo, T hi);  // min(max(x, lo), hi) with the device's min and max
 template <class T>
 T sign(T x);  // 1, -1, or x itself (a zero keeps its sign, a NaN stays NaN)
+float signum(float x);  // Rust's f32::signum: +-1 with x's sign, zeros included; NaN for NaN
+template <class T>
+T min_first(T a, T b);  // b < a ? b : a (std::min's meaning: NaN and -0.0 by argument order)
+template <class T>
+T max_first(T a, T b);  // a < b ? b : a (std::max's meaning)
+template <class T>
+T clamp_keep_nan(T x, T lo, T hi);  // x < lo ? lo : hi < x ? hi : x (std::clamp's meaning)
 // bit counts of the 32 bits (clz(0) = ctz(0) = 32: defined here, unlike __builtin_clz(0))
 int popcount(uint32_t x);
 int clz(uint32_t x);

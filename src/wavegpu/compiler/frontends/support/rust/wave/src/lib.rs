@@ -375,6 +375,21 @@ pub fn round_even<T: Float>(x: T) -> T {
     let _ = x;
     device_only()
 }
+/// JavaScript's `Math.round(x)`: the nearest integral value, ties toward +infinity.
+pub fn round_half_up<T: Float>(x: T) -> T {
+    let _ = x;
+    device_only()
+}
+/// `if b < a { b } else { a }` (Python's `min`, C++'s `std::min`: NaN and -0.0 by argument order).
+pub fn min_first<T: Number>(a: T, b: T) -> T {
+    let _ = (a, b);
+    device_only()
+}
+/// `if a < b { b } else { a }` (Python's `max`, C++'s `std::max`).
+pub fn max_first<T: Number>(a: T, b: T) -> T {
+    let _ = (a, b);
+    device_only()
+}
 /// `x.round()`: the nearest integral value, ties away from zero.
 pub fn round_away<T: Float>(x: T) -> T {
     let _ = x;
