@@ -58,8 +58,8 @@ def test_the_compiler_entry_dispatches_by_language() -> None:
 
     a = compile_source(SAXPY, Options(), "k.py", "python")
     b = compile_python(SAXPY, Options(), "k.py")
-    c = py.compile_python(SAXPY, Options(), "k.py")
-    assert a.to_bytes() == b.to_bytes() == c.to_bytes()
+    assert a.to_bytes() == b.to_bytes()
+    assert not hasattr(py, "compile_python")  # the package's entry is the one way in (issue 23)
     assert a.kernels[0].workgroup_size == (64, 1, 1)
 
 

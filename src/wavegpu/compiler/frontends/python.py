@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
-from ...wbin.program import Program
-from .. import Options, bind, builtins, compile_functions, hir
+from .. import bind, builtins, hir
 from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_EXTENTS, HelperFailed, Helpers
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
@@ -2028,11 +2027,6 @@ class PythonFrontend:
 
 
 PYTHON = PythonFrontend()
-
-
-def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
-    """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
-    return compile_functions(PYTHON.load(source, filename), options)
 
 
 # ---- the spelling table: how Python kernels write each builtin ---------------------------------
