@@ -171,7 +171,7 @@ class Structurizer:
             out[at:at] = new
 
     def guarded(
-        self, b: Block, region: Loop | None, stop: Block | None, tail: bool, mark: int, pos: int
+        self, b: Block | None, region: Loop | None, stop: Block | None, tail: bool, mark: int, pos: int
     ) -> Block | None:
         """After a construct (begun at output position `pos`) from which lanes jumped past its
         end (self.pending[mark:]): the code from b on runs only on the lanes that did not jump,
