@@ -136,7 +136,7 @@ def test_binding_types_the_call() -> None:
 
 # ---- the binder never raises: whatever a frontend hands it, a typed call or a refusal ---------
 _POOL: list[bind.Actual] = [_v(t) for t in (I32, U32, F32, B.CASTS["f64"], B.CASTS["f16"], B.CASTS["bool"], B.VOID)]
-_POOL += [0, 1, 2, 3, -1, True, "wave", "device", "gpu", None, (2, 3), (1, 2, 3), (0,), F32, B.CASTS["bool"]]
+_POOL += [0, 1, 2, 3, -1, True, 1.0, 2.5, "wave", "device", "gpu", None, (2, 3), (1, 2, 3), (0,), F32, B.CASTS["bool"]]
 _POOL += [bind.ArrayRef("a", t) for t in (I32, U32, F32, B.CASTS["f16"])]
 
 

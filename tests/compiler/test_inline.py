@@ -14,6 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hir_build import OUT, SP
+from hir_build import const as _c
+from hir_build import tid as _tid
+from hir_build import var as _v
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +25,7 @@ import wavegpu as wg
 from wavegpu.compiler import Options, compile_functions, hir
 from wavegpu.compiler.builtins import VOID
 from wavegpu.compiler.inline import expand
-from wavegpu.compiler.types import BOOL, I32, U32, ArrayType
-from wavegpu.errors import Span
+from wavegpu.compiler.types import BOOL, U32
 
 HERE = Path(__file__).parent / "frontends"
 FILES = {"rust": HERE / "rust" / "helpers.rs", "typescript": HERE / "typescript" / "helpers.ts"}
@@ -216,20 +219,6 @@ def test_a_typescript_helper_with_effects_is_called_as_its_own_statement() -> No
 
 
 # ---- the inliner on hand-built HIR ---------------------------------------------------------------
-SP = Span("t", 1, 1)
-OUT = ArrayType(U32, "global")
-
-
-def _v(name: str, t=U32) -> hir.Var:  # type: ignore[no-untyped-def]
-    return hir.Var(t, SP, name)
-
-
-def _c(v: int, t=U32) -> hir.Const:  # type: ignore[no-untyped-def]
-    return hir.Const(t, SP, v)
-
-
-def _tid() -> hir.Expr:
-    return hir.Cast(U32, SP, hir.Call(I32, SP, "thread_id", (), None, (("axis", 0),)))
 
 
 # mark(o, i): o[i] = o[i] + 1, then returns i > 2 (a helper with an effect)

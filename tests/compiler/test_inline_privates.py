@@ -7,28 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hir_build import OUT, SP
+from hir_build import const as _c
+from hir_build import tid as _tid
+from hir_build import var as _v
 
 import wavegpu as wg
 from wavegpu.compiler import Options, compile_functions, hir
 from wavegpu.compiler.inline import expand
-from wavegpu.compiler.types import I32, U32, ArrayType
-from wavegpu.errors import Span
+from wavegpu.compiler.types import U32
 
-SP = Span("t", 1, 1)
-OUT = ArrayType(U32, "global")
 ADD = hir.BinaryOp.ADD
-
-
-def _v(name: str, t=U32) -> hir.Var:  # type: ignore[no-untyped-def]
-    return hir.Var(t, SP, name)
-
-
-def _c(v: int, t=U32) -> hir.Const:  # type: ignore[no-untyped-def]
-    return hir.Const(t, SP, v)
-
-
-def _tid() -> hir.Expr:
-    return hir.Cast(U32, SP, hir.Call(I32, SP, "thread_id", (), None, (("axis", 0),)))
 
 
 # twice(p) = p + p

@@ -56,7 +56,8 @@ class Refusal:
     arg: int | str | None = None
 
 
-Actual = hir.Expr | ArrayRef | ScalarType | int | str | tuple[int, ...] | None
+# (a folded AXIS or COUNT may be any number: its case refuses what is not a fitting int)
+Actual = hir.Expr | ArrayRef | ScalarType | int | float | str | tuple[int, ...] | None
 LOCAL_TYPES = "i32, u32, f32, f16, f64, u8, i8, u16 or i16"
 PRIVATE_TYPES = (I32, U32, F32, F16, F64, BOOL)  # a per-thread array's elements (no 8- or 16-bit integers)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,13 +26,19 @@ _INJECTED: list[Any] = []  # a stand-in for cuda.bindings.driver (use_driver), i
 DRIVER_STATE: list[tuple[Any, Any]] = []
 
 
+def _bindings(name: str) -> Any:
+    """A module of cuda-bindings (`driver`, `nvrtc`): compiled extensions without type stubs, so
+    their attributes are typed Any here rather than guessed."""
+    return importlib.import_module(f"cuda.bindings.{name}")
+
+
 def _driver() -> Any:
     """The driver module every call goes through: cuda.bindings.driver, or the stand-in that
     use_driver put in its place."""
     if _INJECTED:
         return _INJECTED[-1]
     try:
-        from cuda.bindings import driver
+        driver = _bindings("driver")
     except ImportError:
         raise WaveError("the CUDA device needs cuda-bindings (pip install 'wavegpu[cuda]')") from None
     return driver
@@ -299,7 +306,7 @@ def nvrtc_ptx(source: str, arch: str) -> str:
     if key in _NVRTC_PTX:
         return _NVRTC_PTX[key]
     try:
-        from cuda.bindings import nvrtc
+        nvrtc = _bindings("nvrtc")
     except ImportError:
         raise WaveError(
             "cuda-cpp: NVRTC needs cuda-bindings and nvidia-cuda-nvrtc (pip install 'wavegpu[cuda]')"

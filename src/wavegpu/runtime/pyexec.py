@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,9 @@ class ThreadContext:
     grid: tuple[int, int, int] = (1, 1, 1)
     wave_width: int = 32
 
+
+Scalar = int | float | np.number[Any] | np.bool_
+"""A kernel's scalar value as the plain-Python runtime sees it: a Python or NumPy number."""
 
 _CTX: contextvars.ContextVar[ThreadContext | None] = contextvars.ContextVar("wavegpu_thread", default=None)
 
@@ -106,20 +110,26 @@ def fence(scope: str = "device") -> None:
     del scope
 
 
-def local_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
-    """A count or a (rows, cols) shape, as in kernels."""
+def _element_type(dtype: object) -> np.dtype:
+    """The NumPy dtype of a kernel's element type (wg.f32, ..., or Python's bool): the dtype of
+    a zero made by the type's scalar constructor."""
     from ..compiler.types import NUMPY
 
-    return np.zeros(n, dtype=NUMPY[dtype.name])  # type: ignore[attr-defined]
+    name = "bool" if dtype is bool else getattr(dtype, "name", None)
+    if not isinstance(name, str) or name not in NUMPY:
+        raise WaveError(f"{dtype!r} is not an element type (wg.f32, wg.i32, wg.u32, ...)")
+    return np.asarray(NUMPY[name](0)).dtype
+
+
+def local_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
+    """A count or a (rows, cols) shape, as in kernels."""
+    return np.zeros(n, dtype=_element_type(dtype))
 
 
 def private_array(dtype: object, n: int | tuple[int, int]) -> np.ndarray:
     """A per-thread array: zeros of a count or a (rows, cols) shape, as in kernels (Python's
     `bool` is the element type bool)."""
-    from ..compiler.types import NUMPY
-
-    name = "bool" if dtype is bool else dtype.name  # type: ignore[attr-defined]
-    return np.zeros(n, dtype=bool if name == "bool" else NUMPY[name])
+    return np.zeros(n, dtype=_element_type(dtype))
 
 
 def static_range(*args: int) -> range:
@@ -128,7 +138,7 @@ def static_range(*args: int) -> range:
     return range(*args)
 
 
-def _atomic(op: str):  # type: ignore[no-untyped-def]
+def _atomic(op: str) -> Callable[..., object]:
     def fn(arr: np.ndarray, index: int, *vals: object) -> object:
         if arr.dtype.itemsize < 4:
             raise WaveError(f"atomics work on i32, u32 and f32 arrays, not {arr.dtype} (32- and 64-bit atomics only)")
@@ -180,7 +190,7 @@ def wave_any(c: object) -> bool:
 wave_all = wave_any
 
 
-def _f(fn):  # type: ignore[no-untyped-def]
+def _f(fn: Callable[[np.ndarray], Any]) -> Callable[[object], object]:
     def g(x: object) -> object:
         arr = np.asarray(x)
         dt = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float32)
@@ -196,21 +206,21 @@ sqrt, sin, cos, exp, exp2, log, log2, floor, ceil = (
 rsqrt = _f(lambda x: 1.0 / np.sqrt(x))
 
 
-def fma(a: object, b: object, c: object) -> object:
+def fma(a: Scalar, b: Scalar, c: Scalar) -> object:
     from ..isa.semantics import fma_f32, fma_f64
 
     if np.asarray(a).dtype == np.float64:
-        return np.float64(fma_f64(np.float64(a), np.float64(b), np.float64(c)))
-    return np.float32(fma_f32(np.float32(a), np.float32(b), np.float32(c)))
+        return np.float64(fma_f64(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64)))
+    return np.float32(fma_f32(np.asarray(a, np.float32), np.asarray(b, np.float32), np.asarray(c, np.float32)))
 
 
-def pow(x: object, y: object) -> np.float32:
+def pow(x: Scalar, y: Scalar) -> np.float32:
     """The float power (C's powf, NumPy's power), computed in f64 and rounded once."""
     with np.errstate(all="ignore"):
         return np.float32(np.power(np.float64(np.float32(x)), np.float64(np.float32(y))))
 
 
-def _device_minmax(a: object, b: object, less: bool) -> object:
+def _device_minmax(a: Scalar, b: Scalar, less: bool) -> Scalar:
     """The device's min (less) or max of two numbers: a NaN operand gives the other; -0.0 orders
     below +0.0 (IEEE minNum and maxNum, the ISA's min.f32 and max.f32)."""
     x, y = np.asarray(a)[()], np.asarray(b)[()]
@@ -225,7 +235,7 @@ def _device_minmax(a: object, b: object, less: bool) -> object:
     return (a if not y < x else b) if less else (a if not y > x else b)
 
 
-def fmin(*xs: object) -> object:
+def fmin(*xs: Scalar) -> Scalar:
     """`wg.fmin(a, b, ...)`: the device's min, left to right (a NaN operand gives the other)."""
     r = xs[0]
     for x in xs[1:]:
@@ -233,7 +243,7 @@ def fmin(*xs: object) -> object:
     return r
 
 
-def fmax(*xs: object) -> object:
+def fmax(*xs: Scalar) -> Scalar:
     """`wg.fmax(a, b, ...)`: the device's max, left to right (a NaN operand gives the other)."""
     r = xs[0]
     for x in xs[1:]:
@@ -241,35 +251,35 @@ def fmax(*xs: object) -> object:
     return r
 
 
-def clamp(x: object, lo: object, hi: object) -> object:
+def clamp(x: Scalar, lo: Scalar, hi: Scalar) -> Scalar:
     """min(max(x, lo), hi), with the device's min and max (a NaN operand gives the other)."""
     return np.fmin(np.fmax(x, lo), hi)
 
 
-def clamp_keep_nan(x: object, lo: object, hi: object) -> object:
+def clamp_keep_nan(x: Scalar, lo: Scalar, hi: Scalar) -> Scalar:
     """x < lo ? lo : x > hi ? hi : x (Rust's f32::clamp, C++'s std::clamp): a NaN x stays NaN."""
-    return lo if x < lo else hi if x > hi else x  # type: ignore[operator]
+    return lo if x < lo else hi if x > hi else x
 
 
-def sign(x: object) -> object:
+def sign(x: Scalar) -> object:
     """1, -1 or x itself for a zero (keeping -0.0) or a NaN, in x's type."""
     v = np.asarray(x)[()]
     t = type(v)
     return t(1) if v > 0 else t(-1) if v < 0 else v
 
 
-def signum(x: object) -> object:
+def signum(x: Scalar) -> object:
     """Rust's f32::signum: 1.0 or -1.0 with x's sign (+0.0 gives 1.0, -0.0 gives -1.0); NaN for NaN."""
     v = np.asarray(x)[()]
     t = type(v) if isinstance(v, np.floating) else np.float32
     return v if np.isnan(v) else t(np.copysign(1.0, v))
 
 
-def isnan(x: object) -> bool:
+def isnan(x: Scalar) -> bool:
     return bool(np.isnan(x))
 
 
-def _float(fn):  # type: ignore[no-untyped-def]
+def _float(fn: Callable[[np.ndarray], Any]) -> Callable[[object], object]:
     def g(x: object) -> object:
         arr = np.asarray(x)
         dt = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float32)

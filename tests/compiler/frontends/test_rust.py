@@ -72,6 +72,8 @@ DIAGNOSTICS: list[tuple[str, str, int, str]] = [
     ("let t = [[0.0f32; 2]; 2]; o[0] = t[1];", "t[1]", 0, "`t` has 2 dimensions: index every one, t[i][j]"),
     ("let q = [0.0f32; 4]; o[0] = q[n];", "n", 0, "the type `[f32; 4]` cannot be indexed by `u32`"),
     ("let q = [0.0f32; 4]; let u = q;", "q", 1, "`q` is a per-thread array: use its elements, q[i]"),
+    ("let mut q = [0.0f32; 4]; q += 1.0;", "q", 1, "`q` is an array: assign its elements, q[i] = ..."),
+    ("let mut q = [0.0f32; 4]; q = 1.0;", "q", 1, "`q` is an array: assign its elements, q[i] = ..."),
     ('println!("{}", n);', 'println!("{}", n)', 0, "println! is not available in kernels"),
     ("break;", "break", 0, "`break` outside of a loop"),
     ("return 1;", "1", 0, "kernels return no value"),

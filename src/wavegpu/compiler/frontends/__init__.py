@@ -14,8 +14,15 @@ class Frontend(Protocol):
     A frontend that takes more than text may also offer `load(source, filename) -> [hir.Function]`
     (Python: a path or a function object); `compiler.compile_source` prefers it when present."""
 
-    name: str
-    suffixes: tuple[str, ...]
+    @property
+    def name(self) -> str:
+        """The language's name (what `lang=` takes)."""
+        ...
+
+    @property
+    def suffixes(self) -> tuple[str, ...]:
+        """The file suffixes of its source files ('.py', ...)."""
+        ...
 
     def parse(self, text: str, file: str) -> list[hir.Function]:
         """The kernels of a source text (CompileError with spans for anything outside the language)."""

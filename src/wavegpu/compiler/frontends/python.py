@@ -11,11 +11,10 @@ import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
-from ...wbin.program import Program
-from .. import Options, bind, builtins, compile_functions, hir
+from .. import bind, builtins, hir
 from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_EXTENTS, HelperFailed, Helpers
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
@@ -45,7 +44,7 @@ SHIFTS = (BinOp.SHL, BinOp.SHR)
 SPELLING = {BinOp.FLOOR_DIV: "//", BinOp.FLOOR_MOD: "%"}  # the operators a refusal names
 CASTS = {**builtins.CASTS, "int": I32, "float": F32}  # Python's int(x) and float(x) are casts too
 # the calls of Python's own functions that fold when their arguments are constants
-FOLDS: dict[str, Callable[..., Constant]] = {"min": min, "max": max, "abs": abs, "int": int, "float": float}
+FOLDS: dict[str, Callable[..., Any]] = {"min": min, "max": max, "abs": abs, "int": int, "float": float}
 VARIADIC = frozenset({"min", "max"})  # min(a, b, ...) and max(a, b, ...): the others take one
 
 
@@ -455,12 +454,12 @@ def fold(n: ast.expr, lookup: Callable[[str], Constant | None]) -> Constant | No
             if any(x is None for x in xs):
                 return None
             if name in VARIADIC:
-                return FOLDS[name](xs)  # type: ignore[operator]
+                return FOLDS[name](xs)
             if len(xs) != 1:
                 return None
             if name == "int" and isinstance(xs[0], float) and not math.isfinite(xs[0]):
                 return None  # int(inf), int(nan): the cast's saturating rule, as i32(x) (DESIGN section 3)
-            return FOLDS[name](xs[0])  # type: ignore[operator]
+            return FOLDS[name](xs[0])
     return None
 
 
@@ -602,7 +601,9 @@ class KernelBuilder:
         return v
 
     # -- diagnostics
-    def span(self, n: ast.AST) -> Span:
+    def span(self, n: ast.AST | Span) -> Span:
+        if isinstance(n, Span):  # a place HIR already has (a return statement's)
+            return n
         line = getattr(n, "lineno", 1)
         col = getattr(n, "col_offset", 0) + 1
         end = getattr(n, "end_col_offset", None)
@@ -610,7 +611,7 @@ class KernelBuilder:
         text = self.src.lines[line - 1] if 0 < line <= len(self.src.lines) else ""
         return Span(self.src.file, line + self.src.line_offset, col, length, text)
 
-    def error(self, n: ast.AST, msg: str) -> _Bail:
+    def error(self, n: ast.AST | Span, msg: str) -> _Bail:
         self.diags.append(Diagnostic(msg, self.span(n)))
         return _Bail()
 
@@ -1006,20 +1007,28 @@ class KernelBuilder:
             return f"wg.f64({ast.unparse(first)})"  # every i32, u32, f16 and f32 value is an f64
         return None
 
-    def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
-        row = ROWS[CALLS["local_array"]]
+    def declaration(self, call: ast.Call, name: str, usage: str, what: str) -> dict[str, object]:
+        """The attributes (dtype, shape) of a declaring call, `local_array` or `private_array`,
+        bound by its row; `usage` completes an arity refusal, `what` names a count that is not a
+        constant."""
+        row = ROWS[CALLS[name]]
         kinds = bind.slots(row, len(call.args), [k.arg or "**" for k in call.keywords])
         if isinstance(kinds, bind.Refusal):
-            raise self.error(call, f"{kinds.message}: local_array(dtype, count) takes a type and a constant count")
+            raise self.error(call, f"{kinds.message}: {usage}")
         dims = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
-        what = "a local_array count (no dynamic allocation on a GPU)"
         counts = [self.const_int(d, what, lo=1) if len(dims) <= 2 else self.fold(d) for d in dims]
         t = self.type_name(call.args[0], elements=True)
         r = bind.bind(row, self.span(call), [t, tuple(counts)])  # type: ignore[arg-type]
         if isinstance(r, bind.Refusal):
             raise self.error(call.args[r.arg] if isinstance(r.arg, int) else call, r.message)
-        shape: tuple[int, ...] = dict(r.attrs)["shape"]  # type: ignore[assignment]
-        t = dict(r.attrs)["dtype"]  # type: ignore[assignment]
+        assert isinstance(r, hir.Call), "a declaration binds to a call"
+        return dict(r.attrs)
+
+    def local_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt | None:
+        usage = "local_array(dtype, count) takes a type and a constant count"
+        attrs = self.declaration(call, "local_array", usage, "a local_array count (no dynamic allocation on a GPU)")
+        shape: tuple[int, ...] = attrs["shape"]  # type: ignore[assignment]
+        t: ScalarType = attrs["dtype"]  # type: ignore[assignment]
         cnt = math.prod(shape)
         if tgt.id in self.arrays or tgt.id in self.vars or tgt.id in self.privates:
             raise self.error(tgt, f"{tgt.id!r} is already defined")
@@ -1032,20 +1041,8 @@ class KernelBuilder:
     def private_array(self, tgt: ast.Name, call: ast.Call) -> hir.Stmt:
         """`t = wg.private_array(wg.f32, 8)` or `(rows, cols)`: a per-thread array of zeros
         (hir.PrivateArray), in registers when every index folds to a constant (docs/compiler.md)."""
-        row = ROWS[CALLS["private_array"]]
-        kinds = bind.slots(row, len(call.args), [k.arg or "**" for k in call.keywords])
-        if isinstance(kinds, bind.Refusal):
-            raise self.error(
-                call, f"{kinds.message}: private_array(dtype, size) takes a type and a constant size or (rows, cols)"
-            )
-        dims = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
-        what = "a private_array size (no dynamic allocation on a GPU)"
-        counts = [self.const_int(d, what, lo=1) if len(dims) <= 2 else self.fold(d) for d in dims]
-        t = self.type_name(call.args[0], elements=True)
-        r = bind.bind(row, self.span(call), [t, tuple(counts)])  # type: ignore[arg-type]
-        if isinstance(r, bind.Refusal):
-            raise self.error(call.args[r.arg] if isinstance(r.arg, int) else call, r.message)
-        attrs = dict(r.attrs)
+        usage = "private_array(dtype, size) takes a type and a constant size or (rows, cols)"
+        attrs = self.declaration(call, "private_array", usage, "a private_array size (no dynamic allocation on a GPU)")
         name = tgt.id
         if name in self.arrays or name in self.vars or name in self.privates:
             raise self.error(tgt, f"{name!r} is already defined")
@@ -1121,14 +1118,15 @@ class KernelBuilder:
             stop = self.coerce(stop, t, nodes[1])
         # a stop of the other integer type is compared by mathematical value (as i < n is)
         if isinstance(step, hir.Const):
-            if step.value == 0:
+            sv = step.value
+            if sv == 0:
                 raise self.error(nodes[2], "range() step must not be zero")
-            if step.type != t and _fits(step.value, t):
+            if step.type != t and _fits(sv, t):
                 step = self.coerce(step, t, nodes[2])
-            if t is U32 and step.value < -1:
+            if t is U32 and sv < -1:
                 raise self.error(
                     nodes[2],
-                    f"{name!r} is u32 and would wrap around below 0 with a step of {step.value}: "
+                    f"{name!r} is u32 and would wrap around below 0 with a step of {sv}: "
                     "count down with an i32, range(i32(start), stop, step)",
                 )
         self.vars.setdefault(s.target.id, t)
@@ -1378,7 +1376,7 @@ class KernelBuilder:
             return hir.Const(elem.value_type, e.span, e.value)
         return self.coerce(e, elem.value_type, n)
 
-    def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST) -> hir.Expr:
+    def coerce(self, e: hir.Expr, t: ScalarType, n: ast.AST | Span) -> hir.Expr:
         if e.type == t:
             return e
         if e.type is VOID:
@@ -1481,7 +1479,7 @@ class KernelBuilder:
                     hir.Const(t, sp, 0 if t.is_int else 0.0),
                 )
             if isinstance(e, hir.Const) and (e.type.is_int and t.is_int):
-                return hir.Const(t, sp, e.value & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
+                return hir.Const(t, sp, int(e.value) & 0xFFFFFFFF if t is U32 else _wrap32(int(e.value)))
             return hir.Cast(t, sp, e)
         if name in INF_TESTS and len(n.args) == 1 and not n.keywords:
             return self.inf_test(n, INF_TESTS[name])
@@ -1561,7 +1559,10 @@ class KernelBuilder:
         nodes = [*n.args, *(k.value for k in n.keywords)]
         values = self.actuals(row, kinds, nodes, n, hint)
         r = bind.bind(
-            row, self.span(n), values[: len(n.args)], dict(zip((k.arg for k in n.keywords), values[len(n.args) :]))
+            row,
+            self.span(n),
+            values[: len(n.args)],
+            dict(zip((k.arg or "**" for k in n.keywords), values[len(n.args) :])),
         )
         if not isinstance(r, bind.Refusal):
             return _device_rows(r)
@@ -1718,7 +1719,7 @@ class KernelBuilder:
                     raise self.error(n, f"the default of {p.arg!r} is not a constant: pass {p.arg} explicitly")
                 e = self.literal(v, want if isinstance(want, ScalarType) else None, n)
                 actual.append(self.coerce(e, want, n) if isinstance(want, ScalarType) else e)
-                kinds.append((p.arg, actual[-1].type, ()))  # type: ignore[union-attr]
+                kinds.append((p.arg, actual[-1].type, ()))
                 continue
             x = given[p.arg]
             if isinstance(want, ArrayType) or (want is None and isinstance(x, ast.Name) and x.id in self.arrays):
@@ -1798,7 +1799,7 @@ class KernelBuilder:
         if self.diags:
             raise CompileError(self.diags)
         if result is not None:
-            body = _returning(body, lambda v, r: self.coerce(v, result, r))
+            body = _returning(body, lambda v, r: self.coerce(v, result, r.span or self.node))
         own = {name for name, _, _ in kinds} | self.hidden
         variables = tuple((k, v) for k, v in self.vars.items() if k not in own)
         name = node.name
@@ -2018,7 +2019,7 @@ class PythonFrontend:
     def load(self, source: object, filename: str | None = None) -> list[hir.Function]:
         """Python source text, a path to a .py file, or a function (decorated or not)."""
         if callable(source):
-            return [kernel(*function_source(source))]  # type: ignore[arg-type]
+            return [kernel(*function_source(source))]
         text = str(source)
         if filename is None and "\n" not in text and text.endswith(".py") and os.path.exists(text):
             filename = text
@@ -2028,11 +2029,6 @@ class PythonFrontend:
 
 
 PYTHON = PythonFrontend()
-
-
-def compile_python(source: object, options: Options, filename: str | None = None) -> Program:
-    """Python source text, a path to a .py file, or a function (decorated or not) to a Program."""
-    return compile_functions(PYTHON.load(source, filename), options)
 
 
 # ---- the spelling table: how Python kernels write each builtin ---------------------------------

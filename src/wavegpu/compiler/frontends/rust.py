@@ -261,7 +261,7 @@ class Closure:
     """A closure bound by `let`: inlined where it is called (it never escapes)."""
 
     node: Node  # the closure_expression
-    scopes: list[dict[str, Var | Array | Closure]]  # what its body sees: the scopes at its definition
+    scopes: list[dict[str, Binding]]  # what its body sees: the scopes at its definition
     kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
@@ -702,7 +702,7 @@ class KernelBuilder:
             self.loop_depth -= 1
             self.closed = self.loops.pop()
 
-    def close_loop(self, stmts: list[hir.Stmt], sp) -> list[hir.Stmt]:  # type: ignore[no-untyped-def]
+    def close_loop(self, stmts: list[hir.Stmt], sp) -> list[hir.Stmt]:
         """A loop's statements with its labelled exits: its flags cleared before it, and after it
         the test of every flag a `break 'outer` / `continue 'outer` inside it set."""
         lp = self.closed
@@ -852,6 +852,8 @@ class KernelBuilder:
             raise self.error(left, f"cannot find value `{name}` in this scope")
         if isinstance(var, Array):
             raise self.error(left, f"`{name}` is a slice: assign its elements, {name}[i] = ...")
+        if isinstance(var, Private):  # rustc: mismatched types / `+=` cannot be applied to `[f32; N]`
+            raise self.error(left, f"`{name}` is an array: assign its elements, {name}[i] = ...")
         if isinstance(var, Closure):
             raise self.error(left, f"`{name}` is a closure: closures are inlined where they are called")
         if var.rt == "poison":
@@ -982,7 +984,7 @@ class KernelBuilder:
             return None
         return f.child_by_field_name("value"), self.text(f.child_by_field_name("field")), self.args(n)
 
-    def slice_of(self, n: Node, sp) -> tuple[Array | Private, hir.Expr, hir.Expr, list[hir.Stmt]] | None:  # type: ignore[no-untyped-def]
+    def slice_of(self, n: Node, sp) -> tuple[Array | Private, hir.Expr, hir.Expr, list[hir.Stmt]] | None:
         """The elements an iterator walks: `x.iter()`, `&x`, `x[a..b].iter()`, `&x[a..b]` (also
         `a..`, `..b`) of a slice or one-dimensional array: (array, start, stop, statements that
         compute them once); None when `n` is none of these."""
@@ -1407,9 +1409,9 @@ class KernelBuilder:
             raise self.error(call, f"`{name}` is already defined: local arrays need their own names")
         attrs = dict(r.attrs)  # type: ignore[union-attr]
         elem, (count,) = attrs["dtype"], attrs["shape"]
-        at = ArrayType(elem, "local", 1)  # type: ignore[arg-type]
-        self.scopes[-1][name] = Array(name, at, rt, True, count)  # type: ignore[arg-type]
-        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))  # type: ignore[arg-type]
+        at = ArrayType(elem, "local", 1)
+        self.scopes[-1][name] = Array(name, at, rt, True, count)
+        self.locals.append(hir.LocalArray(name, at, count, self.span(call)))
 
     # -- expressions
     def condition(self, n: Node) -> hir.Expr:
@@ -1852,9 +1854,10 @@ class KernelBuilder:
                 count = hir.Binary(a.e.type, sp, BinOp.AND, count, hir.Const(a.e.type, sp, 31))
             return V(hir.Binary(a.e.type, sp, BINOPS[op], a.e, count), a.rt, flex=a.flex)
         if a.lit and b.lit:
-            a, b = self.fold_literals(op, a, b, n)
-            if a is None:
+            folded, b = self.fold_literals(op, a, b, n)
+            if folded is None:
                 return b
+            a = folded
         a, b = self.unify(a, b, n, ln, rn)
         rt = a.rt
         flex = a.flex if (a.flex is not None and b.flex is not None) else None
@@ -1942,11 +1945,10 @@ class KernelBuilder:
             if frm in FLOATS:  # saturates to the narrow type's range, NaN to 0 (as i32 first: the same)
                 lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if to.startswith("i") else (0, (1 << bits) - 1)
                 wide = hir.Cast(I32, sp, e)
-                clamped = bind.bind(  # the rows Rust spells i.max(lo).min(hi)
-                    ROWS[METHODS["min"]],
-                    sp,
-                    [bind.bind(ROWS[METHODS["max"]], sp, [wide, hir.Const(I32, sp, lo)]), hir.Const(I32, sp, hi)],
-                )
+                # the rows Rust spells i.max(lo).min(hi)
+                above = bind.bind(ROWS[METHODS["max"]], sp, [wide, hir.Const(I32, sp, lo)])
+                assert isinstance(above, hir.Expr)
+                clamped = bind.bind(ROWS[METHODS["min"]], sp, [above, hir.Const(I32, sp, hi)])
                 assert isinstance(clamped, hir.Expr)
                 return V(clamped if t is I32 else hir.Cast(U32, sp, clamped), to)
             x = e if e.type == t else hir.Cast(t, sp, e)
@@ -2065,7 +2067,7 @@ class KernelBuilder:
             raise self.error(args[0], f"add takes a usize, not {idx.rt}: convert it, `{self.text(args[0])} as usize`")
         return arr, (idx.e,)
 
-    def element(self, arr: Array | Private, idx: tuple[hir.Expr, ...], sp) -> V:  # type: ignore[no-untyped-def]
+    def element(self, arr: Array | Private, idx: tuple[hir.Expr, ...], sp) -> V:
         if isinstance(arr, Private):
             flex = frozenset({arr.hir_name}) if arr.flexible else None
             return V(hir.PrivateLoad(RUST_TYPES[arr.rt], sp, arr.hir_name, idx), arr.rt, flex=flex)
@@ -2078,7 +2080,7 @@ class KernelBuilder:
             and self.pointee(n.named_children[0]) is not None
         )
 
-    def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:  # type: ignore[no-untyped-def]
+    def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:
         if v.rt == "void":
             raise self.error(n, "this call has no value")
         if isinstance(arr, Private):
@@ -2119,6 +2121,7 @@ class KernelBuilder:
             out.append(self.want(v, rt or v.rt, vn))
         acc = out[-1]
         for (arm, cond), v in zip(reversed(conds[:-1]), reversed(out[:-1])):
+            assert cond is not None, "only the last arm matches every value (arm_conditions)"
             flex = acc.flex | v.flex if acc.flex is not None and v.flex is not None else None
             acc = V(hir.IfExpr(acc.e.type, self.span(arm), cond, v.e, acc.e), acc.rt, flex=flex)
         return acc
@@ -2242,7 +2245,7 @@ class KernelBuilder:
                 else (p, None)
             )
             mutable = pat is not None and pat.type == "mut_pattern"
-            if mutable:
+            if pat is not None and mutable:
                 pat = pat.named_children[-1]
             if pat is None or pat.type != "identifier":
                 raise self.error(p, "a closure parameter is a plain name")
@@ -2857,14 +2860,14 @@ class RustKernels:
     def consts_lookup(self, name: str, low: KernelBuilder | None) -> tuple[int | float | bool, str] | None:
         if low is not None:
             for sc in reversed(low.scopes):
-                c = sc.get("const " + name)  # type: ignore[call-overload]
+                c = sc.get("const " + name)
                 if c is not None:
                     return c  # type: ignore[return-value]
                 if name in sc:
                     return None
         return self.consts.get(name)
 
-    def const_item(self, item: Node, scope: dict | None, low: KernelBuilder | None) -> None:  # type: ignore[type-arg]
+    def const_item(self, item: Node, scope: dict | None, low: KernelBuilder | None) -> None:
         name = self.src.node_text(item.child_by_field_name("name"))
         ty = item.child_by_field_name("type")
         value = item.child_by_field_name("value")
@@ -2874,7 +2877,7 @@ class RustKernels:
             raise owner.error(ty or item, "constants are i32, u32, usize, f32, f64 or bool")
         v = self.const_eval(value, tname, low)
         if scope is not None:
-            scope["const " + name] = (v, tname)  # type: ignore[assignment]
+            scope["const " + name] = (v, tname)
         else:
             self.consts[name] = (v, tname)
 

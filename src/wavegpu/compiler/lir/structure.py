@@ -20,6 +20,20 @@ SINK = "<sink>"
 Node = Block | Loop | str
 
 
+def reach(succ: dict[Node, list[Node]], n0: Node) -> set[Node]:
+    """The nodes of a collapsed graph reachable from n0 (n0 included; SINK and nodes outside the
+    graph are not)."""
+    seen: set[Node] = set()
+    work = [n0]
+    while work:
+        n = work.pop()
+        if n == SINK or n in seen or n not in succ:
+            continue
+        seen.add(n)
+        work.extend(succ[n])
+    return seen
+
+
 class Structurizer:
     def __init__(self, fn: Function, sel: Selector, phis: PhiCopies):
         self.fn = fn
@@ -113,21 +127,7 @@ class Structurizer:
         the end of the construct the branch is in, where an arm reaches it."""
         succ, order = self.graph(region)
 
-        def reach(start: Block) -> set[Node]:
-            return reach_node(self.node(start, region))
-
-        def reach_node(n0: Node) -> set[Node]:
-            seen: set[Node] = set()
-            work = [n0]
-            while work:
-                n = work.pop()
-                if n == SINK or n in seen or n not in succ:
-                    continue
-                seen.add(n)
-                work.extend(succ[n])
-            return seen
-
-        rx, ry = reach(x), reach(y)
+        rx, ry = reach(succ, self.node(x, region)), reach(succ, self.node(y, region))
         common = rx & ry
         common.discard(self.node(b, region))
         if stop is not None:
@@ -137,7 +137,7 @@ class Structurizer:
             # the arm that jumped past it ends in a return, break or continue of its own
             s = self.node(stop, region)
             if s in rx or s in ry:
-                common = {n for n in common if n == s or s in reach_node(n)}
+                common = {n for n in common if n == s or s in reach(succ, n)}
         if not common:
             return None
         m = min(common, key=lambda n: order.get(n, 1 << 30))
@@ -150,15 +150,7 @@ class Structurizer:
         n0 = self.node(a, region)
         key = (id(region), n0)
         if key not in self.reach_cache:
-            seen: set[Node] = set()
-            work = [n0]
-            while work:
-                n = work.pop()
-                if n == SINK or n in seen or n not in succ:
-                    continue
-                seen.add(n)
-                work.extend(succ[n])
-            self.reach_cache[key] = seen
+            self.reach_cache[key] = reach(succ, n0)
         return self.reach_cache[key]
 
     def past(self, b: Block, stop: Block | None, region: Loop | None) -> bool:
