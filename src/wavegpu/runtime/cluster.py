@@ -313,7 +313,12 @@ def launch_many(client: Any, launches: Iterable[Mapping[str, Any]]) -> Iterator[
             raise WaveError(f"launch_many: launch {i} has no prog= (the Program or Kernel to run)")
         if kw.get("client") is not None:
             raise WaveError(f"launch_many: launch {i} names client=; each launch already runs on one worker")
-    futures = [client.submit(_launch_one, kw, pure=False) for kw in kws]
+    progs: dict[int, Any] = {}  # each program sent to the workers once, not in every task
+    for kw in kws:
+        p = kw["prog"]
+        if id(p) not in progs:
+            [progs[id(p)]] = client.scatter([p], broadcast=True, hash=False)
+    futures = [client.submit(_launch_one, {**kw, "prog": progs[id(kw["prog"])]}, pure=False) for kw in kws]
     which = {f.key: i for i, f in enumerate(futures)}
     for f in dist.as_completed(futures):
         yield which[f.key], _unwrap(f.result())
