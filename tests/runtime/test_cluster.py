@@ -317,3 +317,25 @@ def test_a_worker_killed_mid_launch_leaves_the_result_identical() -> None:
     finally:
         cl.close()
         cluster.close()
+
+
+def test_wave_run_takes_a_scheduler_address(client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from wavegpu.cli import main
+    from wavegpu.runtime import cluster
+
+    monkeypatch.setattr(cluster.connect, "__defaults__", (1.0,))  # the unreachable address: 1 s, not 10
+
+    src = tmp_path / "add_one.wave"
+    src.write_text(ADD_ONE.replace(".registers 8", ".registers 8\n.param x, buffer, u32"))
+    address = client.scheduler.address
+    line = [str(src), "--grid", "4", "--workgroup", "32", "x=iota:128", "--print", "x:4"]
+    runner = CliRunner()
+    local = runner.invoke(main, ["run", *line])
+    remote = runner.invoke(main, ["run", *line, "--scheduler", address])
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.output
+    assert local.output.splitlines()[1:] == remote.output.splitlines()[1:] == ["x[:4] = [1 2 3 4]"]
+    bad = runner.invoke(main, ["run", *line, "--scheduler", "tcp://127.0.0.1:9"])
+    assert bad.exit_code != 0 and "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in bad.output
+    assert "Traceback" not in bad.output

@@ -58,6 +58,15 @@ def distributed() -> Any:
     return dist
 
 
+def connect(address: str, timeout: float = 10.0) -> Any:
+    """A Client of the scheduler at `address` (`wave run --scheduler`), or a WaveError naming it."""
+    dist = distributed()
+    try:
+        return dist.Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise WaveError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
+
+
 def _check_client(client: object) -> Any:
     dist = distributed()
     if not isinstance(client, dist.Client):
