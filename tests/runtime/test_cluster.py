@@ -272,6 +272,10 @@ def test_kernel_calls_take_client(client) -> None:  # type: ignore[no-untyped-de
     scale(x, 1000, grid=8, workgroup=128, client=client)
     scale(y, 1000, grid=8, workgroup=128)
     assert np.array_equal(x, y)
+    # checked (bounds per array, division by zero), with a progress bar over the shards
+    scale(x, 1000, grid=8, workgroup=128, client=client, check=True, progress=True)
+    scale(y, 1000, grid=8, workgroup=128, check=True)
+    assert np.array_equal(x, y)
 
 
 def test_launch_many_streams_results(client) -> None:  # type: ignore[no-untyped-def]

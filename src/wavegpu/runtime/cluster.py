@@ -238,7 +238,7 @@ def run_job(job: Any) -> ClusterResult:
         "engine": job.engine,
     }
     # the argument and shape errors of a local run, here, before anything is sent
-    emulate(k, memory=0, workgroups=(0, 0), **{**opts, "buffers": None, "engine": "numpy"})
+    emulate(k, memory=0, workgroups=(0, 0), **{**opts, "buffers": None, "boundscheck": False, "engine": "numpy"})
     atomic, ordered = atomic_kind(k)
     shards = job.shards
     if shards is None:
@@ -261,13 +261,14 @@ def run_job(job: Any) -> ClusterResult:
         from .progress import RunProgress
 
         bar = RunProgress(n_wg, Console(stderr=True), enabled=True)
+    report = None if bar is None else bar.callback
     try:
         if bar is not None:
             bar.__enter__()
         if ordered is not None:
             out = _unwrap(client.submit(_whole, k, img, opts, pure=False).result())
-            if bar is not None:
-                bar.callback(n_wg, n_wg)
+            if report is not None:
+                report(n_wg, n_wg)
             return ClusterResult(np.asarray(out), stats, k.name, "cluster", 1, ordered, None)
         futures = [client.submit(_shard, k, img, a, b, opts, pure=False) for a, b in bounds]
         which = {f.key: i for i, f in enumerate(futures)}
@@ -280,8 +281,8 @@ def run_job(job: Any) -> ClusterResult:
             if got[i][0] == "trap":  # type: ignore[index]
                 traps.append((i, got[i]))  # type: ignore[arg-type]
             done += bounds[i][1] - bounds[i][0]
-            if bar is not None:
-                bar.callback(done, n_wg)
+            if report is not None:
+                report(done, n_wg)
         if traps:  # the first in workgroup order: the one a one-process run reports
             for f in futures:
                 f.cancel()
