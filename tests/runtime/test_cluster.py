@@ -343,3 +343,14 @@ def test_wave_run_takes_a_scheduler_address(client, tmp_path: Path, monkeypatch:
     bad = runner.invoke(main, ["run", *line, "--scheduler", "tcp://127.0.0.1:9"])
     assert bad.exit_code != 0 and "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_emulate_runs_a_range_of_workgroups() -> None:
+    """The shard primitive: workgroups=(first, last) runs exactly those, each with its own ids."""
+    prog = wg.assemble(ADD_ONE)
+    mem = np.zeros(8 * 32, np.uint32)
+    res = wg.emulate(prog, grid=8, workgroup=32, memory=mem, args=[0], workgroups=(2, 5))
+    got = res.view(np.uint32).reshape(8, 32)
+    assert (got[2:5] == 1).all() and not got[:2].any() and not got[5:].any()
+    with pytest.raises(wg.WaveError, match=r"workgroups=\(3, 9\)"):
+        wg.emulate(prog, grid=8, workgroup=32, memory=mem, args=[0], workgroups=(3, 9))
