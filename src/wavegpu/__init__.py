@@ -63,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "kernel": (".runtime.kernel", "kernel"),
     "devices": (".runtime.devices", "devices"),
     "launch": (".runtime.launch", "launch"),
+    "launch_many": (".runtime.cluster", "launch_many"),
     "load_kernels": (".runtime.sources", "load_kernels"),
     "DeviceArray": (".runtime.device_arrays", "DeviceArray"),
     "device_array": (".runtime.device_arrays", "device_array"),
@@ -145,6 +146,7 @@ if TYPE_CHECKING:  # what type checkers and editors see (explicit re-exports)
     from .isa import get_capability as get_capability
     from .isa.capabilities import EMULATOR as EMULATOR
     from .isa.capabilities import DeviceCaps as DeviceCaps
+    from .runtime.cluster import launch_many as launch_many
     from .runtime.compile import compile as compile
     from .runtime.device_arrays import DeviceArray as DeviceArray
     from .runtime.device_arrays import device_array as device_array

@@ -26,6 +26,7 @@ OPTION_VALUES = {
     "arch": None,
     "engine": "numpy",
     "mma": None,
+    "client": None,
 }
 
 

@@ -240,6 +240,12 @@ def info_cmd(binary: str | None, show_device: bool, show_devices: bool, wave_wid
     default=None,
     help="emulator engine (default: $WAVEGPU_ENGINE, else auto; --stats uses numpy): docs/emulator.md",
 )
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="run the launch's workgroups on the Dask cluster of this scheduler (tcp://HOST:8786): docs/cluster.md",
+)
 @NO_PROGRESS
 @user_errors
 @startup_gc
@@ -257,6 +263,7 @@ def run_cmd(
     force: bool,
     max_instructions: int | None,
     engine: str | None,
+    scheduler: str | None,
     no_progress: bool,
 ) -> None:
     """Run a kernel on the emulator with named arguments.
@@ -277,6 +284,11 @@ def run_cmd(
     saves = _run_outs(k, outs, source, inputs.files, force)
     layout, restore = _run_image(k, inputs)
     slots = layout.buffers
+    client = None
+    if scheduler is not None:
+        from ..runtime.cluster import connect
+
+        client = connect(scheduler)
 
     startup_done()
     t0 = time.perf_counter()
@@ -292,9 +304,12 @@ def run_cmd(
         progress=not no_progress and stderr_may_be_terminal() and err.is_terminal,
         buffers=layout.regions(),  # an access outside every array traps
         engine="numpy" if show_stats and engine in (None, "auto") else engine,
-        donate=True,  # the emulator runs in the image itself: it is held once (issue 28.6)
-        restore=restore,
+        donate=client is None,  # the emulator runs in the image itself: it is held once (issue 28.6)
+        restore=restore if client is None else None,
+        client=client,
     )
+    if client is not None:
+        client.close()
     dt = time.perf_counter() - t0
     del layout  # the input image: from here on only the result's memory is held
     _run_report(k, res, slots, shows, saves, source, dt, show_stats)

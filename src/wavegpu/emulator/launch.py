@@ -211,8 +211,12 @@ def emulate(
     engine: str | None = "numpy",
     donate: bool = False,
     restore: Callable[[np.ndarray], None] | None = None,
+    workgroups: tuple[int, int] | None = None,
 ) -> EmulationResult:
     """Run one kernel on the reference emulator.
+
+    `workgroups=(first, last)` runs only the workgroups with linear ids first..last-1 of the
+    grid (x fastest), each with its own ids: one shard of a launch (runtime/cluster.py).
 
     `memory` is the device memory (a size, bytes or a uint8 image, copied); `args` preset r0, r1,
     ... (buffer addresses or scalars; floats become binary32 bits); `constants` is the
@@ -279,6 +283,9 @@ def emulate(
     bounds = None if buffers is None else Bounds(buffers, dev.size, k, exact=check or boundscheck)
     launch = Launch(g, wg, wave_width, bits, max_instructions, check, bounds, zero_division)
     n_wg = g[0] * g[1] * g[2]
+    first, last = (0, n_wg) if workgroups is None else workgroups
+    if not 0 <= first <= last <= n_wg:
+        raise WaveError(f"workgroups={workgroups!r}: expected 0 <= first <= last <= {n_wg} (the grid's workgroups)")
     stats = Stats(
         wave_width=wave_width,
         workgroups=n_wg,
@@ -298,7 +305,8 @@ def emulate(
 
     # a donated image the compiled engine may leave undefined: kept (a copy) unless `restore` can rewrite it
     keep = owned and restore is None
-    ran = try_compiled(engine, k, launch, dev, const, progress, keep_input=keep)
+    span = None if workgroups is None else (first, last)
+    ran = try_compiled(engine, k, launch, dev, const, progress, keep_input=keep, span=span)
     if ran:
         return EmulationResult(dev.u8[: dev.size], stats, k.name, "compiled")
     if ran is not None:  # stopped at a trap or the budget: the reference names it
@@ -307,13 +315,13 @@ def emulate(
             dev = new_memory(memory, "global")
         elif not keep:  # (a kept copy is already back in the buffer)
             restore(dev.u8)  # type: ignore[misc]
-    done = 0
+    done = first
     with malloc_tuned():
-        while done < n_wg:
-            cnt = min(per_batch, n_wg - done)
+        while done < last:
+            cnt = min(per_batch, last - done)
             Batch(k, launch, done, cnt, dev, const, stats).run()  # freed here: run() breaks its cycles
             stats.batches += 1
             done += cnt
             if progress is not None:
-                progress(done, n_wg)
+                progress(done - first, last - first)
     return EmulationResult(dev.u8[: dev.size], stats, k.name)

@@ -33,10 +33,12 @@ def run_kernel(
     arch: str | None = None,
     engine: str | None = None,
     mma: str | None = None,
+    client: Any = None,
 ) -> Any:
     """One kernel call with the calling convention of docs/sdk.md, whatever the source language:
     pack the arguments (by parameter position or name), launch, copy changed writable arrays back.
-    `mma`: the mma path on device="cuda" (wg.launch). A call passing device arrays runs on their
+    `mma`: the mma path on device="cuda" (wg.launch); `client`: a dask.distributed.Client whose
+    cluster runs the launch (wg.launch, docs/cluster.md). A call passing device arrays runs on their
     device's heap (runtime/array_calls.py); both go through the one launch path (launch.start)."""
     if not _CALL:
         from ..emulator.launch import check_threads, dim3
@@ -65,6 +67,7 @@ def run_kernel(
         "arch": arch,
         "engine": engine,
         "mma": mma,
+        "client": client,
     }
     if has_device_arrays(values):  # arrays in a device's heap: launch there (docs/sdk.md, device arrays)
         return run_on_heap(k, values, row, g, wg, wave_width, options)
@@ -85,6 +88,7 @@ CALL_OPTIONS = (
     "arch",
     "engine",
     "mma",
+    "client",
 )
 """The keyword options of a kernel call, the same for `@wg.kernel` and `wg.load_kernels` kernels:
 run_kernel's keyword parameters but `boundscheck` (a kernel's own; a test checks they agree)."""

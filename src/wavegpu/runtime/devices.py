@@ -32,13 +32,14 @@ Dim3 = tuple[int, int, int]
 # them (it could not keep their promise); the hints only change how a run goes, and a device
 # that does not take one runs without it. `mma` picks a path among the row's `mma_paths`
 # ("exact" everywhere): a device that takes it renders with the path asked for.
-ENFORCED = ("check", "boundscheck", "max_instructions", "zero_division", "arch")
-HINTS = ("engine", "progress", "donate", "mma")
+ENFORCED = ("check", "boundscheck", "max_instructions", "zero_division", "arch", "client")
+HINTS = ("engine", "progress", "donate", "mma", "shards")
 FLAGS = {
     "check": "check=True",
     "boundscheck": "boundscheck=True",
     "max_instructions": "max_instructions",
     "zero_division": "zero_division=True",
+    "client": "client= (a Dask cluster)",
 }
 """How a refusal names an enforced flag (as the caller wrote it)."""
 
@@ -78,6 +79,8 @@ class Job:
     bits: list[int] = field(default_factory=list)  # a rendered kernel's arguments: 32 bits, one per parameter at least
     image: Memory | None = None  # a rendered kernel's private copies of memory and constants (Device.launch)
     const_image: Memory | None = None
+    client: Any = None  # a dask.distributed.Client: the emulator runs the launch on its cluster (runtime/cluster.py)
+    shards: int | None = None  # ... in this many tasks (None: cluster.SHARDS_PER_WORKER per worker)
 
     def global_bytes(self) -> np.ndarray:
         assert self.image is not None
@@ -233,6 +236,10 @@ def _span(job: Job) -> tuple[int, int] | None:
 
 # ------------------------------------------------------------------ the run functions
 def _run_emulator(job: Job, code: Code | None) -> EmulationResult:
+    if job.client is not None:
+        from .cluster import run_job
+
+        return run_job(job)
     g = job.grid
     bar = None
     if job.progress:  # rich loads only for a bar (start-up of `wave run`: docs/performance.md)
@@ -324,7 +331,7 @@ def _cuda_available() -> tuple[bool, str]:
 
 
 _EMULATOR_TAKES = frozenset(
-    {"check", "boundscheck", "max_instructions", "zero_division", "engine", "progress", "donate"}
+    {"check", "boundscheck", "max_instructions", "zero_division", "engine", "progress", "donate", "client", "shards"}
 )
 
 ROWS: tuple[Device, ...] = (

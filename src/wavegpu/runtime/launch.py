@@ -38,6 +38,8 @@ def launch(
     mma: str | None = None,
     donate: bool = False,
     restore: Callable[[np.ndarray], None] | None = None,
+    client: Any = None,
+    shards: int | None = None,
 ) -> EmulationResult:
     """Run on a device; the result has the emulator's form (`.memory`, `.stats`).
 
@@ -50,7 +52,9 @@ def launch(
     `mma` picks how mma.m16n8k8 runs on device="cuda": "exact" (bit for bit the emulator's) or
     "tensor" (the tensor cores, within their measured bound: docs/backends.md); None: the
     ptx.mma_path in effect, "exact" by default. Every other device computes mma exactly, so it
-    accepts "exact" and refuses "tensor". `donate` and `restore` hand `memory` to the emulator
+    accepts "exact" and refuses "tensor". `client` (a dask.distributed.Client; device="emulator")
+    runs the launch's workgroups in `shards` tasks on its cluster (runtime/cluster.py,
+    docs/cluster.md). `donate` and `restore` hand `memory` to the emulator
     (`emulate(donate=True)`: it runs in that array, which it overwrites); other devices copy it."""
     k = prog if isinstance(prog, Kernel) else prog.kernel(kernel)
     res = run(
@@ -73,6 +77,8 @@ def launch(
         restore=restore,
         arch=arch,
         mma=mma,
+        client=client,
+        shards=shards,
     )
     assert res is not None  # only a resident launch (device arrays on a GPU) returns nothing
     return res
@@ -150,6 +156,7 @@ def start(
             keep_code,
             [],
         )
+        job.client, job.shards = get("client"), get("shards")
         return row.launch(job)
     if bits is None:
         bits = [a if type(a) is int and 0 <= a <= 0xFFFFFFFF else arg_bits(a) for a in args]

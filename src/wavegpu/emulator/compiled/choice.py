@@ -81,6 +81,7 @@ def try_compiled(
     const: Memory,
     progress: Callable[[int, int], None] | None,
     keep_input: bool = False,
+    span: tuple[int, int] | None = None,
 ) -> bool | None:
     """Run the launch on the compiled engine when `engine` asks for it: None when it did not run
     (device memory untouched), True when it finished, False when it stopped at a trap or the
@@ -112,7 +113,7 @@ def try_compiled(
         if engine == "auto" and n < AUTO_MIN_WORK and not cached(k, shape):
             return None
         saved = dev.u8.copy() if keep_input else None
-        ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions)
+        ok = execute(k, shape, launch.grid, launch.args, dev, const, launch.bounds, launch.max_instructions, span)
         if not ok and saved is not None:
             dev.u8[:] = saved
         del saved

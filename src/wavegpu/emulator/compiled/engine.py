@@ -124,10 +124,13 @@ def execute(
     const: Memory,
     bounds: Bounds | None,
     budget: int,
+    span: tuple[int, int] | None = None,
 ) -> bool:
-    """Run every workgroup; True when all finished, False on a trap or an exhausted budget
-    (raises CompileFailed before touching memory when the translation does not compile)."""
-    n_wg = grid[0] * grid[1] * grid[2]
+    """Run every workgroup (or the linear workgroup ids span[0]..span[1]-1 of the grid); True
+    when all finished, False on a trap or an exhausted budget (raises CompileFailed before
+    touching memory when the translation does not compile)."""
+    lo, hi = span if span is not None else (0, grid[0] * grid[1] * grid[2])
+    n_wg = hi - lo
     a = np.asarray(args, dtype=np.int64)
     n_inst = max(len(k.instructions), 1)
     own_lo = np.full(n_inst, -1, dtype=np.int64)
@@ -181,9 +184,9 @@ def execute(
         return int(status[0]) == 0
 
     if workers == 1:
-        return alone(0, n_wg)
+        return alone(lo, hi)
     pieces = min(n_wg, workers * 8)
-    cut = [n_wg * i // pieces for i in range(pieces + 1)]
+    cut = [lo + n_wg * i // pieces for i in range(pieces + 1)]
 
     def together(first: int, last: int) -> bool:
         """Pieces first..last-1 on all workers, global atomics as atomic instructions."""
@@ -210,6 +213,6 @@ def execute(
         if not ok:
             return False
         if one <= many:
-            return alone(cut[1 + workers], n_wg)
+            return alone(cut[1 + workers], hi)
         start = 1 + workers
     return together(start, pieces)
