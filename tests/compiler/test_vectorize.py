@@ -28,7 +28,14 @@ def kernel_source(mul: int, off: int, count: int, space: str, store_between: boo
             loads.append("    c[i + 64] = x0")
     stores = [f"    c[i + {k}] = x{k} * 2.0 + {k}.0" for k in range(count)]
     fill = (
-        ["    s = wg.local_array(wg.f32, 1024)", "    s[t] = a[t]", "    s[t + 512] = a[t + 512]", "    wg.barrier()"]
+        # every word of s is written before the barrier: local memory is undefined at a workgroup's
+        # start (OpenCL's holds the previous workgroup's words; the emulator's starts at zero)
+        [
+            "    s = wg.local_array(wg.f32, 1024)",
+            "    for j in range(64):",
+            "        s[t + 16 * j] = a[t + 16 * j]",
+            "    wg.barrier()",
+        ]
         if space == "local"
         else []
     )

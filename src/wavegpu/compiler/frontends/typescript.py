@@ -50,7 +50,8 @@ NAMESPACES = ("wave",)
 
 # ---- the spelling tables: how TypeScript kernels call each builtin row (compiler/bind.py) --------
 # wave.NAME: every row by its name (x ** k spells powi)
-WAVE_CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule is not Rule.POWI}
+# every row by its name, but `x ** k` (powi) and per-thread arrays (`new Float32Array(N)`)
+WAVE_CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule not in (Rule.POWI, Rule.PRIVATE)}
 # the rows also callable by their bare names (wave.d.ts declares these globals; math and casts are
 # Math.* or wave.* only, so that a bare min or f32 never means something unexpected)
 BARE = frozenset(
@@ -2585,7 +2586,9 @@ def _spellings() -> dict[str, str]:
     out["atomic_cas"] = "wave.atomic_cas(a, i, expected, desired) or Atomics.compareExchange(a, i, e, d)"
     out |= {"fma": "wave.fma(a, b, c)", "clamp": "wave.clamp(x, lo, hi)", "powi": "x ** 3"}
     out |= {"i32": "x | 0", "u32": "x >>> 0", "f32": "Math.fround(x)", "f16": "Math.f16round(x)"}
-    out |= {"isnan": "Number.isNaN(x) or isNaN(x)"}
+    out |= {"isnan": "Number.isNaN(x) or isNaN(x)", "private_array": "const p = new Float32Array(8);"}
+    out |= {"min_first": "wave.min_first(a, b)", "max_first": "wave.max_first(a, b)"}
+    out |= {"clamp_keep_nan": "wave.clamp_keep_nan(x, lo, hi)"}
     return out
 
 

@@ -113,6 +113,14 @@ declare namespace wave {
   function round_even(x: number): f32;
   function round_away(x: number): f32;
   function round_half_up(x: number): f32;
+  /** Rust's f32::signum: 1 or -1 with x's sign, zeros included; NaN for NaN. */
+  function signum(x: number): f32;
+  /** b < a ? b : a and a < b ? b : a (Python's min/max, C++'s std::min/std::max: NaN and -0 by
+   * argument order; Math.min/Math.max propagate NaN instead). */
+  function min_first(a: number, b: number): number;
+  function max_first(a: number, b: number): number;
+  /** x < lo ? lo : hi < x ? hi : x (Rust's f32::clamp, C++'s std::clamp: a NaN x stays NaN). */
+  function clamp_keep_nan(x: number, lo: number, hi: number): number;
   /** Bit counts of an i32 or u32: set bits, leading zeros (Math.clz32), trailing zeros. */
   function popcount(x: number): i32;
   function clz(x: number): i32;
