@@ -120,11 +120,8 @@ def test_sgemm_blocked_reads_local_tiles_with_v4() -> None:
     assert text.count("ld.local.v4.b32") >= 2
 
 
-def test_overlapping_views_keep_their_meaning(tmp_path: Path) -> None:
-    """One array passed as two offset views (the loads may read what a store wrote): -O0 and -O2
-    agree; views at an offset that is not a multiple of 16 bytes would make the .v4 access
-    misaligned, which the emulator traps (never a wrong answer)."""
-    f = tmp_path / "alias_kernel.py"
+def _write_reversing_kernels(f: Path) -> None:
+    """k0 (-O0) and k2 (-O2): each thread reverses 4 consecutive elements of a into c."""
     f.write_text(
         "import wavegpu as wg\n"
         + "\n".join(
@@ -136,6 +133,14 @@ def test_overlapping_views_keep_their_meaning(tmp_path: Path) -> None:
             for o in (0, 2)
         )
     )
+
+
+def test_overlapping_views_keep_their_meaning(tmp_path: Path) -> None:
+    """One array passed as two offset views (the loads may read what a store wrote): -O0 and -O2
+    agree; views at an offset that is not a multiple of 16 bytes would make the .v4 access
+    misaligned, which the emulator traps (never a wrong answer)."""
+    f = tmp_path / "alias_kernel.py"
+    _write_reversing_kernels(f)
     mod = _load(f, "alias_kernel")
     out = []
     for o in (0, 2):
@@ -275,17 +280,7 @@ def test_misaligned_overlapping_views_are_refused(tmp_path: Path) -> None:
     """Two views of one array 4 bytes apart: the merged kernel cannot take them (its 16-byte
     access would be misaligned), and says so before running; at -O0 the call runs."""
     f = tmp_path / "views_kernel.py"
-    f.write_text(
-        "import wavegpu as wg\n"
-        + "\n".join(
-            f"@wg.kernel(workgroup=8, opt={o})\n"
-            f"def k{o}(a: wg.f32[:], c: wg.f32[:]):\n"
-            "    i = wg.u32(wg.global_id()) * 4\n"
-            "    x0 = a[i]\n    x1 = a[i + 1]\n    x2 = a[i + 2]\n    x3 = a[i + 3]\n"
-            "    c[i] = x3\n    c[i + 1] = x2\n    c[i + 2] = x1\n    c[i + 3] = x0\n"
-            for o in (0, 2)
-        )
-    )
+    _write_reversing_kernels(f)
     mod = _load(f, "views_kernel")
     x = np.arange(64, dtype=np.float32)
     with pytest.raises(

@@ -1366,8 +1366,8 @@ class KernelBuilder:
             out.append(self.convert(e, elem, x))
         return out
 
-    def private_ref(self, n: Node) -> tuple[PrivB, tuple[hir.Expr, ...]] | None:
-        """t[i] or t[i][j] of a per-thread array: the array and its indices (None: another array)."""
+    def subscripts(self, n: Node) -> tuple[Node, list[Node]]:
+        """a[i][j]...: the indexed expression and the index nodes, outermost first."""
         idx_nodes: list[Node] = []
         base = n
         while base.type == "subscript_expression":
@@ -1377,6 +1377,11 @@ class KernelBuilder:
                 raise self.error(ind, "index with one integer: a[i]")
             idx_nodes.insert(0, parts[0])
             base = base.child_by_field_name("argument")
+        return base, idx_nodes
+
+    def private_ref(self, n: Node) -> tuple[PrivB, tuple[hir.Expr, ...]] | None:
+        """t[i] or t[i][j] of a per-thread array: the array and its indices (None: another array)."""
+        base, idx_nodes = self.subscripts(n)
         if base.type != "identifier":
             return None
         b = self.lookup(self.text(base))
@@ -1862,15 +1867,7 @@ class KernelBuilder:
             return self.dereference(n, write)
         if n.type != "subscript_expression":
             raise self.error(n, "only variables and array elements can be assigned")
-        idx_nodes: list[Node] = []
-        base = n
-        while base.type == "subscript_expression":
-            ind = base.child_by_field_name("indices") or base.child_by_field_name("index")
-            parts = ind.named_children if ind.type == "subscript_argument_list" else [ind]
-            if len(parts) != 1:
-                raise self.error(ind, "index with one integer: a[i]")
-            idx_nodes.insert(0, parts[0])
-            base = base.child_by_field_name("argument")
+        base, idx_nodes = self.subscripts(n)
         if base.type != "identifier":
             raise self.error(base, "only arrays can be indexed (pointer arithmetic is not supported)")
         b = self.lookup(self.text(base))
