@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..errors import Span
 from . import builtins as B
@@ -50,10 +51,12 @@ class ArrayRef:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a call does not bind; `arg` is the position (int), keyword (str) or None (the call)."""
+    """Why a call does not bind; `arg` is the position (int), keyword (str) or None (the call);
+    `arity`: the call gives the wrong arguments (count or keywords), not a wrong argument."""
 
     message: str
     arg: int | str | None = None
+    arity: bool = False
 
 
 # (a folded AXIS or COUNT may be any number: its case refuses what is not a fitting int)
@@ -62,11 +65,15 @@ LOCAL_TYPES = "i32, u32, f32, f16, f64, u8, i8, u16 or i16"
 PRIVATE_TYPES = (I32, U32, F32, F16, F64, BOOL)  # a per-thread array's elements (no 8- or 16-bit integers)
 
 
-def slots(row: Builtin, positional: int, keywords: Sequence[str] = ()) -> tuple[Arg, ...] | Refusal:
-    """The argument kind of every given argument (positions, then keywords), or the arity refusal."""
-    why = B.arity(row.name, positional, tuple(keywords))
+def slots(
+    row: Builtin, positional: int, keywords: Sequence[str] = (), spelled: str = "", variadic: bool = True
+) -> tuple[Arg, ...] | Refusal:
+    """The argument kind of every given argument (positions, then keywords), or the arity refusal
+    (naming the builtin as the kernel spelled it, e.g. round() for round_even; `variadic=False`: a
+    language whose min and max take exactly two values)."""
+    why = B.arity(row.name, positional, tuple(keywords), variadic)
     if why is not None:
-        return Refusal(why)
+        return Refusal(why.replace(f"{row.name}(", f"{spelled}(", 1) if spelled else why, None, True)
     if row.kind is B.Kind.MINMAX:
         return (Arg.VALUE,) * positional
     names = [B.OPTIONAL_ARGS.get(a) for a in row.args]
@@ -203,6 +210,122 @@ def bind(
         return r.refusal
 
 
+# ---- the actual arguments of a call, read from a frontend's syntax -----------------------------
+N = TypeVar("N")  # a frontend's syntax node of an argument
+R = TypeVar("R")  # a VALUE argument as the frontend first reads it (before its promotions)
+
+
+class Reader(Protocol[N, R]):
+    """How a frontend reads each kind of argument of one call from its syntax, with its language's
+    rules (see the module docstring, step 3); `call` drives it. A reader raises the frontend's own
+    diagnostic for what its language refuses; what the row refuses, the binder says."""
+
+    def axis(self, node: N) -> Actual:
+        """The folded constant, or None when the argument is not a constant."""
+        ...
+
+    def scope(self, node: N) -> Actual:
+        """The scope's name ('wave', 'workgroup', 'device'), or None when it names none."""
+        ...
+
+    def count(self, node: N) -> Actual:
+        """The folded constant (an int, or a tuple of ints for a shape), or None."""
+        ...
+
+    def type(self, node: N) -> Actual:
+        """The ScalarType named, or None."""
+        ...
+
+    def array(self, node: N) -> ArrayRef | None:
+        """The array named (None: the argument is not an array)."""
+        ...
+
+    def index(self, node: N) -> hir.Expr:
+        """An integer expression: an atomic's element index, a lane, a distance."""
+        ...
+
+    def condition(self, node: N) -> hir.Expr:
+        """A BOOL expression (the language's truth rule applied)."""
+        ...
+
+    def element(self, node: N, elem: ScalarType) -> hir.Expr:
+        """An atomic's value, converted to the array's element type."""
+        ...
+
+    def value(self, node: N) -> R:
+        """A VALUE argument read in source order; `values` converts them all together."""
+        ...
+
+    def values(self, read: list[R], nodes: list[N]) -> list[hir.Expr]:
+        """The VALUE arguments of the call, with the language's promotions for the row."""
+        ...
+
+
+_READ: dict[Arg, Callable[[Reader, object], Actual]] = {
+    Arg.AXIS: lambda r, n: r.axis(n),
+    Arg.SCOPE: lambda r, n: r.scope(n),
+    Arg.COUNT: lambda r, n: r.count(n),
+    Arg.TYPE: lambda r, n: r.type(n),
+    Arg.INDEX: lambda r, n: r.index(n),
+    Arg.CONDITION: lambda r, n: r.condition(n),
+}
+
+
+def call(
+    row: Builtin,
+    span: Span | None,
+    reader: Reader[N, R],
+    nodes: Sequence[N],
+    keywords: Sequence[tuple[str, N]] = (),
+    spelled: str = "",
+    variadic: bool = True,
+) -> hir.Expr | Refusal:
+    """A call of `row` with these argument nodes (positions, then (keyword, node) pairs): its
+    arity, every argument read by its kind through `reader` (an atomic's array first checked,
+    its values then read in its element type; the VALUE arguments converted together), and the
+    binder's typed call, or the refusal. `spelled`, `variadic`: as in `slots`."""
+    kinds = slots(row, len(nodes), [k for k, _ in keywords], spelled, variadic)
+    if isinstance(kinds, Refusal):
+        return kinds
+    given = [*nodes, *(n for _, n in keywords)]
+    places: list[int | str] = [*range(len(nodes)), *(k for k, _ in keywords)]
+    out: list[Actual] = []
+    pending: list[tuple[int, R, N]] = []
+    elem: ScalarType | None = None
+    for i, (place, kind, node) in enumerate(zip(places, kinds, given)):
+        if kind is Arg.ARRAY:
+            ref = reader.array(node)
+            why = check(row, kind, ref, place)
+            if why is not None:
+                return why
+            assert ref is not None
+            elem = ref.elem
+            out.append(ref)
+        elif kind is Arg.VALUE and elem is not None:
+            out.append(reader.element(node, elem))
+        elif kind is Arg.VALUE:
+            out.append(None)
+            pending.append((i, reader.value(node), node))
+        else:
+            out.append(_READ[kind](reader, node))
+    if pending:
+        for (i, _, _), x in zip(pending, reader.values([r for _, r, _ in pending], [n for _, _, n in pending])):
+            out[i] = x
+    return bind(row, span, out[: len(nodes)], dict(zip((k for k, _ in keywords), out[len(nodes) :])))
+
+
+def at(refusal: Refusal, nodes: Sequence[N], keywords: Sequence[tuple[str, N]] = ()) -> N | None:
+    """The argument node a refusal is about (None: the call as a whole)."""
+    if isinstance(refusal.arg, int) and refusal.arg < len(nodes):
+        return nodes[refusal.arg]
+    return next((n for k, n in keywords if k == refusal.arg), None)
+
+
+def toolchain_id(row: Builtin, given: int) -> bool:
+    """An axis-less thread_id(): the Rust toolchain's dialect (builtins.TOOLCHAIN_WORKGROUP)."""
+    return row.rule is Rule.ID and not given and row.name == B.TOOLCHAIN_ID
+
+
 # ---- one case per typing rule -------------------------------------------------------------------
 def _exprs(vals: list[object]) -> list[hir.Expr]:
     return [v for v in vals if isinstance(v, hir.Expr)]
@@ -334,4 +457,4 @@ RULES: dict[Rule, Callable[[Builtin, Span | None, list[object], list[int | str]]
     Rule.CAST: _cast,
 }
 
-__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Refusal", "bind", "check", "slots"]
+__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Reader", "Refusal", "at", "bind", "call", "check", "slots", "toolchain_id"]

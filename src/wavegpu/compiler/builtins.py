@@ -305,14 +305,16 @@ def vote_result(name: str) -> ScalarType:
 OPTIONAL_ARGS = {Arg.AXIS: "axis", Arg.SCOPE: "scope"}
 
 
-def arity(name: str, positional: int, keywords: tuple[str, ...] = ()) -> str | None:
+def arity(name: str, positional: int, keywords: tuple[str, ...] = (), variadic: bool = True) -> str | None:
     """Why a call of builtin `name` with `positional` arguments and these keyword names does not fit
-    its table row (None: it fits). The Python frontend checks every call here before reading it;
-    Rust, C++ and TypeScript still count arguments in their own code (issue 23 moves them here)."""
+    its table row (None: it fits). `variadic=False`: min and max take exactly two values (Rust's,
+    C++'s), not two or more (Python's, JavaScript's)."""
     b = ROWS[name]
     if b.kind is Kind.MINMAX:
         if keywords:
             return f"{name} takes no keyword arguments"
+        if not variadic and positional != len(b.args):
+            return f"{name}() takes {len(b.args)} arguments, {positional} given"
         return None if positional >= 2 else f"{name}(a, b, ...) takes two or more numbers, {positional} given"
     required = sum(1 for a in b.args if a not in OPTIONAL_ARGS)
     names = [OPTIONAL_ARGS.get(a) for a in b.args]

@@ -1544,78 +1544,24 @@ class KernelBuilder:
         return hir.Compare(BOOL, sp, op, r, hir.Const(x.type, sp, math.inf))
 
     def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
-        """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
-        actuals, with Python's promotions (compiler/bind.py), and the binder's refusal as a
-        diagnostic with a fix-it."""
-        kinds = bind.slots(row, len(n.args), [k.arg or "**" for k in n.keywords])
-        if isinstance(kinds, bind.Refusal):  # in the spelling the kernel used: round(), not round_even()
-            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{name}(", 1))
+        """A call of a builtin's row (called `name`: its spelling), bound by compiler/bind.py with
+        Python's reading of the arguments (_Args), and the binder's refusal as a diagnostic with a
+        fix-it."""
         if row.rule is Rule.LOCAL:
             raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
         if row.rule is Rule.PRIVATE:
             raise self.error(n, "private_array(...) must be assigned to a name: t = wg.private_array(wg.f32, 8)")
-        if row.rule is Rule.ID and not n.args and not n.keywords and row.name == builtins.TOOLCHAIN_ID:
+        if bind.toolchain_id(row, len(n.args) + len(n.keywords)):
             self.toolchain_dialect |= self.toolchain_spelling(n.func)  # builtins.TOOLCHAIN_WORKGROUP
-        nodes = [*n.args, *(k.value for k in n.keywords)]
-        values = self.actuals(row, kinds, nodes, n, hint)
-        r = bind.bind(
-            row,
-            self.span(n),
-            values[: len(n.args)],
-            dict(zip((k.arg or "**" for k in n.keywords), values[len(n.args) :])),
-        )
+        keywords = [(k.arg or "**", k.value) for k in n.keywords]
+        r = bind.call(row, self.span(n), _Args(self, row, n, hint), n.args, keywords, spelled=name)
         if not isinstance(r, bind.Refusal):
             return _device_rows(r)
-        at: ast.AST = n
-        if isinstance(r.arg, int):
-            at = n.args[r.arg]
-        elif isinstance(r.arg, str):
-            at = next(k.value for k in n.keywords if k.arg == r.arg)
+        at = bind.at(r, n.args, keywords)
         msg = r.message
-        if row.rule is Rule.MATH and at is not n and r.arg is not None:  # an f64 or f16 the device has no op for
+        if row.rule is Rule.MATH and at is not None:  # an f64 or f16 the device has no op for
             msg += f": {ast.unparse(n.func)}(wg.f32({ast.unparse(at)})) computes it in f32, if that is what you mean"
-        raise self.error(at, msg)
-
-    def actuals(
-        self, row: Builtin, kinds: tuple[Arg, ...], nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None
-    ) -> list[bind.Actual]:
-        """The binder's actual arguments of a call, converted by Python's rules: integers become f32
-        where a float is computed (math), numbers of one call unify as in arithmetic."""
-        out: list[bind.Actual] = []
-        elem: ScalarType | None = None
-        for kind, node in zip(kinds, nodes):
-            if kind is Arg.AXIS:
-                out.append(self.fold(node))
-            elif kind is Arg.SCOPE:
-                out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
-            elif kind is Arg.ARRAY:  # checked first: the values take its element type
-                if isinstance(node, ast.Name) and node.id in self.privates:
-                    raise self.error(
-                        node,
-                        f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
-                        f"update its element directly ({node.id}[i] += v)",
-                    )
-                ok = isinstance(node, ast.Name) and node.id in self.arrays
-                ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
-                refusal = bind.check(row, kind, ref, 0)
-                if refusal is not None:
-                    raise self.error(n if refusal.arg is None else node, refusal.message)
-                elem = ref.elem if ref else None
-                out.append(ref)
-            elif kind is Arg.INDEX:
-                out.append(self.expr(node, I32))
-            elif kind is Arg.CONDITION:
-                out.append(self.condition(node))
-            elif elem is not None:  # an atomic's value: the element's type
-                out.append(self.coerce(self.expr(node, elem), elem, node))
-            else:
-                out.append(None)  # VALUE: below, all at once
-        values = [i for i, k in enumerate(kinds) if k is Arg.VALUE and out[i] is None]
-        if values:
-            xs = self.numbers(row, [nodes[i] for i in values], n, hint)
-            for i, x in zip(values, xs):
-                out[i] = x
-        return out
+        raise self.error(at or n, msg)
 
     def numbers(self, row: Builtin, nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None) -> list[hir.Expr]:
         """A builtin's VALUE arguments with Python's promotions for the row's rule."""
@@ -1870,6 +1816,51 @@ _OPSYM = {
     ast.RShift: ">>",
     ast.Pow: "**",
 }
+
+
+class _Args:
+    """How Python reads a builtin call's arguments (a bind.Reader): integers become f32 where a
+    float is computed (math), the numbers of one call unify as in arithmetic (Frontend.numbers)."""
+
+    def __init__(self, front: KernelBuilder, row: Builtin, n: ast.Call, hint: ScalarType | None):
+        self.front, self.row, self.n, self.hint = front, row, n, hint
+
+    def axis(self, node: ast.expr) -> bind.Actual:
+        return self.front.fold(node)
+
+    def scope(self, node: ast.expr) -> bind.Actual:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    def count(self, node: ast.expr) -> bind.Actual:
+        return self.front.fold(node)
+
+    def type(self, node: ast.expr) -> bind.Actual:
+        return self.front.type_name(node, elements=True)
+
+    def array(self, node: ast.expr) -> bind.ArrayRef | None:
+        if isinstance(node, ast.Name) and node.id in self.front.privates:
+            raise self.front.error(
+                node,
+                f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
+                f"update its element directly ({node.id}[i] += v)",
+            )
+        arr = self.front.arrays.get(node.id) if isinstance(node, ast.Name) else None
+        return bind.ArrayRef(node.id, arr.elem) if isinstance(node, ast.Name) and arr is not None else None
+
+    def index(self, node: ast.expr) -> hir.Expr:
+        return self.front.expr(node, I32)
+
+    def condition(self, node: ast.expr) -> hir.Expr:
+        return self.front.condition(node)
+
+    def element(self, node: ast.expr, elem: ScalarType) -> hir.Expr:
+        return self.front.coerce(self.front.expr(node, elem), elem, node)
+
+    def value(self, node: ast.expr) -> ast.expr:
+        return node  # read by values, together
+
+    def values(self, read: list[ast.expr], nodes: list[ast.expr]) -> list[hir.Expr]:
+        return self.front.numbers(self.row, nodes, self.n, self.hint)
 
 
 def _device_rows(e: hir.Expr) -> hir.Expr:
