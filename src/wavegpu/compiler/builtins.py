@@ -290,10 +290,15 @@ def atomic_operation(name: str, elem: ScalarType) -> str | None:
 def wave_operand(name: str, t: ScalarType) -> str | None:
     """Why a wave operation cannot take a value of type t (None: it can; the result is t)."""
     if t not in WAVE_TYPES:
-        return f"{name} works on i32, u32 and f32 values, not {t}"
+        return wave_values(name, str(t))
     if name in INT_WAVE and t is F32:
         return f"{name} needs an integer"
     return None
+
+
+def wave_values(name: str, what: str) -> str:
+    """The refusal of a wave operation's value of a type (`what`: its name in the kernel's language)."""
+    return f"{name} works on i32, u32 and f32 values, not {what}"
 
 
 def vote_result(name: str) -> ScalarType:
