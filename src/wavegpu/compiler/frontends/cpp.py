@@ -38,7 +38,6 @@ from ..builtins import (
     VOID,
     VOTES,
     WAVE1,
-    Arg,
     Builtin,
     Kind,
     Rule,
@@ -2374,18 +2373,14 @@ class KernelBuilder:
         sp = self.span(n)
         if row.rule is Rule.LOCAL:
             raise self.error(n, "declare it: auto s = wave::local_array<float, 256>();")
-        if row.rule is Rule.ID and not args and row.name == builtins.TOOLCHAIN_ID:
+        if bind.toolchain_id(row, len(args)):
             self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
         address = row.rule is Rule.ATOMIC and bool(args) and self.is_address(args[0])
         places = [args[0], *args] if address else list(args)  # &a[i] is the array and the index
-        kinds = bind.slots(row, len(places))
-        if isinstance(kinds, bind.Refusal) or (row.kind is Kind.MINMAX and len(args) != 2):
-            why = kinds.message if isinstance(kinds, bind.Refusal) else f"{name}(a, b) takes two arguments"
-            raise self.error(n, f"{why}: {SPELLINGS[row.name]}")
-        actuals = self.actuals(row, form, kinds, places, address, n)
-        r = bind.bind(row, sp, actuals)
+        r = bind.call(row, sp, _Args(self, row, form, address, n), places, spelled=name, variadic=False)
+        if isinstance(r, bind.Refusal) and r.arity:
+            raise self.error(n, f"{r.message}: {SPELLINGS[row.name]}")
         if isinstance(r, bind.Refusal):
-            at = places[r.arg] if isinstance(r.arg, int) else n
             msg = _cpp_words(r.message)
             if row.rule in (Rule.MATH, Rule.FLOAT_SAME) and r.arg is not None and row.name in FLOAT_NAMES:
                 more = ", ..." if len(row.args) > 1 else ""
@@ -2394,52 +2389,13 @@ class KernelBuilder:
                 msg = f"{self.text(f)}'s exponent must be a constant positive integer here: powf(x, y) takes any"
             elif row.rule is Rule.VOID:
                 msg = "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device"
-            raise self.error(at, msg)
+            raise self.error(bind.at(r, places) or n, msg)
         if row.rule is Rule.ID:  # uint32_t in C++ (the ids are never negative): the same bits
             return hir.Cast(U32, sp, r)
         order = STANDARD_ORDER.get((ns, name))
-        if order is not None and r.type.is_float:
-            return order(sp, *(self.once(a, sp) for a in actuals if isinstance(a, hir.Expr)))
+        if order is not None and isinstance(r, hir.Call) and r.type.is_float:
+            return order(sp, *(self.once(a, sp) for a in r.args))
         return r
-
-    def actuals(
-        self, row: Builtin, form: Form, kinds: tuple[Arg, ...], places: list[Node], address: bool, n: Node
-    ) -> list[bind.Actual]:
-        """The binder's actual arguments, converted as the spelling's C++ overloads convert them."""
-        out: list[bind.Actual] = []
-        values: list[int] = []
-        elem: ScalarType | None = None
-        for i, (kind, a) in enumerate(zip(kinds, places)):
-            if kind is Arg.AXIS:
-                out.append(self.const_or_none(a))
-            elif kind is Arg.SCOPE:
-                last = self.text(a).split("::")[-1].strip()
-                out.append(last if a.type in ("qualified_identifier", "identifier") else None)
-            elif kind is Arg.ARRAY:  # checked first: the values take its element type
-                ref = self.atomic_array(a, address)
-                refusal = bind.check(row, kind, ref, 0)
-                if refusal is not None:
-                    raise self.error(n if refusal.arg is None else a, _cpp_words(refusal.message))
-                out.append(ref)
-                elem = ref.elem if ref is not None else None
-            elif kind is Arg.INDEX and address and i == 1:
-                out.append(self.element(a.child_by_field_name("argument"), write=True)[1])
-            elif kind is Arg.INDEX:
-                out.append(self.promote(self.expr(a), a))
-            elif kind is Arg.CONDITION:
-                out.append(self.truth(self.expr(a), a))
-            elif kind is Arg.COUNT:  # __builtin_powif's exponent
-                out.append(self.const_or_none(a))
-            elif elem is not None:  # an atomic's value: converted to the element type
-                out.append(self.convert(self.expr(a), elem, a))
-            else:
-                out.append(None)
-                values.append(i)
-        if values:
-            xs = self.overload(row, form, [places[i] for i in values], n)
-            for i, x in zip(values, xs):
-                out[i] = x
-        return out
 
     def overload(self, row: Builtin, form: Form, nodes: list[Node], n: Node) -> list[hir.Expr]:
         """A builtin's value arguments as the C++ overload of the spelling takes them (Form)."""
@@ -2692,6 +2648,48 @@ def _const_view(b: VarB | RefB) -> VarB | RefB:
     if isinstance(b, VarB):
         return VarB(b.name, b.type, True)
     return RefB(b.array, b.index, b.index_type, True)
+
+
+class _Args:
+    """How C++ reads a builtin call's arguments (a bind.Reader): constants folded, a scope
+    `wave::scope::workgroup`, an atomic's `&a[i]` (or array and index), the values converted as
+    the spelling's overloads convert them (Form, KernelBuilder.overload)."""
+
+    def __init__(self, k: KernelBuilder, row: Builtin, form: Form, address: bool, n: Node):
+        self.k, self.row, self.form, self.address, self.n = k, row, form, address, n
+
+    def axis(self, node: Node) -> bind.Actual:
+        return self.k.const_or_none(node)
+
+    def scope(self, node: Node) -> bind.Actual:
+        last = self.k.text(node).split("::")[-1].strip()
+        return last if node.type in ("qualified_identifier", "identifier") else None
+
+    def count(self, node: Node) -> bind.Actual:  # __builtin_powif's exponent
+        return self.k.const_or_none(node)
+
+    def type(self, node: Node) -> bind.Actual:
+        return self.k.scalar_type(node, elements=True)
+
+    def array(self, node: Node) -> bind.ArrayRef | None:
+        return self.k.atomic_array(node, self.address)
+
+    def index(self, node: Node) -> hir.Expr:
+        if self.address:  # &a[i]: the element's index (an atomic's only INDEX)
+            return self.k.element(node.child_by_field_name("argument"), write=True)[1]
+        return self.k.promote(self.k.expr(node), node)
+
+    def condition(self, node: Node) -> hir.Expr:
+        return self.k.truth(self.k.expr(node), node)
+
+    def element(self, node: Node, elem: ScalarType) -> hir.Expr:
+        return self.k.convert(self.k.expr(node), elem, node)
+
+    def value(self, node: Node) -> Node:
+        return node  # converted by values, together
+
+    def values(self, read: list[Node], nodes: list[Node]) -> list[hir.Expr]:
+        return self.k.overload(self.row, self.form, nodes, self.n)
 
 
 def _cpp_name(t: ScalarType) -> str:
