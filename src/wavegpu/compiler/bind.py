@@ -6,21 +6,25 @@ How to port a frontend to the binder
 1. Spelling: keep one table in the frontend, row name -> how its users write the call
    (`SPELLINGS`, the docs' column) and how the frontend recognises it (a callee name, a method,
    an operator). Look the row up in `builtins.ROWS`; nothing else in the frontend names a builtin.
-2. Arity: `slots(row, len(positional), keyword_names)` gives the `Arg` kind of every argument the
-   call gives (positions first, then keywords in their order), or a Refusal (wrong count, unknown
-   or repeated keyword).
-3. Actuals: convert each argument by its kind, with the language's own promotions:
-   VALUE / INDEX / CONDITION -> a typed `hir.Expr` (CONDITION: a BOOL expression, the language's
-   truth rule applied; VALUE: of the type the language's promotions give, e.g. every argument of
-   `min` unified); AXIS / COUNT -> the folded constant (`int`, a tuple of ints for a shape) or
-   `None` when it is not a constant; SCOPE -> the string or `None`; ARRAY -> `ArrayRef(name, elem)`
-   or `None` when the argument is not an array; TYPE -> the `ScalarType` or `None`.
-4. `bind(row, span, actuals, keywords)` -> `hir.Call` or `Refusal`. On a refusal, place the
-   diagnostic at `refusal.arg` (a position, a keyword name, or None for the whole call) and add the
-   language's fix-it; the message itself never proposes a change of meaning.
-5. Spell every row, also those of `builtins.NOT_EVERYWHERE` (rows added with the binder), and
-   check your SPELLINGS against `builtins.ROWS` in your own tests; the set goes when the last
-   frontend is ported. Add the frontend to `PORTED` in tests/compiler/test_builtin_table.py and
+2. Reader: one small class of the frontend (a `Reader`) reads each kind of argument from its
+   syntax with the language's own rules: VALUE / INDEX / CONDITION -> a typed `hir.Expr`
+   (CONDITION: a BOOL expression, the language's truth rule applied; VALUE: `value` reads each in
+   source order and `values` converts them together, with the promotions the language gives, e.g.
+   every argument of `min` unified); AXIS / COUNT -> the folded constant (`int`, a tuple of ints
+   for a shape) or `None` when it is not a constant; SCOPE -> the string or `None`; ARRAY ->
+   `ArrayRef(name, elem)` or `None` when the argument is not an array; TYPE -> the `ScalarType` or
+   `None`. The reader raises the language's own diagnostics (a syntax the language does not have
+   there); what the row refuses, the binder says.
+3. `call(row, span, reader, nodes, keywords, spelled)` does the rest for every frontend: the arity
+   (`slots`: wrong count, unknown or repeated keyword, named as the kernel spelled the builtin),
+   each argument read by its kind (an atomic's array checked first: its values are read in its
+   element type), the row's argument checks and typing rule (`bind`). It returns the typed
+   `hir.Expr` or a `Refusal`.
+4. On a refusal, place the diagnostic at `at(refusal, nodes, keywords)` (None: the call as a whole)
+   and add the language's fix-it; the message itself never proposes a change of meaning, and a
+   frontend does not restate it (tests/compiler/test_builtin_table.py checks).
+5. Spell every row and check your SPELLINGS against `builtins.ROWS` in your own tests. Add the
+   frontend to `PORTED` in tests/compiler/test_builtin_table.py and
    remove its file from `NOT_YET_PORTED` in tests/test_no_builtin_strings.py. Rows whose meaning
    differs between languages are separate rows (`round_even`, `round_away`): add a row, with its
    rule and lowering, rather than a language branch in a shared one.
@@ -94,14 +98,14 @@ def _value(row: Builtin, a: Actual) -> object:
     if not isinstance(a, hir.Expr):
         return _Bad(f"{row.name} takes a value here")
     if a.type is B.VOID:
-        return _Bad("this call has no value")
+        return _Bad(B.NO_VALUE)
     return a
 
 
 def _index(row: Builtin, a: Actual) -> object:
     if not isinstance(a, hir.Expr) or not a.type.is_int:
         atomic = row.rule is Rule.ATOMIC
-        return _Bad("an array index is an integer" if atomic else "a lane or distance is an integer")
+        return _Bad(B.NOT_AN_INDEX if atomic else "a lane or distance is an integer")
     return a
 
 
@@ -145,7 +149,7 @@ def _count(row: Builtin, a: Actual) -> object:
     shaped = row.rule in (Rule.LOCAL, Rule.PRIVATE)
     dims = a if isinstance(a, tuple) and shaped else (a,)  # a shape: local and per-thread arrays only
     if len(dims) > 2:
-        return _Bad(f"{'per-thread' if row.rule is Rule.PRIVATE else 'local'} arrays have one or two dimensions")
+        return _Bad(B.dimensions("per-thread" if row.rule is Rule.PRIVATE else "local"))
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
         return _Bad(f"a {row.name} count must be a constant positive integer (no dynamic allocation on a GPU)")
     return a
@@ -430,7 +434,7 @@ def _powi(row: Builtin, sp: Span | None, vals: list[object], places: list[int | 
     x, n = vals
     assert isinstance(x, hir.Expr) and isinstance(n, int)
     if x.type is BOOL:
-        raise _Refused(Refusal("** takes a number", places[0]))
+        raise _Refused(Refusal(B.POWER_OF_A_NUMBER, places[0]))
     return hir.Call(x.type, sp, row.name, (x,), None, (("n", n),))
 
 
@@ -457,4 +461,17 @@ RULES: dict[Rule, Callable[[Builtin, Span | None, list[object], list[int | str]]
     Rule.CAST: _cast,
 }
 
-__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Reader", "Refusal", "at", "bind", "call", "check", "slots", "toolchain_id"]
+__all__ = [
+    "ARG_CASES",
+    "RULES",
+    "Actual",
+    "ArrayRef",
+    "Reader",
+    "Refusal",
+    "at",
+    "bind",
+    "call",
+    "check",
+    "slots",
+    "toolchain_id",
+]

@@ -33,6 +33,8 @@ from ..builtins import (
     IDS,
     MATH1,
     NO_AXIS,
+    NO_VALUE,
+    NOT_AN_INDEX,
     ROWS,
     TOOLCHAIN_WORKGROUP,
     VOID,
@@ -1307,7 +1309,7 @@ class KernelBuilder:
         if target.type != "identifier":
             raise self.error(target, "per-thread arrays are declared float t[4]; (pointers are not supported)")
         if len(dims) > 2:
-            raise self.error(d, "per-thread arrays have one or two dimensions")
+            raise self.error(d, builtins.dimensions("per-thread"))
         elem = self.scalar_type(tnode)
         shape: list[int] = []
         for k, x in enumerate(dims):
@@ -1395,7 +1397,7 @@ class KernelBuilder:
         for p in idx_nodes:
             e = self.promote(self.expr(p), p)
             if not e.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {e.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {e.type}")
             idxs.append(e)
         return b, tuple(idxs)
 
@@ -1489,7 +1491,7 @@ class KernelBuilder:
             if self.text(tnode) == "auto":
                 e = self.expr(value)
                 if e.type is VOID:
-                    raise self.error(value, "this call has no value")
+                    raise self.error(value, NO_VALUE)
                 if self.narrow_load(value):
                     raise self.error(
                         tnode, "auto would make a storage-only 8/16-bit variable: write int32_t or uint32_t"
@@ -1882,7 +1884,7 @@ class KernelBuilder:
         for p in idx_nodes:
             e = self.promote(self.expr(p), p)
             if not e.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {e.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {e.type}")
             idxs.append(e)
         idx = idxs[0]
         if len(idxs) == 2:
@@ -1931,7 +1933,7 @@ class KernelBuilder:
         elem = b.type.elem
         if elem.narrow:
             if e.type is VOID:
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             v = self.convert(e, I32 if e.type.is_float else self.promote(e, n).type, n)
             return self.convert(v, elem.value_type, n)
         return self.convert(e, elem, n)
@@ -1951,7 +1953,7 @@ class KernelBuilder:
         if e.type is BOOL:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(e, hir.Const):
             return hir.Const(BOOL, e.span, bool(e.value))
         return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
@@ -1959,7 +1961,7 @@ class KernelBuilder:
     def promote(self, e: hir.Expr, n: Node) -> hir.Expr:
         """The integral promotions: bool becomes int (the 8/16-bit values already are int)."""
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if e.type is BOOL:
             return self.convert(e, I32, n)
         return e
@@ -1967,7 +1969,7 @@ class KernelBuilder:
     def convert(self, e: hir.Expr, t: ScalarType, n: Node) -> hir.Expr:
         """A C++ standard conversion (implicit or by a cast) of e to t."""
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if e.type == t:
             return e
         sp = e.span
@@ -2009,7 +2011,7 @@ class KernelBuilder:
         """The usual arithmetic conversions of C++ for two promoted operands."""
         ta, tb = a.type, b.type
         if VOID in (ta, tb):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if ta.is_float or tb.is_float:
             for t in (F64, F32, F16):
                 if t in (ta, tb):
@@ -2099,7 +2101,7 @@ class KernelBuilder:
         if t == "call_expression":
             e = self.call(n)
             if e is None or e.type is VOID:
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             return e
         if t == "assignment_expression":
             raise self.error(n, "an assignment inside an expression is not supported: assign in its own statement")

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from .. import bind, builtins, hir
-from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
+from ..builtins import CONSTANTS, NO_VALUE, NOT_AN_INDEX, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_EXTENTS, HelperFailed, Helpers
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 from .treesitter import param_errors
@@ -902,7 +902,7 @@ class KernelBuilder:
                 raise self.error(t_node, "only names and array elements can be assigned")
             v = self.expr(v_node, hint)
             if v.type is VOID:
-                raise self.error(v_node, "this call has no value")
+                raise self.error(v_node, NO_VALUE)
             if isinstance(v, hir.Const):
                 temps.append(v)
                 continue
@@ -935,7 +935,7 @@ class KernelBuilder:
         if name in MODULES or name in CASTS:
             raise self.error(tgt, f"{name!r} is a builtin name")
         if value.type is VOID:
-            raise self.error(s, "this call has no value")
+            raise self.error(s, NO_VALUE)
         want = declared or self.vars.get(name)
         if want is not None and declared is None and value.type != want:
             const_ok = isinstance(value, hir.Const) and (
@@ -1073,7 +1073,7 @@ class KernelBuilder:
         for p in parts:
             idx = self.expr(p, I32)
             if not idx.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {idx.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
             idxs.append(idx)
         return pa, tuple(idxs)
 
@@ -1146,7 +1146,7 @@ class KernelBuilder:
         if e.type is BOOL:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
 
     def is_call_to(self, n: ast.expr, name: str) -> bool:
@@ -1172,7 +1172,7 @@ class KernelBuilder:
         for p in parts:
             idx = self.expr(p, I32)
             if not idx.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {idx.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
             idxs.append(idx)
         if t.ndim == 1:
             return name, idxs[0]
@@ -1290,7 +1290,7 @@ class KernelBuilder:
         k = self.fold(n.right)
         base = self.expr(n.left, hint)
         if base.type is BOOL or base.type is VOID:
-            raise self.error(n.left, "** takes a number")
+            raise self.error(n.left, builtins.POWER_OF_A_NUMBER)
         if isinstance(k, float) and k in (0.5, -0.5):
             x = base if base.type.is_float else hir.Cast(F32, sp, base)
             if x.type not in (F32, F64):
@@ -1329,7 +1329,7 @@ class KernelBuilder:
         if ta == tb:
             return ta
         if VOID in (ta, tb):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if BOOL in (ta, tb):
             raise self.error(n, f"cannot mix bool and {tb if ta is BOOL else ta}: convert the bool, e.g. i32(c)")
         if ta.is_float or tb.is_float:
@@ -1380,7 +1380,7 @@ class KernelBuilder:
         if e.type == t:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
                 return hir.Const(t, e.span, round_float(e.value, t))
@@ -1683,7 +1683,7 @@ class KernelBuilder:
                 continue
             e = self.expr(x, want)
             if e.type is VOID:
-                raise self.error(x, "this call has no value")
+                raise self.error(x, NO_VALUE)
             if want is not None:
                 e = self.coerce(e, want, x)
             actual.append(e)
@@ -1795,7 +1795,7 @@ class KernelBuilder:
             return hir.Return(self.span(s))
         v = self.expr(s.value, self.result)
         if v.type is VOID:
-            raise self.error(s.value, "this call has no value")
+            raise self.error(s.value, NO_VALUE)
         if self.result is not None:
             v = self.coerce(v, self.result, s.value)
         self.returned.append((v, s))

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import bind, builtins, hir
-from ..builtins import ROWS, TOOLCHAIN_WORKGROUP, VOID, Builtin, Rule
+from ..builtins import NO_VALUE, ROWS, TOOLCHAIN_WORKGROUP, VOID, Builtin, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
@@ -824,7 +824,7 @@ class KernelBuilder:
         """The assignment of a `let`'s value to its new variable (inferred where rustc infers)."""
         sp = self.span(s)
         if v.rt == "void":
-            raise self.error(value, "this call has no value")
+            raise self.error(value, NO_VALUE)
         flexible = False
         if declared is not None:
             v = self.want(v, declared, value)
@@ -1321,7 +1321,7 @@ class KernelBuilder:
         if shape_t and shape_t != list(shape):
             raise self.error(value, f"mismatched types: expected an array of shape {shape_t}, found {list(shape)}")
         if len(shape) > 2:
-            raise self.error(value, "per-thread arrays have one or two dimensions")
+            raise self.error(value, builtins.dimensions("per-thread"))
         rt = elem_rt or self.inferred.get(s.id)
         distinct = {leaf.id: leaf for leaf in leaves}
         vals = {k: self.expr(leaf, rt) for k, leaf in distinct.items()}
@@ -1457,7 +1457,7 @@ class KernelBuilder:
         if v.rt == rt:
             return v
         if v.rt == "void":
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if v.lit:
             return self.retype(v, rt, n)
         if self.same_class(v.rt, rt) and v.flex:
@@ -1504,7 +1504,7 @@ class KernelBuilder:
         if a.rt == b.rt:
             return a, b
         if "void" in (a.rt, b.rt):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if a.lit and not b.lit:
             return self.retype(a, b.rt, an), b
         if b.lit and not a.lit:
@@ -1811,7 +1811,7 @@ class KernelBuilder:
             if a.rt == "bool" and op not in ("==", "!="):
                 pass  # Rust orders bools (false < true): compare as u32
             if a.rt == "void":
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             if a.rt == "bool" and op not in ("==", "!="):
                 one, zero = hir.Const(U32, sp, 1), hir.Const(U32, sp, 0)
                 a = V(hir.IfExpr(U32, sp, a.e, one, zero), "u32")
@@ -1865,7 +1865,7 @@ class KernelBuilder:
             flex = a.flex | b.flex  # type: ignore[operator]
         bop = BINOPS[op]
         if rt in ("void",):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if rt == "bool":
             if bop in (BinOp.AND, BinOp.OR, BinOp.XOR):
                 return V(hir.Binary(BOOL, sp, bop, a.e, b.e), "bool")
@@ -1926,7 +1926,7 @@ class KernelBuilder:
         frm = v.rt
         e = v.e
         if frm == "void":
-            raise self.error(vn, "this call has no value")
+            raise self.error(vn, NO_VALUE)
         if to == "f16" or frm == "f16":
             if to == frm:
                 return v
@@ -2082,7 +2082,7 @@ class KernelBuilder:
 
     def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:
         if v.rt == "void":
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(arr, Private):
             if arr.flexible and v.rt != arr.rt and not v.lit and self.same_class(v.rt, arr.rt):
                 self.infer(frozenset({arr.hir_name}), v.rt)
@@ -2264,7 +2264,7 @@ class KernelBuilder:
                 else:
                     v = self.expr(a)
                     if v.rt == "void":
-                        raise self.error(a, "this call has no value")
+                        raise self.error(a, NO_VALUE)
                     if v.lit:
                         v = self.literal_default(v, a)
                     kind = v.rt
@@ -2435,7 +2435,7 @@ class KernelBuilder:
     def result_value(self, v: V, n: Node) -> hir.Expr:
         if self.ret == "?":  # a closure without `-> T`: its first value's type
             if v.rt == "void":
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             if v.lit:
                 v = self.literal_default(v, n)
             self.ret = v.rt
@@ -2581,7 +2581,7 @@ class KernelBuilder:
         out: list[V] = []
         for v, node in zip(values, nodes):
             if v.rt == "void":
-                raise self.error(node, "this call has no value")
+                raise self.error(node, NO_VALUE)
             v = self.want(v, rt, node)
             self.no_narrow(v, node)
             if row.rule in (Rule.WAVE, Rule.ATOMIC) and rt != v.e.type.name:  # the crate's Value: i32, u32, f32

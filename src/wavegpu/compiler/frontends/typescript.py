@@ -25,7 +25,7 @@ from typing import TypeVar
 from ...errors import CompileError, Diagnostic
 from .. import bind, hir
 from .. import builtins as B
-from ..builtins import BUILTINS, ROWS, VOID, Arg, Builtin, Kind, Rule
+from ..builtins import ROWS, VOID, Arg, Builtin, Kind, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, duplicates, file_start, param_errors, parse
@@ -55,7 +55,7 @@ WAVE_CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule not in (Ru
 # the rows also callable by their bare names (wave.d.ts declares these globals; math and casts are
 # Math.* or wave.* only, so that a bare min or f32 never means something unexpected)
 BARE = frozenset(
-    n for n, b in BUILTINS.items() if b.kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
+    n for n in WAVE_CALLS if ROWS[n].kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
 ) | {"rsqrt", "exp2", "fma"}
 # JavaScript's own functions that are rows, with JavaScript's meaning (KernelBuilder.math)
 MATH_CALLS: dict[str, str] = {
@@ -655,7 +655,7 @@ class KernelBuilder:
             return [hir.Assign(sp, b.hname, e)]
         self.materialize(v, value)
         if v.type is VOID:
-            raise self.error(value, "this call has no value")
+            raise self.error(value, B.NO_VALUE)
         key = (name_node.start_byte, name_node.end_byte)
         if key in self.ctx.widened and v.type is not BOOL:  # typed by its uses: a number (f64)
             b = self.declare(name, F64, name_node, const, False)
@@ -876,7 +876,7 @@ class KernelBuilder:
         self.materialize(v, n)
         t = b.type
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
         key = (b.node.start_byte, b.node.end_byte) if b.node is not None else None
         if b.integral and not v.is_int and key is not None:  # a counter given a fraction: any number
             raise _Retype(key, False)
@@ -1063,7 +1063,7 @@ class KernelBuilder:
         if v.type is BOOL:
             return v.e
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
         sp = v.e.span
         if v.is_int and v.type in (I32, U32):
             return hir.Compare(BOOL, sp, Cmp.NE, v.e, hir.Const(v.type, sp, 0))
@@ -1315,7 +1315,7 @@ class KernelBuilder:
         if v.type is BOOL:
             raise self.error(n, "a boolean is not a number in kernels: write c ? 1 : 0")
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
 
     def f64(self, v: V, n: Node) -> hir.Expr:
         """The exact JavaScript value as an f64 expression."""
