@@ -6,12 +6,16 @@ builtin code they no longer need; say by how much").
 What is counted, per frontend module (compiler/frontends/{python,rust,cpp,typescript}.py):
 
 - builtin functions: the call-dispatch entries (`call`, the method the expression walker hands a
-  call node to, and Rust's `method`, a method call's) and every function reachable from it whose callers are all builtin functions
-  (it serves builtin calls only). The call graph is read from the source: `self.m(...)` (and a
-  bound method `self.m` passed on) reaches the class's method m, `f(...)` a module function f.
-  The entries of calls of the kernel's own functions (helpers, closures, lambdas, arrow
-  functions: HELPER_ENTRIES) are not followed: that code serves helper calls, not builtins. A
-  function shared with the rest of the frontend (expr, error, span, ...) is not counted.
+  call node to, and Rust's `method`, a method call's; the declaration of the local_array row:
+  ENTRIES) and every function reachable from them
+  whose callers are all builtin functions (it serves builtin calls only). The call graph is read
+  from the source: `self.m` (called or passed on) reaches the class's own method m, `self.x.m` a
+  method m of another class of the module (a helper object calling its owner: a bind.Reader
+  calling its frontend), `f` a module function, `C(...)` every method of class C (a class whose
+  methods all serve builtins, such as a frontend's bind.Reader, counts whole). The
+  entries of calls of the kernel's own functions (helpers, closures, lambdas, arrow functions:
+  HELPER_ENTRIES) are not followed: that code serves helper calls, not builtins. A function
+  shared with the rest of the frontend (expr, error, span, ...) is not counted.
 - spelling tables: the module-level statements that bind a name which builtin functions or other
   spelling tables read, or `SPELLINGS`, and which nothing else in the module reads.
 
@@ -32,7 +36,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FRONTENDS = ("python", "rust", "cpp", "typescript")
-ENTRIES = ("call", "method")  # a function call; a method call (Rust: x.sqrt())
+# a function call; a method call (Rust: x.sqrt()); the declaration of a local array (the row
+# local_array: a declaring call, or the declaration a language spells it with). Per-thread arrays
+# (private_array) are left out: in Rust, C++ and TypeScript they are the language's own arrays.
+ENTRIES = ("call", "method", "local_array", "make_local")
 # the call-dispatch branches for the kernel's own functions (not builtins), in every revision
 HELPER_ENTRIES = frozenset(
     {"invoke", "callee", "function_call", "closure_call", "inline", "helper_call", "build_helper"}
@@ -71,53 +78,60 @@ def code_lines(text: str, node: ast.AST | None = None) -> int:
 
 @dataclass
 class Module:
-    text: str
-    functions: dict[str, list[ast.AST]]  # name -> its definitions (methods of every class, functions)
-    calls: dict[int, set[str]]  # id(definition) -> the functions it calls or passes on
-    reads: dict[int, set[str]]  # id(definition) -> every name it reads
+    units: dict[str, ast.AST]  # "f" (a module function) or "Class.m" (a method) -> its definition
+    classes: dict[str, list[str]]  # class name -> its methods' units
+    calls: dict[str, set[str]]  # unit -> the units it calls or passes on
+    reads: dict[str, set[str]]  # unit -> every name it reads
     tables: dict[str, list[ast.stmt]]  # module-level name -> the statements that bind it
     table_refs: dict[str, set[str]]  # module-level name -> the names its statements read
 
 
-def _names_called(fn: ast.AST, methods: set[str], functions: set[str]) -> set[str]:
-    """The methods (`self.m`) and module functions (`f`) fn calls or passes on."""
+def _calls(fn: ast.AST, cls: str | None, m_units: dict[str, ast.AST], classes: dict[str, list[str]]) -> set[str]:
+    """The units fn calls or passes on: `self.m` (its own class's method m), `self.x.m` in a helper
+    class (a method m of a builder, the class of the entries: a reader calling its frontend), `f` (a module function),
+    `C(...)` (an object of a class of the module: every method of it, called through the object,
+    unless it is the class of the call-dispatch entries)."""
     out: set[str] = set()
+    builders = {c for c, methods in classes.items() if any(_is(u, ENTRIES) for u in methods)}
     for n in ast.walk(fn):
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
-            if n.attr in methods:
-                out.add(n.attr)
-        elif isinstance(n, ast.Name) and n.id in functions:
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" and cls:
+            if f"{cls}.{n.attr}" in m_units:
+                out.add(f"{cls}.{n.attr}")
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) and cls not in builders:
+            inner = n.value
+            if isinstance(inner.value, ast.Name) and inner.value.id == "self":
+                out |= {f"{c}.{n.attr}" for c in builders if f"{c}.{n.attr}" in m_units}
+        elif isinstance(n, ast.Name) and n.id in m_units and "." not in n.id:
             out.add(n.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in classes.keys() - builders:
+            out |= set(classes[n.func.id])  # (not the frontend's own builder: a helper object)
     return out
-
-
-def _names_read(fn: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
 
 
 def read(text: str) -> Module:
     tree = ast.parse(text)
-    functions: dict[str, list[ast.AST]] = {}
+    units: dict[str, ast.AST] = {}
+    owner: dict[str, str | None] = {}
+    classes: dict[str, list[str]] = {}
     tables: dict[str, list[ast.stmt]] = {}
-    methods: set[str] = set()
-    module_functions: set[str] = set()
     for s in tree.body:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.setdefault(s.name, []).append(s)
-            module_functions.add(s.name)
+            units[s.name], owner[s.name] = s, None
         elif isinstance(s, ast.ClassDef):
-            for m in s.body:
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    functions.setdefault(m.name, []).append(m)
-                    methods.add(m.name)
+            classes[s.name] = []
+            for f in s.body:
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    key = f"{s.name}.{f.name}"
+                    units[key], owner[key] = f, s.name
+                    classes[s.name].append(key)
         elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             for t in targets:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
                         tables.setdefault(n.id, []).append(s)
-    calls = {id(d): _names_called(d, methods, module_functions) for ds in functions.values() for d in ds}
-    reads = {id(d): _names_read(d) for ds in functions.values() for d in ds}
+    calls = {u: _calls(d, owner[u], units, classes) - {u} for u, d in units.items()}
+    reads = {u: {n.id for n in ast.walk(d) if isinstance(n, ast.Name)} for u, d in units.items()}
     table_refs: dict[str, set[str]] = {}
     for name, stmts in tables.items():
         refs: set[str] = set()
@@ -126,32 +140,34 @@ def read(text: str) -> Module:
             if value is not None:
                 refs |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
         table_refs[name] = refs - {name}
-    return Module(text, functions, calls, reads, tables, table_refs)
+    return Module(units, classes, calls, reads, tables, table_refs)
+
+
+def _is(unit: str, names: frozenset[str] | tuple[str, ...]) -> bool:
+    return unit.rpartition(".")[2] in names
 
 
 def builtin_functions(m: Module) -> set[str]:
-    """The names of the functions that serve builtin calls only (see the module docstring)."""
+    """The units that serve builtin calls only (see the module docstring)."""
+    entries = {u for u in m.units if _is(u, ENTRIES) and "." in u}
     reach: set[str] = set()
-    todo = [e for e in ENTRIES if e in m.functions]
+    todo = sorted(entries)
     while todo:
         f = todo.pop()
         if f in reach:
             continue
         reach.add(f)
-        for d in m.functions[f]:
-            todo += [g for g in m.calls[id(d)] if g in m.functions and g not in HELPER_ENTRIES and g not in reach]
-    callers: dict[str, set[str]] = {f: set() for f in m.functions}
-    for f, ds in m.functions.items():
-        for d in ds:
-            for g in m.calls[id(d)]:
-                if g in callers and g != f:
-                    callers[g].add(f)
+        todo += [g for g in m.calls[f] if not _is(g, HELPER_ENTRIES) and g not in reach]
+    callers: dict[str, set[str]] = {u: set() for u in m.units}
+    for f, gs in m.calls.items():
+        for g in gs:
+            callers[g].add(f)
     keep = set(reach)
     changed = True
     while changed:
         changed = False
         for f in sorted(keep):
-            if f not in ENTRIES and not callers[f] <= keep:
+            if f not in entries and not callers[f] <= keep:
                 keep.discard(f)
                 changed = True
     return keep
@@ -160,11 +176,10 @@ def builtin_functions(m: Module) -> set[str]:
 def spelling_tables(m: Module, funcs: set[str]) -> set[str]:
     """The module-level names only the builtin functions and other such tables read."""
     read_by_funcs: dict[str, set[str]] = {t: set() for t in m.tables}
-    for f, ds in m.functions.items():
-        for d in ds:
-            for n in m.reads[id(d)]:
-                if n in read_by_funcs:
-                    read_by_funcs[n].add(f)
+    for f, names in m.reads.items():
+        for n in names:
+            if n in read_by_funcs:
+                read_by_funcs[n].add(f)
     tables = {t for t, fs in read_by_funcs.items() if fs & funcs} | ({"SPELLINGS"} & set(m.tables))
     todo = list(tables)
     while todo:  # what the tables are built from
@@ -196,10 +211,19 @@ def count(text: str) -> Count:
     m = read(text)
     funcs = builtin_functions(m)
     tables = spelling_tables(m, funcs)
-    f_lines = sum(code_lines(text, d) for f in funcs for d in m.functions[f])
+    tree = ast.parse(text)
+    whole = {
+        c.name: c
+        for c in tree.body
+        if isinstance(c, ast.ClassDef) and m.classes[c.name] and set(m.classes[c.name]) <= funcs
+    }
+    nodes: list[ast.AST] = list(whole.values())  # a class that only serves builtins counts whole
+    nodes += [m.units[u] for u in funcs if u.partition(".")[0] not in whole or "." not in u]
+    f_lines = sum(code_lines(text, d) for d in nodes)
     stmts = {id(s): s for t in tables for s in m.tables[t]}
     t_lines = sum(code_lines(text, s) for s in stmts.values())
-    return Count(f_lines, t_lines, tuple(sorted(funcs)), tuple(sorted(tables)))
+    names = sorted({*whole, *(u for u in funcs if u.partition(".")[0] not in whole or "." not in u)})
+    return Count(f_lines, t_lines, tuple(names), tuple(sorted(tables)))
 
 
 def report(rev: str | None, verbose: bool) -> None:
