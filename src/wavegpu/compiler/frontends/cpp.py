@@ -468,7 +468,7 @@ def _define(unit: Unit, n: Node) -> None:
     decl = next((c for c in root.named_children if c.type == "declaration"), None)
     init = decl.child_by_field_name("declarator") if decl is not None else None
     expr = init.child_by_field_name("value") if init is not None else None
-    if expr is None or init.type != "init_declarator":
+    if expr is None or init is None or init.type != "init_declarator":
         raise src.error(value, "a #define here names one constant value: #define N 256")
     if expr.type not in MACRO_OPERANDS or (
         expr.type == "unary_expression" and expr.named_children[0].type != "number_literal"
@@ -620,7 +620,7 @@ class LambdaB:
     scopes of its definition (by-reference captures see the variables as they are at the call)."""
 
     fd: FunctionDef  # the lambda_expression as a function
-    scopes: list[dict[str, Binding]]  # the names visible at its definition
+    scopes: list[Scope]  # the names visible at its definition
 
 
 @dataclass
@@ -638,6 +638,7 @@ class _Poisoned(Exception):
 
 
 Binding = VarB | ArrB | ConstB | PrivB | RefB | LambdaB
+Scope = dict[str, "Binding | PoisonB"]  # a block's names (a poisoned one: its declaration failed)
 
 
 @dataclass
@@ -666,7 +667,7 @@ class KernelBuilder:
         self.src = unit.src
         self.fn = fn
         self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
-        self.scopes: list[dict[str, Binding]] = [{}]
+        self.scopes: list[Scope] = [{}]
         self.vars: dict[str, ScalarType] = {}
         self.arrays: dict[str, ArrayType] = {}
         self.locals: list[hir.LocalArray] = []
@@ -834,7 +835,7 @@ class KernelBuilder:
                 raise self.error(p, "template parameters are typename T or an integer constant")
         return "_".join(parts)
 
-    def parameter(self, p: Node) -> tuple[str, Binding]:
+    def parameter(self, p: Node) -> tuple[str, ArrB | VarB]:
         """A parameter: `const float* a` (an array; const: read-only), `uint32_t n` (a scalar)."""
         tnode = p.child_by_field_name("type")
         d = p.child_by_field_name("declarator")
@@ -1678,7 +1679,8 @@ class KernelBuilder:
             where = {0: tnode, 1: next((d for d, v in zip(dims, sizes) if v is None or v < 1), at)}
             msg = r.message.replace("local_array element type", "a shared array's element type")
             msg = _cpp_words(msg.replace(f"a {row.name} count", "a shared array's size"))
-            raise self.error(where.get(r.arg, at) if len(dims) <= 2 else dims[2], msg)
+            arg = where.get(r.arg, at) if isinstance(r.arg, int) else at
+            raise self.error(arg if len(dims) <= 2 else dims[2], msg)
         attrs = dict(r.attrs) if isinstance(r, hir.Call) else {}
         return attrs["dtype"], attrs["shape"]  # type: ignore[return-value]
 
@@ -1850,8 +1852,11 @@ class KernelBuilder:
             raise self.error(n, f"{name!r} is not declared")
         if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array; assign its elements: {name}[i] = ...")
+        if isinstance(b, LambdaB):
+            raise self.error(n, f"{name!r} is a lambda, which cannot be assigned (C++ deletes its operator=)")
         if isinstance(b, ConstB) or b.const:
             raise self.error(n, f"{name!r} is const")
+        assert isinstance(b, VarB), "a reference is assigned through its element (the callers' RefB case)"
         return b
 
     # -- arrays
@@ -1889,7 +1894,7 @@ class KernelBuilder:
         idx = idxs[0]
         if len(idxs) == 2:
             sp = self.span(n)
-            row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, dims[1]), n)
+            row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, b.shape[1]), n)
             idx = self.binary_typed(BinOp.ADD, row, idxs[1], n)
         return b.name, idx, b
 
@@ -2559,7 +2564,7 @@ class KernelBuilder:
         # bind the parameters in a fresh scope (the helper sees the file's names only)
         saved_scopes = self.scopes
         self.types.append(tmap)
-        scope: dict[str, Binding] = {k: ConstB(v) for k, v in cmap.items()}
+        scope: Scope = {k: ConstB(v) for k, v in cmap.items()}
         binds: list[hir.Stmt] = []
         try:
             for a, p, v in zip(args, pnodes, values):
@@ -2592,12 +2597,12 @@ class KernelBuilder:
             rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
-            deduced = lam is not None and rtn is None  # a lambda's return type: its return's
-            if rtn is None and not deduced:
+            auto_ret = lam is not None and rtn is None  # a lambda's return type: its return's
+            if rtn is None and not auto_ret:
                 raise self.error(fnode, f"{name!r} needs a return type")
             rtext = self.text(rtn) if rtn is not None else "auto"
             valued = any(x.named_children for x in returns)
-            ret = None if rtext == "void" or (deduced and not valued) else AUTO if deduced else self.scalar_type(rtn)
+            ret = None if rtext == "void" or (auto_ret and not valued) else AUTO if auto_ret else self.scalar_type(rtn)
             if ret is None and not statement:
                 raise self.error(n, f"{name!r} returns void: it has no value")
             stmts = body_node.named_children

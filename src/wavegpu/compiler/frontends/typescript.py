@@ -746,8 +746,9 @@ class KernelBuilder:
             raise self.error(name_node, f"{name!r} is already declared")
         assert isinstance(r, hir.Call), "a declaration binds to a call"
         attrs = dict(r.attrs)
-        elem, (count,) = attrs["dtype"], attrs["shape"]
-        assert isinstance(elem, ScalarType) and isinstance(count, int)
+        elem, shape = attrs["dtype"], attrs["shape"]
+        assert isinstance(elem, ScalarType) and isinstance(shape, tuple) and len(shape) == 1
+        count = shape[0]
         at = ArrayType(elem, "local")
         self.arrays[name] = at
         self.local_counts[name] = count
