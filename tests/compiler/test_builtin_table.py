@@ -159,14 +159,11 @@ class _ToyReader:
         self.log.append((kind, node))
         return node  # type: ignore[return-value]
 
-    def axis(self, node: object) -> bind.Actual:
-        return self._read("axis", node)
+    def constant(self, node: object, kind: Arg) -> bind.Actual:
+        return self._read(kind.value, node)
 
     def scope(self, node: object) -> bind.Actual:
         return self._read("scope", node)
-
-    def count(self, node: object) -> bind.Actual:
-        return self._read("count", node)
 
     def type(self, node: object) -> bind.Actual:
         return self._read("type", node)

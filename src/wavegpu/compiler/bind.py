@@ -224,16 +224,13 @@ class Reader(Protocol[N, R]):
     rules (see the module docstring, step 3); `call` drives it. A reader raises the frontend's own
     diagnostic for what its language refuses; what the row refuses, the binder says."""
 
-    def axis(self, node: N) -> Actual:
-        """The folded constant, or None when the argument is not a constant."""
+    def constant(self, node: N, kind: Arg) -> Actual:
+        """An AXIS or COUNT: the folded constant (a COUNT of a declaration may be a tuple of ints,
+        a shape), or None when the argument is not a constant."""
         ...
 
     def scope(self, node: N) -> Actual:
         """The scope's name ('wave', 'workgroup', 'device'), or None when it names none."""
-        ...
-
-    def count(self, node: N) -> Actual:
-        """The folded constant (an int, or a tuple of ints for a shape), or None."""
         ...
 
     def type(self, node: N) -> Actual:
@@ -266,9 +263,9 @@ class Reader(Protocol[N, R]):
 
 
 _READ: dict[Arg, Callable[[Reader, object], Actual]] = {
-    Arg.AXIS: lambda r, n: r.axis(n),
+    Arg.AXIS: lambda r, n: r.constant(n, Arg.AXIS),
     Arg.SCOPE: lambda r, n: r.scope(n),
-    Arg.COUNT: lambda r, n: r.count(n),
+    Arg.COUNT: lambda r, n: r.constant(n, Arg.COUNT),
     Arg.TYPE: lambda r, n: r.type(n),
     Arg.INDEX: lambda r, n: r.index(n),
     Arg.CONDITION: lambda r, n: r.condition(n),

@@ -40,6 +40,7 @@ from ..builtins import (
     VOID,
     VOTES,
     WAVE1,
+    Arg,
     Builtin,
     Kind,
     Rule,
@@ -2665,15 +2666,12 @@ class _Args:
     def __init__(self, k: KernelBuilder, row: Builtin, form: Form, address: bool, n: Node):
         self.k, self.row, self.form, self.address, self.n = k, row, form, address, n
 
-    def axis(self, node: Node) -> bind.Actual:
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:  # an axis, __builtin_powif's exponent
         return self.k.const_or_none(node)
 
     def scope(self, node: Node) -> bind.Actual:
         last = self.k.text(node).split("::")[-1].strip()
         return last if node.type in ("qualified_identifier", "identifier") else None
-
-    def count(self, node: Node) -> bind.Actual:  # __builtin_powif's exponent
-        return self.k.const_or_none(node)
 
     def type(self, node: Node) -> bind.Actual:
         return self.k.scalar_type(node, elements=True)

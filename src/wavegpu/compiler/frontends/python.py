@@ -1825,14 +1825,11 @@ class _Args:
     def __init__(self, front: KernelBuilder, row: Builtin, n: ast.Call, hint: ScalarType | None):
         self.front, self.row, self.n, self.hint = front, row, n, hint
 
-    def axis(self, node: ast.expr) -> bind.Actual:
+    def constant(self, node: ast.expr, kind: Arg) -> bind.Actual:
         return self.front.fold(node)
 
     def scope(self, node: ast.expr) -> bind.Actual:
         return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-    def count(self, node: ast.expr) -> bind.Actual:
-        return self.front.fold(node)
 
     def type(self, node: ast.expr) -> bind.Actual:
         return self.front.type_name(node, elements=True)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import bind, builtins, hir
-from ..builtins import NO_VALUE, ROWS, TOOLCHAIN_WORKGROUP, VOID, Builtin, Rule
+from ..builtins import NO_VALUE, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
@@ -2653,17 +2653,14 @@ class _Args:
         self.elem: Array | None = None  # an atomic's array
         self.rt = ""  # the values' Rust type
 
-    def axis(self, node: Node) -> bind.Actual:
-        return self.k.constant(node, "u32")
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:  # powi(n: i32), pow(n: u32): the device unrolls
+        return self.k.constant(node, "u32" if kind is Arg.AXIS else COUNT_TYPES.get(self.spelled, "u32"))
 
     def scope(self, node: Node) -> bind.Actual:
         txt = self.k.text(node).replace(" ", "").split("::")
         if len(txt) < 2 or txt[-2] != "Scope" or txt[-1] not in SCOPES:
             raise self.k.error(node, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
         return SCOPES[txt[-1]]
-
-    def count(self, node: Node) -> bind.Actual:  # powi(n: i32), pow(n: u32): a constant the device unrolls
-        return self.k.constant(node, COUNT_TYPES.get(self.spelled, "u32"))
 
     def type(self, node: Node) -> bind.Actual:
         return NARROW.get(self.k.text(node)) or ELEMENT_TYPES.get(self.k.text(node))

@@ -2337,15 +2337,12 @@ class _Args:
         self.k, self.row, self.spelled = k, row, spelled
         self.together = row.rule is Rule.SAME and row.kind is not Kind.FMA  # wave.clamp, wave.sign
 
-    def axis(self, node: Node) -> bind.Actual:
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:
         v = self.k.fold(node)
         return None if isinstance(v, bool) or not isinstance(v, int) else v
 
     def scope(self, node: Node) -> bind.Actual:
         return self.k.text(node)[1:-1] if node.type == "string" else None
-
-    def count(self, node: Node) -> bind.Actual:
-        return self.axis(node)
 
     def type(self, node: Node) -> bind.Actual:
         return TYPED_ARRAYS.get(self.k.text(node))  # wave.local_array(Float32Array, 256)
@@ -2378,21 +2375,22 @@ class _Args:
         return self.k.convert_to(self.k.expr(node), elem, node)
 
     def value(self, node: Node) -> hir.Expr | Node:
-        k, row = self.k, self.row
+        rule = self.row.rule
         if self.together:
             return node  # by values, together
-        if row.rule is Rule.WAVE:
-            return k.wave_value(k.expr(node), node, self.spelled)
-        if row.rule is Rule.CAST:
-            t = B.CASTS[row.name]
-            return k.truth(k.expr(node), node) if t is BOOL else k.convert_to(k.expr(node), t, node)
-        if row.rule is Rule.BITS:  # wave.popcount: of ToInt32(x)
-            return k.to_int32(k.expr(node), node)
-        if row.rule is Rule.PREDICATE:
-            x = k.expr(node)
-            k.number_of(x, node)
-            return k.float_of(x, node)
-        return k.round_to(k.expr(node), F32, node)  # the device's f32 math (wave.sqrt, wave.fma, ...)
+        if rule is Rule.WAVE:
+            return self.k.wave_value(self.k.expr(node), node, self.spelled)
+        if rule is Rule.CAST:
+            t = B.CASTS[self.row.name]
+            x = self.k.expr(node)
+            return self.k.truth(x, node) if t is BOOL else self.k.convert_to(x, t, node)
+        if rule is Rule.BITS:  # wave.popcount: of ToInt32(x)
+            return self.k.to_int32(self.k.expr(node), node)
+        if rule is Rule.PREDICATE:
+            x = self.k.expr(node)
+            self.k.number_of(x, node)
+            return self.k.float_of(x, node)
+        return self.k.round_to(self.k.expr(node), F32, node)  # the device's f32 math (wave.sqrt, wave.fma, ...)
 
     def values(self, read: list[hir.Expr | Node], nodes: list[Node]) -> list[hir.Expr]:
         if self.together:
