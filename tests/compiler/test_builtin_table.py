@@ -56,11 +56,6 @@ def test_every_row_has_a_spelling_in_every_ported_frontend(lang: str) -> None:
     assert not missing, f"{lang} spells no {missing}"
 
 
-def test_the_rows_not_everywhere_are_rows() -> None:
-    assert set(ROWS) >= B.NOT_EVERYWHERE
-    assert set(B.BUILTINS) == set(ROWS) - B.NOT_EVERYWHERE
-
-
 def test_pyexec_and_the_package_export_exactly_the_rows() -> None:
     rows = {r.implementation[1] for r in ROWS.values() if r.implementation[0] == "pyexec"}
     assert set(pyexec.__all__) == rows | {"python_thread", "static_range"}  # static_range: a loop form
@@ -151,3 +146,138 @@ def test_the_binder_answers_every_call(name: str, args: list[int], kw: dict[str,
     assert isinstance(r, bind.Refusal | hir.Expr)
     if isinstance(r, bind.Refusal):
         assert r.message and (r.arg is None or r.arg in range(len(args)) or r.arg in kw)
+
+
+# ---- bind.call: one driver of a call's arguments for every frontend ----------------------------
+class _ToyReader:
+    """A bind.Reader over ready-made actuals (a node is the actual itself), recording what it read."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, object]] = []
+
+    def _read(self, kind: str, node: object) -> bind.Actual:
+        self.log.append((kind, node))
+        return node  # type: ignore[return-value]
+
+    def constant(self, node: object, kind: Arg) -> bind.Actual:
+        return self._read(kind.value, node)
+
+    def scope(self, node: object) -> bind.Actual:
+        return self._read("scope", node)
+
+    def type(self, node: object) -> bind.Actual:
+        return self._read("type", node)
+
+    def array(self, node: object) -> bind.ArrayRef | None:
+        self.log.append(("array", node))
+        return node if isinstance(node, bind.ArrayRef) else None
+
+    def index(self, node: object) -> hir.Expr:
+        return self._read("index", node)  # type: ignore[return-value]
+
+    def condition(self, node: object) -> hir.Expr:
+        return self._read("condition", node)  # type: ignore[return-value]
+
+    def element(self, node: object, elem: object) -> hir.Expr:
+        return self._read(f"element {elem}", node)  # type: ignore[return-value]
+
+    def value(self, node: object) -> object:
+        self.log.append(("value", node))
+        return node
+
+    def values(self, read: list[object], nodes: list[object]) -> list[hir.Expr]:
+        self.log.append(("values", tuple(nodes)))
+        return read  # type: ignore[return-value]
+
+
+def _c(t, v=1):
+    return hir.Const(t, None, v)
+
+
+def test_call_reads_every_kind_in_order_and_the_values_together() -> None:
+    r = _ToyReader()
+    x, lane = _c(F32, 1.0), _c(I32, 3)
+    e = bind.call(ROWS["wave_shuffle"], None, r, [x, lane])
+    assert isinstance(e, hir.Call) and e.args == (x, lane) and e.type is F32
+    assert r.log == [("value", x), ("index", lane), ("values", (x,))]
+
+
+def test_call_checks_an_atomic_array_before_reading_its_values() -> None:
+    r = _ToyReader()
+    bad = bind.ArrayRef("a", F32)  # f32 has atomic add, exchange and cas only
+    refused = bind.call(ROWS["atomic_min"], None, r, [bad, _c(I32), _c(F32, 1.0)])
+    assert isinstance(refused, bind.Refusal) and refused.arg is None and not refused.arity
+    assert "atomic_min on f32 arrays" in refused.message
+    assert r.log == [("array", bad)], "nothing after a refused array is read"
+    r = _ToyReader()
+    ok = bind.ArrayRef("a", U32)
+    e = bind.call(ROWS["atomic_add"], None, r, [ok, _c(I32), _c(U32)])
+    assert isinstance(e, hir.Call) and e.type is U32
+    assert [k for k, _ in r.log] == ["array", "index", f"element {U32}"]
+    refused = bind.call(ROWS["atomic_add"], None, _ToyReader(), ["not an array", _c(I32), _c(U32)])
+    assert isinstance(refused, bind.Refusal) and refused.arg == 0
+
+
+def test_call_names_the_spelling_in_an_arity_refusal_and_reads_nothing() -> None:
+    r = _ToyReader()
+    refused = bind.call(ROWS["round_even"], None, r, [_c(F32), _c(F32)], spelled="rintf")
+    assert refused == bind.Refusal("rintf() takes 1 argument, 2 given", None, True)
+    assert r.log == []
+    two = bind.call(ROWS["min"], None, r, [_c(F32), _c(F32), _c(F32)], spelled="fminf", variadic=False)
+    assert two == bind.Refusal("fminf() takes 2 arguments, 3 given", None, True)
+    assert isinstance(bind.call(ROWS["min"], None, r, [_c(F32), _c(F32), _c(F32)]), hir.Call)
+
+
+def test_call_reads_keywords_and_places_a_refusal_at_them() -> None:
+    r = _ToyReader()
+    refused = bind.call(ROWS["thread_id"], None, r, [], [("axis", 3)])
+    assert isinstance(refused, bind.Refusal) and refused.arg == "axis"
+    assert bind.at(refused, [], [("axis", "the node")]) == "the node"
+    assert bind.at(bind.Refusal("whole call"), ["a"]) is None
+    e = bind.call(ROWS["fence"], None, r, [], [("scope", "wave")])
+    assert isinstance(e, hir.Call) and dict(e.attrs) == {"scope": "wave"}
+
+
+def test_the_toolchain_dialect_is_an_axisless_thread_id() -> None:
+    assert bind.toolchain_id(ROWS["thread_id"], 0)
+    assert not bind.toolchain_id(ROWS["thread_id"], 1)
+    assert not bind.toolchain_id(ROWS["lane_id"], 0)
+
+
+# ---- each message once: a frontend names a refusal of bind.py / builtins.py, never restates it --
+def _literals(path) -> list[str]:
+    """The string constants of a module and the constant parts of its f-strings, docstrings left out."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    docs = {
+        id(body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef) and (body := n.body)
+        if isinstance(body[0], ast.Expr)
+    }
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.JoinedStr):
+            out += [v.value for v in n.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            out.append(n.value)
+    return out
+
+
+def test_no_frontend_restates_a_message_of_the_binder() -> None:
+    """A text of four or more words in bind.py or builtins.py (a refusal or a part of one) appears in
+    no frontend as a clause of its own messages: a frontend imports it (builtins.NO_VALUE, ...)."""
+    import re
+    from pathlib import Path
+
+    root = Path(B.__file__).parent
+    shared = {s.strip() for f in ("bind.py", "builtins.py") for s in _literals(root / f) if len(s.split()) >= 4}
+    assert "axis must be the constant 0, 1 or 2" in shared and B.NO_VALUE in shared
+    found = []
+    for fe in PORTED:
+        for lit in _literals(root / "frontends" / f"{fe}.py"):
+            for m in shared:
+                if re.search(re.escape(m) + r"(?=$|[,:;.)]| \()", lit):
+                    found.append(f"{fe}.py restates {m!r} in {lit!r}")
+    assert not found, "\n".join(found)

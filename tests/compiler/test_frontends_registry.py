@@ -74,7 +74,7 @@ def test_the_builtin_catalogue_is_what_the_python_frontend_and_plain_python_offe
     offered |= {b.implementation[1] for b in builtins.ROWS.values() if b.kind is builtins.Kind.MINMAX} - {"min", "max"}
     assert offered == set(pyexec.__all__) - {"python_thread", "static_range"}  # static_range: a loop form
     assert set(builtins.CASTS) <= set(py.CASTS) and set(py.CALLS.values()) == set(builtins.ROWS) - {"powi"}
-    assert all(len(b.args) == 4 for b in builtins.BUILTINS.values() if b.name == "atomic_cas")
+    assert all(len(b.args) == 4 for b in builtins.ROWS.values() if b.name == "atomic_cas")
     assert builtins.vote_result("wave_ballot").name == "u32" and builtins.vote_result("wave_any").name == "bool"
     assert builtins.wave_operand("wave_prefix_add", builtins.F32) == "wave_prefix_add needs an integer"
     assert builtins.math_types("sqrt") == (builtins.F32, builtins.F64) and builtins.math_types("sin") == (builtins.F32,)

@@ -21,8 +21,7 @@ import wavegpu as wg
 HERE = Path(__file__).parent / "data" / "accuracy"
 SUFFIX = {"python": "py", "rust": "rs", "cpp": "cpp", "typescript": "ts"}
 FUNCTIONS = ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "pow")
-# pow is a row the Python frontend spells so far (builtins.NOT_EVERYWHERE): a language's kernel
-# computes it when it spells it
+# pow is measured where the accuracy kernel of a language calls it (data/accuracy: Python's)
 SPELLS_POW = {"python"}
 # the stated bound, in ulps of the correctly rounded result (docs/compiler.md)
 BOUND = {"exp": 1.0, "exp2": 0.5, "log": 1.5, "log2": 0.5, "sin": 0.5, "cos": 0.5, "sqrt": 0.5, "rsqrt": 0.5}

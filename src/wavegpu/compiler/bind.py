@@ -6,21 +6,25 @@ How to port a frontend to the binder
 1. Spelling: keep one table in the frontend, row name -> how its users write the call
    (`SPELLINGS`, the docs' column) and how the frontend recognises it (a callee name, a method,
    an operator). Look the row up in `builtins.ROWS`; nothing else in the frontend names a builtin.
-2. Arity: `slots(row, len(positional), keyword_names)` gives the `Arg` kind of every argument the
-   call gives (positions first, then keywords in their order), or a Refusal (wrong count, unknown
-   or repeated keyword).
-3. Actuals: convert each argument by its kind, with the language's own promotions:
-   VALUE / INDEX / CONDITION -> a typed `hir.Expr` (CONDITION: a BOOL expression, the language's
-   truth rule applied; VALUE: of the type the language's promotions give, e.g. every argument of
-   `min` unified); AXIS / COUNT -> the folded constant (`int`, a tuple of ints for a shape) or
-   `None` when it is not a constant; SCOPE -> the string or `None`; ARRAY -> `ArrayRef(name, elem)`
-   or `None` when the argument is not an array; TYPE -> the `ScalarType` or `None`.
-4. `bind(row, span, actuals, keywords)` -> `hir.Call` or `Refusal`. On a refusal, place the
-   diagnostic at `refusal.arg` (a position, a keyword name, or None for the whole call) and add the
-   language's fix-it; the message itself never proposes a change of meaning.
-5. Spell every row, also those of `builtins.NOT_EVERYWHERE` (rows added with the binder), and
-   check your SPELLINGS against `builtins.ROWS` in your own tests; the set goes when the last
-   frontend is ported. Add the frontend to `PORTED` in tests/compiler/test_builtin_table.py and
+2. Reader: one small class of the frontend (a `Reader`) reads each kind of argument from its
+   syntax with the language's own rules: VALUE / INDEX / CONDITION -> a typed `hir.Expr`
+   (CONDITION: a BOOL expression, the language's truth rule applied; VALUE: `value` reads each in
+   source order and `values` converts them together, with the promotions the language gives, e.g.
+   every argument of `min` unified); AXIS / COUNT -> the folded constant (`int`, a tuple of ints
+   for a shape) or `None` when it is not a constant; SCOPE -> the string or `None`; ARRAY ->
+   `ArrayRef(name, elem)` or `None` when the argument is not an array; TYPE -> the `ScalarType` or
+   `None`. The reader raises the language's own diagnostics (a syntax the language does not have
+   there); what the row refuses, the binder says.
+3. `call(row, span, reader, nodes, keywords, spelled)` does the rest for every frontend: the arity
+   (`slots`: wrong count, unknown or repeated keyword, named as the kernel spelled the builtin),
+   each argument read by its kind (an atomic's array checked first: its values are read in its
+   element type), the row's argument checks and typing rule (`bind`). It returns the typed
+   `hir.Expr` or a `Refusal`.
+4. On a refusal, place the diagnostic at `at(refusal, nodes, keywords)` (None: the call as a whole)
+   and add the language's fix-it; the message itself never proposes a change of meaning, and a
+   frontend does not restate it (tests/compiler/test_builtin_table.py checks).
+5. Spell every row and check your SPELLINGS against `builtins.ROWS` in your own tests. Add the
+   frontend to `PORTED` in tests/compiler/test_builtin_table.py and
    remove its file from `NOT_YET_PORTED` in tests/test_no_builtin_strings.py. Rows whose meaning
    differs between languages are separate rows (`round_even`, `round_away`): add a row, with its
    rule and lowering, rather than a language branch in a shared one.
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..errors import Span
 from . import builtins as B
@@ -50,10 +55,12 @@ class ArrayRef:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a call does not bind; `arg` is the position (int), keyword (str) or None (the call)."""
+    """Why a call does not bind; `arg` is the position (int), keyword (str) or None (the call);
+    `arity`: the call gives the wrong arguments (count or keywords), not a wrong argument."""
 
     message: str
     arg: int | str | None = None
+    arity: bool = False
 
 
 # (a folded AXIS or COUNT may be any number: its case refuses what is not a fitting int)
@@ -62,11 +69,15 @@ LOCAL_TYPES = "i32, u32, f32, f16, f64, u8, i8, u16 or i16"
 PRIVATE_TYPES = (I32, U32, F32, F16, F64, BOOL)  # a per-thread array's elements (no 8- or 16-bit integers)
 
 
-def slots(row: Builtin, positional: int, keywords: Sequence[str] = ()) -> tuple[Arg, ...] | Refusal:
-    """The argument kind of every given argument (positions, then keywords), or the arity refusal."""
-    why = B.arity(row.name, positional, tuple(keywords))
+def slots(
+    row: Builtin, positional: int, keywords: Sequence[str] = (), spelled: str = "", variadic: bool = True
+) -> tuple[Arg, ...] | Refusal:
+    """The argument kind of every given argument (positions, then keywords), or the arity refusal
+    (naming the builtin as the kernel spelled it, e.g. round() for round_even; `variadic=False`: a
+    language whose min and max take exactly two values)."""
+    why = B.arity(row.name, positional, tuple(keywords), variadic)
     if why is not None:
-        return Refusal(why)
+        return Refusal(why.replace(f"{row.name}(", f"{spelled}(", 1) if spelled else why, None, True)
     if row.kind is B.Kind.MINMAX:
         return (Arg.VALUE,) * positional
     names = [B.OPTIONAL_ARGS.get(a) for a in row.args]
@@ -87,14 +98,14 @@ def _value(row: Builtin, a: Actual) -> object:
     if not isinstance(a, hir.Expr):
         return _Bad(f"{row.name} takes a value here")
     if a.type is B.VOID:
-        return _Bad("this call has no value")
+        return _Bad(B.NO_VALUE)
     return a
 
 
 def _index(row: Builtin, a: Actual) -> object:
     if not isinstance(a, hir.Expr) or not a.type.is_int:
         atomic = row.rule is Rule.ATOMIC
-        return _Bad("an array index is an integer" if atomic else "a lane or distance is an integer")
+        return _Bad(B.NOT_AN_INDEX if atomic else "a lane or distance is an integer")
     return a
 
 
@@ -138,7 +149,7 @@ def _count(row: Builtin, a: Actual) -> object:
     shaped = row.rule in (Rule.LOCAL, Rule.PRIVATE)
     dims = a if isinstance(a, tuple) and shaped else (a,)  # a shape: local and per-thread arrays only
     if len(dims) > 2:
-        return _Bad(f"{'per-thread' if row.rule is Rule.PRIVATE else 'local'} arrays have one or two dimensions")
+        return _Bad(B.dimensions("per-thread" if row.rule is Rule.PRIVATE else "local"))
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
         return _Bad(f"a {row.name} count must be a constant positive integer (no dynamic allocation on a GPU)")
     return a
@@ -201,6 +212,119 @@ def bind(
         return RULES[row.rule](row, span, vals, places)
     except _Refused as r:
         return r.refusal
+
+
+# ---- the actual arguments of a call, read from a frontend's syntax -----------------------------
+N = TypeVar("N")  # a frontend's syntax node of an argument
+R = TypeVar("R")  # a VALUE argument as the frontend first reads it (before its promotions)
+
+
+class Reader(Protocol[N, R]):
+    """How a frontend reads each kind of argument of one call from its syntax, with its language's
+    rules (see the module docstring, step 3); `call` drives it. A reader raises the frontend's own
+    diagnostic for what its language refuses; what the row refuses, the binder says."""
+
+    def constant(self, node: N, kind: Arg) -> Actual:
+        """An AXIS or COUNT: the folded constant (a COUNT of a declaration may be a tuple of ints,
+        a shape), or None when the argument is not a constant."""
+        ...
+
+    def scope(self, node: N) -> Actual:
+        """The scope's name ('wave', 'workgroup', 'device'), or None when it names none."""
+        ...
+
+    def type(self, node: N) -> Actual:
+        """The ScalarType named, or None."""
+        ...
+
+    def array(self, node: N) -> ArrayRef | None:
+        """The array named (None: the argument is not an array)."""
+        ...
+
+    def index(self, node: N) -> hir.Expr:
+        """An integer expression: an atomic's element index, a lane, a distance."""
+        ...
+
+    def condition(self, node: N) -> hir.Expr:
+        """A BOOL expression (the language's truth rule applied)."""
+        ...
+
+    def element(self, node: N, elem: ScalarType) -> hir.Expr:
+        """An atomic's value, converted to the array's element type."""
+        ...
+
+    def value(self, node: N) -> R:
+        """A VALUE argument read in source order; `values` converts them all together."""
+        ...
+
+    def values(self, read: list[R], nodes: list[N]) -> list[hir.Expr]:
+        """The VALUE arguments of the call, with the language's promotions for the row."""
+        ...
+
+
+_READ: dict[Arg, Callable[[Reader, object], Actual]] = {
+    Arg.AXIS: lambda r, n: r.constant(n, Arg.AXIS),
+    Arg.SCOPE: lambda r, n: r.scope(n),
+    Arg.COUNT: lambda r, n: r.constant(n, Arg.COUNT),
+    Arg.TYPE: lambda r, n: r.type(n),
+    Arg.INDEX: lambda r, n: r.index(n),
+    Arg.CONDITION: lambda r, n: r.condition(n),
+}
+
+
+def call(
+    row: Builtin,
+    span: Span | None,
+    reader: Reader[N, R],
+    nodes: Sequence[N],
+    keywords: Sequence[tuple[str, N]] = (),
+    spelled: str = "",
+    variadic: bool = True,
+) -> hir.Expr | Refusal:
+    """A call of `row` with these argument nodes (positions, then (keyword, node) pairs): its
+    arity, every argument read by its kind through `reader` (an atomic's array first checked,
+    its values then read in its element type; the VALUE arguments converted together), and the
+    binder's typed call, or the refusal. `spelled`, `variadic`: as in `slots`."""
+    kinds = slots(row, len(nodes), [k for k, _ in keywords], spelled, variadic)
+    if isinstance(kinds, Refusal):
+        return kinds
+    given = [*nodes, *(n for _, n in keywords)]
+    places: list[int | str] = [*range(len(nodes)), *(k for k, _ in keywords)]
+    out: list[Actual] = []
+    pending: list[tuple[int, R, N]] = []
+    elem: ScalarType | None = None
+    for i, (place, kind, node) in enumerate(zip(places, kinds, given)):
+        if kind is Arg.ARRAY:
+            ref = reader.array(node)
+            why = check(row, kind, ref, place)
+            if why is not None:
+                return why
+            assert ref is not None
+            elem = ref.elem
+            out.append(ref)
+        elif kind is Arg.VALUE and elem is not None:
+            out.append(reader.element(node, elem))
+        elif kind is Arg.VALUE:
+            out.append(None)
+            pending.append((i, reader.value(node), node))
+        else:
+            out.append(_READ[kind](reader, node))
+    if pending:
+        for (i, _, _), x in zip(pending, reader.values([r for _, r, _ in pending], [n for _, _, n in pending])):
+            out[i] = x
+    return bind(row, span, out[: len(nodes)], dict(zip((k for k, _ in keywords), out[len(nodes) :])))
+
+
+def at(refusal: Refusal, nodes: Sequence[N], keywords: Sequence[tuple[str, N]] = ()) -> N | None:
+    """The argument node a refusal is about (None: the call as a whole)."""
+    if isinstance(refusal.arg, int) and refusal.arg < len(nodes):
+        return nodes[refusal.arg]
+    return next((n for k, n in keywords if k == refusal.arg), None)
+
+
+def toolchain_id(row: Builtin, given: int) -> bool:
+    """An axis-less thread_id(): the Rust toolchain's dialect (builtins.TOOLCHAIN_WORKGROUP)."""
+    return row.rule is Rule.ID and not given and row.name == B.TOOLCHAIN_ID
 
 
 # ---- one case per typing rule -------------------------------------------------------------------
@@ -307,7 +431,7 @@ def _powi(row: Builtin, sp: Span | None, vals: list[object], places: list[int | 
     x, n = vals
     assert isinstance(x, hir.Expr) and isinstance(n, int)
     if x.type is BOOL:
-        raise _Refused(Refusal("** takes a number", places[0]))
+        raise _Refused(Refusal(B.POWER_OF_A_NUMBER, places[0]))
     return hir.Call(x.type, sp, row.name, (x,), None, (("n", n),))
 
 
@@ -334,4 +458,17 @@ RULES: dict[Rule, Callable[[Builtin, Span | None, list[object], list[int | str]]
     Rule.CAST: _cast,
 }
 
-__all__ = ["ARG_CASES", "RULES", "Actual", "ArrayRef", "Refusal", "bind", "check", "slots"]
+__all__ = [
+    "ARG_CASES",
+    "RULES",
+    "Actual",
+    "ArrayRef",
+    "Reader",
+    "Refusal",
+    "at",
+    "bind",
+    "call",
+    "check",
+    "slots",
+    "toolchain_id",
+]

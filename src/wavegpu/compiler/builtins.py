@@ -23,6 +23,15 @@ from enum import Enum
 from .types import BOOL, F16, F32, F64, I32, U32, ScalarType
 
 VOID = ScalarType("void", 0, "void")  # the type of a call that gives no value (barrier, fence)
+# Refusals a frontend also gives outside a builtin's call: each text once, here
+NO_VALUE = "this call has no value"  # a VOID call (barrier, a helper without a result) used as a value
+NOT_AN_INDEX = "an array index is an integer"  # (a frontend adds ", not <type>")
+POWER_OF_A_NUMBER = "** takes a number"
+
+
+def dimensions(what: str) -> str:
+    """The refusal of an array of more than two dimensions (`what`: 'local', 'per-thread')."""
+    return f"{what} arrays have one or two dimensions"
 
 
 class Kind(Enum):
@@ -181,7 +190,7 @@ def _table() -> dict[str, Builtin]:
         rows.append(
             Builtin(n, Kind.CAST, (Arg.VALUE,), Rule.CAST, Lowering(Via.CAST), python=f"types:{CASTS[n].name.upper()}")
         )
-    # Added with the binder (issue 23); NOT_EVERYWHERE below until every frontend spells them
+    # Added with the binder (issue 23)
     rows.append(Builtin("powi", Kind.POWER, (Arg.VALUE, Arg.COUNT), Rule.POWI, _composite("powi"), "python:pow"))
     rows.append(Builtin("pow", Kind.POWER, (Arg.VALUE, Arg.VALUE), Rule.FLOAT_SAME, _composite("pow")))
     rows.append(Builtin("clamp", Kind.NUMBER, (Arg.VALUE,) * 3, Rule.SAME, _composite("clamp")))
@@ -215,23 +224,13 @@ def _table() -> dict[str, Builtin]:
 # The scalar types a cast names (a frontend adds its own spellings, Python's int and float)
 CASTS: dict[str, ScalarType] = {"i32": I32, "u32": U32, "f32": F32, "f16": F16, "f64": F64, "bool": BOOL}
 ROWS = _table()
-"""Every row: the kernel language; every frontend spells every row (test_builtin_table.py)."""
-# The rows added since DESIGN section 5's list (issues 23 and 24). All four frontends spell them
-# now; BUILTINS (DESIGN's list) still drives the older tests and tables that were written for it
-# (tests/compiler/test_language_table.py, test_cpp.py, test_typescript_tsc.py, test_bad_input.py):
-# folding the two sets into one is left to the next change of those tests.
-NOT_EVERYWHERE = frozenset(
-    {"powi", "pow", "clamp", "sign", "isnan", "trunc", "round_even", "round_away", "popcount", "clz", "ctz"}
-    | {"round_half_up", "signum", "clamp_keep_nan", "min_first", "max_first"}
-)
-NOT_EVERYWHERE |= {"private_array"}  # a call in Python; a declaration in Rust, C++ and TypeScript
-BUILTINS = {n: b for n, b in ROWS.items() if n not in NOT_EVERYWHERE}
-"""The rows every frontend spells (DESIGN section 5)."""
+"""Every row: the kernel language (DESIGN section 5's list and the rows added since, issues 23 and
+24); every frontend spells every row (tests/compiler/test_builtin_table.py)."""
 
 
 def named(kind: Kind, nargs: int | None = None) -> frozenset[str]:
     """The names of a kind's builtins (with nargs: only those of that many fixed arguments)."""
-    return frozenset(b.name for b in BUILTINS.values() if b.kind is kind and (nargs is None or len(b.args) == nargs))
+    return frozenset(b.name for b in ROWS.values() if b.kind is kind and (nargs is None or len(b.args) == nargs))
 
 
 IDS = named(Kind.ID)
@@ -290,10 +289,15 @@ def atomic_operation(name: str, elem: ScalarType) -> str | None:
 def wave_operand(name: str, t: ScalarType) -> str | None:
     """Why a wave operation cannot take a value of type t (None: it can; the result is t)."""
     if t not in WAVE_TYPES:
-        return f"{name} works on i32, u32 and f32 values, not {t}"
+        return wave_values(name, str(t))
     if name in INT_WAVE and t is F32:
         return f"{name} needs an integer"
     return None
+
+
+def wave_values(name: str, what: str) -> str:
+    """The refusal of a wave operation's value of a type (`what`: its name in the kernel's language)."""
+    return f"{name} works on i32, u32 and f32 values, not {what}"
 
 
 def vote_result(name: str) -> ScalarType:
@@ -305,14 +309,16 @@ def vote_result(name: str) -> ScalarType:
 OPTIONAL_ARGS = {Arg.AXIS: "axis", Arg.SCOPE: "scope"}
 
 
-def arity(name: str, positional: int, keywords: tuple[str, ...] = ()) -> str | None:
+def arity(name: str, positional: int, keywords: tuple[str, ...] = (), variadic: bool = True) -> str | None:
     """Why a call of builtin `name` with `positional` arguments and these keyword names does not fit
-    its table row (None: it fits). The Python frontend checks every call here before reading it;
-    Rust, C++ and TypeScript still count arguments in their own code (issue 23 moves them here)."""
+    its table row (None: it fits). `variadic=False`: min and max take exactly two values (Rust's,
+    C++'s), not two or more (Python's, JavaScript's)."""
     b = ROWS[name]
     if b.kind is Kind.MINMAX:
         if keywords:
             return f"{name} takes no keyword arguments"
+        if not variadic and positional != len(b.args):
+            return f"{name}() takes {len(b.args)} arguments, {positional} given"
         return None if positional >= 2 else f"{name}(a, b, ...) takes two or more numbers, {positional} given"
     required = sum(1 for a in b.args if a not in OPTIONAL_ARGS)
     names = [OPTIONAL_ARGS.get(a) for a in b.args]
@@ -356,12 +362,10 @@ def same_types(name: str) -> tuple[ScalarType, ...]:
 
 __all__ = [
     "ATOMICS",
-    "BUILTINS",
     "CASTS",
     "CONSTANTS",
     "IDS",
     "MATH1",
-    "NOT_EVERYWHERE",
     "ROWS",
     "VOID",
     "VOTES",

@@ -176,6 +176,9 @@ def _diagnostics(body: str, head: str = "") -> list[str]:
             "'k' is not declared",
         ),
         ("    auto f = [](float v) { return v; };\n    auto g = f;\n    o[0] = g(1.0f);", "", "is a lambda: call it"),
+        # assigning to a lambda (it was an AttributeError, found by pyright)
+        ("    auto f = [](float v) { return v; };\n    f = 1.0f;", "", "'f' is a lambda, which cannot be assigned"),
+        ("    auto f = [](float v) { return v; };\n    f++;", "", "'f' is a lambda, which cannot be assigned"),
     ],
 )
 def test_refused_idioms_are_reported_once(body: str, head: str, message: str) -> None:

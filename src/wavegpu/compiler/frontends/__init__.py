@@ -92,7 +92,7 @@ TITLES = {"python": "Python", "rust": "Rust", "cpp": "C++", "typescript": "TypeS
 def builtin_table() -> str:
     """The docs' side-by-side table: one row per builtin of compiler/builtins.py, one column per
     language (markdown, between TABLE_START and TABLE_END)."""
-    from ..builtins import BUILTINS
+    from ..builtins import ROWS
 
     table = spellings()
     langs = [lang for lang in LANGUAGES if lang in table] + [lang for lang in table if lang not in LANGUAGES]
@@ -102,7 +102,7 @@ def builtin_table() -> str:
         "| builtin | " + " | ".join(TITLES.get(lang, lang) for lang in langs) + " |",
         "|---|" + "---|" * len(langs),
     ]
-    for name in BUILTINS:
+    for name in ROWS:
         cells = [f"`{table[lang][name]}`" if name in table[lang] else "(missing)" for lang in langs]
         rows.append(f"| {name} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join([*rows, "", TABLE_END])

@@ -33,6 +33,8 @@ from ..builtins import (
     IDS,
     MATH1,
     NO_AXIS,
+    NO_VALUE,
+    NOT_AN_INDEX,
     ROWS,
     TOOLCHAIN_WORKGROUP,
     VOID,
@@ -467,7 +469,7 @@ def _define(unit: Unit, n: Node) -> None:
     decl = next((c for c in root.named_children if c.type == "declaration"), None)
     init = decl.child_by_field_name("declarator") if decl is not None else None
     expr = init.child_by_field_name("value") if init is not None else None
-    if expr is None or init.type != "init_declarator":
+    if expr is None or init is None or init.type != "init_declarator":
         raise src.error(value, "a #define here names one constant value: #define N 256")
     if expr.type not in MACRO_OPERANDS or (
         expr.type == "unary_expression" and expr.named_children[0].type != "number_literal"
@@ -619,7 +621,7 @@ class LambdaB:
     scopes of its definition (by-reference captures see the variables as they are at the call)."""
 
     fd: FunctionDef  # the lambda_expression as a function
-    scopes: list[dict[str, Binding]]  # the names visible at its definition
+    scopes: list[Scope]  # the names visible at its definition
 
 
 @dataclass
@@ -637,6 +639,7 @@ class _Poisoned(Exception):
 
 
 Binding = VarB | ArrB | ConstB | PrivB | RefB | LambdaB
+Scope = dict[str, "Binding | PoisonB"]  # a block's names (a poisoned one: its declaration failed)
 
 
 @dataclass
@@ -665,7 +668,7 @@ class KernelBuilder:
         self.src = unit.src
         self.fn = fn
         self.toolchain_dialect = False  # an axis-less thread_id(): the Rust toolchain's local id
-        self.scopes: list[dict[str, Binding]] = [{}]
+        self.scopes: list[Scope] = [{}]
         self.vars: dict[str, ScalarType] = {}
         self.arrays: dict[str, ArrayType] = {}
         self.locals: list[hir.LocalArray] = []
@@ -833,7 +836,7 @@ class KernelBuilder:
                 raise self.error(p, "template parameters are typename T or an integer constant")
         return "_".join(parts)
 
-    def parameter(self, p: Node) -> tuple[str, Binding]:
+    def parameter(self, p: Node) -> tuple[str, ArrB | VarB]:
         """A parameter: `const float* a` (an array; const: read-only), `uint32_t n` (a scalar)."""
         tnode = p.child_by_field_name("type")
         d = p.child_by_field_name("declarator")
@@ -1308,7 +1311,7 @@ class KernelBuilder:
         if target.type != "identifier":
             raise self.error(target, "per-thread arrays are declared float t[4]; (pointers are not supported)")
         if len(dims) > 2:
-            raise self.error(d, "per-thread arrays have one or two dimensions")
+            raise self.error(d, builtins.dimensions("per-thread"))
         elem = self.scalar_type(tnode)
         shape: list[int] = []
         for k, x in enumerate(dims):
@@ -1396,7 +1399,7 @@ class KernelBuilder:
         for p in idx_nodes:
             e = self.promote(self.expr(p), p)
             if not e.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {e.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {e.type}")
             idxs.append(e)
         return b, tuple(idxs)
 
@@ -1490,7 +1493,7 @@ class KernelBuilder:
             if self.text(tnode) == "auto":
                 e = self.expr(value)
                 if e.type is VOID:
-                    raise self.error(value, "this call has no value")
+                    raise self.error(value, NO_VALUE)
                 if self.narrow_load(value):
                     raise self.error(
                         tnode, "auto would make a storage-only 8/16-bit variable: write int32_t or uint32_t"
@@ -1677,7 +1680,8 @@ class KernelBuilder:
             where = {0: tnode, 1: next((d for d, v in zip(dims, sizes) if v is None or v < 1), at)}
             msg = r.message.replace("local_array element type", "a shared array's element type")
             msg = _cpp_words(msg.replace(f"a {row.name} count", "a shared array's size"))
-            raise self.error(where.get(r.arg, at) if len(dims) <= 2 else dims[2], msg)
+            arg = where.get(r.arg, at) if isinstance(r.arg, int) else at
+            raise self.error(arg if len(dims) <= 2 else dims[2], msg)
         attrs = dict(r.attrs) if isinstance(r, hir.Call) else {}
         return attrs["dtype"], attrs["shape"]  # type: ignore[return-value]
 
@@ -1849,8 +1853,11 @@ class KernelBuilder:
             raise self.error(n, f"{name!r} is not declared")
         if isinstance(b, ArrB | PrivB):
             raise self.error(n, f"{name!r} is an array; assign its elements: {name}[i] = ...")
+        if isinstance(b, LambdaB):
+            raise self.error(n, f"{name!r} is a lambda, which cannot be assigned (C++ deletes its operator=)")
         if isinstance(b, ConstB) or b.const:
             raise self.error(n, f"{name!r} is const")
+        assert isinstance(b, VarB), "a reference is assigned through its element (the callers' RefB case)"
         return b
 
     # -- arrays
@@ -1883,12 +1890,12 @@ class KernelBuilder:
         for p in idx_nodes:
             e = self.promote(self.expr(p), p)
             if not e.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {e.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {e.type}")
             idxs.append(e)
         idx = idxs[0]
         if len(idxs) == 2:
             sp = self.span(n)
-            row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, dims[1]), n)
+            row = self.binary_typed(BinOp.MUL, idx, hir.Const(I32, sp, b.shape[1]), n)
             idx = self.binary_typed(BinOp.ADD, row, idxs[1], n)
         return b.name, idx, b
 
@@ -1932,7 +1939,7 @@ class KernelBuilder:
         elem = b.type.elem
         if elem.narrow:
             if e.type is VOID:
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             v = self.convert(e, I32 if e.type.is_float else self.promote(e, n).type, n)
             return self.convert(v, elem.value_type, n)
         return self.convert(e, elem, n)
@@ -1952,7 +1959,7 @@ class KernelBuilder:
         if e.type is BOOL:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(e, hir.Const):
             return hir.Const(BOOL, e.span, bool(e.value))
         return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
@@ -1960,7 +1967,7 @@ class KernelBuilder:
     def promote(self, e: hir.Expr, n: Node) -> hir.Expr:
         """The integral promotions: bool becomes int (the 8/16-bit values already are int)."""
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if e.type is BOOL:
             return self.convert(e, I32, n)
         return e
@@ -1968,7 +1975,7 @@ class KernelBuilder:
     def convert(self, e: hir.Expr, t: ScalarType, n: Node) -> hir.Expr:
         """A C++ standard conversion (implicit or by a cast) of e to t."""
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if e.type == t:
             return e
         sp = e.span
@@ -2010,7 +2017,7 @@ class KernelBuilder:
         """The usual arithmetic conversions of C++ for two promoted operands."""
         ta, tb = a.type, b.type
         if VOID in (ta, tb):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if ta.is_float or tb.is_float:
             for t in (F64, F32, F16):
                 if t in (ta, tb):
@@ -2100,7 +2107,7 @@ class KernelBuilder:
         if t == "call_expression":
             e = self.call(n)
             if e is None or e.type is VOID:
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             return e
         if t == "assignment_expression":
             raise self.error(n, "an assignment inside an expression is not supported: assign in its own statement")
@@ -2374,18 +2381,14 @@ class KernelBuilder:
         sp = self.span(n)
         if row.rule is Rule.LOCAL:
             raise self.error(n, "declare it: auto s = wave::local_array<float, 256>();")
-        if row.rule is Rule.ID and not args and row.name == builtins.TOOLCHAIN_ID:
+        if bind.toolchain_id(row, len(args)):
             self.toolchain_dialect = True  # the Rust toolchain's local id (builtins.TOOLCHAIN_WORKGROUP)
         address = row.rule is Rule.ATOMIC and bool(args) and self.is_address(args[0])
         places = [args[0], *args] if address else list(args)  # &a[i] is the array and the index
-        kinds = bind.slots(row, len(places))
-        if isinstance(kinds, bind.Refusal) or (row.kind is Kind.MINMAX and len(args) != 2):
-            why = kinds.message if isinstance(kinds, bind.Refusal) else f"{name}(a, b) takes two arguments"
-            raise self.error(n, f"{why}: {SPELLINGS[row.name]}")
-        actuals = self.actuals(row, form, kinds, places, address, n)
-        r = bind.bind(row, sp, actuals)
+        r = bind.call(row, sp, _Args(self, row, form, address, n), places, spelled=name, variadic=False)
+        if isinstance(r, bind.Refusal) and r.arity:
+            raise self.error(n, f"{r.message}: {SPELLINGS[row.name]}")
         if isinstance(r, bind.Refusal):
-            at = places[r.arg] if isinstance(r.arg, int) else n
             msg = _cpp_words(r.message)
             if row.rule in (Rule.MATH, Rule.FLOAT_SAME) and r.arg is not None and row.name in FLOAT_NAMES:
                 more = ", ..." if len(row.args) > 1 else ""
@@ -2394,52 +2397,13 @@ class KernelBuilder:
                 msg = f"{self.text(f)}'s exponent must be a constant positive integer here: powf(x, y) takes any"
             elif row.rule is Rule.VOID:
                 msg = "fence takes wave::scope::wave, wave::scope::workgroup or wave::scope::device"
-            raise self.error(at, msg)
+            raise self.error(bind.at(r, places) or n, msg)
         if row.rule is Rule.ID:  # uint32_t in C++ (the ids are never negative): the same bits
             return hir.Cast(U32, sp, r)
         order = STANDARD_ORDER.get((ns, name))
-        if order is not None and r.type.is_float:
-            return order(sp, *(self.once(a, sp) for a in actuals if isinstance(a, hir.Expr)))
+        if order is not None and isinstance(r, hir.Call) and r.type.is_float:
+            return order(sp, *(self.once(a, sp) for a in r.args))
         return r
-
-    def actuals(
-        self, row: Builtin, form: Form, kinds: tuple[Arg, ...], places: list[Node], address: bool, n: Node
-    ) -> list[bind.Actual]:
-        """The binder's actual arguments, converted as the spelling's C++ overloads convert them."""
-        out: list[bind.Actual] = []
-        values: list[int] = []
-        elem: ScalarType | None = None
-        for i, (kind, a) in enumerate(zip(kinds, places)):
-            if kind is Arg.AXIS:
-                out.append(self.const_or_none(a))
-            elif kind is Arg.SCOPE:
-                last = self.text(a).split("::")[-1].strip()
-                out.append(last if a.type in ("qualified_identifier", "identifier") else None)
-            elif kind is Arg.ARRAY:  # checked first: the values take its element type
-                ref = self.atomic_array(a, address)
-                refusal = bind.check(row, kind, ref, 0)
-                if refusal is not None:
-                    raise self.error(n if refusal.arg is None else a, _cpp_words(refusal.message))
-                out.append(ref)
-                elem = ref.elem if ref is not None else None
-            elif kind is Arg.INDEX and address and i == 1:
-                out.append(self.element(a.child_by_field_name("argument"), write=True)[1])
-            elif kind is Arg.INDEX:
-                out.append(self.promote(self.expr(a), a))
-            elif kind is Arg.CONDITION:
-                out.append(self.truth(self.expr(a), a))
-            elif kind is Arg.COUNT:  # __builtin_powif's exponent
-                out.append(self.const_or_none(a))
-            elif elem is not None:  # an atomic's value: converted to the element type
-                out.append(self.convert(self.expr(a), elem, a))
-            else:
-                out.append(None)
-                values.append(i)
-        if values:
-            xs = self.overload(row, form, [places[i] for i in values], n)
-            for i, x in zip(values, xs):
-                out[i] = x
-        return out
 
     def overload(self, row: Builtin, form: Form, nodes: list[Node], n: Node) -> list[hir.Expr]:
         """A builtin's value arguments as the C++ overload of the spelling takes them (Form)."""
@@ -2601,7 +2565,7 @@ class KernelBuilder:
         # bind the parameters in a fresh scope (the helper sees the file's names only)
         saved_scopes = self.scopes
         self.types.append(tmap)
-        scope: dict[str, Binding] = {k: ConstB(v) for k, v in cmap.items()}
+        scope: Scope = {k: ConstB(v) for k, v in cmap.items()}
         binds: list[hir.Stmt] = []
         try:
             for a, p, v in zip(args, pnodes, values):
@@ -2634,12 +2598,12 @@ class KernelBuilder:
             rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
-            deduced = lam is not None and rtn is None  # a lambda's return type: its return's
-            if rtn is None and not deduced:
+            auto_ret = lam is not None and rtn is None  # a lambda's return type: its return's
+            if rtn is None and not auto_ret:
                 raise self.error(fnode, f"{name!r} needs a return type")
             rtext = self.text(rtn) if rtn is not None else "auto"
             valued = any(x.named_children for x in returns)
-            ret = None if rtext == "void" or (deduced and not valued) else AUTO if deduced else self.scalar_type(rtn)
+            ret = None if rtext == "void" or (auto_ret and not valued) else AUTO if auto_ret else self.scalar_type(rtn)
             if ret is None and not statement:
                 raise self.error(n, f"{name!r} returns void: it has no value")
             stmts = body_node.named_children
@@ -2692,6 +2656,45 @@ def _const_view(b: VarB | RefB) -> VarB | RefB:
     if isinstance(b, VarB):
         return VarB(b.name, b.type, True)
     return RefB(b.array, b.index, b.index_type, True)
+
+
+class _Args:
+    """How C++ reads a builtin call's arguments (a bind.Reader): constants folded, a scope
+    `wave::scope::workgroup`, an atomic's `&a[i]` (or array and index), the values converted as
+    the spelling's overloads convert them (Form, KernelBuilder.overload)."""
+
+    def __init__(self, k: KernelBuilder, row: Builtin, form: Form, address: bool, n: Node):
+        self.k, self.row, self.form, self.address, self.n = k, row, form, address, n
+
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:  # an axis, __builtin_powif's exponent
+        return self.k.const_or_none(node)
+
+    def scope(self, node: Node) -> bind.Actual:
+        last = self.k.text(node).split("::")[-1].strip()
+        return last if node.type in ("qualified_identifier", "identifier") else None
+
+    def type(self, node: Node) -> bind.Actual:
+        return self.k.scalar_type(node, elements=True)
+
+    def array(self, node: Node) -> bind.ArrayRef | None:
+        return self.k.atomic_array(node, self.address)
+
+    def index(self, node: Node) -> hir.Expr:
+        if self.address:  # &a[i]: the element's index (an atomic's only INDEX)
+            return self.k.element(node.child_by_field_name("argument"), write=True)[1]
+        return self.k.promote(self.k.expr(node), node)
+
+    def condition(self, node: Node) -> hir.Expr:
+        return self.k.truth(self.k.expr(node), node)
+
+    def element(self, node: Node, elem: ScalarType) -> hir.Expr:
+        return self.k.convert(self.k.expr(node), elem, node)
+
+    def value(self, node: Node) -> Node:
+        return node  # converted by values, together
+
+    def values(self, read: list[Node], nodes: list[Node]) -> list[hir.Expr]:
+        return self.k.overload(self.row, self.form, nodes, self.n)
 
 
 def _cpp_name(t: ScalarType) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ...errors import BOM, CompileError, Diagnostic, Span, decode_source
 from .. import bind, builtins, hir
-from ..builtins import CONSTANTS, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
+from ..builtins import CONSTANTS, NO_VALUE, NOT_AN_INDEX, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_EXTENTS, HelperFailed, Helpers
 from ..types import BOOL, F32, F64, I32, NARROW, SCALARS, U32, ArrayType, ScalarType, round_float
 from .treesitter import param_errors
@@ -902,7 +902,7 @@ class KernelBuilder:
                 raise self.error(t_node, "only names and array elements can be assigned")
             v = self.expr(v_node, hint)
             if v.type is VOID:
-                raise self.error(v_node, "this call has no value")
+                raise self.error(v_node, NO_VALUE)
             if isinstance(v, hir.Const):
                 temps.append(v)
                 continue
@@ -935,7 +935,7 @@ class KernelBuilder:
         if name in MODULES or name in CASTS:
             raise self.error(tgt, f"{name!r} is a builtin name")
         if value.type is VOID:
-            raise self.error(s, "this call has no value")
+            raise self.error(s, NO_VALUE)
         want = declared or self.vars.get(name)
         if want is not None and declared is None and value.type != want:
             const_ok = isinstance(value, hir.Const) and (
@@ -1073,7 +1073,7 @@ class KernelBuilder:
         for p in parts:
             idx = self.expr(p, I32)
             if not idx.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {idx.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
             idxs.append(idx)
         return pa, tuple(idxs)
 
@@ -1146,7 +1146,7 @@ class KernelBuilder:
         if e.type is BOOL:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         return hir.Compare(BOOL, e.span, Cmp.NE, e, hir.Const(e.type, e.span, 0.0 if e.type.is_float else 0))
 
     def is_call_to(self, n: ast.expr, name: str) -> bool:
@@ -1172,7 +1172,7 @@ class KernelBuilder:
         for p in parts:
             idx = self.expr(p, I32)
             if not idx.type.is_int:
-                raise self.error(p, f"an array index is an integer, not {idx.type}")
+                raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
             idxs.append(idx)
         if t.ndim == 1:
             return name, idxs[0]
@@ -1290,7 +1290,7 @@ class KernelBuilder:
         k = self.fold(n.right)
         base = self.expr(n.left, hint)
         if base.type is BOOL or base.type is VOID:
-            raise self.error(n.left, "** takes a number")
+            raise self.error(n.left, builtins.POWER_OF_A_NUMBER)
         if isinstance(k, float) and k in (0.5, -0.5):
             x = base if base.type.is_float else hir.Cast(F32, sp, base)
             if x.type not in (F32, F64):
@@ -1329,7 +1329,7 @@ class KernelBuilder:
         if ta == tb:
             return ta
         if VOID in (ta, tb):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if BOOL in (ta, tb):
             raise self.error(n, f"cannot mix bool and {tb if ta is BOOL else ta}: convert the bool, e.g. i32(c)")
         if ta.is_float or tb.is_float:
@@ -1380,7 +1380,7 @@ class KernelBuilder:
         if e.type == t:
             return e
         if e.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(e, hir.Const) and e.type is not BOOL and t is not BOOL:
             if t.is_float:
                 return hir.Const(t, e.span, round_float(e.value, t))
@@ -1544,78 +1544,24 @@ class KernelBuilder:
         return hir.Compare(BOOL, sp, op, r, hir.Const(x.type, sp, math.inf))
 
     def builtin(self, row: Builtin, n: ast.Call, hint: ScalarType | None, name: str) -> hir.Expr:
-        """A call of a builtin's row (called `name`: its spelling): its arguments as the binder's
-        actuals, with Python's promotions (compiler/bind.py), and the binder's refusal as a
-        diagnostic with a fix-it."""
-        kinds = bind.slots(row, len(n.args), [k.arg or "**" for k in n.keywords])
-        if isinstance(kinds, bind.Refusal):  # in the spelling the kernel used: round(), not round_even()
-            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{name}(", 1))
+        """A call of a builtin's row (called `name`: its spelling), bound by compiler/bind.py with
+        Python's reading of the arguments (_Args), and the binder's refusal as a diagnostic with a
+        fix-it."""
         if row.rule is Rule.LOCAL:
             raise self.error(n, "local_array(...) must be assigned to a name: s = wg.local_array(wg.f32, 256)")
         if row.rule is Rule.PRIVATE:
             raise self.error(n, "private_array(...) must be assigned to a name: t = wg.private_array(wg.f32, 8)")
-        if row.rule is Rule.ID and not n.args and not n.keywords and row.name == builtins.TOOLCHAIN_ID:
+        if bind.toolchain_id(row, len(n.args) + len(n.keywords)):
             self.toolchain_dialect |= self.toolchain_spelling(n.func)  # builtins.TOOLCHAIN_WORKGROUP
-        nodes = [*n.args, *(k.value for k in n.keywords)]
-        values = self.actuals(row, kinds, nodes, n, hint)
-        r = bind.bind(
-            row,
-            self.span(n),
-            values[: len(n.args)],
-            dict(zip((k.arg or "**" for k in n.keywords), values[len(n.args) :])),
-        )
+        keywords = [(k.arg or "**", k.value) for k in n.keywords]
+        r = bind.call(row, self.span(n), _Args(self, row, n, hint), n.args, keywords, spelled=name)
         if not isinstance(r, bind.Refusal):
             return _device_rows(r)
-        at: ast.AST = n
-        if isinstance(r.arg, int):
-            at = n.args[r.arg]
-        elif isinstance(r.arg, str):
-            at = next(k.value for k in n.keywords if k.arg == r.arg)
+        at = bind.at(r, n.args, keywords)
         msg = r.message
-        if row.rule is Rule.MATH and at is not n and r.arg is not None:  # an f64 or f16 the device has no op for
+        if row.rule is Rule.MATH and at is not None:  # an f64 or f16 the device has no op for
             msg += f": {ast.unparse(n.func)}(wg.f32({ast.unparse(at)})) computes it in f32, if that is what you mean"
-        raise self.error(at, msg)
-
-    def actuals(
-        self, row: Builtin, kinds: tuple[Arg, ...], nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None
-    ) -> list[bind.Actual]:
-        """The binder's actual arguments of a call, converted by Python's rules: integers become f32
-        where a float is computed (math), numbers of one call unify as in arithmetic."""
-        out: list[bind.Actual] = []
-        elem: ScalarType | None = None
-        for kind, node in zip(kinds, nodes):
-            if kind is Arg.AXIS:
-                out.append(self.fold(node))
-            elif kind is Arg.SCOPE:
-                out.append(node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
-            elif kind is Arg.ARRAY:  # checked first: the values take its element type
-                if isinstance(node, ast.Name) and node.id in self.privates:
-                    raise self.error(
-                        node,
-                        f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
-                        f"update its element directly ({node.id}[i] += v)",
-                    )
-                ok = isinstance(node, ast.Name) and node.id in self.arrays
-                ref = bind.ArrayRef(node.id, self.arrays[node.id].elem) if ok else None  # type: ignore[union-attr]
-                refusal = bind.check(row, kind, ref, 0)
-                if refusal is not None:
-                    raise self.error(n if refusal.arg is None else node, refusal.message)
-                elem = ref.elem if ref else None
-                out.append(ref)
-            elif kind is Arg.INDEX:
-                out.append(self.expr(node, I32))
-            elif kind is Arg.CONDITION:
-                out.append(self.condition(node))
-            elif elem is not None:  # an atomic's value: the element's type
-                out.append(self.coerce(self.expr(node, elem), elem, node))
-            else:
-                out.append(None)  # VALUE: below, all at once
-        values = [i for i, k in enumerate(kinds) if k is Arg.VALUE and out[i] is None]
-        if values:
-            xs = self.numbers(row, [nodes[i] for i in values], n, hint)
-            for i, x in zip(values, xs):
-                out[i] = x
-        return out
+        raise self.error(at or n, msg)
 
     def numbers(self, row: Builtin, nodes: list[ast.expr], n: ast.Call, hint: ScalarType | None) -> list[hir.Expr]:
         """A builtin's VALUE arguments with Python's promotions for the row's rule."""
@@ -1737,7 +1683,7 @@ class KernelBuilder:
                 continue
             e = self.expr(x, want)
             if e.type is VOID:
-                raise self.error(x, "this call has no value")
+                raise self.error(x, NO_VALUE)
             if want is not None:
                 e = self.coerce(e, want, x)
             actual.append(e)
@@ -1849,7 +1795,7 @@ class KernelBuilder:
             return hir.Return(self.span(s))
         v = self.expr(s.value, self.result)
         if v.type is VOID:
-            raise self.error(s.value, "this call has no value")
+            raise self.error(s.value, NO_VALUE)
         if self.result is not None:
             v = self.coerce(v, self.result, s.value)
         self.returned.append((v, s))
@@ -1870,6 +1816,48 @@ _OPSYM = {
     ast.RShift: ">>",
     ast.Pow: "**",
 }
+
+
+class _Args:
+    """How Python reads a builtin call's arguments (a bind.Reader): integers become f32 where a
+    float is computed (math), the numbers of one call unify as in arithmetic (Frontend.numbers)."""
+
+    def __init__(self, front: KernelBuilder, row: Builtin, n: ast.Call, hint: ScalarType | None):
+        self.front, self.row, self.n, self.hint = front, row, n, hint
+
+    def constant(self, node: ast.expr, kind: Arg) -> bind.Actual:
+        return self.front.fold(node)
+
+    def scope(self, node: ast.expr) -> bind.Actual:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+    def type(self, node: ast.expr) -> bind.Actual:
+        return self.front.type_name(node, elements=True)
+
+    def array(self, node: ast.expr) -> bind.ArrayRef | None:
+        if isinstance(node, ast.Name) and node.id in self.front.privates:
+            raise self.front.error(
+                node,
+                f"{node.id!r} is a per-thread array: no other thread sees it, so it needs no atomic; "
+                f"update its element directly ({node.id}[i] += v)",
+            )
+        arr = self.front.arrays.get(node.id) if isinstance(node, ast.Name) else None
+        return bind.ArrayRef(node.id, arr.elem) if isinstance(node, ast.Name) and arr is not None else None
+
+    def index(self, node: ast.expr) -> hir.Expr:
+        return self.front.expr(node, I32)
+
+    def condition(self, node: ast.expr) -> hir.Expr:
+        return self.front.condition(node)
+
+    def element(self, node: ast.expr, elem: ScalarType) -> hir.Expr:
+        return self.front.coerce(self.front.expr(node, elem), elem, node)
+
+    def value(self, node: ast.expr) -> ast.expr:
+        return node  # read by values, together
+
+    def values(self, read: list[ast.expr], nodes: list[ast.expr]) -> list[hir.Expr]:
+        return self.front.numbers(self.row, nodes, self.n, self.hint)
 
 
 def _device_rows(e: hir.Expr) -> hir.Expr:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...errors import CompileError, Diagnostic
 from .. import bind, builtins, hir
-from ..builtins import ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Kind, Rule
+from ..builtins import NO_VALUE, ROWS, TOOLCHAIN_WORKGROUP, VOID, Arg, Builtin, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I32, NARROW, U32, ArrayType, ScalarType
 from . import treesitter
@@ -824,7 +824,7 @@ class KernelBuilder:
         """The assignment of a `let`'s value to its new variable (inferred where rustc infers)."""
         sp = self.span(s)
         if v.rt == "void":
-            raise self.error(value, "this call has no value")
+            raise self.error(value, NO_VALUE)
         flexible = False
         if declared is not None:
             v = self.want(v, declared, value)
@@ -1321,7 +1321,7 @@ class KernelBuilder:
         if shape_t and shape_t != list(shape):
             raise self.error(value, f"mismatched types: expected an array of shape {shape_t}, found {list(shape)}")
         if len(shape) > 2:
-            raise self.error(value, "per-thread arrays have one or two dimensions")
+            raise self.error(value, builtins.dimensions("per-thread"))
         rt = elem_rt or self.inferred.get(s.id)
         distinct = {leaf.id: leaf for leaf in leaves}
         vals = {k: self.expr(leaf, rt) for k, leaf in distinct.items()}
@@ -1457,7 +1457,7 @@ class KernelBuilder:
         if v.rt == rt:
             return v
         if v.rt == "void":
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if v.lit:
             return self.retype(v, rt, n)
         if self.same_class(v.rt, rt) and v.flex:
@@ -1504,7 +1504,7 @@ class KernelBuilder:
         if a.rt == b.rt:
             return a, b
         if "void" in (a.rt, b.rt):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if a.lit and not b.lit:
             return self.retype(a, b.rt, an), b
         if b.lit and not a.lit:
@@ -1811,7 +1811,7 @@ class KernelBuilder:
             if a.rt == "bool" and op not in ("==", "!="):
                 pass  # Rust orders bools (false < true): compare as u32
             if a.rt == "void":
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             if a.rt == "bool" and op not in ("==", "!="):
                 one, zero = hir.Const(U32, sp, 1), hir.Const(U32, sp, 0)
                 a = V(hir.IfExpr(U32, sp, a.e, one, zero), "u32")
@@ -1865,7 +1865,7 @@ class KernelBuilder:
             flex = a.flex | b.flex  # type: ignore[operator]
         bop = BINOPS[op]
         if rt in ("void",):
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if rt == "bool":
             if bop in (BinOp.AND, BinOp.OR, BinOp.XOR):
                 return V(hir.Binary(BOOL, sp, bop, a.e, b.e), "bool")
@@ -1926,7 +1926,7 @@ class KernelBuilder:
         frm = v.rt
         e = v.e
         if frm == "void":
-            raise self.error(vn, "this call has no value")
+            raise self.error(vn, NO_VALUE)
         if to == "f16" or frm == "f16":
             if to == frm:
                 return v
@@ -2082,7 +2082,7 @@ class KernelBuilder:
 
     def store(self, arr: Array | Private, idx: tuple[hir.Expr, ...], v: V, n: Node, sp) -> hir.Stmt:
         if v.rt == "void":
-            raise self.error(n, "this call has no value")
+            raise self.error(n, NO_VALUE)
         if isinstance(arr, Private):
             if arr.flexible and v.rt != arr.rt and not v.lit and self.same_class(v.rt, arr.rt):
                 self.infer(frozenset({arr.hir_name}), v.rt)
@@ -2264,7 +2264,7 @@ class KernelBuilder:
                 else:
                     v = self.expr(a)
                     if v.rt == "void":
-                        raise self.error(a, "this call has no value")
+                        raise self.error(a, NO_VALUE)
                     if v.lit:
                         v = self.literal_default(v, a)
                     kind = v.rt
@@ -2435,7 +2435,7 @@ class KernelBuilder:
     def result_value(self, v: V, n: Node) -> hir.Expr:
         if self.ret == "?":  # a closure without `-> T`: its first value's type
             if v.rt == "void":
-                raise self.error(n, "this call has no value")
+                raise self.error(n, NO_VALUE)
             if v.lit:
                 v = self.literal_default(v, n)
             self.ret = v.rt
@@ -2545,104 +2545,49 @@ class KernelBuilder:
         self, n: Node, row: Builtin, spelled: str, nodes: list[Node], hint: str | None, recv: V | None = None
     ) -> V:
         """A builtin's call (`spelled` as the kernel wrote it; a method's receiver is `nodes[0]`,
-        already lowered as `recv`): the arguments as the binder's actuals, converted by Rust's
-        rules (no implicit conversions; unsuffixed literals take the other values' type), and
+        already lowered as `recv`), bound by compiler/bind.py with Rust's reading of the arguments
+        (_Args: no implicit conversions; unsuffixed literals take the other values' type), and
         the binder's refusal placed at its argument with Rust's fix-it."""
-        kinds = bind.slots(row, len(nodes))
-        if not isinstance(kinds, bind.Refusal) and row.kind is Kind.MINMAX and len(nodes) != len(row.args):
-            kinds = bind.Refusal(f"{spelled}() takes {len(row.args)} arguments, {len(nodes)} given")  # not variadic
-        if isinstance(kinds, bind.Refusal):
-            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{spelled}(", 1))
         if row.rule is Rule.LOCAL:
             raise self.error(
                 n, "local_array::<T, N>() names its element type and count: let s = local_array::<f32, 256>();"
             )
-        if row.rule is Rule.ID and not nodes and row.name == builtins.TOOLCHAIN_ID:
+        if bind.toolchain_id(row, len(nodes)):
             self.toolchain_dialect = True  # builtins.TOOLCHAIN_WORKGROUP
-        out: list[bind.Actual] = []
-        values: dict[int, V] = {}
-        elem: Array | None = None
-        for i, (kind, node) in enumerate(zip(kinds, nodes)):
-            if kind is Arg.AXIS:
-                out.append(self.constant(node, "u32"))
-            elif kind is Arg.SCOPE:
-                txt = self.text(node).replace(" ", "").split("::")
-                ok = len(txt) >= 2 and txt[-2] == "Scope" and txt[-1] in SCOPES
-                if not ok:
-                    raise self.error(node, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
-                out.append(SCOPES[txt[-1]])
-            elif kind is Arg.ARRAY:  # checked first: the values take its element type
-                an = node
-                while an.type == "reference_expression":
-                    an = an.named_children[-1]
-                b = self.lookup(self.text(an)) if an.type == "identifier" else None
-                if isinstance(b, Var) and b.rt == "poison":
-                    raise _Bail()
-                elem = b if isinstance(b, Array) and not b.pointer else None  # the crate's atomics take slices
-                ref = bind.ArrayRef(elem.name, elem.type.elem) if elem else None
-                refusal = bind.check(row, kind, ref, i)
-                if refusal is not None:
-                    raise self.error(n if refusal.arg is None else node, refusal.message)
-                out.append(ref)
-            elif kind is Arg.INDEX and row.rule is Rule.ATOMIC:  # the crate's Index: usize or u32
-                idx = self.expr(node, "usize")
-                if idx.lit:
-                    idx = self.retype(idx, "usize", node)
-                if idx.rt not in ("usize", "u32"):
-                    raise self.error(
-                        node, f"an index is a usize or u32, not {idx.rt}: convert it, `{self.text(node)} as u32`"
-                    )
-                out.append(idx.e)
-            elif kind is Arg.INDEX:  # a lane or distance: u32
-                out.append(self.want(self.expr(node, "u32"), "u32", node).e)
-            elif kind is Arg.CONDITION:
-                out.append(self.condition(node))
-            elif kind is Arg.COUNT:  # powi(n: i32), pow(n: u32): a constant the device unrolls
-                out.append(self.constant(node, COUNT_TYPES.get(spelled, "u32")))
-            elif elem is not None:  # an atomic's value: the element's type
-                out.append(self.want(self.expr(node, elem.rt), elem.rt, node).e)
-            else:
-                out.append(None)  # VALUE: below, all in one type
-                values[i] = recv if i == 0 and recv is not None else self.expr(node, hint)
-        rt = self.value_type(row, nodes, values)
-        for i, v in values.items():
-            out[i] = v.e
-        r = bind.bind(row, self.span(n), out)
+        args = _Args(self, row, spelled, hint, nodes[0] if recv is not None else None, recv)
+        r = bind.call(row, self.span(n), args, nodes, spelled=spelled, variadic=False)  # Rust's min/max take two
         if isinstance(r, bind.Refusal):
-            at = nodes[r.arg] if isinstance(r.arg, int) else n
             msg = r.message
             if row.rule is Rule.MATH and r.arg is not None:  # an f64 or f16 the device has no op for
                 form = f"(x as f32).{spelled}()" if recv is not None else f"{spelled}(x as f32)"
                 msg += f": `{form}` computes it in f32, if that is what you mean"
-            raise self.error(at, msg)
+            raise self.error(bind.at(r, nodes) or n, msg)
         sp = self.span(n)
         if row.rule in (Rule.ID, Rule.BITS):  # Rust's ids and bit counts are u32
             return V(hir.Cast(U32, sp, r), "u32")
         if r.type is VOID:
             return V(r, "void")
-        if row.rule is Rule.ATOMIC and elem is not None:
-            return V(r, elem.rt)
+        if row.rule is Rule.ATOMIC and args.elem is not None:
+            return V(r, args.elem.rt)
         if row.rule in (Rule.PREDICATE, Rule.VOTE):
             return V(r, r.type.name)
-        return V(r, rt)
+        return V(r, args.rt)
 
-    def value_type(self, row: Builtin, nodes: list[Node], values: dict[int, V]) -> str:
-        """The VALUE arguments of one call in one Rust type (`values` updated): the first typed
-        one's; unsuffixed literals adopt it (all literals: their default); nothing converts."""
-        if not values:
-            return ""
-        typed = [v for v in values.values() if not v.lit]
-        first = next(iter(values))
-        rt = typed[0].rt if typed else self.literal_default(values[first], nodes[first]).rt
-        for i, v in values.items():
+    def value_type(self, row: Builtin, nodes: list[Node], values: list[V]) -> tuple[str, list[V]]:
+        """The VALUE arguments of one call in one Rust type: the first typed one's; unsuffixed
+        literals adopt it (all literals: their default); nothing converts."""
+        typed = [v for v in values if not v.lit]
+        rt = typed[0].rt if typed else self.literal_default(values[0], nodes[0]).rt
+        out: list[V] = []
+        for v, node in zip(values, nodes):
             if v.rt == "void":
-                raise self.error(nodes[i], "this call has no value")
-            v = self.want(v, rt, nodes[i])
-            self.no_narrow(v, nodes[i])
+                raise self.error(node, NO_VALUE)
+            v = self.want(v, rt, node)
+            self.no_narrow(v, node)
             if row.rule in (Rule.WAVE, Rule.ATOMIC) and rt != v.e.type.name:  # the crate's Value: i32, u32, f32
-                raise self.error(nodes[i], f"{row.name} works on i32, u32 and f32 values, not {rt}")
-            values[i] = v
-        return rt
+                raise self.error(node, builtins.wave_values(row.name, rt))
+            out.append(v)
+        return rt, out
 
     def constant(self, n: Node, rt: str) -> int | float | bool | None:
         """A constant argument (an axis, a power), or None when it is not one (the binder refuses)."""
@@ -2695,6 +2640,66 @@ class KernelBuilder:
             n.child_by_field_name("function"),
             f"cannot find function `{name}`: kernels call wave's builtins and the file's functions",
         )
+
+
+class _Args:
+    """How Rust reads a builtin call's arguments (a bind.Reader): an axis or count is a constant
+    expression, a scope `Scope::Workgroup`, an atomic's array a slice and its index a usize or
+    u32, a lane or distance a u32; the values one Rust type (KernelBuilder.value_type)."""
+
+    def __init__(self, k: KernelBuilder, row: Builtin, spelled: str, hint: str | None, recv: Node | None, v: V | None):
+        self.k, self.row, self.spelled, self.hint = k, row, spelled, hint
+        self.recv, self.recv_v = recv, v  # a method's receiver, already lowered
+        self.elem: Array | None = None  # an atomic's array
+        self.rt = ""  # the values' Rust type
+
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:  # powi(n: i32), pow(n: u32): the device unrolls
+        return self.k.constant(node, "u32" if kind is Arg.AXIS else COUNT_TYPES.get(self.spelled, "u32"))
+
+    def scope(self, node: Node) -> bind.Actual:
+        txt = self.k.text(node).replace(" ", "").split("::")
+        if len(txt) < 2 or txt[-2] != "Scope" or txt[-1] not in SCOPES:
+            raise self.k.error(node, "fence takes Scope::Wave, Scope::Workgroup or Scope::Device")
+        return SCOPES[txt[-1]]
+
+    def type(self, node: Node) -> bind.Actual:
+        return NARROW.get(self.k.text(node)) or ELEMENT_TYPES.get(self.k.text(node))
+
+    def array(self, node: Node) -> bind.ArrayRef | None:
+        an = node
+        while an.type == "reference_expression":
+            an = an.named_children[-1]
+        b = self.k.lookup(self.k.text(an)) if an.type == "identifier" else None
+        if isinstance(b, Var) and b.rt == "poison":
+            raise _Bail()
+        self.elem = b if isinstance(b, Array) and not b.pointer else None  # the crate's atomics take slices
+        return bind.ArrayRef(self.elem.name, self.elem.type.elem) if self.elem else None
+
+    def index(self, node: Node) -> hir.Expr:
+        if self.row.rule is not Rule.ATOMIC:  # a lane or distance: u32
+            return self.k.want(self.k.expr(node, "u32"), "u32", node).e
+        idx = self.k.expr(node, "usize")  # the crate's Index: usize or u32
+        if idx.lit:
+            idx = self.k.retype(idx, "usize", node)
+        if idx.rt not in ("usize", "u32"):
+            raise self.k.error(
+                node, f"an index is a usize or u32, not {idx.rt}: convert it, `{self.k.text(node)} as u32`"
+            )
+        return idx.e
+
+    def condition(self, node: Node) -> hir.Expr:
+        return self.k.condition(node)
+
+    def element(self, node: Node, elem: ScalarType) -> hir.Expr:
+        assert self.elem is not None
+        return self.k.want(self.k.expr(node, self.elem.rt), self.elem.rt, node).e
+
+    def value(self, node: Node) -> V:
+        return self.recv_v if node is self.recv and self.recv_v is not None else self.k.expr(node, self.hint)
+
+    def values(self, read: list[V], nodes: list[Node]) -> list[hir.Expr]:
+        self.rt, vs = self.k.value_type(self.row, nodes, read)
+        return [v.e for v in vs]
 
 
 # nodes a helper's tail lowers as statements (their value is `()`)

@@ -25,7 +25,7 @@ from typing import TypeVar
 from ...errors import CompileError, Diagnostic
 from .. import bind, hir
 from .. import builtins as B
-from ..builtins import BUILTINS, ROWS, VOID, Arg, Builtin, Kind, Rule
+from ..builtins import ROWS, VOID, Arg, Builtin, Kind, Rule
 from ..inline import HIDDEN_LENGTH, HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, duplicates, file_start, param_errors, parse
@@ -55,7 +55,7 @@ WAVE_CALLS: dict[str, str] = {n: n for n, b in ROWS.items() if b.rule not in (Ru
 # the rows also callable by their bare names (wave.d.ts declares these globals; math and casts are
 # Math.* or wave.* only, so that a bare min or f32 never means something unexpected)
 BARE = frozenset(
-    n for n, b in BUILTINS.items() if b.kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
+    n for n in WAVE_CALLS if ROWS[n].kind in (Kind.ID, Kind.SYNC, Kind.LOCAL, Kind.ATOMIC, Kind.WAVE, Kind.VOTE)
 ) | {"rsqrt", "exp2", "fma"}
 # JavaScript's own functions that are rows, with JavaScript's meaning (KernelBuilder.math)
 MATH_CALLS: dict[str, str] = {
@@ -655,7 +655,7 @@ class KernelBuilder:
             return [hir.Assign(sp, b.hname, e)]
         self.materialize(v, value)
         if v.type is VOID:
-            raise self.error(value, "this call has no value")
+            raise self.error(value, B.NO_VALUE)
         key = (name_node.start_byte, name_node.end_byte)
         if key in self.ctx.widened and v.type is not BOOL:  # typed by its uses: a number (f64)
             b = self.declare(name, F64, name_node, const, False)
@@ -738,17 +738,17 @@ class KernelBuilder:
         assert found is not None and isinstance(found[0], Builtin)
         row, spelled = found[0], found[1]
         args = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
-        self.arity(row, spelled, args, call)
-        elem = TYPED_ARRAYS.get(self.text(args[0]))
-        count = self.fold(args[1])
-        r = bind.bind(row, self.src.span(call), [elem, count if isinstance(count, int) else None])
+        r = bind.call(row, self.src.span(call), _Args(self, row, spelled), args, spelled=spelled)
         if isinstance(r, bind.Refusal):
-            at = args[r.arg] if isinstance(r.arg, int) else call
             hint = " (a typed array: Float32Array, Int32Array, Uint32Array, ...)" if r.arg == 0 else ""
-            raise self.error(at, r.message + hint)
+            raise self.error(bind.at(r, args) or call, r.message + hint)
         if name in self.arrays or self.lookup(name) is not None:
             raise self.error(name_node, f"{name!r} is already declared")
-        assert isinstance(count, int) and elem is not None
+        assert isinstance(r, hir.Call), "a declaration binds to a call"
+        attrs = dict(r.attrs)
+        elem, shape = attrs["dtype"], attrs["shape"]
+        assert isinstance(elem, ScalarType) and isinstance(shape, tuple) and len(shape) == 1
+        count = shape[0]
         at = ArrayType(elem, "local")
         self.arrays[name] = at
         self.local_counts[name] = count
@@ -877,7 +877,7 @@ class KernelBuilder:
         self.materialize(v, n)
         t = b.type
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
         key = (b.node.start_byte, b.node.end_byte) if b.node is not None else None
         if b.integral and not v.is_int and key is not None:  # a counter given a fraction: any number
             raise _Retype(key, False)
@@ -1064,7 +1064,7 @@ class KernelBuilder:
         if v.type is BOOL:
             return v.e
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
         sp = v.e.span
         if v.is_int and v.type in (I32, U32):
             return hir.Compare(BOOL, sp, Cmp.NE, v.e, hir.Const(v.type, sp, 0))
@@ -1316,7 +1316,7 @@ class KernelBuilder:
         if v.type is BOOL:
             raise self.error(n, "a boolean is not a number in kernels: write c ? 1 : 0")
         if v.type is VOID:
-            raise self.error(n, "this call has no value")
+            raise self.error(n, B.NO_VALUE)
 
     def f64(self, v: V, n: Node) -> hir.Expr:
         """The exact JavaScript value as an f64 expression."""
@@ -2068,58 +2068,32 @@ class KernelBuilder:
             raise self.error(at, r.message.replace(f"{row.name}(", f"{spelled}(", 1))
         return r
 
-    def arity(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> tuple[Arg, ...]:
-        kinds = bind.slots(row, len(args))
-        if isinstance(kinds, bind.Refusal):
-            raise self.error(n, kinds.message.replace(f"{row.name}(", f"{spelled}(", 1))
-        return kinds
-
     def builtin(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> V:
-        kinds = self.arity(row, spelled, args, n)
+        """A builtin's call, bound by compiler/bind.py with JavaScript's reading of the arguments
+        (_Args); Math.* and wave.abs/min/max keep JavaScript's meaning (math)."""
         if row.rule is Rule.LOCAL:
             raise self.error(
                 n, "wave.local_array(...) must initialise a const: const s = wave.local_array(Float32Array, 256)"
             )
-        if row.rule is Rule.ATOMIC:
-            return self.atomic(row, spelled, kinds, args, n)
-        if spelled.startswith(("Math.", "Number.")) or spelled in GLOBAL_CALLS:
+        if row.rule is Rule.ATOMIC and (n.start_byte, n.end_byte) not in self.atomic_ok:
+            raise self.error(
+                n,
+                "an atomic's old value is used as a whole statement or initializer: const old = wave.atomic_add(a, i, v)",
+            )
+        math_call = spelled.startswith(("Math.", "Number.")) or spelled in GLOBAL_CALLS
+        if math_call or row.kind in (Kind.MINMAX, Kind.ABS):  # wave.min, wave.abs: Math.min's, Math.abs's
+            kinds = bind.slots(row, len(args), spelled=spelled)
+            if isinstance(kinds, bind.Refusal):
+                raise self.error(n, kinds.message)
             return self.math(row, spelled, args, n)
-        actuals: list[bind.Actual] = []
-        for kind, a in zip(kinds, args):
-            if kind is Arg.AXIS:
-                v = self.fold(a)
-                actuals.append(None if isinstance(v, bool) or not isinstance(v, int) else v)
-            elif kind is Arg.SCOPE:
-                actuals.append(self.text(a)[1:-1] if a.type == "string" else None)
-            elif kind is Arg.CONDITION:
-                actuals.append(self.condition(a))
-            elif kind is Arg.INDEX:
-                lane = self.expr(a)
-                self.number_of(lane, a)
-                if not lane.is_int or lane.type not in (I32, U32):
-                    raise self.error(
-                        a, "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
-                    )
-                actuals.append(lane.e)
-            elif row.rule is Rule.WAVE:
-                actuals.append(self.wave_value(self.expr(a), a, spelled))
-            elif row.rule is Rule.CAST:
-                v = self.expr(a)
-                t = B.CASTS[row.name]
-                actuals.append(self.truth(v, a) if t is BOOL else self.convert_to(v, t, a))
-            elif row.kind in (Kind.MINMAX, Kind.ABS):  # wave.min, wave.abs: JavaScript's Math.min, Math.abs
-                return self.math(row, spelled, args, n)
-            elif row.rule is Rule.BITS:  # wave.popcount: of ToInt32(x)
-                actuals.append(self.to_int32(self.expr(a), a))
-            elif row.rule is Rule.PREDICATE:
-                x = self.expr(a)
-                self.number_of(x, a)
-                actuals.append(self.float_of(x, a))
-            elif row.rule is Rule.SAME and row.kind is not Kind.FMA:  # wave.clamp, wave.sign: below
-                return self.value(self.bound(row, spelled, n, args, self.common(args)), n)
-            else:  # the device's f32 math (wave.sqrt, wave.fma, ...): the argument rounded to f32
-                actuals.append(self.round_to(self.expr(a), F32, a))
-        e = self.bound(row, spelled, n, args, actuals)
+        e = bind.call(row, self.src.span(n), _Args(self, row, spelled), args)
+        if isinstance(e, bind.Refusal):  # an atomic's operation refused: at its array, whose type is why
+            at = bind.at(e, args) or (args[0] if row.rule is Rule.ATOMIC and not e.arity else n)
+            raise self.error(at, e.message.replace(f"{row.name}(", f"{spelled}(", 1))
+        if row.rule is Rule.ATOMIC and spelled.startswith("Atomics.") and not e.type.is_int:  # a TypeError in JS
+            raise self.error(
+                args[0], f"JavaScript's {spelled} works on integer arrays, not {e.type}: call wave.{row.name} for f32"
+            )
         if row.rule is Rule.ID:
             if row.name in B.WIDE_IDS:  # its range below is correct only up to 2**31 - 1 threads an axis
                 self.options["max_global_size"] = B.I32_ID_LIMIT
@@ -2161,35 +2135,6 @@ class KernelBuilder:
     def allow_atomic(self, n: Node) -> None:
         if n.type == "call_expression":
             self.atomic_ok.add((n.start_byte, n.end_byte))
-
-    def atomic(self, row: Builtin, spelled: str, kinds: tuple[Arg, ...], args: list[Node], n: Node) -> V:
-        if (n.start_byte, n.end_byte) not in self.atomic_ok:
-            raise self.error(
-                n,
-                "an atomic's old value is used as a whole statement or initializer: const old = wave.atomic_add(a, i, v)",
-            )
-        arr = args[0]
-        an = self.text(arr)
-        ok = arr.type == "identifier" and an in self.arrays and self.lookup(an) is None
-        ok = ok and self.arrays[an].space != PRIVATE  # a thread's own array needs no atomics
-        ref = bind.ArrayRef(an, self.arrays[an].elem) if ok else None
-        refusal = bind.check(row, Arg.ARRAY, ref, 0)
-        if refusal is not None:
-            raise self.error(arr, refusal.message)
-        assert ref is not None
-        if spelled.startswith("Atomics.") and not ref.elem.is_int:  # a TypeError in JavaScript
-            raise self.error(
-                arr, f"JavaScript's {spelled} works on integer arrays, not {ref.elem}: call wave.{row.name} for f32"
-            )
-        idx = self.expr(args[1])
-        self.number_of(idx, args[1])
-        if not idx.is_int:
-            raise self.error(
-                args[1], "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
-            )
-        ie = idx.e if idx.type in (I32, U32) else self.as_u32(idx.ibits)
-        vals = [self.convert_to(self.expr(a), ref.elem, a) for a in args[2:]]
-        return self.value(self.bound(row, spelled, n, args, [ref, ie, *vals]), n)
 
     def math(self, row: Builtin, spelled: str, args: list[Node], n: Node) -> V:
         """Math.* (and wave.abs/min/max) with JavaScript's meaning: integers stay exact integers,
@@ -2380,6 +2325,77 @@ class KernelBuilder:
             hir.IfExpr(t, sp, hir.Compare(BOOL, sp, Cmp.NE, vy, vy), vy, self.bound(row, spelled, n, args, [vx, vy])),
         )
         return V(r, node=n)
+
+
+class _Args:
+    """How TypeScript reads a builtin call's arguments (a bind.Reader): constants folded, a scope a
+    string, an atomic's array a typed array of the kernel and its index an integer value, a lane
+    an i32 or u32 value; the values by the row (wave values, ToInt32 for bit counts, f32 for the
+    device's math, clamp and sign in one type that holds each exactly: KernelBuilder.common)."""
+
+    def __init__(self, k: KernelBuilder, row: Builtin, spelled: str):
+        self.k, self.row, self.spelled = k, row, spelled
+        self.together = row.rule is Rule.SAME and row.kind is not Kind.FMA  # wave.clamp, wave.sign
+
+    def constant(self, node: Node, kind: Arg) -> bind.Actual:
+        v = self.k.fold(node)
+        return None if isinstance(v, bool) or not isinstance(v, int) else v
+
+    def scope(self, node: Node) -> bind.Actual:
+        return self.k.text(node)[1:-1] if node.type == "string" else None
+
+    def type(self, node: Node) -> bind.Actual:
+        return TYPED_ARRAYS.get(self.k.text(node))  # wave.local_array(Float32Array, 256)
+
+    def array(self, node: Node) -> bind.ArrayRef | None:
+        an = self.k.text(node)
+        ok = node.type == "identifier" and an in self.k.arrays and self.k.lookup(an) is None
+        ok = ok and self.k.arrays[an].space != PRIVATE  # a thread's own array needs no atomics
+        return bind.ArrayRef(an, self.k.arrays[an].elem) if ok else None
+
+    def index(self, node: Node) -> hir.Expr:
+        x = self.k.expr(node)
+        self.k.number_of(x, node)
+        if self.row.rule is Rule.ATOMIC:
+            if not x.is_int:
+                raise self.k.error(
+                    node, "an array index is an integer value: if it always holds one, narrow it, (x | 0) or (x >>> 0)"
+                )
+            return x.e if x.type in (I32, U32) else self.k.as_u32(x.ibits)
+        if not x.is_int or x.type not in (I32, U32):
+            raise self.k.error(
+                node, "a lane or distance is an i32 or u32 value: if it always holds one, narrow it, x | 0"
+            )
+        return x.e
+
+    def condition(self, node: Node) -> hir.Expr:
+        return self.k.condition(node)
+
+    def element(self, node: Node, elem: ScalarType) -> hir.Expr:
+        return self.k.convert_to(self.k.expr(node), elem, node)
+
+    def value(self, node: Node) -> hir.Expr | Node:
+        rule = self.row.rule
+        if self.together:
+            return node  # by values, together
+        if rule is Rule.WAVE:
+            return self.k.wave_value(self.k.expr(node), node, self.spelled)
+        if rule is Rule.CAST:
+            t = B.CASTS[self.row.name]
+            x = self.k.expr(node)
+            return self.k.truth(x, node) if t is BOOL else self.k.convert_to(x, t, node)
+        if rule is Rule.BITS:  # wave.popcount: of ToInt32(x)
+            return self.k.to_int32(self.k.expr(node), node)
+        if rule is Rule.PREDICATE:
+            x = self.k.expr(node)
+            self.k.number_of(x, node)
+            return self.k.float_of(x, node)
+        return self.k.round_to(self.k.expr(node), F32, node)  # the device's f32 math (wave.sqrt, wave.fma, ...)
+
+    def values(self, read: list[hir.Expr | Node], nodes: list[Node]) -> list[hir.Expr]:
+        if self.together:
+            return [x for x in self.k.common(nodes) if isinstance(x, hir.Expr)]
+        return [x for x in read if isinstance(x, hir.Expr)]
 
 
 def _common_int(a: V, b: V) -> ScalarType | None:
