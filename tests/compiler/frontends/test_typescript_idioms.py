@@ -356,15 +356,6 @@ def test_an_arrow_function_reads_and_writes_a_captured_per_thread_array() -> Non
     assert (out == (X[:32].astype(np.float64) * 3 + 9).astype(np.float32)).all()
 
 
-def test_a_function_declaring_a_per_thread_array_is_refused_at_its_place() -> None:
-    src = "function f(v: number): number {\n  const t = new Float32Array(2);\n  t[0] = v;\n  return t[0];\n}\n"
-    src += "/** @kernel */\nexport function k(out: Float32Array): void {\n  out[0] = f(1);\n}\n"
-    with pytest.raises(CompileError) as e:
-        wg.compile(src, lang="typescript")
-    d = e.value.diagnostics[0]
-    assert "declared in kernels" in d.message and d.span.line == 2  # type: ignore[union-attr]
-
-
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=32, max_size=32),
