@@ -93,14 +93,14 @@ def _init_buffers() -> tuple[np.ndarray, ...]:
     )
 
 
-@pytest.mark.parametrize("opt", [0, 2])
-def test_initializer_lists_convert_as_typed_array_stores(opt: int) -> None:
+@pytest.mark.parametrize(("engine", "opt"), [("numpy", 0), ("numpy", 2), ("compiled", 2)])
+def test_initializer_lists_convert_as_typed_array_stores(engine: str, opt: int) -> None:
     """Math.fround for Float32Array (0.1 rounds, 1e40 is Infinity, 3e-46 is 0, -0 stays -0),
     Math.f16round for Float16Array, ToInt32 / ToUint32 for the integer arrays (1.9 -> 1, -1.9 -> -1,
     2**32 + 5 -> 5, -1 in a Uint32Array is 4294967295); run-time values alike, and fill(v)
     evaluates v once."""
     x, f, d, s, u, h = _init_buffers()
-    _run(INIT, x, f, d, s, u, h, opt=opt)
+    _run(INIT, x, f, d, s, u, h, engine=engine, opt=opt)
     lit = np.array(LITERALS, np.float64)
     with np.errstate(over="ignore"):
         want_f, want_h = lit.astype(np.float32), lit.astype(np.float16)
@@ -221,6 +221,26 @@ def test_run_time_indices_put_a_2d_array_in_local_memory(engine: str) -> None:
         assert out[i * 2 + 1] == np.float32(sum(float(v) for v in t.reshape(-1)))
 
 
+NULLISH = _kernel(
+    "private_nullish",
+    "out: Float32Array, n: i32",
+    "  const i = wave.global_id(0);\n  const t = Float32Array.of(1, 2, 3);\n"
+    "  const m = [new Float32Array(2), new Float32Array([5, 6])];\n  const row = m[1];\n"
+    "  out[i * 2] = t[i - n] ?? -1;\n  out[i * 2 + 1] = row[i - n] ?? -1;\n",
+)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_nullish_past_the_end_of_a_per_thread_array_or_row(engine: str) -> None:
+    """`t[k] ?? d` and `row[k] ?? d`: d where k is outside the array or row (JavaScript's
+    undefined), no access and no trap."""
+    out = np.zeros(64, np.float32)
+    _run(NULLISH, out, 1, engine=engine)
+    k = np.arange(32) - 1
+    assert out[0::2].tolist() == [float(k + 1) if 0 <= k < 3 else -1.0 for k in k]
+    assert out[1::2].tolist() == [[5.0, 6.0][k] if 0 <= k < 2 else -1.0 for k in k]
+
+
 # ---- per-thread arrays and functions -------------------------------------------------------------
 FUNCTIONS = """function axpy(t: Float32Array, v: number, s: f32): void {
   for (let j = 0; j < t.length; j++) {
@@ -329,6 +349,14 @@ def _in_kernel(body: str, before: str = "") -> str:
         ("  const t = new Float32Array(2);\n  x[0] = t[0][1];\n", "t[0] is a number", 10),
         ("  const t = [new Float32Array(2)];\n  const r = t[0];\n  x[0] = r;\n", "'r' is a row of t", 10),
         ("  const t = new Float32Array(2).fill(1, 0, 1);\n", "fill(v) with one value", 13),
+        ("  const t = Float32Array.from(x);\n", "takes an array literal here", 13),
+        ("  const t = Array.from({ length: n }, () => new Float32Array(2));\n", "number of rows must be a", 34),
+        ("  const t = Array.from({ length: 2 }, () => 3);\n", "made by a typed array's constructor", 39),
+        ("  const t = [new Float32Array(2)];\n  let r = t[0];\n", "declare a row of t with const", 7),
+        ("  const t = [new Float32Array(2)];\n  const r: Int32Array = t[0];\n", "a Float32Array (a row of t)", 12),
+        ("  const t = [new Float32Array(2)];\n  x[0] = t[2].length;\n", "t has 1 rows: t[2] is undefined", 12),
+        ("  const t = [[new Float32Array(2)]];\n", "an array literal allocates on the heap", 13),
+        ("  const t = new Float32Array([1]);\n  const u = t;\n", "'t' is an array: index it", 13),
     ],
 )
 def test_refusals_say_why_at_their_place(body: str, fragment: str, col: int) -> None:

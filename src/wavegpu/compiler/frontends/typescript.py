@@ -891,7 +891,8 @@ class KernelBuilder:
             raise self.error(name_node, f"declare a row of {base} with const: const {name} = {self.text(value)}")
         ctor = next(c for c, t in TYPED_ARRAYS.items() if t == self.arrays[base].elem)
         if ann is not None and self.text(ann.named_children[0]) != ctor:
-            raise self.error(ann, f"{name!r} is a {ctor} (a row of {base}), not {self.text(ann.named_children[0])}")
+            tn = ann.named_children[0]
+            raise self.error(tn, f"{name!r} is a {ctor} (a row of {base}), not {self.text(tn)}")
         idx = self.index(idx_node)
         pre: list[hir.Stmt] = []
         if not isinstance(idx, hir.Const):
@@ -1399,8 +1400,11 @@ class KernelBuilder:
             if self.text(prop) == "length" and b is not None and b.view is not None:  # row.length
                 return self.int_const(self.shapes[b.view[0]][1], n)
             found = self.row_of_private(obj) if obj.type == "subscript_expression" else None
-            if self.text(prop) == "length" and found is not None:  # t[i].length
-                self.index(found[1])
+            if self.text(prop) == "length" and found is not None:  # t[i].length: every row's length
+                i = self.index(found[1])
+                rows = self.shapes[found[0]][0]
+                if isinstance(i, hir.Const) and not 0 <= int(i.value) < rows:  # (JavaScript throws there)
+                    raise self.error(found[1], f"{found[0]} has {rows} rows: {found[0]}[{i.value}] is undefined")
                 return self.int_const(self.shapes[found[0]][1], n)
             if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length" and b is None:
                 if self.arrays[name].space in ("local", PRIVATE):
