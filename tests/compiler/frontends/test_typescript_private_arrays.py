@@ -241,6 +241,72 @@ def test_nullish_past_the_end_of_a_per_thread_array_or_row(engine: str) -> None:
     assert out[1::2].tolist() == [[5.0, 6.0][k] if 0 <= k < 2 else -1.0 for k in k]
 
 
+@st.composite
+def _programs(draw: st.DrawFn) -> tuple[int, int, list[list[int]] | None, list[tuple[str, int, int, int]]]:
+    """A 2-D shape, an optional initializer (row-major integers) and a few element updates, each
+    (row spelling, row, column, value): `t[r][c] += v`, `row[c] += v` through `const row = t[r]`,
+    `fill(t[r], c, v)` through a function; a row or column of -1 means `x[i] % size` (at run time)."""
+    rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    init = draw(
+        st.none() | st.lists(st.lists(st.integers(-9, 9), min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+    )
+    ops = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["direct", "view", "function"]),
+                st.integers(-1, rows - 1),
+                st.integers(-1, cols - 1),
+                st.integers(-5, 5),
+            ),
+            min_size=1,
+            max_size=5,
+        )
+    )
+    return rows, cols, init, ops
+
+
+@settings(max_examples=8, deadline=None)
+@given(_programs())
+def test_2d_updates_match_numpy(
+    program: tuple[int, int, list[list[int]] | None, list[tuple[str, int, int, int]]],
+) -> None:
+    """Random 2-D per-thread arrays and updates, against NumPy: in registers where every index is
+    a constant, in local memory where one is known only at run time (`(x[i] >>> 0) % n`); both
+    engines."""
+    rows, cols, init, ops = program
+    if init is None:
+        decl = "[" + ", ".join(f"new Int32Array({cols})" for _ in range(rows)) + "]"
+    else:
+        decl = "[" + ", ".join(f"Int32Array.of({', '.join(map(str, r))})" for r in init) + "]"
+    body = f"  const i = wave.global_id(0);\n  const t = {decl};\n"
+    for k, (how, r, c, v) in enumerate(ops):
+        rs = f"(x[i] >>> 0) % {rows}" if r < 0 else str(r)
+        cs = f"(x[i] >>> 0) % {cols}" if c < 0 else str(c)
+        if how == "direct":
+            body += f"  t[{rs}][{cs}] += {v} + i;\n"
+        elif how == "view":
+            body += f"  const row{k} = t[{rs}];\n  row{k}[{cs}] += {v} + i;\n"
+        else:
+            body += f"  bump(t[{rs}], {cs}, {v} + i);\n"
+    body += f"  for (let r = 0; r < {rows}; r++) {{\n    for (let c = 0; c < t[r].length; c++) {{\n"
+    body += f"      out[(i * {rows} + r) * {cols} + c] = t[r][c];\n    }}\n  }}\n"
+    before = "function bump(row: Int32Array, c: number, v: number): void {\n  row[c] += v;\n}\n"
+    src = f"{before}/** @kernel */\nexport function upd(x: Int32Array, out: Int32Array): void {{\n{body}}}\n"
+    x = RNG.integers(0, 1000, 32).astype(np.int32)
+    want = np.zeros((32, rows, cols), np.int64)
+    for i in range(32):
+        t = np.array(init if init is not None else np.zeros((rows, cols)), np.int64)
+        for _, r, c, v in ops:
+            t[x[i] % rows if r < 0 else r, x[i] % cols if c < 0 else c] += v + i
+        want[i] = t
+    dynamic = any(r < 0 or c < 0 for _, r, c, _ in ops)
+    assert (wg.compile(src, lang="typescript").kernels[0].local_memory > 0) == dynamic
+    for engine in ("numpy", "compiled"):
+        out = np.zeros(32 * rows * cols, np.int32)
+        _run(src, x, out, engine=engine)
+        assert np.array_equal(out, want.reshape(-1)), (engine, src)
+
+
 # ---- per-thread arrays and functions -------------------------------------------------------------
 FUNCTIONS = """function axpy(t: Float32Array, v: number, s: f32): void {
   for (let j = 0; j < t.length; j++) {
