@@ -224,8 +224,8 @@ def test_run_time_indices_put_a_2d_array_in_local_memory(engine: str) -> None:
 NULLISH = _kernel(
     "private_nullish",
     "out: Float32Array, n: i32",
-    "  const i = wave.global_id(0);\n  const t = Float32Array.of(1, 2, 3);\n"
-    "  const m = [new Float32Array(2), new Float32Array([5, 6])];\n  const row = m[1];\n"
+    "  const i = wave.global_id(0);\n  let t = Float32Array.of(1, 2, 3);\n"
+    "  var m = [new Float32Array(2), new Float32Array([5, 6])];\n  let row = m[1];\n"
     "  out[i * 2] = t[i - n] ?? -1;\n  out[i * 2 + 1] = row[i - n] ?? -1;\n",
 )
 
@@ -233,7 +233,8 @@ NULLISH = _kernel(
 @pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_nullish_past_the_end_of_a_per_thread_array_or_row(engine: str) -> None:
     """`t[k] ?? d` and `row[k] ?? d`: d where k is outside the array or row (JavaScript's
-    undefined), no access and no trap."""
+    undefined), no access and no trap. (`let` and `var` declare them too where the name is never
+    assigned again: the same meaning as const.)"""
     out = np.zeros(64, np.float32)
     _run(NULLISH, out, 1, engine=engine)
     k = np.arange(32) - 1
@@ -402,7 +403,7 @@ def _in_kernel(body: str, before: str = "") -> str:
         ("  const t = new Float32Array([1, , 2]);\n", "holes or spread elements", 30),
         ("  const t = new Float32Array([...x]);\n", "holes or spread elements", 30),
         ("  const t = new Uint8Array([1, 2]);\n", "32- or 64-bit elements", 17),
-        ("  let t = new Float32Array(2);\n", "declare a per-thread array with const", 7),
+        ("  let t = new Float32Array(2);\n  t = new Float32Array(3);\n", "declared once, with const", 7),
         ("  const t = new Float32Array([]);\n", "at least one element", 13),
         ("  const t = [new Float32Array(2), new Float32Array(3)];\n", "this is a Float32Array of 3", 35),
         ("  const t = [new Float32Array(2), new Int32Array(2)];\n", "this is a Int32Array of 2", 35),
@@ -418,7 +419,7 @@ def _in_kernel(body: str, before: str = "") -> str:
         ("  const t = Float32Array.from(x);\n", "takes an array literal here", 13),
         ("  const t = Array.from({ length: n }, () => new Float32Array(2));\n", "number of rows must be a", 34),
         ("  const t = Array.from({ length: 2 }, () => 3);\n", "made by a typed array's constructor", 39),
-        ("  const t = [new Float32Array(2)];\n  let r = t[0];\n", "declare a row of t with const", 7),
+        ("  const t = [new Float32Array(2)];\n  let r = t[0];\n  r = t[0];\n", "declare a row of t with const", 7),
         ("  const t = [new Float32Array(2)];\n  const r: Int32Array = t[0];\n", "a Float32Array (a row of t)", 12),
         ("  const t = [new Float32Array(2)];\n  x[0] = t[2].length;\n", "t has 1 rows: t[2] is undefined", 12),
         ("  const t = [[new Float32Array(2)]];\n", "an array literal allocates on the heap", 13),

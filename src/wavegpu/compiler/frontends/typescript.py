@@ -732,8 +732,12 @@ class KernelBuilder:
         into the typed array converts them (Math.fround, ToInt32, ToUint32, Math.f16round)."""
         rows, two_d = self.private_rows(value)
         elem, ctor, count = rows[0].elem, rows[0].ctor, rows[0].count
-        if not const:
-            raise self.error(name_node, f"declare a per-thread array with const: const {name} = ...")
+        if not const and self.reassigned(name):
+            raise self.error(
+                name_node,
+                f"{name!r} is assigned again below: a per-thread array is declared once, with const "
+                f"(const {name} = ...), and its elements are assigned",
+            )
         shape = (len(rows), count) if two_d else (count,)
         if ann is not None:
             want = f"{ctor}[]" if two_d else ctor
@@ -871,6 +875,11 @@ class KernelBuilder:
             count = len(values)
         return _Row(n, ctor, elem, count, values, fill)
 
+    def reassigned(self, name: str) -> bool:
+        """Is `name` assigned anywhere in the function (a `let` per-thread array that is never
+        assigned means what `const` means)?"""
+        return name in _assigned_names(self.fn.child_by_field_name("body"), self.src)
+
     def row_of_private(self, n: Node) -> tuple[str, Node] | None:
         """`t[r]` for a 2-D per-thread array t: (t, the index node)."""
         obj = n.child_by_field_name("object")
@@ -887,8 +896,10 @@ class KernelBuilder:
         found = self.row_of_private(value)
         assert found is not None
         base, idx_node = found
-        if not const:
-            raise self.error(name_node, f"declare a row of {base} with const: const {name} = {self.text(value)}")
+        if not const and self.reassigned(name):
+            raise self.error(
+                name_node, f"{name!r} is assigned again below: declare a row of {base} with const: const {name} = ..."
+            )
         ctor = next(c for c, t in TYPED_ARRAYS.items() if t == self.arrays[base].elem)
         if ann is not None and self.text(ann.named_children[0]) != ctor:
             tn = ann.named_children[0]
