@@ -391,6 +391,52 @@ def test_a_row_is_taken_where_the_call_is() -> None:
     assert out.tolist() == [7, 1, 0, 1]
 
 
+NESTED = """function rowsum(r: Float32Array): number {
+  let s = 0;
+  for (let j = 0; j < r.length; j++) {
+    s += r[j];
+  }
+  return s;
+}
+
+function scale(t: Float32Array[], f: number): void {
+  for (let r = 0; r < t.length; r++) {
+    const row = t[r];
+    for (let j = 0; j < row.length; j++) {
+      row[j] *= f;
+    }
+  }
+}
+
+function total(t: Float32Array[]): number {
+  let s = 0;
+  for (let r = 0; r < t.length; r++) {
+    s += rowsum(t[r]);
+  }
+  return s;
+}
+
+"""
+NESTED = _kernel(
+    "private_nested",
+    "x: Float32Array, out: Float64Array",
+    "  const i = wave.global_id(0);\n  const t = [Float32Array.of(1, 2, 3), Float32Array.of(4, 5, 6)];\n"
+    "  t[1][2] = x[i];\n  scale(t, 2);\n  out[i] = total(t) + rowsum(t[1]);\n",
+    NESTED,
+)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_a_function_passes_rows_of_its_2d_parameter_on(engine: str) -> None:
+    """total(t) calls rowsum(t[r]) and scale(t) writes through `const row = t[r]`: the rows of a
+    2-D parameter are the caller's rows; the loops unroll, the array stays in registers."""
+    assert _local_rows(NESTED) == 0
+    out = np.zeros(32)
+    _run(NESTED, X[:32].copy(), out, engine=engine)
+    v = X[:32].astype(np.float64)
+    assert np.array_equal(out, 2 * (1 + 2 + 3 + 4 + 5 + v) + 2 * (4 + 5 + v))
+
+
 # ---- refusals ------------------------------------------------------------------------------------
 def _in_kernel(body: str, before: str = "") -> str:
     return f"{before}/** @kernel */\nexport function k(x: Float32Array, n: i32): void {{\n{body}}}\n"
