@@ -134,3 +134,74 @@ def _exprs(s: hir.Stmt | hir.Expr):  # type: ignore[no-untyped-def]
         if isinstance(x, hir.Expr):
             yield x
         stack.extend(hir._children(x))
+
+
+# set_row(a, x): a[0] = x; a[1] = x + 1 (a row of the caller's 2-D per-thread array); pass_on(a) calls
+# set_row(a, 5): the row passed on keeps its leading index
+SET_ROW = hir.Helper(
+    "set_row",
+    "set_row",
+    (hir.Param("a", PRIV), hir.Param("x", U32)),
+    None,
+    (hir.PrivateStore(SP, "a", (c(0),), v("x")), hir.PrivateStore(SP, "a", (c(1),), b(Add, v("x"), c(1)))),
+    (),
+)
+PASS_ON = hir.Helper(
+    "pass_on", "pass_on", (hir.Param("a", PRIV),), None,
+    (hir.ExprStmt(SP, hir.Invoke(VOID, SP, "set_row", (hir.ArrayArg("a", PRIV), c(5)))),), (),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_row_of_a_2d_per_thread_array_is_passed_by_reference(opt: int, dynamic: bool) -> None:
+    """ArrayArg.index: set_row(t[r], bump()) writes t[r][0..1] with r taken where the argument
+    stands (bump() assigns r = 1 before set_row runs: the row stays r's value before it);
+    pass_on(t[1 - r0]) passes its row on to set_row, which writes it."""
+    r: hir.Expr = b(hir.BinaryOp.TRUNC_REM, v("j"), c(2)) if dynamic else c(0)
+    bump = hir.Helper("bump", "bump", (), U32, (hir.Assign(SP, "r", c(1)), hir.Return(SP, v("j"))), ())
+    other = b(hir.BinaryOp.SUB, c(1), v("r0"))
+    body = (
+        hir.Assign(SP, "j", tid()),
+        hir.Assign(SP, "r", r),
+        hir.Assign(SP, "r0", r),
+        hir.PrivateInit(SP, "t", ()),
+        hir.ExprStmt(
+            SP, hir.Invoke(VOID, SP, "set_row", (hir.ArrayArg("t", PRIV, (v("r"),)), hir.Invoke(U32, SP, "bump", ())))
+        ),
+        hir.ExprStmt(SP, hir.Invoke(VOID, SP, "pass_on", (hir.ArrayArg("t", PRIV, (other,)),))),
+        *(
+            hir.Store(SP, "o", b(Add, b(Mul, v("j"), c(4)), c(2 * p + q)), hir.PrivateLoad(U32, SP, "t", (c(p), c(q))))
+            for p in (0, 1)
+            for q in (0, 1)
+        ),
+    )
+    fn = hir.Function(
+        "k", (hir.Param("o", OUT),), body, (("j", U32), ("r", U32), ("r0", U32)),
+        helpers=(SET_ROW, PASS_ON, bump), privates=(hir.PrivateArray("t", U32, (2, 2), SP),),
+    )  # fmt: skip
+    text = hir.dump(fn)
+    assert "call set_row(t[r], call bump():u32)" in text and "call pass_on(t[(1:u32 sub r0)])" in text
+    prog = compile_functions([fn], Options(opt=opt))
+    assert dynamic or prog.kernels[0].local_memory == 0  # constant rows: registers
+    res = wg.emulate(prog, grid=(1, 1, 1), workgroup=(32, 1, 1), memory=512, args=[0])
+    got = res.memory.view(np.uint32)[:128].reshape(32, 4)
+    for j in range(32):
+        t = [[0, 0], [0, 0]]
+        r0 = j % 2 if dynamic else 0
+        t[r0] = [j, j + 1]
+        t[1 - r0] = [5, 6]
+        assert got[j].tolist() == [*t[0], *t[1]], j
+
+
+def test_a_helper_writing_only_its_own_per_thread_array_is_pure() -> None:
+    own = hir.Helper(
+        "own", "own", (hir.Param("x", U32),), U32,
+        (hir.PrivateInit(SP, "s", ()), hir.PrivateStore(SP, "s", (c(0),), v("x")),
+         hir.Return(SP, hir.PrivateLoad(U32, SP, "s", (c(0),)))),
+        (), privates=(hir.PrivateArray("s", U32, (1,), SP),),
+    )  # fmt: skip
+    h = Helpers("k")
+    assert h.pure(own) and not h.pure(SET_ROW)
+    init_param = hir.Helper("ip", "ip", (hir.Param("a", PRIV),), None, (hir.PrivateInit(SP, "a", (c(1),)),), ())
+    assert not h.pure(init_param)

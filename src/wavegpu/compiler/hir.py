@@ -147,10 +147,13 @@ class Call(Expr):
 
 @dataclass(frozen=True)
 class ArrayArg:
-    """An array passed to a helper function: by reference, the caller's array by its HIR name."""
+    """An array passed to a helper function: by reference, the caller's array by its HIR name.
+    `index`: a row of a 2-D per-thread array (`acc(t[r], v)` in TypeScript): the leading indices,
+    evaluated once at the call; the helper's own indices follow them."""
 
     name: str
     type: ArrayType
+    index: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -408,6 +411,10 @@ def too_deep_message(limit: int = MAX_DEPTH) -> str:
     )
 
 
+def _show_array_arg(a: ArrayArg) -> str:
+    return a.name + "".join(f"[{show_expr(i)}]" for i in a.index)
+
+
 def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
     if isinstance(x, Unary | Cast):
         return (x.operand,)
@@ -426,7 +433,7 @@ def _children(x: Stmt | Expr) -> tuple[Stmt | Expr, ...]:
     if isinstance(x, Call):
         return x.args
     if isinstance(x, Invoke):
-        return tuple(a for a in x.args if isinstance(a, Expr))
+        return tuple(y for a in x.args for y in ((a,) if isinstance(a, Expr) else a.index))
     if isinstance(x, Assign):
         return (x.value,)
     if isinstance(x, Store):
@@ -494,7 +501,7 @@ def show_expr(e: Expr) -> str:
         args = ([e.array] if e.array else []) + [show_expr(a) for a in e.args] + [f"{k}={v}" for k, v in e.attrs]
         return f"{e.name}({', '.join(args)}):{e.type}"
     if isinstance(e, Invoke):
-        shown = [a.name if isinstance(a, ArrayArg) else show_expr(a) for a in e.args]
+        shown = [_show_array_arg(a) if isinstance(a, ArrayArg) else show_expr(a) for a in e.args]
         return f"call {e.callee}({', '.join(shown)}):{e.type}"
     raise TypeError(e)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import CompileError, Diagnostic, Span
 from . import hir
@@ -133,9 +133,9 @@ class Helpers:
         own = {*(p.name for p in h.params), *(n for n, _ in h.variables)}
         mine = {pa.name for pa in h.privates}  # its own per-thread arrays (a passed one is the caller's)
         for s in _stmts(h.body):
-            if isinstance(s, hir.Store | hir.PrivateStore) or (isinstance(s, hir.Assign) and s.name not in own):
+            if isinstance(s, hir.Store) or (isinstance(s, hir.Assign) and s.name not in own):
                 return False
-            if isinstance(s, hir.PrivateStore) and s.array not in mine:
+            if isinstance(s, hir.PrivateStore | hir.PrivateInit) and s.array not in mine:
                 return False
             if isinstance(s, hir.For) and s.var not in own:
                 return False
@@ -310,6 +310,14 @@ class _Inliner:
             return pre, replace(e, args=tuple(args))
         raise AssertionError(f"expression {type(e).__name__} holds no call")
 
+    def snapshot(self, v: hir.Expr, hint: str, pre: list[hir.Stmt]) -> hir.Expr:
+        """v as it is now: a constant, else a fresh variable assigned it (appended to pre)."""
+        if isinstance(v, hir.Const):
+            return v
+        t = self.fresh(hint, v.type)
+        pre.append(hir.Assign(v.span, t, v))
+        return hir.Var(v.type, v.span, t)
+
     # -- one call
     def call(self, e: hir.Invoke) -> tuple[list[hir.Stmt], hir.Expr | None]:
         h = self.helpers[e.callee]
@@ -319,16 +327,20 @@ class _Inliner:
                 [Diagnostic(f"recursion is not supported (no call stack on the GPU): {chain} -> {h.name}", e.span)]
             )
         assert len(e.args) == len(h.params), f"{h.key}: {len(e.args)} arguments for {len(h.params)} parameters"
-        scalars = [a for a in e.args if isinstance(a, hir.Expr)]
-        pre, vals = self.seq(scalars)
+        # the scalars and the leading indices of a row (ArrayArg.index), left to right
+        flat = [x for a in e.args for x in ((a,) if isinstance(a, hir.Expr) else a.index)]
+        pre, vals = self.seq(flat)
         names: dict[str, str] = {}
         arrays: dict[str, str] = {}
+        rows: dict[str, tuple[hir.Expr, ...]] = {}
         it = iter(vals)
         for p, a in zip(h.params, e.args):
             if isinstance(a, hir.ArrayArg):
                 assert isinstance(p.type, ArrayType)
                 arrays[p.name] = a.name
                 names |= {p.name + x: a.name + x for x in HIDDEN_EXTENTS}
+                if a.index:  # a row: its indices as they were at the call
+                    rows[p.name] = tuple(self.snapshot(next(it), f"{h.name}${p.name}$row", pre) for _ in a.index)
                 continue
             v = next(it)
             assert isinstance(p.type, ScalarType) and v.type == p.type, f"{h.key}: {p.name} takes {p.type}"
@@ -341,7 +353,7 @@ class _Inliner:
             arrays[pa.name] = self.fresh_array(f"{h.name}${pa.name}")
             self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
-        body = _Rename(names, arrays).block(h.body)
+        body = _Rename(names, arrays, rows).block(h.body)
         body = self.returns(body, h, result, e.span)
         self.stack.append((h, e.span))
         try:
@@ -447,6 +459,7 @@ class _Rename:
 
     names: dict[str, str]
     arrays: dict[str, str]
+    rows: dict[str, tuple[hir.Expr, ...]] = field(default_factory=dict)  # a row parameter's leading indices
 
     def block(self, body: tuple[hir.Stmt, ...]) -> tuple[hir.Stmt, ...]:
         return tuple(self.stmt(s) for s in body)
@@ -457,6 +470,9 @@ class _Rename:
     def arr(self, name: str) -> str:
         return self.arrays.get(name, name)
 
+    def idx(self, array: str, indices: tuple[hir.Expr, ...]) -> tuple[hir.Expr, ...]:
+        return (*self.rows.get(array, ()), *map(self.expr, indices))
+
     def stmt(self, s: hir.Stmt) -> hir.Stmt:
         e = self.expr
         if isinstance(s, hir.Assign):
@@ -464,7 +480,7 @@ class _Rename:
         if isinstance(s, hir.Store):
             return replace(s, array=self.arr(s.array), index=e(s.index), value=e(s.value))
         if isinstance(s, hir.PrivateStore):
-            return replace(s, array=self.arr(s.array), indices=tuple(map(e, s.indices)), value=e(s.value))
+            return replace(s, array=self.arr(s.array), indices=self.idx(s.array, s.indices), value=e(s.value))
         if isinstance(s, hir.PrivateInit):
             return replace(s, array=self.arr(s.array), values=tuple(map(e, s.values)))
         if isinstance(s, hir.ExprStmt):
@@ -494,12 +510,15 @@ class _Rename:
         if isinstance(x, hir.Load):
             return replace(x, array=self.arr(x.array), index=e(x.index))
         if isinstance(x, hir.PrivateLoad):
-            return replace(x, array=self.arr(x.array), indices=tuple(map(e, x.indices)))
+            return replace(x, array=self.arr(x.array), indices=self.idx(x.array, x.indices))
         if isinstance(x, hir.Call):
             return replace(x, args=tuple(e(a) for a in x.args), array=None if x.array is None else self.arr(x.array))
         if isinstance(x, hir.Invoke):
             args = tuple(
-                hir.ArrayArg(self.arr(a.name), a.type) if isinstance(a, hir.ArrayArg) else e(a) for a in x.args
+                hir.ArrayArg(self.arr(a.name), a.type, self.idx(a.name, a.index))
+                if isinstance(a, hir.ArrayArg)
+                else e(a)
+                for a in x.args
             )
             return replace(x, args=args)
         return x

@@ -180,6 +180,24 @@ class V:
         return self.e.type
 
 
+def _js_convert(c: float | int, t: ScalarType) -> float | int:
+    """The number c stored into a typed array of elements t, as JavaScript stores it: f64 as it
+    is, Math.fround / Math.f16round (one rounding of the f64 value, to nearest even; beyond the
+    largest finite value: Infinity), ToInt32 / ToUint32 for the integer arrays (truncated toward
+    zero, then modulo 2**32 into the type's range: 2**32 + 1 is 1, -1 in a Uint32Array is
+    4294967295, 1.9 is 1, -1.9 is -1; NaN and the infinities are 0), the low bits for the narrow ones."""
+    import numpy as np
+
+    x = float(c)
+    if t.is_float:
+        with np.errstate(over="ignore"):
+            return x if t is F64 else float(np.float32(x)) if t is F32 else float(np.float16(x))
+    if not math.isfinite(x):
+        return 0
+    k = (c if isinstance(c, int) else math.trunc(x)) % (1 << t.bits)
+    return k - (1 << t.bits) if t.signed and k >> (t.bits - 1) else k
+
+
 def _fits(lo: int, hi: int, r: tuple[int, int]) -> bool:
     return r[0] <= lo and hi <= r[1]
 
@@ -217,6 +235,8 @@ class Binding:
     arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
     arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
     integral: bool = False  # a number (f64) retyped from an integer initializer: integer values only
+    # `const row = t[r]`: a row of the 2-D per-thread array t (its name), r as it was there
+    view: tuple[str, tuple[hir.Expr, ...]] | None = None
 
 
 @dataclass
@@ -250,7 +270,8 @@ class KernelBuilder:
         self.vars: dict[str, ScalarType] = {}
         self.params: set[str] = set()
         self.locals: list[hir.LocalArray] = []
-        self.privates: dict[str, hir.PrivateArray] = {}  # per-thread arrays: new Float32Array(N)
+        self.privates: dict[str, hir.PrivateArray] = {}  # the per-thread arrays declared here: new Float32Array(N)
+        self.shapes: dict[str, tuple[int, ...]] = {}  # every per-thread array seen here (also parameters, captures)
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
@@ -629,8 +650,10 @@ class KernelBuilder:
         callee = self.row_of(value.child_by_field_name("function")) if value.type == "call_expression" else None
         if callee is not None and isinstance(callee[0], Builtin) and callee[0].rule is Rule.LOCAL:
             return self.local_array(name, name_node, value, ann, const)
-        if value.type == "new_expression":
-            return self.private_array(name, name_node, value, const)
+        if value.type == "new_expression" or _makes_private(value, self.src):
+            return self.private_array(name, name_node, value, ann, const)
+        if value.type == "subscript_expression" and self.row_of_private(value) is not None:
+            return self.row_view(name, name_node, value, ann, const)
         self.allow_atomic(value)
         declared: ScalarType | None = None
         if ann is not None:
@@ -700,36 +723,197 @@ class KernelBuilder:
             )
         self.var_names.add(name)
 
-    def private_array(self, name: str, name_node: Node, value: Node, const: bool) -> list[hir.Stmt]:
-        """`const t = new Float32Array(N)`: a per-thread array of N zeros (a constant N)."""
-        ctor = value.child_by_field_name("constructor")
-        elem = TYPED_ARRAYS.get(self.text(ctor)) if ctor is not None else None
-        args_node = value.child_by_field_name("arguments")
-        args = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
-        if elem is None:
+    def private_array(self, name: str, name_node: Node, value: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
+        """A per-thread array (hir.PrivateArray), in registers when every index folds after unrolling:
+        `new Float32Array(N)` (N zeros, N a constant), `new Float32Array([a, b, c])`,
+        `Float32Array.of(a, b, c)`, `Float32Array.from([a, b, c])`, `new Float32Array(N).fill(v)`;
+        2-D, an array of such rows of one type and length, `[new Float32Array(4), ...]` or
+        `Array.from({ length: R }, () => new Float32Array(C))`. The values are converted as a store
+        into the typed array converts them (Math.fround, ToInt32, ToUint32, Math.f16round)."""
+        rows, two_d = self.private_rows(value)
+        elem, ctor, count = rows[0].elem, rows[0].ctor, rows[0].count
+        if not const and self.reassigned(name):
             raise self.error(
-                value,
+                name_node,
+                f"{name!r} is assigned again below: a per-thread array is declared once, with const "
+                f"(const {name} = ...), and its elements are assigned",
+            )
+        shape = (len(rows), count) if two_d else (count,)
+        if ann is not None:
+            want = f"{ctor}[]" if two_d else ctor
+            got = self.text(ann.named_children[0]).replace(" ", "")
+            if got not in (want, f"Array<{ctor}>") or (got != want and not two_d):
+                raise self.error(ann.named_children[0], f"{name!r} is a {want} (its initializer makes one), not {got}")
+        if name in self.arrays or self.lookup(name) is not None:
+            raise self.error(name_node, f"{name!r} is already declared")
+        values: list[hir.Expr] = []
+        sp = self.src.span(value)
+        for k, r in enumerate(rows):
+            row: list[hir.Expr] = []
+            if r.fill is not None:
+                fv = self.share(self.convert_to(self.expr(r.fill), elem, r.fill))
+                row = [fv] * count
+            elif r.values is not None:
+                row = [self.convert_to(self.expr(x), elem, x) for x in r.values]
+            if row:  # the rows before it hold zeros
+                values += [_zero(elem, sp)] * (k * count - len(values))
+                values += row
+        self.arrays[name] = ArrayType(elem, PRIVATE, len(shape))
+        self.local_counts[name] = shape[0]
+        self.shapes[name] = shape
+        self.privates[name] = hir.PrivateArray(name, elem, shape, sp)
+        return [hir.PrivateInit(sp, name, tuple(values))]
+
+    def private_rows(self, value: Node) -> tuple[list[_Row], bool]:
+        """The rows a per-thread array's initializer makes (one for a 1-D array), and whether it is 2-D."""
+        row = self.typed_row(value)
+        if row is not None:
+            return [row], False
+        if value.type == "array":
+            items = _elements(value, self.src)
+            if items is None:
+                raise self.error(value, "an array literal with holes or spread elements is no per-thread array")
+            rows = []
+            for it in items:
+                r = self.typed_row(it)
+                if r is None:
+                    raise self.error(
+                        it,
+                        "a 2-D per-thread array is an array of typed arrays of one type and constant length, "
+                        "[new Float32Array(4), new Float32Array(4)]: not " + repr(self.text(it)),
+                    )
+                rows.append(r)
+            if not rows:
+                raise self.error(value, "an empty array literal allocates on the heap: kernels have no such arrays")
+        else:  # Array.from({ length: R }, () => new Float32Array(C))
+            rows = self.array_from(value)
+        first = rows[0]
+        for r in rows[1:]:
+            if r.ctor != first.ctor or r.count != first.count:
+                raise self.error(
+                    r.node,
+                    f"the rows of a 2-D per-thread array have one type and length: this is a {r.ctor} of "
+                    f"{r.count}, the first row a {first.ctor} of {first.count}",
+                )
+        return rows, True
+
+    def array_from(self, value: Node) -> list[_Row]:
+        usage = "Array.from({ length: R }, () => new Float32Array(C)) (R and C constants)"
+        args = _arguments(value)
+        if len(args) != 2 or args[0].type != "object" or args[1].type != "arrow_function":
+            raise self.error(value, f"a 2-D per-thread array from Array.from is {usage}")
+        pairs = [p for p in args[0].named_children if p.type != "comment"]
+        key = pairs[0].child_by_field_name("key") if len(pairs) == 1 and pairs[0].type == "pair" else None
+        if key is None or self.text(key) != "length":
+            raise self.error(args[0], f"Array.from takes {{ length: R }} here: {usage}")
+        count = self.const_int(pairs[0].child_by_field_name("value"), "the number of rows", 1)
+        body = args[1].child_by_field_name("body")
+        r = self.typed_row(body) if body is not None else None
+        if r is None:
+            raise self.error(args[1], f"each row is made by a typed array's constructor: {usage}")
+        for x in (*(r.values or ()), *((r.fill,) if r.fill is not None else ())):
+            if self.fold(x) is None:  # evaluated once for every row in JavaScript
+                raise self.error(x, "the rows Array.from makes are initialized with constants here")
+        return [r] * count
+
+    def typed_row(self, n: Node) -> _Row | None:
+        """`new T(N)`, `new T([..])`, `T.of(..)`, `T.from([..])`, `new T(N).fill(v)` for a typed
+        array T of per-thread elements; None where n is none of these."""
+        if n.type == "parenthesized_expression":
+            return self.typed_row(n.named_children[0])
+        fill: Node | None = None
+        if n.type == "call_expression" and n.child_by_field_name("function").type == "member_expression":
+            f = n.child_by_field_name("function")
+            obj, prop = f.child_by_field_name("object"), self.text(f.child_by_field_name("property"))
+            if prop == "fill" and obj.type == "new_expression":
+                args = _arguments(n)
+                if len(args) != 1:
+                    raise self.error(n, "fill(v) with one value (fill(v, start, end) is not supported in kernels)")
+                fill, n = args[0], obj
+            elif obj.type == "identifier" and self.text(obj) in TYPED_ARRAYS and prop in ("of", "from"):
+                ctor = self.text(obj)
+                args = _arguments(n)
+                if prop == "from":
+                    items = _elements(args[0], self.src) if len(args) == 1 and args[0].type == "array" else None
+                    if items is None:
+                        raise self.error(n, f"{ctor}.from takes an array literal here: {ctor}.from([1, 2, 3])")
+                    args = items
+                return self.make_row(n, obj, args, None)
+            else:
+                return None
+        if n.type != "new_expression":
+            return None
+        ctor_node = n.child_by_field_name("constructor")
+        if ctor_node is None or self.text(ctor_node) not in TYPED_ARRAYS:
+            raise self.error(
+                n,
                 "`new` allocates on the heap: kernels use per-thread typed arrays, new Float32Array(N), "
                 "wave.local_array(Float32Array, n) or parameters",
             )
+        ctor = self.text(ctor_node)
+        args = _arguments(n)
+        if len(args) == 1 and args[0].type == "array":
+            items = _elements(args[0], self.src)
+            if items is None:
+                raise self.error(args[0], "an initializer list with holes or spread elements is not supported")
+            if fill is not None:
+                raise self.error(n, f"fill the array or list its values: new {ctor}([...]) or new {ctor}(N).fill(v)")
+            return self.make_row(n, ctor_node, items, None)
+        if len(args) != 1:
+            raise self.error(n, f"new {ctor}(N) takes a constant length N (no dynamic allocation on a GPU)")
+        count = self.const_int(args[0], f"the length of a per-thread {ctor}", 1)
+        return self.make_row(n, ctor_node, None, fill, count)
+
+    def make_row(self, n: Node, ctor_node: Node, values: list[Node] | None, fill: Node | None, count: int = 0) -> _Row:
+        ctor = self.text(ctor_node)
+        elem = TYPED_ARRAYS[ctor]
         if elem.narrow:
-            raise self.error(ctor, f"per-thread arrays hold 32- or 64-bit elements, not {elem}: use Int32Array")
-        if not const:
-            raise self.error(name_node, f"declare a per-thread array with const: const {name} = new ...")
-        if self.ret is not None:  # hir.Helper carries no per-thread arrays (compiler/inline.py)
-            raise self.error(value, "per-thread arrays are declared in kernels, not in functions (yet)")
-        if len(args) != 1 or args[0].type == "array":
+            raise self.error(ctor_node, f"per-thread arrays hold 32- or 64-bit elements, not {elem}: use Int32Array")
+        if values is not None:
+            if not values:
+                raise self.error(n, "a per-thread array holds at least one element")
+            count = len(values)
+        return _Row(n, ctor, elem, count, values, fill)
+
+    def reassigned(self, name: str) -> bool:
+        """Is `name` assigned anywhere in the function (a `let` per-thread array that is never
+        assigned means what `const` means)?"""
+        return name in _assigned_names(self.fn.child_by_field_name("body"), self.src)
+
+    def row_of_private(self, n: Node) -> tuple[str, Node] | None:
+        """`t[r]` for a 2-D per-thread array t: (t, the index node)."""
+        obj = n.child_by_field_name("object")
+        if n.type != "subscript_expression" or obj.type != "identifier":
+            return None
+        name = self.text(obj)
+        if self.lookup(name) is None and name in self.shapes and len(self.shapes[name]) == 2:
+            return name, n.child_by_field_name("index")
+        return None
+
+    def row_view(self, name: str, name_node: Node, value: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
+        """`const row = t[r]`: the row r of the 2-D per-thread array t, by reference (as in
+        JavaScript: `row[j] = v` writes t[r][j]); r is evaluated here, once."""
+        found = self.row_of_private(value)
+        assert found is not None
+        base, idx_node = found
+        if not const and self.reassigned(name):
             raise self.error(
-                value, f"new {self.text(ctor)}(N) takes a constant length N (no dynamic allocation on a GPU)"
+                name_node, f"{name!r} is assigned again below: declare a row of {base} with const: const {name} = ..."
             )
-        count = self.const_int(args[0], f"the length of a per-thread {self.text(ctor)}", 1)
-        if name in self.arrays or self.lookup(name) is not None:
-            raise self.error(name_node, f"{name!r} is already declared")
-        self.arrays[name] = ArrayType(elem, PRIVATE)
-        self.local_counts[name] = count
-        pa = hir.PrivateArray(name, elem, (count,), self.src.span(value))
-        self.privates[name] = pa
-        return [hir.PrivateInit(self.src.span(value), name)]
+        ctor = next(c for c, t in TYPED_ARRAYS.items() if t == self.arrays[base].elem)
+        if ann is not None and self.text(ann.named_children[0]) != ctor:
+            tn = ann.named_children[0]
+            raise self.error(tn, f"{name!r} is a {ctor} (a row of {base}), not {self.text(tn)}")
+        idx = self.index(idx_node)
+        pre: list[hir.Stmt] = []
+        if not isinstance(idx, hir.Const):
+            tmp = self.fresh(f"{name}_row", idx.type)
+            pre.append(hir.Assign(self.src.span(value), tmp, idx))
+            idx = hir.Var(idx.type, idx.span, tmp)
+        if name in self.scopes[-1] or name in self.arrays:
+            raise self.error(name_node, f"{name!r} is already declared in this block")
+        self.scopes[-1][name] = Binding("", VOID, True, False, node=name_node, view=(base, (idx,)))
+        return pre
 
     def local_array(self, name: str, name_node: Node, call: Node, ann: Node | None, const: bool) -> list[hir.Stmt]:
         if not const:
@@ -847,18 +1031,23 @@ class KernelBuilder:
                 e = self.fits_var(v, b, name, n)
             return [hir.Assign(sp, b.hname, e)]
         if left.type == "subscript_expression":
-            arr, idx = self.subscript(left)
+            arr, idxs = self.subscript(left)
             pre: list[hir.Stmt] = []
-            if op is not None and not isinstance(idx, hir.Const | hir.Var):
-                tmp = self.fresh("idx", idx.type)
-                pre.append(hir.Assign(sp, tmp, idx))
-                idx = hir.Var(idx.type, sp, tmp)
-            cur = self.load(arr, idx, left) if op is not None else None
+            if op is not None:
+                kept = []
+                for idx in idxs:
+                    if not isinstance(idx, hir.Const | hir.Var):
+                        tmp = self.fresh("idx", idx.type)
+                        pre.append(hir.Assign(sp, tmp, idx))
+                        idx = hir.Var(idx.type, sp, tmp)
+                    kept.append(idx)
+                idxs = tuple(kept)
+            cur = self.load(arr, idxs, left) if op is not None else None
             v = self.value_of(op, cur, right, n)
             value = self.convert_to(v, self.arrays[arr].elem, n)
-            if arr in self.privates:
-                return [*pre, hir.PrivateStore(sp, arr, (idx,), value)]
-            return [*pre, hir.Store(sp, arr, idx, value)]
+            if arr in self.shapes:
+                return [*pre, hir.PrivateStore(sp, arr, idxs, value)]
+            return [*pre, hir.Store(sp, arr, idxs[0], value)]
         if left.type == "member_expression":
             raise self.error(left, "objects have no properties to assign in kernels")
         raise self.error(left, "only variables and array elements can be assigned")
@@ -1023,12 +1212,28 @@ class KernelBuilder:
         self.loops.pop()
         # the unroll rule: a counted loop whose body indexes a per-thread array is unrolled where its
         # bounds are constant (the indices become constants: the array stays in registers)
-        indexes = any(
-            x.type == "subscript_expression" and self.text(x.child_by_field_name("object")) in self.privates
-            for x in _walk(body)
-        )
+        indexes = self.uses_private(body)
         unroll = hir.Unroll.HINT if indexes else hir.Unroll.NO
         return hir.For(self.src.span(init.parent), b.hname, start_e, stop_e, step_c, body_h, unroll)
+
+    def uses_private(self, body: Node) -> bool:
+        """Does a loop body index a per-thread array, pass one (or a row) to a function, or call an
+        arrow function that does (the unroll rule)?"""
+        for x in _walk(body):
+            if x.type != "identifier":
+                continue
+            b = self.lookup(self.text(x))
+            if (b is None and self.text(x) in self.shapes) or (b is not None and b.view is not None):
+                return True
+            if b is not None and b.arrow is not None and x.parent is not None and x.parent.type == "call_expression":
+                saved = self.scopes
+                self.scopes = b.arrow_scopes or []  # the names the arrow function sees
+                try:
+                    if self.uses_private(b.arrow.child_by_field_name("body")):
+                        return True
+                finally:
+                    self.scopes = saved
+        return False
 
     def step_of(self, inc: Node, name: str) -> int | None:
         if inc.type == "update_expression" and self.text(inc.child_by_field_name("argument")) == name:
@@ -1043,7 +1248,12 @@ class KernelBuilder:
         return None
 
     def invariant(self, n: Node, assigned: set[str]) -> bool:
-        for x in _walk(n):
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if self.constant_length(x):  # t[r].length of a 2-D per-thread array: its constant row length
+                continue
+            stack.extend(x.children)
             if x.type == "identifier" and self.text(x) in assigned:
                 return False
             callee = self.row_of(x.child_by_field_name("function")) if x.type == "call_expression" else None
@@ -1052,6 +1262,13 @@ class KernelBuilder:
             if x.type in ("subscript_expression", "call_expression", "assignment_expression", "update_expression"):
                 return False
         return True
+
+    def constant_length(self, n: Node) -> bool:
+        """Is n `t[i].length` of a 2-D per-thread array t (a constant, whatever i is)?"""
+        if n.type != "member_expression" or self.text(n.child_by_field_name("property")) != "length":
+            return False
+        obj = n.child_by_field_name("object")
+        return obj.type == "subscript_expression" and self.row_of_private(obj) is not None
 
     # -- expressions
     def condition(self, n: Node) -> hir.Expr:
@@ -1120,6 +1337,8 @@ class KernelBuilder:
                 raise self.error(
                     n, f"{name!r} is an arrow function: call it, {name}(...) (it is inlined; it cannot be passed on)"
                 )
+            if b is not None and b.view is not None:
+                raise self.error(n, f"{name!r} is a row of {b.view[0]}: index it, {name}[j], or pass it to a function")
             if b is not None:
                 return self.var_value(b, n)
             if name in self.ctx.functions:
@@ -1188,7 +1407,17 @@ class KernelBuilder:
         if t == "member_expression":
             obj, prop = n.child_by_field_name("object"), n.child_by_field_name("property")
             name = self.text(obj)
-            if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length":
+            b = self.lookup(name) if obj.type == "identifier" else None
+            if self.text(prop) == "length" and b is not None and b.view is not None:  # row.length
+                return self.int_const(self.shapes[b.view[0]][1], n)
+            found = self.row_of_private(obj) if obj.type == "subscript_expression" else None
+            if self.text(prop) == "length" and found is not None:  # t[i].length: every row's length
+                i = self.index(found[1])
+                rows = self.shapes[found[0]][0]
+                if isinstance(i, hir.Const) and not 0 <= int(i.value) < rows:  # (JavaScript throws there)
+                    raise self.error(found[1], f"{found[0]} has {rows} rows: {found[0]}[{i.value}] is undefined")
+                return self.int_const(self.shapes[found[0]][1], n)
+            if obj.type == "identifier" and name in self.arrays and self.text(prop) == "length" and b is None:
                 if self.arrays[name].space in ("local", PRIVATE):
                     return self.int_const(self.local_counts[name], n)
                 self.hidden.add(name + HIDDEN)
@@ -1257,17 +1486,25 @@ class KernelBuilder:
         if inner.type != "subscript_expression":
             self.expr(rn)  # checked, never evaluated: the left operand is a number
             return self.expr(ln)
-        arr, idx = self.subscript(inner)
-        idx = self.share(idx)
+        arr, idxs = self.subscript(inner)
+        if inner.child_by_field_name("object").type == "subscript_expression":
+            raise self.error(
+                inner,
+                f"in JavaScript {self.text(inner.child_by_field_name('object'))} is undefined past the rows of "
+                f"{arr}, and reading its element throws: write the bounds test, i < {arr}.length ? ... : d",
+            )
+        idx = self.share(idxs[-1])  # (a row's index, `row[j] ?? d`, is a variable or a constant)
         at = self.arrays[arr]
-        if at.space in ("local", PRIVATE):
-            length: hir.Expr = hir.Const(U32, sp, self.local_counts[arr])
+        if at.space == PRIVATE:
+            length: hir.Expr = hir.Const(U32, sp, self.shapes[arr][-1])
+        elif at.space == "local":
+            length = hir.Const(U32, sp, self.local_counts[arr])
         else:
             self.hidden.add(arr + HIDDEN)
             self.vars[arr + HIDDEN] = I32
             length = hir.Cast(U32, sp, hir.Var(I32, sp, arr + HIDDEN))
         inside = hir.Compare(BOOL, sp, Cmp.LT, self.as_u32(idx) if idx.type is I32 else idx, length)
-        a = self.conditional(lambda: self.load(arr, idx, inner))
+        a = self.conditional(lambda: self.load(arr, (*idxs[:-1], idx), inner))
         b = self.conditional(lambda: self.expr(rn))
         return self.select(inside, a, b, n)
 
@@ -1426,6 +1663,9 @@ class KernelBuilder:
         converts it (ToInt32/ToUint32 modulo 2**32 and keeping the low bits, rounding to f32/f16)."""
         if t is BOOL:
             return self.truth(v, n)
+        c = self.const_value(v) if v.only_f32 is None and v.type not in (BOOL, VOID) else None
+        if c is not None:  # a constant: converted here, exactly as JavaScript converts it
+            return hir.Const(t.value_type, self.src.span(n), _js_convert(c, t))
         if t is F64:
             return self.f64(v, n)
         if t in (F32, F16):
@@ -1706,14 +1946,32 @@ class KernelBuilder:
                 return V(hir.IfExpr(t, sp, c, self.narrow_exact(a, t), self.narrow_exact(b, t)), node=n)
         return V(hir.IfExpr(F64, sp, c, self.f64(a, n), self.f64(b, n)), node=n)
 
-    def subscript(self, n: Node) -> tuple[str, hir.Expr]:
+    def subscript(self, n: Node) -> tuple[str, tuple[hir.Expr, ...]]:
+        """The array an element access reads or writes, and its indices (two for `t[i][j]` of a 2-D
+        per-thread array, or `row[j]` of a row `const row = t[i]`)."""
         obj = n.child_by_field_name("object")
+        idx_node = n.child_by_field_name("index")
+        if obj.type == "subscript_expression":
+            found = self.row_of_private(obj)
+            if found is not None:
+                i = self.index(found[1])
+                return found[0], (i, self.index(idx_node))
+            raise self.error(obj, f"{self.text(obj)} is a number: it has no elements to index")
         name = self.text(obj)
+        b = self.lookup(name) if obj.type == "identifier" else None
+        if b is not None and b.view is not None:
+            return b.view[0], (*b.view[1], self.index(idx_node))
         if name in self.poisoned and name not in self.arrays:
             raise _Bail()
-        if obj.type != "identifier" or name not in self.arrays or self.lookup(name) is not None:
+        if obj.type != "identifier" or name not in self.arrays or b is not None:
             raise self.error(obj, "only arrays (typed array parameters or wave.local_array) can be indexed")
-        idx_node = n.child_by_field_name("index")
+        if len(self.shapes.get(name, ())) == 2:
+            raise self.error(
+                n, f"{name} is a 2-D per-thread array and {self.text(n)} one of its rows: index it, {name}[i][j]"
+            )
+        return name, (self.index(idx_node),)
+
+    def index(self, idx_node: Node) -> hir.Expr:
         v = self.expr(idx_node)
         self.number_of(v, idx_node)
         if not v.is_int:
@@ -1722,16 +1980,17 @@ class KernelBuilder:
             )
         assert v.ibits is not None
         if v.type in (I32, U32):
-            return name, v.e  # type: ignore[return-value]
+            return v.e
         # an index beyond 32 bits is outside the array in JavaScript too: its low 32 bits address
-        return name, self.as_u32(v.ibits) if v.lo >= 0 else v.ibits
+        return self.as_u32(v.ibits) if v.lo >= 0 else v.ibits
 
-    def load(self, arr: str, idx: hir.Expr, n: Node) -> V:
+    def load(self, arr: str, idx: tuple[hir.Expr, ...], n: Node) -> V:
         elem = self.arrays[arr].elem
         sp = self.src.span(n)
-        e: hir.Expr = hir.Load(elem.value_type, sp, arr, idx)
-        if arr in self.privates:
-            e = hir.PrivateLoad(elem.value_type, sp, arr, (idx,))
+        if arr in self.shapes:
+            e: hir.Expr = hir.PrivateLoad(elem.value_type, sp, arr, idx)
+        else:
+            e = hir.Load(elem.value_type, sp, arr, idx[0])
         if elem.is_int:
             if elem.narrow:
                 lo, hi = (
@@ -1768,6 +2027,7 @@ class KernelBuilder:
                 n, f"Expected {len(pnodes)} arguments, but got {len(args)} ({name!r} is inlined with its arguments)"
             )
         assigned = _assigned_names(fn.child_by_field_name("body"), self.src)
+        shapes: dict[str, tuple[int, ...]] = {}  # the per-thread arrays passed: their shapes
         params: list[tuple[str, ScalarType | ArrayType, bool, tuple[int, int] | None, Node]] = []
         actual: list[hir.Expr | hir.ArrayArg] = []
         for a, p in zip(args, pnodes):
@@ -1782,20 +2042,12 @@ class KernelBuilder:
             ann = p.child_by_field_name("type") if p.type != "identifier" else None
             tn = ann.named_children[0] if ann is not None else None
             txt = self.text(tn) if tn is not None else "number"
-            if tn is not None and (txt in TYPED_ARRAYS or tn.type == "array_type"):
-                at = self.param_type(tn)
-                assert isinstance(at, ArrayType)
-                if a.type != "identifier" or self.text(a) not in self.arrays or self.lookup(self.text(a)) is not None:
-                    raise self.error(a, f"{name!r} takes an array here ({txt}): pass an array")
-                got = self.arrays[self.text(a)]
-                if got.space == PRIVATE:
-                    raise self.error(
-                        a, f"a per-thread array is not passed to functions yet: index {self.text(a)} in the kernel"
-                    )
-                if got.elem != at.elem:
-                    raise self.error(a, f"{name!r} takes a {txt} here, not an array of {got.elem}")
-                params.append((pname, got, False, None, p))
-                actual.append(hir.ArrayArg(self.text(a), got))
+            if tn is not None and (txt in TYPED_ARRAYS or tn.type in ("array_type", "generic_type")):
+                arg, shape = self.array_argument(a, tn, name)
+                params.append((pname, arg.type, False, None, p))
+                actual.append(arg)
+                if shape:
+                    shapes[pname] = shape
                 continue
             if txt == "boolean":
                 v = self.expr(a)
@@ -1842,17 +2094,19 @@ class KernelBuilder:
                 rnode, f"a helper returns a number (number, f32, i32, u32, f16), a boolean or void, not {rtxt}"
             )
         sig = ",".join(
-            f"[{t.elem}]" if isinstance(t, ArrayType) else f"{t}{'' if r is None else f':{r[0]}..{r[1]}'}"
-            for _, t, _, r, _ in params
+            f"[{t.elem}{''.join(f' {d}' for d in shapes.get(p, ()))}]"
+            if isinstance(t, ArrayType)
+            else f"{t}{'' if r is None else f':{r[0]}..{r[1]}'}"
+            for p, t, _, r, _ in params
         )
         where = f"@{fn.start_point[0] + 1}:{fn.start_point[1] + 1}" if scopes is not None else ""
         key = f"{name}{where}({sig})"
 
         def build() -> hir.Helper:
             try:
-                return self.build_helper(fn, name, key, params, ret, scopes)
+                return self.build_helper(fn, name, key, params, ret, scopes, shapes)
             except _Widen:  # returns of several types: numbers (f64), as JavaScript has them
-                return self.build_helper(fn, name, key, params, F64, scopes)
+                return self.build_helper(fn, name, key, params, F64, scopes, shapes)
 
         try:
             h = self.helpers.instance(key, name, sp, build)
@@ -1882,6 +2136,49 @@ class KernelBuilder:
             return self.int_v(value, *(I32_RANGE if rt is I32 else U32_RANGE), n)
         return V(value, node=n)
 
+    def array_argument(self, a: Node, tn: Node, name: str) -> tuple[hir.ArrayArg, tuple[int, ...]]:
+        """An array passed to a helper parameter of type tn, by reference: a parameter, a local array,
+        a per-thread array (`Float32Array`, or `Float32Array[]` for a 2-D one), a row of a 2-D one
+        (`t[r]`, `const row = t[r]`); and the shape of a per-thread one (() for others)."""
+        txt = self.text(tn)
+        row_type = self.text(tn.named_children[0]) if tn.type == "array_type" else None
+        if tn.type == "generic_type":  # Array<Float32Array>
+            m = re.fullmatch(r"(?:Readonly)?Array<\s*(\w+)\s*>", txt)
+            if m is None or m.group(1) not in TYPED_ARRAYS:
+                raise self.error(tn, f"helper parameters are numbers, booleans or typed arrays, not {txt}")
+            row_type = m.group(1)
+        rows = row_type in TYPED_ARRAYS
+        want = TYPED_ARRAYS.get(row_type or "")
+        if not rows:
+            at = self.param_type(tn)
+            assert isinstance(at, ArrayType)
+            want = at.elem
+        found = self.row_of_private(a) if a.type == "subscript_expression" else None
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        if found is not None and not rows:  # t[r]: a row
+            base = found[0]
+            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), (self.index(found[1]),))
+            shape: tuple[int, ...] = self.shapes[base][1:]
+        elif b is not None and b.view is not None and not rows:  # const row = t[r]
+            base = b.view[0]
+            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), b.view[1])
+            shape = self.shapes[base][1:]
+        elif a.type == "identifier" and self.text(a) in self.arrays and b is None:
+            base = self.text(a)
+            arg = hir.ArrayArg(base, self.arrays[base])
+            shape = self.shapes.get(base, ())
+            if len(shape) == 2 and not rows:
+                raise self.error(
+                    a, f"{base} is a 2-D per-thread array: {name!r} takes a {txt} here (pass a row, {base}[i])"
+                )
+            if rows and len(shape) != 2:
+                raise self.error(a, f"{name!r} takes a {txt} here (an array of rows): {base} is not one")
+        else:
+            raise self.error(a, f"{name!r} takes an array here ({txt}): pass an array")
+        if arg.type.elem != want:
+            raise self.error(a, f"{name!r} takes a {txt} here, not an array of {arg.type.elem}")
+        return arg, shape
+
     def build_helper(
         self,
         fn: Node,
@@ -1890,6 +2187,7 @@ class KernelBuilder:
         params: list[tuple[str, ScalarType | ArrayType, bool, tuple[int, int] | None, Node]],
         ret: ScalarType | str,
         scopes: list[dict[str, Binding]] | None,
+        shapes: dict[str, tuple[int, ...]],
     ) -> hir.Helper:
         sub = KernelBuilder(self.ctx, fn, self.options, name, self.helpers)
         sub.ret = ret
@@ -1900,7 +2198,7 @@ class KernelBuilder:
             sub.params = set(self.params)
             sub.arrays = dict(self.arrays)
             sub.local_counts = dict(self.local_counts)
-            sub.privates = dict(self.privates)  # captured per-thread arrays: the kernel's
+            sub.shapes = dict(self.shapes)  # captured per-thread arrays: the caller's
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})
@@ -1910,6 +2208,10 @@ class KernelBuilder:
             if isinstance(t, ArrayType):
                 sub.arrays[pname] = t
                 sub.scopes[-1].pop(pname, None)
+                sub.shapes.pop(pname, None)
+                if pname in shapes:  # a per-thread array (or a row of one): its constant extents
+                    sub.shapes[pname] = shapes[pname]
+                    sub.local_counts[pname] = shapes[pname][0]
                 hparams.append(hir.Param(pname, t, self.src.span(pnode)))
                 continue
             sub.arrays.pop(pname, None)
@@ -1943,7 +2245,8 @@ class KernelBuilder:
         hidden = {h for h in sub.vars if h.endswith(HIDDEN_LENGTH)}
         variables = tuple((k, v) for k, v in sub.vars.items() if k not in base and k not in own and k not in hidden)
         assert not isinstance(result, str)
-        return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.src.span(fn))
+        privates = tuple(sub.privates.values())  # its own: one set per call
+        return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.src.span(fn), privates)
 
     def helper_return(self, s: Node) -> list[hir.Stmt]:
         sp = self.src.span(s)
@@ -2458,6 +2761,67 @@ def _number(txt: str) -> float | int:
         raise ValueError("bigint")
     v = float(t)
     return int(v) if v.is_integer() and abs(v) <= EXACT and "." not in t and "e" not in low else v
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A typed array constructed in a kernel (a per-thread array, or one row of a 2-D one)."""
+
+    node: Node
+    ctor: str  # Float32Array, ...
+    elem: ScalarType
+    count: int
+    values: list[Node] | None = None  # new Float32Array([..]), Float32Array.of(..), Float32Array.from([..])
+    fill: Node | None = None  # new Float32Array(N).fill(v)
+
+
+def _zero(t: ScalarType, sp: object) -> hir.Const:
+    return hir.Const(t, sp, 0.0 if t.is_float else 0)  # type: ignore[arg-type]
+
+
+def _arguments(n: Node) -> list[Node]:
+    args = n.child_by_field_name("arguments")
+    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
+
+
+def _elements(n: Node, src: Source) -> list[Node] | None:
+    """The elements of an array literal, or None where it has a hole (`[1, , 2]`) or a spread."""
+    out: list[Node] = []
+    expect = True  # an element comes next
+    for c in n.children:
+        if c.type in ("[", "comment"):
+            continue
+        if c.type == "]":
+            break
+        if c.type == ",":
+            if expect:
+                return None
+            expect = True
+            continue
+        if c.type == "spread_element":
+            return None
+        out.append(c)
+        expect = False
+    return out
+
+
+def _makes_private(n: Node, src: Source) -> bool:
+    """Is n one of the spellings of a per-thread array (KernelBuilder.private_array)?"""
+    while n.type == "parenthesized_expression":
+        n = n.named_children[0]
+    if n.type == "new_expression":
+        return True
+    if n.type == "array":
+        items = [c for c in n.named_children if c.type != "comment"]
+        return bool(items) and _makes_private(items[0], src) and items[0].type != "array"
+    if n.type != "call_expression" or n.child_by_field_name("function").type != "member_expression":
+        return False
+    f = n.child_by_field_name("function")
+    obj, prop = f.child_by_field_name("object"), src.node_text(f.child_by_field_name("property"))
+    if prop == "fill":
+        return obj.type == "new_expression"
+    name = src.node_text(obj) if obj.type == "identifier" else ""
+    return (name in TYPED_ARRAYS and prop in ("of", "from")) or (name == "Array" and prop == "from")
 
 
 def _walk(n: Node) -> list[Node]:
