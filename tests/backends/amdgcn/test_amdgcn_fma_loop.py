@@ -23,6 +23,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_amdgcn_llvm import build, disassembled, normalise
 
@@ -152,3 +153,32 @@ def test_llvm_assembles_the_same_inner_loop(arch: str, tmp_path: Path) -> None:
     assert len(at) == 1, "the loop body is not in llvm-objdump's listing as emitted"
     ops = [t[0] for t in body]
     assert sum(op in FMA for op in ops) / n >= FMA_SHARE
+
+
+WRAP = """
+import wavegpu as wg
+@wg.kernel(workgroup=64)
+def k(out: wg.u32[:], inp: wg.u32[:], n: wg.i32):
+    t = wg.i32(wg.thread_id())
+    s = wg.local_array(wg.u32, 64)
+    s[t] = inp[t] * 3
+    wg.barrier()
+    i = t - n  # negative: with the constant below, the address wraps back into the array
+    out[t] = inp[i + 64] + s[i + 64]
+"""
+
+
+def test_a_negative_index_plus_a_constant_wraps_like_wave() -> None:
+    """Reassociation makes `inp[t - n + 64]` the address `(inp + 4 * (t - n)) + 256`, which wraps
+    past 2^32 when inp is at 0: a global offset is not folded (the 64-bit sum would not wrap), a
+    DS offset is (its 32-bit sum does)."""
+    prog = wg.compile(WRAP, lang="python", opt=2)
+    text = wg.translate(prog, "amdgcn", arch="gfx942")
+    assert re.search(r"ds_read_b32 v\d+, v\d+ offset:256", text)  # the local read folds its offset
+    assert not re.search(r"global_load_dword .* offset:\d", text)
+    mem = np.zeros(1024, np.uint8)
+    mem[:256] = np.arange(64, dtype=np.uint32).view(np.uint8)
+    kw = {"grid": 1, "workgroup": 64, "memory": mem, "args": [512, 0, 64]}
+    want = wg.emulate(prog, wave_width=64, **kw).memory
+    assert np.array_equal(want[512:768].view(np.uint32), np.arange(64, dtype=np.uint32) * 4 + 0)
+    assert np.array_equal(wg.launch(prog, device="amdgcn-sim", arch="gfx942", **kw).memory, want)

@@ -12,7 +12,7 @@ the selector (`rows._addr`), where the WAVE memory operand carries them.
 
 `fold_offsets` then folds an address computation into the memory instruction's immediate:
 `v_add_u32 t, K, base` right before a `ds_*`/`global_*` instruction whose address is t, when t
-dies there (liveness) and the sum of offsets fits (DS 0..65535, global -4096..4095).
+dies there (liveness) and the sum of offsets fits (DS 0..65535, global -4096..0: see GLOBAL_OFFSETS).
 
 Two clean-ups run first: `s_cmp_lg_u64 P, 0` right after `s_cselect_b64 P, -1, 0` only recomputes
 SCC and goes; an ALU instruction whose results (virtual registers) nobody reads goes too
@@ -92,7 +92,13 @@ def clean(mis: list[MI]) -> list[MI]:
         out = kept
 
 
-OFFSET_RANGE = {"ds_": (0, 65535), "global_": (-4096, 4095)}
+# The offsets folded: DS adds its 16-bit offset to the 32-bit address (wrapping, as WAVE does);
+# a global access adds its offset to the 64-bit sum of the SGPR base and the 32-bit VGPR offset,
+# so a positive offset that carries the WAVE address past 2^32 (a negative index plus a constant:
+# `inp[t - n + 64]`) would leave memory instead of wrapping: only offsets <= 0 fold (a negative
+# one that wraps was out of bounds anyway).
+GLOBAL_OFFSETS = (-4096, 0)
+OFFSET_RANGE = {"ds_": (0, 65535), "global_": GLOBAL_OFFSETS}
 
 
 def _offset(mods: str) -> tuple[int, str]:

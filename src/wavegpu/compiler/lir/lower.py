@@ -14,8 +14,9 @@ from .ssa import PhiCopies
 from .structure import Structurizer
 
 
-def lower(fn: Function) -> LFunction:
-    sel = Selector(fn)
+def lower(fn: Function, offsets: bool = False) -> LFunction:
+    """`offsets`: a local access through `x + c` reads `[x+c]` (Selector.address)."""
+    sel = Selector(fn, offsets)
     Structurizer(fn, sel, PhiCopies(sel)).run()
     _check_operand_kinds(sel.lf)
     if sel.vector_done or sel.folded_address:

@@ -23,8 +23,9 @@ from .ir import Address, Imm, LFunction, LInst, LOperand, Part, SpecialReg, VReg
 
 
 class Selector:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, offsets: bool = False):
         self.fn = fn
+        self.offsets = offsets
         self.out: list[LInst] = []
         self.lf = LFunction(fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file)
         self.vals: dict[int, VReg] = {}
@@ -221,7 +222,7 @@ class Selector:
         if isinstance(a, Const):
             v = int(a.value) & 0xFFFFFFFF
             return Address(None, v - (1 << 32) if v >> 31 else v)
-        if space == "local" and a.id in self.plus_const:
+        if self.offsets and space == "local" and a.id in self.plus_const:
             x, c = self.plus_const[a.id]
             if c < 1 << 16:
                 self.folded_address = True
