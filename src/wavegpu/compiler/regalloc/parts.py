@@ -19,7 +19,9 @@ copy-propagating assembler (AMDGCN) executes them all. Two rewrites remove them:
   LIR every read of a single-definition value follows its definition.
 - **store**: a vector store whose moves copy the parts of one loaded vector register in order
   (`mov y.k, x.k` for every k, which the load rewrite leaves when a loaded word is stored unchanged)
-  stores `x` itself, when `x` has exactly one definition: the moves go.
+  stores `x` itself, when `x` has exactly one definition: the moves go. A store of computed words
+  (`mov y.k, v`, each v defined once in the straight-line code before the store, part 0's first)
+  has each v computed into `y.k` directly (`_fold_store_values`).
 
 Both make a vector register live as long as its longest-lived part, and such registers are
 never spilled; `chaitin.allocate` keeps the rewrite only when the colouring then needs no more
@@ -65,6 +67,55 @@ def _is_part_move(ins: LInst) -> bool:
     return ins.key == rows.MOVE["r"] and ins.guard is None and len(ins.operands) == 2
 
 
+def _fold_store_values(
+    lf: LFunction, defs: dict[int, int], readers: dict[int, list[tuple[LInst, int]]], dead: set[int]
+) -> None:
+    """The store rewrite for computed words: `mov y.k, v` for every k right before `st.vN y`,
+    each v a register written once (unguarded) by an instruction of the same straight-line code
+    (no if, loop, break, continue or ret between it and the store) and read only as an ordinary
+    register operand: v's definition writes `y.k` and its readers read `y.k`, in place of the
+    moves. Only when every part folds and the word of part 0 is defined first (writing a later
+    part keeps the others, so the tuple's value must start before it: nothing of it is then live
+    earlier)."""
+    where = {id(ins): n for n, ins in enumerate(lf.insts)}
+    writer: dict[int, LInst] = {}
+    for ins in lf.insts:
+        for o, spec in zip(ins.operands, ins.spec.operands):
+            if spec.role.value == "d" and isinstance(o, VReg):
+                writer[o.id] = ins
+    for i, st in enumerate(lf.insts):
+        if st.spec.op is not Op.ST or len(st.operands) != 2 or not isinstance(st.operands[1], VReg):
+            continue
+        y = st.operands[1]
+        if y.cls not in VECTOR or i < y.width or defs.get(y.id) != y.width or st.guard is not None:
+            continue
+        moves = lf.insts[i - y.width : i]
+        values: list[VReg] = []
+        for k, mv in enumerate(moves):
+            if not _is_part_move(mv) or id(mv) in dead:
+                break
+            d, v = mv.operands
+            if not (isinstance(d, Part) and d.reg is y and d.index == k and isinstance(v, VReg) and v.cls == "r"):
+                break
+            if v.phys is not None or defs.get(v.id) != 1 or v.id not in writer or writer[v.id].guard is not None:
+                break
+            if any(n < 0 for _, n in readers.get(v.id, [])) or v in values:
+                break
+            values.append(v)
+        if len(values) != y.width:
+            continue
+        first = [where[id(writer[v.id])] for v in values]
+        if min(first) != first[0] or any(lf.insts[n].spec.nest is not None for n in range(first[0], i)):
+            continue
+        for k, v in enumerate(values):
+            p = Part(y, k)
+            w = writer[v.id]
+            w.operands = [p if o is v else o for o in w.operands]
+            for reader, n in readers.get(v.id, []):
+                reader.operands[n] = p
+            dead.add(id(moves[k]))
+
+
 def fold(lf: LFunction) -> int:
     """Apply both rewrites to `lf` in place; how many moves were removed."""
     defs = _definitions(lf)
@@ -90,6 +141,7 @@ def fold(lf: LFunction) -> int:
             for reader, n in reads:
                 reader.operands[n] = p
             dead.add(id(mv))
+    _fold_store_values(lf, defs, readers, dead)
     # stores of loaded words, unchanged and in order
     for i, ins in enumerate(lf.insts):
         if ins.spec.op is not Op.ST or len(ins.operands) != 2 or not isinstance(ins.operands[1], VReg):
