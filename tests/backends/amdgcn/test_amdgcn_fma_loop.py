@@ -184,3 +184,38 @@ def test_a_negative_index_plus_a_constant_wraps_like_wave() -> None:
     want = wg.emulate(prog, wave_width=64, **kw).memory
     assert np.array_equal(want[512:768].view(np.uint32), np.arange(64, dtype=np.uint32) * 4 + 0)
     assert np.array_equal(wg.launch(prog, device="amdgcn-sim", arch="gfx942", **kw).memory, want)
+
+
+REUSED = """
+.kernel k
+.param out, buffer, u32
+.param n, scalar, u32
+    mov.b32 r5, r1
+    mov.u32 r1, %tid.x
+    mov.b32 r6, 0
+    loop
+        add.u32 r6, r6, 3
+        setp.ge.u32 p0, r6, r5
+        break p0
+    endloop
+    shl.b32 r2, r1, 2
+    add.u32 r2, r0, r2
+    add.u32 r6, r6, r1
+    st.global.b32 [r2], r6
+    ret
+.end
+"""
+
+
+def test_a_register_reused_for_a_lane_value_leaves_the_loop_uniform() -> None:
+    """r1 holds the argument n, copied to r5, then the thread id: by webs (backends/amdgcn/webs.py)
+    the copy is uniform, so the loop bounded by it is an SCC loop (it was steered through EXEC)."""
+    k = wg.assemble(REUSED, "k.wave")
+    text = wg.translate(k, "amdgcn", arch="gfx942")
+    body = mnemonics(innermost(text))
+    assert "s_cmp_ge_u32" in body and not any(op.startswith(("v_cmp", "s_cbranch_exec")) for op in body), body
+    mem = np.zeros(1024, np.uint8)
+    kw = {"grid": 1, "workgroup": 64, "memory": mem, "args": [0, 100]}
+    want = wg.emulate(k, wave_width=64, **kw).memory
+    assert np.array_equal(want[:256].view(np.uint32), 102 + np.arange(64, dtype=np.uint32))
+    assert np.array_equal(wg.launch(k, device="amdgcn-sim", arch="gfx942", **kw).memory, want)
