@@ -165,7 +165,7 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
     """Allocate `lf`'s registers in place. The vector accesses' moves are folded away first
     (parts.py) when that costs no spill the unfolded program would not have."""
     trial = copy.deepcopy(lf)
-    if parts.fold(trial):
+    if parts.fold(trial) and not _vector_live_at_entry(trial):
         try:
             folded = _allocate(trial, max_registers)
         except CompileError:
@@ -179,6 +179,14 @@ def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
             return folded
         return plain
     return _allocate(lf, max_registers)
+
+
+def _vector_live_at_entry(lf: LFunction) -> bool:
+    """Whether some vector register would be read before any write (a part read on a path that
+    skips the access): the rewrite is then not kept (a tuple gets no zero at entry)."""
+    c = ClassAllocator(lf, VECTOR, 256)
+    c.liveness()
+    return c.live_in0 != 0
 
 
 def _allocate(lf: LFunction, max_registers: int) -> Allocation:

@@ -105,7 +105,11 @@ def _fold_store_values(
         if len(values) != y.width:
             continue
         first = [where[id(writer[v.id])] for v in values]
-        if min(first) != first[0] or any(lf.insts[n].spec.nest is not None for n in range(first[0], i)):
+        if (
+            min(first) != first[0]
+            or max(first) >= i
+            or any(lf.insts[n].spec.nest is not None for n in range(first[0], i))
+        ):
             continue
         for k, v in enumerate(values):
             p = Part(y, k)
