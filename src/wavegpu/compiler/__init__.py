@@ -69,7 +69,9 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
     if legalize(mir) and options.passes is None and options.opt >= 2:
         run_passes(mir, AFTER_LEGALIZE)  # the expanded divisions by constants
     verify(mir, "legalisation")
-    lf = lower_lir(mir)
+    # local accesses read [x+c] where reassociation put the constants outside (not at -O0)
+    offsets = any(n.split(":", 1)[0] == "reassociate" for n in names)
+    lf = lower_lir(mir, offsets)
     try:
         alloc = allocate(lf, options.max_registers or 256)
     except CompileError:
@@ -77,9 +79,9 @@ def compile_hir(fn: hir.Function, options: Options) -> Kernel:
         # tight for that, the accesses are selected one by one instead
         if not dissolve_vectors(mir):
             raise
-        lf = lower_lir(mir)
+        lf = lower_lir(mir, offsets)
         alloc = allocate(lf, options.max_registers or 256)
-    dump("lir", lambda: lir_ir.dump(lower_lir(mir)))
+    dump("lir", lambda: lir_ir.dump(lower_lir(mir, offsets)))
     dump("regalloc", lambda: lir_ir.dump(lf))
     params = [
         Param(

@@ -5,6 +5,8 @@
   .p2align 8
   .type flat_saxpy,@function
 flat_saxpy:
+  v_mov_b32 v9, 0  ; registers start at zero
+  v_mov_b32 v8, 0  ; registers start at zero
   v_mov_b32 v7, 0  ; registers start at zero
   v_mov_b32 v6, 0  ; registers start at zero
   v_mov_b32 v5, 0  ; registers start at zero
@@ -21,23 +23,23 @@ flat_saxpy:
   s_waitcnt lgkmcnt(0)
   v_mov_b32 v0, s0
   v_mul_lo_u32 v0, s1, v0
-  v_add_u32 v1, v0, v1
-  v_cmp_lt_u32_e64 s[2:3], v1, s7
+  v_add_u32 v0, v0, v1
+  v_cmp_lt_u32_e64 s[2:3], v0, s7
   s_mov_b64 s[0:1], exec
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lflat_saxpy_endif_2
-  v_mov_b32 v7, 4
-  v_mul_lo_u32 v7, v1, v7
-  v_add_u32 v6, s4, v7
-  global_load_dword v5, v6, s[8:9]
-  v_add_u32 v4, s5, v7
-  global_load_dword v3, v4, s[8:9]
+  v_mov_b32 v9, 4
+  v_mul_lo_u32 v8, v0, v9
+  v_add_u32 v7, s4, v8
+  global_load_dword v6, v7, s[8:9]
+  v_add_u32 v5, s5, v8
+  global_load_dword v4, v5, s[8:9]
   s_waitcnt vmcnt(0)
-  v_fma_f32 v3, s6, v5, v3
+  v_fma_f32 v3, s6, v6, v4
   v_cmp_u_f32 vcc, v3, v3
   s_nop 1  ; hazard
   v_cndmask_b32 v3, v3, v2, vcc
-  global_store_dword v4, v3, s[8:9]
+  global_store_dword v5, v3, s[8:9]
 .Lflat_saxpy_endif_2:
   s_mov_b64 exec, s[0:1]
   s_endpgm
@@ -56,9 +58,9 @@ flat_saxpy:
     .amdhsa_system_sgpr_workgroup_id_y 0
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_vgpr 10
     .amdhsa_next_free_sgpr 10
-    .amdhsa_accum_offset 8
+    .amdhsa_accum_offset 12
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -75,7 +77,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 10
-    .vgpr_count: 8
+    .vgpr_count: 10
     .agpr_count: 0
     .max_flat_workgroup_size: 128
     .args:

@@ -5,6 +5,9 @@
   .p2align 8
   .type reduce_sum,@function
 reduce_sum:
+  v_mov_b32 v10, 0  ; registers start at zero
+  v_mov_b32 v9, 0  ; registers start at zero
+  v_mov_b32 v8, 0  ; registers start at zero
   v_mov_b32 v7, 0  ; registers start at zero
   v_mov_b32 v6, 0  ; registers start at zero
   v_mov_b32 v5, 0  ; registers start at zero
@@ -37,12 +40,13 @@ reduce_sum:
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lreduce_sum_endif_4
   v_mov_b32 v0, s4
-  v_lshl_add_u32 v7, v0, 2, v1
-  ds_read_b32 v6, v7
-  ds_read_b32 v5, v1
+  v_lshlrev_b32 v10, 2, v0
+  v_add_u32 v9, v1, v10
+  ds_read_b32 v8, v9
+  ds_read_b32 v7, v1
   s_waitcnt lgkmcnt(0)
-  v_add_u32 v5, v5, v6
-  ds_write_b32 v1, v5
+  v_add_u32 v6, v7, v8
+  ds_write_b32 v1, v6
 .Lreduce_sum_endif_4:
   s_mov_b64 exec, s[0:1]
   s_waitcnt lgkmcnt(0)
@@ -55,11 +59,12 @@ reduce_sum:
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lreduce_sum_endif_6
   v_mov_b32 v0, 0
-  ds_read_b32 v4, v0
+  ds_read_b32 v5, v0
   v_mov_b32 v0, s5
-  v_lshl_add_u32 v3, v0, 2, s9
+  v_lshlrev_b32 v4, 2, v0
+  v_add_u32 v3, s9, v4
   s_waitcnt lgkmcnt(0)
-  global_store_dword v3, v4, s[6:7]
+  global_store_dword v3, v5, s[6:7]
 .Lreduce_sum_endif_6:
   s_mov_b64 exec, s[0:1]
   s_endpgm
@@ -78,9 +83,9 @@ reduce_sum:
     .amdhsa_system_sgpr_workgroup_id_y 0
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_vgpr 11
     .amdhsa_next_free_sgpr 10
-    .amdhsa_accum_offset 8
+    .amdhsa_accum_offset 12
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -97,7 +102,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 10
-    .vgpr_count: 8
+    .vgpr_count: 11
     .agpr_count: 0
     .max_flat_workgroup_size: 256
     .args:

@@ -9,26 +9,26 @@ sgemm_tiled:
   s_waitcnt lgkmcnt(0)
   s_mov_b64 s[8:9], s[4:5]
   s_load_dwordx4 s[4:7], s[0:1], 16
-  s_mov_b32 s1, s2
-  s_mov_b32 s0, s3
+  s_mov_b32 s0, s2
+  s_mov_b32 s1, s3
   v_bfe_u32 v2, v0, 0, 10
   v_bfe_u32 v1, v0, 10, 10
   v_mov_b32 v10, 0x7fffffff
-  v_mov_b32 v9, s1
-  v_mov_b32 v8, s0
-  v_lshl_add_u32 v9, v9, 4, v2
-  v_lshl_add_u32 v8, v8, 4, v1
+  s_lshl_b32 s0, s0, 4
+  v_add_u32 v9, s0, v2
+  s_lshl_b32 s0, s1, 4
+  v_add_u32 v8, s0, v1
   v_mov_b32 v7, 0
   v_lshlrev_b32 v6, 6, v1
   v_lshlrev_b32 v5, 2, v2
   v_add_u32 v4, v6, v5
   s_waitcnt lgkmcnt(0)
   v_mul_lo_u32 v0, v8, s7
-  v_add_u32 v3, v0, v2
-  v_lshl_add_u32 v3, v3, 2, s4
+  v_add_u32 v0, v0, v2
+  v_lshl_add_u32 v3, v0, 2, s4
   v_mul_lo_u32 v0, v1, s7
-  v_add_u32 v2, v0, v9
-  v_lshl_add_u32 v2, v2, 2, s5
+  v_add_u32 v0, v0, v9
+  v_lshl_add_u32 v2, v0, 2, s5
   s_lshl_b32 s3, s7, 6
   s_lshr_b32 s2, s7, 4
 .Lsgemm_tiled_loop_1:

@@ -10,23 +10,22 @@ vector_add:
   s_mov_b64 s[10:11], s[4:5]
   s_mov_b64 s[8:9], 0
   s_load_dwordx4 s[4:7], s[0:1], 16
-  s_load_dword s1, s[0:1], 32
-  s_mov_b32 s0, s2
+  s_load_dword s0, s[0:1], 32
+  s_mov_b32 s1, s2
   v_bfe_u32 v1, v0, 0, 10
   v_mov_b32 v3, 0x7fffffff
-  v_mov_b32 v2, s0
   s_waitcnt lgkmcnt(0)
-  v_mov_b32 v0, s1
-  v_mul_lo_u32 v0, v2, v0
-  v_add_u32 v1, v0, v1
-  v_cmp_ge_u32_e64 s[0:1], v1, s7
+  v_mov_b32 v0, s0
+  v_mul_lo_u32 v0, s1, v0
+  v_add_u32 v0, v0, v1
+  v_cmp_ge_u32_e64 s[0:1], v0, s7
   s_and_b64 s[0:1], exec, s[0:1]
   s_or_b64 s[8:9], s[8:9], s[0:1]
   s_andn2_b64 exec, exec, s[0:1]
   s_cbranch_execnz .Lvector_add_alive_1
   s_endpgm
 .Lvector_add_alive_1:
-  v_lshlrev_b32 v2, 2, v1
+  v_lshlrev_b32 v2, 2, v0
   v_add_u32 v0, s4, v2
   global_load_dword v1, v0, s[10:11]
   v_add_u32 v0, s5, v2

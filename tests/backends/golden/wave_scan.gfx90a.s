@@ -8,6 +8,8 @@ wave_scan:
   s_mov_b32 s8, 0  ; registers start at zero
   s_mov_b32 s9, 0  ; registers start at zero
   s_mov_b32 s10, 0  ; registers start at zero
+  v_mov_b32 v9, 0  ; registers start at zero
+  v_mov_b32 v8, 0  ; registers start at zero
   v_mov_b32 v7, 0  ; registers start at zero
   v_mov_b32 v6, 0  ; registers start at zero
   s_load_dwordx4 s[4:7], s[0:1], 0
@@ -25,8 +27,8 @@ wave_scan:
   v_mul_lo_u32 v1, s1, v1
   v_add_u32 v5, v1, v2
   v_lshlrev_b32 v4, 2, v5
-  v_add_u32 v2, s8, v4
-  global_load_dword v3, v2, s[6:7]
+  v_add_u32 v1, s8, v4
+  global_load_dword v3, v1, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
   s_waitcnt vmcnt(0)
@@ -46,9 +48,9 @@ wave_scan:
   v_add_u32_dpp v1, v1, v1 row_bcast:31 row_mask:0xc bank_mask:0xf
   s_mov_b64 exec, s[0:1]
   v_sub_u32 v1, v1, v2
-  v_add_u32 v1, v1, v3
-  v_add_u32 v2, s9, v4
-  global_store_dword v2, v1, s[6:7]
+  v_add_u32 v2, v1, v3
+  v_add_u32 v1, s9, v4
+  global_store_dword v1, v2, s[6:7]
   s_or_saveexec_b64 s[0:1], -1
   v_mov_b32 v1, 0
   v_cndmask_b32_e64 v1, v1, v3, s[0:1]
@@ -70,32 +72,33 @@ wave_scan:
   s_mov_b64 s[0:1], exec
   s_and_b64 exec, exec, s[2:3]
   s_cbranch_execz .Lwave_scan_endif_2
-  v_mov_b32 v7, 64
-  v_cvt_f32_u32 v0, v7
+  v_mov_b32 v9, 64
+  v_cvt_f32_u32 v0, v9
   v_rcp_iflag_f32 v0, v0
   v_mul_f32 v0, 0x4f7ffffe, v0
   v_cvt_u32_f32 v1, v0
-  v_sub_u32 v0, 0, v7
+  v_sub_u32 v0, 0, v9
   v_mul_lo_u32 v0, v0, v1
   v_mul_hi_u32 v0, v1, v0
   v_add_u32 v1, v1, v0
   v_mul_hi_u32 v3, v5, v1
-  v_mul_lo_u32 v0, v3, v7
+  v_mul_lo_u32 v0, v3, v9
   v_sub_u32 v2, v5, v0
   v_add_u32 v1, 1, v3
-  v_sub_u32 v0, v2, v7
-  v_cmp_ge_u32 vcc, v2, v7
+  v_sub_u32 v0, v2, v9
+  v_cmp_ge_u32 vcc, v2, v9
   v_cndmask_b32 v3, v3, v1, vcc
   v_cndmask_b32 v2, v2, v0, vcc
   v_add_u32 v1, 1, v3
-  v_sub_u32 v0, v2, v7
-  v_cmp_ge_u32 vcc, v2, v7
+  v_sub_u32 v0, v2, v9
+  v_cmp_ge_u32 vcc, v2, v9
   v_cndmask_b32 v3, v3, v1, vcc
   v_cndmask_b32 v2, v2, v0, vcc
-  v_cmp_eq_u32 vcc, 0, v7
+  v_cmp_eq_u32 vcc, 0, v9
   v_mov_b32 v0, -1
-  v_cndmask_b32 v6, v3, v0, vcc
-  v_lshl_add_u32 v6, v6, 2, s10
+  v_cndmask_b32 v8, v3, v0, vcc
+  v_lshlrev_b32 v7, 2, v8
+  v_add_u32 v6, s10, v7
   v_mov_b32 v0, s4
   global_store_dword v6, v0, s[6:7]
 .Lwave_scan_endif_2:
@@ -116,9 +119,9 @@ wave_scan:
     .amdhsa_system_sgpr_workgroup_id_y 0
     .amdhsa_system_sgpr_workgroup_id_z 0
     .amdhsa_system_vgpr_workitem_id 1
-    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_vgpr 10
     .amdhsa_next_free_sgpr 11
-    .amdhsa_accum_offset 8
+    .amdhsa_accum_offset 12
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -135,7 +138,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 11
-    .vgpr_count: 8
+    .vgpr_count: 10
     .agpr_count: 0
     .max_flat_workgroup_size: 1024
     .args:

@@ -24,6 +24,7 @@ from ...isa.vocabulary import AtomOp, Cmp, Op, ReduceOp, Rounding, Scope, Shuffl
 from .ir import EXEC, VCC, VR, Imm, Operand, Raw, Sub
 from .isa import FAMILY, ds_atomic, global_atomic
 from .operands import CMP_F, CMP_INT, Unsupported, inline32, is_s, is_v
+from .peephole import GLOBAL_OFFSETS
 
 if TYPE_CHECKING:
     from .select import Selector
@@ -1131,7 +1132,7 @@ def _load_into(s: Selector, spec: InstrSpec, t: Operand, n: int, m: Mem, w: int,
         s.emit(LOAD_DS[(w, signed)], t, addr, mods=f"offset:{off}" if off else "")
     else:
         base = s.mem if spec.space is Space.GLOBAL else s.cmem
-        addr, off = _addr(s, m, -4096, 4095)
+        addr, off = _addr(s, m, *GLOBAL_OFFSETS)
         s.emit(f"global_load_{LOAD_GLOBAL[(w, signed)]}", t, addr, base, mods=f"offset:{off}" if off else "")
 
 
@@ -1163,7 +1164,7 @@ def _store(s: Selector, inst: Instruction) -> None:
         addr, off = _addr(s, m, 0, 65535)
         s.emit(STORE_DS[w], addr, data, ndefs=0, mods=f"offset:{off}" if off else "")
     else:
-        addr, off = _addr(s, m, -4096, 4095)
+        addr, off = _addr(s, m, *GLOBAL_OFFSETS)
         s.emit(f"global_store_{STORE_GLOBAL[w]}", addr, data, s.mem, ndefs=0, mods=f"offset:{off}" if off else "")
 
 
@@ -1190,7 +1191,7 @@ def _atomic(s: Selector, inst: Instruction) -> None:
             else:
                 s.emit(mn, addr, *vals, ndefs=0, mods=mods)
             return
-        addr, off = _addr(s, m, -4096, 4095)
+        addr, off = _addr(s, m, *GLOBAL_OFFSETS)
         mods = f"offset:{off}" if off else ""
         data: Operand = vals[0]
         if aop is AtomOp.CAS:  # global cmpswap data = {new, compare}

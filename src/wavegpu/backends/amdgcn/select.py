@@ -29,7 +29,7 @@ from ...isa.types import SUBREGS, DataType, Role
 from ...isa.vocabulary import Nest, Op
 from ...wbin.program import Kernel
 from ..lift import If, Loop, Node, Stmt, lift, preset_count, walk
-from . import abi, rows
+from . import abi, rows, webs
 from .ir import EXEC, MI, SCC, VCC, VR, Imm, Label, Operand, Phys, Special, Sub, label
 from .isa import COMMUTATIVE, FAMILY
 from .operands import SWAP_CMP, Unsupported, inline32, inline_int, is_s, is_v
@@ -44,6 +44,7 @@ LANE_MEM = frozenset({"DS", "FLAT", "MUBUF", "MTBUF", "SCRATCH"})
 
 class Selector:
     def __init__(self, k: Kernel, tgt: Target, nargs: int | None = None) -> None:
+        k = webs.split(k)  # one register per value, so that uniformity is decided per value
         self.k = k
         self.t = tgt
         self.tree = lift(k)

@@ -14,11 +14,12 @@ from .ssa import PhiCopies
 from .structure import Structurizer
 
 
-def lower(fn: Function) -> LFunction:
-    sel = Selector(fn)
+def lower(fn: Function, offsets: bool = False) -> LFunction:
+    """`offsets`: a local access through `x + c` reads `[x+c]` (Selector.address)."""
+    sel = Selector(fn, offsets)
     Structurizer(fn, sel, PhiCopies(sel)).run()
     _check_operand_kinds(sel.lf)
-    if sel.vector_done:
+    if sel.vector_done or sel.folded_address:
         _drop_dead_arithmetic(sel.lf)
     return sel.lf
 
@@ -29,7 +30,7 @@ _ADDRESS_OPS = frozenset({Op.ADD, Op.SUB, Op.SHL, Op.MUL_LO, Op.MAD_LO, Op.MOV})
 
 def _drop_dead_arithmetic(lf: LFunction) -> None:
     """Delete unguarded integer arithmetic and moves whose results nothing reads (run after a
-    vector access took over its members' addresses)."""
+    vector access took over its members' addresses, or a local access an add's, `[x+c]`)."""
     while True:
         used = {v.id for i in lf.insts for v in i.uses()} | {p.id for p in lf.params}
         keep = [

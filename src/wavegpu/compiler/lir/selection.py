@@ -23,14 +23,26 @@ from .ir import Address, Imm, LFunction, LInst, LOperand, Part, SpecialReg, VReg
 
 
 class Selector:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, offsets: bool = False):
         self.fn = fn
+        self.offsets = offsets
         self.out: list[LInst] = []
         self.lf = LFunction(fn.name, self.out, [], 0, fn.local_bytes, fn.workgroup_size, fn.source_file)
         self.vals: dict[int, VReg] = {}
         self.vars: dict[str, VReg] = {name: self.lf.new(cls_of(t), name) for name, t in fn.vars.items()}
         self.span: Span | None = None
         self.vector_done: set[Inst] = set()  # members of merged accesses already emitted
+        # integer adds of a constant: a local access through one reads [x+c] (see `address`)
+        self.plus_const: dict[int, tuple[Value, int]] = {}
+        for b in fn.blocks:
+            for i in b.insts:
+                if i.op == "add" and i.dst is not None and i.dst.type.name in ("i32", "u32"):
+                    x, c = i.args
+                    if isinstance(c, Value) and isinstance(x, Const):
+                        x, c = c, x
+                    if isinstance(x, Value) and isinstance(c, Const) and not isinstance(c.value, bool):
+                        self.plus_const[i.dst.id] = (x, int(c.value) & 0xFFFFFFFF)
+        self.folded_address = False  # an address took over an add: lower() drops the unread ones
         # parameters arrive pinned in r0..r(k-1); the body uses copies that may move or spill
         for p in fn.params:
             pinned = self.lf.new("r", p.name)
@@ -201,10 +213,20 @@ class Selector:
         self.row(k1, mid, [x])
         self.emit(k2, [d, mid])
 
-    def address(self, a: Operand) -> Address:
+    def address(self, a: Operand, space: str | None = None) -> Address:
+        """The memory operand of address `a`. A local access whose address is `x + c` (c a
+        constant below 2^16) reads `[x+c]`: the same 32-bit sum (WAVE wraps addresses at 2^32),
+        without the add when nothing else reads it (every backend folds such an offset into the
+        access: AMDGCN's DS offset field, ptxas's). Global accesses keep their add: AMDGCN adds
+        a global offset to a 64-bit address, where the 32-bit wrap would be lost."""
         if isinstance(a, Const):
             v = int(a.value) & 0xFFFFFFFF
             return Address(None, v - (1 << 32) if v >> 31 else v)
+        if self.offsets and space == "local" and a.id in self.plus_const:
+            x, c = self.plus_const[a.id]
+            if c < 1 << 16:
+                self.folded_address = True
+                return Address(self.vreg(x), c)
         return Address(self.vreg(a), 0)
 
     def sreg(self, spec: OpSpec, i: Inst) -> None:
@@ -237,7 +259,7 @@ class Selector:
         n = len(members)
         assert spec.space is not None
         w = self.lf.new(f"x{n}")
-        addr = self.address(i.args[0])
+        addr = self.address(i.args[0], spec.space)
         key = rows.vector(spec.family.value, spec.space, n)
         if spec.family is Family.LOAD:
             self.emit(key, [w, addr], buffer=i.buffer)
@@ -264,7 +286,7 @@ class Selector:
         else:
             width, signed = (8 if t is F64 else 2 if t is F16 else 4), False
         load = rows.load(spec.space, width, signed)
-        self.emit(load, [self.vreg(i.dst), self.address(i.args[0])], buffer=i.buffer)
+        self.emit(load, [self.vreg(i.dst), self.address(i.args[0], spec.space)], buffer=i.buffer)
 
     def store(self, spec: OpSpec, i: Inst) -> None:
         if self.vector(spec, i):
@@ -272,7 +294,7 @@ class Selector:
         assert spec.space is not None
         vt = i.args[1].type
         width = NARROW[spec.elem].size if spec.elem is not None else (8 if vt is F64 else 2 if vt is F16 else 4)
-        addr = self.address(i.args[0])
+        addr = self.address(i.args[0], spec.space)
         self.emit(rows.store(spec.space, width), [addr, self.operand(i.args[1])], buffer=i.buffer)
 
     def atomic(self, spec: OpSpec, i: Inst) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ...errors import CompileError, Diagnostic
 from ..mir.ir import Function
 from ..mir.verify import verify
-from . import cse, dce, licm, mem2reg, sccp, simplify_cfg, strength, unroll, vectorize
+from . import cse, dce, licm, mem2reg, reassociate, sccp, simplify_cfg, strength, unroll, vectorize
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,11 @@ REGISTRY: tuple[Pass, ...] = (
     Pass("licm", "hoist loop-invariant pure instructions into a preheader", licm.run),
     Pass("strength", "strength reduction: multiplications and divisions by constants", strength.run),
     Pass(
+        "reassociate",
+        "move integer constants out of shifts and products ((x + c) << s to (x << s) + (c << s))",
+        reassociate.run,
+    ),
+    Pass(
         "vectorize",
         "merge 2 or 4 aligned accesses of consecutive 32-bit elements into one .v2/.v4 access",
         vectorize.run,
@@ -124,6 +129,7 @@ PIPELINES: dict[int, list[str]] = {
         "cse",
         "licm",
         "strength",
+        "reassociate",
         "cse",
         "dce",
         "simplify-cfg",
@@ -138,6 +144,7 @@ PIPELINES: dict[int, list[str]] = {
         "cse",
         "licm",
         "strength",
+        "reassociate",
         "sccp",
         "cse",
         "dce",

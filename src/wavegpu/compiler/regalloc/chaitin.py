@@ -9,6 +9,7 @@ base + linear thread id * stride. Spill costs weigh each use and definition by 1
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from ...isa.registers import SRegId
 from ...isa.structure import nesting, successors
 from ..lir import rows
 from ..lir.ir import Address, Imm, LFunction, LInst, Part, SpecialReg, VReg
+from . import parts
 
 NUM_PREDS = 8
 VECTOR = ("x2", "x4")  # the register classes of .v2/.v4 accesses (aligned tuples, never spilled)
@@ -160,6 +162,34 @@ class ClassAllocator:
 
 # ---- the whole function ------------------------------------------------------------------------
 def allocate(lf: LFunction, max_registers: int = 256) -> Allocation:
+    """Allocate `lf`'s registers in place. The vector accesses' moves are folded away first
+    (parts.py) when that costs no spill the unfolded program would not have."""
+    trial = copy.deepcopy(lf)
+    if parts.fold(trial) and not _vector_live_at_entry(trial):
+        try:
+            folded = _allocate(trial, max_registers)
+        except CompileError:
+            folded = None
+        if folded is not None and folded.spilled == 0:
+            lf.__dict__.update(trial.__dict__)
+            return folded
+        plain = _allocate(lf, max_registers)
+        if folded is not None and folded.spilled <= plain.spilled:
+            lf.__dict__.update(trial.__dict__)
+            return folded
+        return plain
+    return _allocate(lf, max_registers)
+
+
+def _vector_live_at_entry(lf: LFunction) -> bool:
+    """Whether some vector register would be read before any write (a part read on a path that
+    skips the access): the rewrite is then not kept (a tuple gets no zero at entry)."""
+    c = ClassAllocator(lf, VECTOR, 256)
+    c.liveness()
+    return c.live_in0 != 0
+
+
+def _allocate(lf: LFunction, max_registers: int) -> Allocation:
     K = max(1, min(256, max_registers))
     # the registers of a vector access live only between it and its moves: never spilled
     unspillable: set[int] = {

@@ -956,7 +956,9 @@ def _lds_off(w: Wave, inst: Inst, ctx: Ctx, addr_op: object, n: int) -> tuple[np
     off = int(inst.mods.get("offset", 0))  # type: ignore[arg-type]
     if not 0 <= off <= 65535:
         raise err(w, inst, f"DS offset {off} outside 0..65535")
-    a = v32(w, inst, addr_op).astype(np.int64)[active] + off
+    # the 32-bit address plus the offset, modulo 2^32 (CI and later: LLVM folds DS offsets onto
+    # negative bases, AMDGPU's test write_ds_sub0_offset0_global; SI did not wrap)
+    a = (v32(w, inst, addr_op).astype(np.int64)[active] + off) & 0xFFFFFFFF
     if a.size and (a.min() < 0 or a.max() + n > ctx.lds.size):
         bad = int(a[(a < 0) | (a + n > ctx.lds.size)][0])
         raise err(w, inst, f"LDS access of {n} bytes at {bad} outside the workgroup's {ctx.lds.size} bytes")
