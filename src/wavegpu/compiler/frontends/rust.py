@@ -262,7 +262,7 @@ class Closure:
 
     node: Node  # the closure_expression
     scopes: list[dict[str, Binding]]  # what its body sees: the scopes at its definition
-    kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
+    kinds: list[Array | Private | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
 @dataclass
@@ -275,9 +275,18 @@ class Private:
     flexible: bool  # its element type is inferred from its first use, as rustc does
     node: Node
     shape: tuple[int, ...]
+    ref: bool = False  # a helper's parameter `t: &mut [f32; 8]`: the caller's array, by reference
+
+    def spelled(self) -> str:
+        """Its Rust type: `[f32; 8]`, `[[f32; 8]; 4]` (a reference parameter: `&mut [f32; 8]`)."""
+        t = self.rt
+        for d in reversed(self.shape):
+            t = f"[{t}; {d}]"
+        return f"{'&mut ' if self.mutable else '&'}{t}" if self.ref else t
 
 
 Binding = Var | Array | Closure | Private
+ParamKind = Array | Private | str  # a helper parameter's: a slice, a per-thread array by reference, a scalar
 
 
 @dataclass
@@ -515,7 +524,9 @@ class KernelBuilder:
             privates=tuple(self.privates),
         )
 
-    def param_type(self, ty: Node) -> Array | str:
+    def param_type(self, ty: Node, helper: bool = False) -> ParamKind:
+        """A parameter's type: a slice, a raw pointer, a scalar; in a helper or closure also a
+        per-thread array by reference (`&[f32; 8]`, `&mut [[f32; 8]; 8]`)."""
         if ty.type == "pointer_type":  # `*const f32`, `*mut f32`: a buffer read by `*p.add(i)`
             elem = ty.named_children[-1]
             rt = self.type_name(elem)
@@ -535,6 +546,8 @@ class KernelBuilder:
                 if rt not in ELEMENT_TYPES:
                     raise self.error(elem, f"slice elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
                 return Array("", ArrayType(ELEMENT_TYPES[rt], "global"), rt, mutable)
+            if inner.type == "array_type" and helper:
+                return self.array_param(ty, inner, mutable)
             if inner.type == "array_type":
                 raise self.error(ty, "buffers are slices, `&[f32]` or `&mut [f32]` (their length comes at run time)")
             if inner.type == "type_identifier" and self.text(inner) in self.f.foreign:
@@ -550,6 +563,23 @@ class KernelBuilder:
         if rt in NARROW_BITS:
             raise self.error(ty, f"{rt} is an array element type only: pass an u32 or i32")
         return rt
+
+    def array_param(self, ty: Node, inner: Node, mutable: bool) -> Private:
+        """A helper's `&[f32; 8]` / `&mut [[f32; 8]; 8]`: the caller's per-thread array, by reference."""
+        shape: list[int] = []
+        t = inner
+        while t.type == "array_type":
+            length = t.child_by_field_name("length")
+            if length is None:
+                raise self.error(t, "a per-thread array's rows have a constant length: `[[f32; 8]; 8]`")
+            shape.append(self.array_length(length))
+            t = t.child_by_field_name("element")
+        rt = self.type_name(t)
+        if rt not in ELEMENT_TYPES or rt == "f16":
+            raise self.error(t, f"per-thread arrays hold i32, u32, f32 or f64 elements, not {rt}")
+        if len(shape) > 2:
+            raise self.error(ty, "per-thread arrays have one or two dimensions")
+        return Private("", rt, mutable, False, ty, tuple(shape), ref=True)
 
     def type_name(self, ty: Node) -> str:
         """The Rust scalar type a type node names (`wave::f16` and `f16` included)."""
@@ -1998,6 +2028,12 @@ class KernelBuilder:
             )
             raise self.error(n, what)
         if write and not arr.mutable:
+            if isinstance(arr, Private) and arr.ref:
+                raise self.error(
+                    n,
+                    f"cannot assign to `{self.text(n)}`, which is behind a `&` reference: "
+                    f"take it as `&mut {arr.spelled()[1:]}`",
+                )
             if isinstance(arr, Private):
                 raise self.error(n, f"cannot assign to `{name}[..]`: declare it `let mut {name}`")
             raise self.error(
@@ -2199,7 +2235,7 @@ class KernelBuilder:
         tps = item.child_by_field_name("type_parameters")
         if tps is not None:
             raise self.error(tps, f"generic functions are not supported in kernels: give `{name}` concrete types")
-        params: list[tuple[str, Array | str, bool, Node]] = []
+        params: list[tuple[str, ParamKind, bool, Node]] = []
         for p in self.named_children(item.child_by_field_name("parameters")):
             pat, ty = p.child_by_field_name("pattern"), p.child_by_field_name("type")
             if p.type != "parameter" or pat is None or ty is None:
@@ -2209,7 +2245,7 @@ class KernelBuilder:
                 pat = pat.named_children[-1]
             if pat.type != "identifier":
                 raise self.error(pat, "a helper parameter is a plain name")
-            kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+            kind = self.param_type(ty, helper=True) if ty.type == "reference_type" else self.type_name(ty)
             params.append((self.text(pat), kind, mutable, p))
         rnode = item.child_by_field_name("return_type")
         ret = "()" if rnode is None or self.text(rnode) == "()" else self.type_name(rnode)
@@ -2219,12 +2255,25 @@ class KernelBuilder:
                 f"this function takes {len(params)} argument{'s' if len(params) != 1 else ''} but "
                 f"{len(args)} {'were' if len(args) != 1 else 'was'} supplied",
             )
+        params = [(pn, self.coerced(kind, a), m, p) for a, (pn, kind, m, p) in zip(args, params)]
         actual = [self.argument(a, kind, name) for a, (_, kind, _, _) in zip(args, params)]
+        key = name
+        if any(isinstance(k, Private) for _, k, _, _ in params):  # a slice parameter may take an array
+            key += "(" + ",".join(k.spelled() if isinstance(k, Private) else "_" for _, k, _, _ in params) + ")"
 
         def build() -> hir.Helper:
-            return self.build_helper(item, name, name, params, ret, None, item.child_by_field_name("body"))
+            return self.build_helper(item, name, key, params, ret, None, item.child_by_field_name("body"))
 
-        return self.invoke(n, name, name, actual, build, ret)
+        return self.invoke(n, name, key, actual, build, ret)
+
+    def coerced(self, kind: ParamKind, a: Node) -> ParamKind:
+        """A slice parameter given a one-dimensional per-thread array (`&t` for `x: &[f32]`, which
+        rustc coerces): the parameter is that array, by reference, in this instance of the helper
+        (an instance per kind of array, as for a generic); anything else: the parameter as declared."""
+        got = self.borrowed_private(a) if isinstance(kind, Array) and not kind.pointer else None
+        if got is None or len(got[0].shape) != 1 or got[0].rt != kind.rt:
+            return kind
+        return Private("", kind.rt, kind.mutable, False, a, got[0].shape, ref=True)
 
     def closure_call(self, n: Node, name: str, args: list[Node]) -> V:
         """A call of a closure bound by `let` (`let sq = |v: f32| v * v;`): an untyped parameter
@@ -2236,7 +2285,7 @@ class KernelBuilder:
         pnodes = [p for p in self.named_children(plist)] if plist is not None else []
         if len(args) != len(pnodes):
             raise self.error(n, f"this closure takes {len(pnodes)} argument(s) but {len(args)} were supplied")
-        params: list[tuple[str, Array | str, bool, Node]] = []
+        params: list[tuple[str, ParamKind, bool, Node]] = []
         actual: list[hir.Expr | hir.ArrayArg] = []
         for k, (a, p) in enumerate(zip(args, pnodes)):
             pat, ty = (
@@ -2249,18 +2298,25 @@ class KernelBuilder:
                 pat = pat.named_children[-1]
             if pat is None or pat.type != "identifier":
                 raise self.error(p, "a closure parameter is a plain name")
-            kind: Array | str
+            kind: ParamKind
             if c.kinds is not None:
                 kind = c.kinds[k]
                 actual.append(self.argument(a, kind, name))
             elif ty is not None:
-                kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+                kind = self.param_type(ty, helper=True) if ty.type == "reference_type" else self.type_name(ty)
+                kind = self.coerced(kind, a)
                 actual.append(self.argument(a, kind, name))
             else:
                 b = self.lookup(self.text(a)) if a.type == "identifier" else None
+                borrowed = self.borrowed_private(a)
                 if isinstance(b, Array):
                     kind = b
                     actual.append(hir.ArrayArg(b.name, b.type))
+                elif borrowed is not None:  # `&mut t`: the closure's parameter is `&mut [f32; N]`
+                    pb, mut = borrowed
+                    self.private_here(pb, a)
+                    kind = Private("", pb.rt, mut, False, a, pb.shape, ref=True)
+                    actual.append(self.argument(a, kind, name))
                 else:
                     v = self.expr(a)
                     if v.rt == "void":
@@ -2273,7 +2329,9 @@ class KernelBuilder:
         c.kinds = [k for _, k, _, _ in params]
         rnode = c.node.child_by_field_name("return_type")
         ret = "?" if rnode is None else self.type_name(rnode)
-        sig = ",".join(k if isinstance(k, str) else f"[{k.rt}]" for _, k, _, _ in params)
+        sig = ",".join(
+            k if isinstance(k, str) else k.spelled() if isinstance(k, Private) else f"[{k.rt}]" for _, k, _, _ in params
+        )
         key = f"{name}@{c.node.start_point[0] + 1}:{c.node.start_point[1] + 1}({sig})"
 
         def build() -> hir.Helper:
@@ -2281,8 +2339,73 @@ class KernelBuilder:
 
         return self.invoke(n, name, key, actual, build, ret)
 
-    def argument(self, a: Node, kind: Array | str, callee: str) -> hir.Expr | hir.ArrayArg:
-        """An argument for a parameter: a slice (`x`, `&x`, `&mut x`) or a value of its type."""
+    def borrowed_private(self, a: Node) -> tuple[Private, bool] | None:
+        """`&t` / `&mut t` of a per-thread array, or `t` of a helper's array parameter: the array and
+        whether the reference is `&mut`; None for anything else."""
+        if a.type == "reference_expression":
+            inner = a.named_children[-1]
+            b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
+            mut = any(c.type == "mutable_specifier" for c in a.children)
+            return (b, mut) if isinstance(b, Private) else None
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        return (b, b.mutable) if isinstance(b, Private) and b.ref else None
+
+    def private_argument(self, a: Node, kind: Private, callee: str) -> hir.ArrayArg:
+        """A per-thread array for a `&[T; N]` / `&mut [T; N]` parameter, checked as rustc checks it:
+        borrowed (`&t`, `&mut t`; a helper passes its own parameter on as `t`), of the parameter's
+        element type and shape, `&mut` only of a `let mut` array or a `&mut` parameter."""
+        want = kind.spelled()
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        if isinstance(b, Var) and b.rt == "poison":
+            raise _Bail()
+        if isinstance(b, Private) and not b.ref:
+            amp = "&mut " if kind.mutable else "&"
+            raise self.error(
+                a, f"mismatched types: expected `{want}`, found `{b.spelled()}`: borrow it, `{amp}{self.text(a)}`"
+            )
+        got = self.borrowed_private(a)
+        if got is None:
+            inner = a.named_children[-1] if a.type == "reference_expression" else a
+            ib = self.lookup(self.text(inner)) if inner.type == "identifier" else None
+            if isinstance(ib, Var) and ib.rt == "poison":
+                raise _Bail()
+            found = f" found a slice `&{'mut ' if ib.mutable else ''}[{ib.rt}]`," if isinstance(ib, Array) else ""
+            raise self.error(
+                a,
+                f"mismatched types: `{callee}` takes `{want}`,{found} pass a per-thread array, `&mut t`"
+                if kind.mutable
+                else f"mismatched types: `{callee}` takes `{want}`,{found} pass a per-thread array, `&t`",
+            )
+        b, mut = got
+        name = self.text(a.named_children[-1] if a.type == "reference_expression" else a)
+        if b.ref and a.type == "reference_expression":  # `&t` of a `&[T; N]` parameter: a reference to a reference
+            if mut:
+                raise self.error(
+                    a, f"cannot borrow `{name}` as mutable, as it is not declared as mutable: pass `{name}`"
+                )
+            mut = False
+        if mut and not b.mutable:
+            if b.ref:
+                raise self.error(a, f"cannot borrow `*{name}` as mutable, as it is behind a `&` reference")
+            raise self.error(
+                a, f"cannot borrow `{name}` as mutable, as it is not declared as mutable: declare it `let mut {name}`"
+            )
+        if kind.mutable and not mut:
+            found = Private("", b.rt, False, False, a, b.shape, ref=True).spelled()
+            raise self.error(a, f"types differ in mutability: expected `{want}`, found `{found}`")
+        self.private_here(b, a)
+        if b.flexible and b.shape == kind.shape and b.rt != kind.rt and self.same_class(b.rt, kind.rt):
+            self.infer(frozenset({b.hir_name}), kind.rt)  # `let mut t = [0.0; 8]; acc(&mut t)`: as rustc infers
+        if b.rt != kind.rt or b.shape != kind.shape:
+            found = Private("", b.rt, mut, False, a, b.shape, ref=True).spelled()
+            raise self.error(a, f"mismatched types: expected `{want}`, found `{found}`")
+        return hir.ArrayArg(b.hir_name, ArrayType(ELEMENT_TYPES[b.rt], "private", len(b.shape)))
+
+    def argument(self, a: Node, kind: ParamKind, callee: str) -> hir.Expr | hir.ArrayArg:
+        """An argument for a parameter: a slice (`x`, `&x`, `&mut x`), a per-thread array (`&mut t`)
+        or a value of its type."""
+        if isinstance(kind, Private):
+            return self.private_argument(a, kind, callee)
         if isinstance(kind, Array):
             inner = a
             if a.type == "reference_expression":
@@ -2290,6 +2413,10 @@ class KernelBuilder:
             b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
             if isinstance(b, Var) and b.rt == "poison":
                 raise _Bail()
+            if isinstance(b, Private):  # a 1-D array of the element type was coerced (`coerced`): not this one
+                found = Private("", b.rt, kind.mutable, False, a, b.shape, ref=True).spelled()
+                amp = "&mut " if kind.mutable else "&"
+                raise self.error(a, f"mismatched types: expected `{amp}[{kind.rt}]`, found `{found}`")
             if not isinstance(b, Array) or b.pointer:
                 raise self.error(
                     a, f"`{callee}` takes a slice here, `&[{kind.rt}]`: pass a slice parameter or local array"
@@ -2337,7 +2464,7 @@ class KernelBuilder:
         node: Node,
         name: str,
         key: str,
-        params: list[tuple[str, Array | str, bool, Node]],
+        params: list[tuple[str, ParamKind, bool, Node]],
         ret: str,
         closure: Closure | None,
         body: Node,
@@ -2360,6 +2487,12 @@ class KernelBuilder:
             hparams: list[hir.Param] = []
             own: set[str] = set()
             for pname, kind, mutable, pnode in params:
+                if isinstance(kind, Private):  # the caller's per-thread array, renamed to it when inlined
+                    hn = f"{pname}$array"
+                    scope[pname] = Private(hn, kind.rt, kind.mutable, False, pnode, kind.shape, ref=True)
+                    at = ArrayType(ELEMENT_TYPES[kind.rt], "private", len(kind.shape))
+                    hparams.append(hir.Param(hn, at, self.span(pnode)))
+                    continue
                 if isinstance(kind, Array):
                     hn = f"{pname}$slice"
                     scope[pname] = Array(hn, kind.type, kind.rt, kind.mutable)
