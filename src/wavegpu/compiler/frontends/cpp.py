@@ -601,6 +601,7 @@ class PrivB:
     elem: ScalarType
     shape: tuple[int, ...]
     const: bool = False
+    decayed: bool = False  # a helper's `float t[]` / `float* t` parameter: C++ sees a pointer (no range-for)
 
 
 @dataclass
@@ -1255,6 +1256,12 @@ class KernelBuilder:
                 right,
                 "range-based for runs over per-thread arrays only: for (uint32_t i = 0; i < n; ++i) for the others",
             )
+        if b.decayed:  # g++: 'begin' was not declared: the parameter is a pointer
+            raise self.error(
+                right,
+                f"range-based for over {self.text(right)!r}, a pointer parameter (C++ does not know its "
+                f"length): take the array by reference, {_cpp_name(b.elem)} (&{self.text(right)})[{b.shape[0]}]",
+            )
         if len(b.shape) != 1:
             raise self.error(right, f"range-based for over {self.text(right)!r} (two dimensions): index it, t[i][j]")
         decl = n.child_by_field_name("declarator")
@@ -1299,6 +1306,16 @@ class KernelBuilder:
             if d.type == "init_declarator"
             else (d, None)
         )
+        ref = _array_reference(target)
+        if ref is not None and value is not None:  # `const float (&v)[4] = t;`: another name of t
+            ident, sizes = ref
+            b = self.lookup(self.text(value)) if value.type == "identifier" else None
+            if not isinstance(b, PrivB):
+                raise self.error(value, "a reference to an array binds a per-thread array: float (&r)[4] = t;")
+            self.scopes[-1][self.text(ident)] = self.array_binding(
+                self.scalar_type(tnode), sizes, True, const, b, value, "the reference", {}
+            )
+            return []
         if value is not None and value.type != "initializer_list":
             raise self.error(value, "an array is initialised with braces: float t[4] = {1.0f, 2.0f};")
         dims: list[Node | None] = []
@@ -1752,7 +1769,7 @@ class KernelBuilder:
         if pr is not None:
             pb, idxs = pr
             if pb.const:
-                raise self.error(left, f"{pb.name!r} is const")
+                raise self.error(left, f"assignment of read-only location {self.text(left)!r} (the array is const)")
             if op != "=":
                 idxs = tuple(self.once(i, sp) for i in idxs)
                 cur0 = hir.PrivateLoad(pb.elem, sp, pb.name, idxs)
@@ -1815,7 +1832,7 @@ class KernelBuilder:
         if pr is not None:
             pb, idxs = pr
             if pb.const:
-                raise self.error(arg, f"{pb.name!r} is const")
+                raise self.error(arg, f"increment of read-only location {self.text(arg)!r} (the array is const)")
             if pb.elem is BOOL:
                 raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
             idxs = tuple(self.once(i, sp) for i in idxs)
@@ -2519,6 +2536,56 @@ class KernelBuilder:
         return int(c.value) if c is not None and c.type.is_int else None
 
     # -- helpers and templates, inlined
+    def private_parameter(self, p: Node, v: PrivB, a: Node, callee: str, cmap: dict[str, hir.Const]) -> PrivB:
+        """A per-thread array bound to a helper's array parameter, checked as g++ checks it: by
+        reference (`float (&t)[8]`, `const float (&t)[2][4]`) the element type and every dimension
+        must match; decayed to a pointer (`float t[8]`, `float t[]`, `float* t`) the element type and
+        the inner dimensions (the first is the caller's); a const array only to a const parameter.
+        The helper's name for it is the caller's array (inlined in place)."""
+        _, sizes, ref = _array_parameter(p)  # type: ignore[misc]
+        const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
+        elem = self.scalar_type(p.child_by_field_name("type"), elements=True)
+        return self.array_binding(elem, sizes, ref, const, v, a, repr(callee), cmap)
+
+    def array_binding(
+        self,
+        elem: ScalarType,
+        sizes: list[Node | None],
+        ref: bool,
+        const: bool,
+        v: PrivB,
+        a: Node,
+        taker: str,
+        cmap: dict[str, hir.Const],
+    ) -> PrivB:
+        """The per-thread array `v` (the expression `a`) bound to a reference to an array of
+        `elem` and `sizes` (`ref`), or to the pointer an array parameter decays to, as g++ binds it."""
+        dims: list[int | None] = []
+        for size in sizes:
+            if size is None:
+                dims.append(None)
+            elif self.text(size) in cmap:
+                dims.append(int(cmap[self.text(size)].value))
+            else:
+                dims.append(self.const_int(size, "an array parameter's size", lo=1))
+        arr = f"{_cpp_name(v.elem)} {self.text(a)}{''.join(f'[{d}]' for d in v.shape)}"
+        if ref:
+            want = f"{'const ' if const else ''}{_cpp_name(elem)} (&){''.join(f'[{d}]' for d in dims)}"
+            if elem != v.elem or tuple(dims) != v.shape:
+                raise self.error(a, f"invalid initialization of reference of type '{want}' from {arr!r}")
+        else:
+            inner = tuple(dims[1:])
+            if elem != v.elem or len(dims) != len(v.shape) or inner != v.shape[1:]:
+                q = "const " if const else ""
+                want = f"{q}{_cpp_name(elem)}*" if len(dims) == 1 else f"{q}{_cpp_name(elem)} (*)"
+                want += "".join(f"[{d}]" for d in inner)
+                raise self.error(a, f"cannot convert {arr!r} to '{want}' for {taker}")
+        if v.const and not const:
+            raise self.error(
+                a, f"{self.text(a)!r} is const: {taker} takes a non-const array (binding it discards the const)"
+            )
+        return PrivB(v.name, v.elem, v.shape, v.const or const, decayed=not ref)
+
     def inline(
         self, n: Node, f: Node, args: list[Node], name: str, statement: bool, lam: LambdaB | None = None
     ) -> hir.Expr | None:
@@ -2563,18 +2630,18 @@ class KernelBuilder:
                 v = self.const_int(ex, f"template argument {pname}")
                 cmap[pname] = hir.Const(pt, sp, _wrap(v, pt))
         # evaluate the arguments (left to right) in the caller's scope
-        values: list[hir.Expr | ArrB] = []
+        values: list[hir.Expr | ArrB | PrivB] = []
         for a, p in zip(args, pnodes):
-            pd = p.child_by_field_name("declarator")
-            if pd is not None and pd.type == "pointer_declarator":
+            ap = _array_parameter(p)
+            if ap is not None:
                 b = self.lookup(self.text(a)) if a.type == "identifier" else None
-                if not isinstance(b, ArrB):
-                    raise self.error(
-                        a, "this parameter is a pointer: pass an array (pointer arithmetic is not supported)"
-                    )
-                values.append(b)
-            else:
-                values.append(self.expr(a))
+                if isinstance(b, PrivB) or (isinstance(b, ArrB) and not ap[2]):
+                    values.append(b)
+                    continue
+                if ap[2]:
+                    raise self.error(a, f"{name!r} takes a reference to an array: pass a per-thread array (float t[N])")
+                raise self.error(a, "this parameter is a pointer: pass an array (pointer arithmetic is not supported)")
+            values.append(self.expr(a))
         # deduce the remaining type parameters from the arguments' types (no conversions, as C++)
         given = {self.text(tp) for (kind, tp), _ in zip(tparams, explicit) if kind == "type"}
         deduced: set[str] = set()
@@ -2583,7 +2650,7 @@ class KernelBuilder:
             tname = " ".join(self.text(tn).split()) if tn is not None else ""
             if tname in given or not any(k == "type" and self.text(tp) == tname for k, tp in tparams):
                 continue
-            got = v.type.elem if isinstance(v, ArrB) else v.type
+            got = v.type.elem if isinstance(v, ArrB) else v.elem if isinstance(v, PrivB) else v.type
             if tname in deduced and tmap[tname] != got:
                 raise self.error(
                     a,
@@ -2592,6 +2659,24 @@ class KernelBuilder:
                 )
             tmap[tname] = got
             deduced.add(tname)
+        for p, v in zip(pnodes, values):  # `template <int N> void f(float (&t)[N])`: N is the array's size
+            ap = _array_parameter(p)
+            if ap is None or not ap[2] or not isinstance(v, PrivB) or len(ap[1]) != len(v.shape):
+                continue
+            for size, got_n in zip(ap[1], v.shape):
+                tp = next(
+                    (
+                        tp
+                        for k, tp in tparams
+                        if k == "value"
+                        and size is not None
+                        and self.text(tp.child_by_field_name("declarator")) == self.text(size)
+                    ),
+                    None,
+                )
+                if tp is not None and self.text(size) not in cmap:
+                    pt = self.scalar_type(tp.child_by_field_name("type"))
+                    cmap[self.text(size)] = hir.Const(pt, sp, _wrap(got_n, pt))
         for kind, tp in tparams:
             key = self.text(tp) if kind == "type" else self.text(tp.child_by_field_name("declarator"))
             if kind == "type" and key not in tmap:
@@ -2608,8 +2693,11 @@ class KernelBuilder:
                 pd = p.child_by_field_name("declarator")
                 if pd is None:
                     continue
+                if isinstance(v, PrivB):
+                    scope[self.text(_array_parameter(p)[0])] = self.private_parameter(p, v, a, name, cmap)  # type: ignore[index]
+                    continue
                 if isinstance(v, ArrB):
-                    inner = pd.child_by_field_name("declarator")
+                    inner = _array_parameter(p)[0]  # type: ignore[index]
                     const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
                     if v.const and not const:
                         raise self.error(a, f"{self.text(a)!r} points to const: {name!r} takes a non-const pointer")
@@ -2680,6 +2768,39 @@ class KernelBuilder:
         return hir.Var(ret, sp, result)
 
 
+def _array_parameter(p: Node) -> tuple[Node, list[Node | None], bool] | None:
+    """A helper parameter that takes an array: (its name, the size nodes outermost first, None where
+    left out; whether it is a reference to the array). `float* t` and `float t[]` / `float t[8]`
+    (which C++ makes a pointer), `float (&t)[8]`, `const float (&t)[2][4]`; None for the others."""
+    d = p.child_by_field_name("declarator")
+    if d is None:
+        return None
+    if d.type == "pointer_declarator":
+        inner = d.child_by_field_name("declarator")
+        return (inner, [None], False) if inner is not None and inner.type == "identifier" else None
+    ref = _array_reference(d)
+    if ref is not None:
+        return ref[0], ref[1], True
+    sizes: list[Node | None] = []
+    while d.type == "array_declarator":
+        sizes.insert(0, d.child_by_field_name("size"))
+        d = d.child_by_field_name("declarator")
+    return (d, sizes, False) if sizes and d.type == "identifier" else None
+
+
+def _array_reference(d: Node) -> tuple[Node, list[Node | None]] | None:
+    """`(&r)[4]`, `(&r)[2][4]`: the name and the size nodes (outermost first); None for the others."""
+    sizes: list[Node | None] = []
+    while d.type == "array_declarator":
+        sizes.insert(0, d.child_by_field_name("size"))
+        d = d.child_by_field_name("declarator")
+    if sizes and d.type == "parenthesized_declarator" and d.named_children:
+        r = d.named_children[0]
+        if r.type == "reference_declarator" and r.named_children and r.named_children[-1].type == "identifier":
+            return (r.named_children[-1], sizes) if None not in sizes else None
+    return None
+
+
 def _trailing_type(decl: Node | None) -> Node | None:
     """A lambda's `-> T`: the type node, or None."""
     tr = next((c for c in decl.named_children if c.type == "trailing_return_type"), None) if decl is not None else None
@@ -2702,8 +2823,8 @@ def _declared_name(d: Node) -> Node | None:
     """The identifier a declarator declares (through init, array and pointer declarators)."""
     while d is not None and d.type != "identifier":
         inner = d.child_by_field_name("declarator")
-        if inner is None and d.type == "reference_declarator" and d.named_children:
-            inner = d.named_children[-1]  # `float& r`: the declarator has no field name
+        if inner is None and d.type in ("reference_declarator", "parenthesized_declarator") and d.named_children:
+            inner = d.named_children[-1]  # `float& r`, `(&r)[4]`: the declarator has no field name
         d = inner
     return d
 
