@@ -341,7 +341,7 @@ class _Inliner:
             arrays[pa.name] = self.fresh_array(f"{h.name}${pa.name}")
             self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
-        body = _Rename(names, arrays).block(h.body)
+        body = _Rename(names, arrays, self.helpers).block(h.body)
         body = self.returns(body, h, result, e.span)
         self.stack.append((h, e.span))
         try:
@@ -447,9 +447,34 @@ class _Rename:
 
     names: dict[str, str]
     arrays: dict[str, str]
+    helpers: dict[str, hir.Helper] | None = None  # the kernel's: a nested helper's copy is added here
 
     def block(self, body: tuple[hir.Stmt, ...]) -> tuple[hir.Stmt, ...]:
         return tuple(self.stmt(s) for s in body)
+
+    def nested(self, key: str) -> str:
+        """The helper a renamed body calls: a closure defined inside the helper (its body reads the
+        helper's names, which this renaming replaces) is called as a copy renamed the same way; its
+        own names stay. Any other helper (nothing of ours in its body) is called as it is."""
+        g = self.helpers.get(key) if self.helpers is not None else None
+        if g is None:
+            return key
+        own = {p.name for p in g.params} | {n for n, _ in g.variables}
+        mine = {p.name for p in g.params} | {pa.name for pa in g.privates}
+        inner = _Rename(
+            {k: v for k, v in self.names.items() if k not in own},
+            {k: v for k, v in self.arrays.items() if k not in mine},
+            self.helpers,
+        )
+        body = inner.block(g.body)
+        if body == g.body:
+            return key
+        k = 2
+        while f"{g.key}#{k}" in self.helpers:
+            k += 1
+        copy = replace(g, key=f"{g.key}#{k}", body=body)
+        self.helpers[copy.key] = copy
+        return copy.key
 
     def var(self, name: str) -> str:
         return self.names.get(name, name)
@@ -501,7 +526,7 @@ class _Rename:
             args = tuple(
                 hir.ArrayArg(self.arr(a.name), a.type) if isinstance(a, hir.ArrayArg) else e(a) for a in x.args
             )
-            return replace(x, args=args)
+            return replace(x, callee=self.nested(x.callee), args=args)
         return x
 
 

@@ -264,7 +264,7 @@ REFUSED_ONCE = {  # a refused declaration, then uses of its names: one diagnosti
     "let t = [f16::from_f32(1.0); 4]; o[0] = t[0].to_f32();": "per-thread arrays hold i32, u32, f32 or f64",
     "let (p, q) = (1.0, o[9] + true); o[0] = p + q;": "mismatched types: f32 and bool",
     "let v = { let z = 1.0; z; }; o[0] = v;": "this block has no value",
-    "let s = a[1..].iter().sum(); o[0] = s;": "type annotations needed",
+    "let s = a[1..].iter().sum(); o[0] = s * 2.0;": "type annotations needed",
     "let mut u = 0.0; for v in o.iter() { u += *v; } let w = u32::from(u); o[0] = w as f32;": "From<f32>",
 }
 

@@ -197,3 +197,23 @@ def test_rustc_refuses_the_wrong_array_arguments_our_frontend_refuses(
         wg.compile(str(path))
     r = _check(path, wave_crate)
     assert r.returncode != 0 and "error[E0" in r.stderr, f"rustc accepts {body!r}, which our frontend refuses"
+
+
+def _iterator_refusals() -> list[str]:
+    from frontends.test_rust_iterators import NEEDS_TYPE, REFUSED
+
+    return [*NEEDS_TYPE, *sorted(REFUSED)]
+
+
+@pytest.mark.parametrize("body", _iterator_refusals())
+def test_rustc_refuses_the_iterator_chains_our_frontend_refuses(body: str, wave_crate: Path, tmp_path: Path) -> None:
+    """A sum whose type rustc cannot infer, a sum of pairs or of another type, a zip bound to three
+    names (test_rust_iterators.py): rustc refuses each as well."""
+    from frontends.test_rust_iterators import kernel
+
+    path = tmp_path / "k.rs"
+    path.write_text(kernel(body))
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    r = _check(path, wave_crate)
+    assert r.returncode != 0 and "error[E0" in r.stderr, f"rustc accepts {body!r}, which our frontend refuses"

@@ -290,6 +290,17 @@ ParamKind = Array | Private | str  # a helper parameter's: a slice, a per-thread
 
 
 @dataclass
+class _Walk:
+    """What an iterator chain walks (KernelBuilder.walk_of): each array with its first index, the
+    number of trips, the statements computing them once, values (`.copied()`) or references."""
+
+    arrays: list[tuple[Array | Private, hir.Expr]]
+    count: hir.Expr
+    pre: list[hir.Stmt]
+    by_value: bool = False
+
+
+@dataclass
 class _Loop:
     """An enclosing loop: its label, the flags `break 'label` / `continue 'label` set from loops
     inside it, and the (loop, kind) exits to test after this loop (close_loop)."""
@@ -764,6 +775,9 @@ class KernelBuilder:
             mutable = True
         if pat.type == "tuple_pattern":
             return self.tuple_let(s, pat)
+        if self.text(pat) == "_" and s.child_by_field_name("value") is not None:  # `let _ = f(x);`: evaluated, dropped
+            pre, v = self.let_value(s.child_by_field_name("value"), None)
+            return [*pre, hir.ExprStmt(self.span(s), v.e)] if isinstance(v.e, hir.Invoke | hir.Call) else pre
         if pat.type != "identifier":
             raise self.error(pat, "`let` binds one name (no tuple or struct patterns)")
         if s.child_by_field_name("alternative") is not None:
@@ -791,17 +805,18 @@ class KernelBuilder:
             self.scopes[-1][name] = Var(hn, declared, mutable, False, s)
             return []
         hint = declared or self.inferred.get(s.id)
-        pre, v = self.let_value(value, hint)
+        pre, v = self.let_value(value, hint, natural=hint is None and _use_fixes_type(s, name))
         stmt, var = self.let_bind(s, name, mutable, declared, v, value)
         # the new name is visible only after its initialiser (`let i = i as i32;`)
         self.scopes[-1][name] = var
         return [*pre, stmt]
 
-    def let_value(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V]:
+    def let_value(self, value: Node, hint: str | None, natural: bool = False) -> tuple[list[hir.Stmt], V]:
         """A `let`'s value: an expression, or a block (`{ let a = ..; a * 2.0 }`, `unsafe { .. }`)
-        whose statements run first and whose tail expression is the value."""
+        whose statements run first and whose tail expression is the value (`natural`: a sum or
+        product without a type takes its values' type, where the later use fixes it)."""
         if value.type not in ("block", "unsafe_block"):
-            summed = self.iter_sum(value, hint)
+            summed = self.iter_reduce(value, hint, natural)
             return summed if summed is not None else ([], self.expr(value, hint))
         b = value if value.type == "block" else value.named_children[-1]
         kids = self.named_children(b)
@@ -1072,64 +1087,190 @@ class KernelBuilder:
             kept.append(e)
         return arr, kept[0], kept[1], pre
 
-    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
-        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`: a
-        counted loop over the elements (v is `&T`: `*v`, or the pattern `&v` for the value)."""
-        sp = self.span(s)
-        got = self.slice_of(it, sp)
+    def walk_of(self, n: Node, sp) -> _Walk | None:
+        """The elements an iterator chain walks: a slice or array (`slice_of`), `.zip(other)` of two
+        (as many trips as the shorter), `.copied()` / `.cloned()` (values instead of references);
+        None when `n` is none of these."""
+        parts = self.method_parts(n)
+        if parts is not None and parts[1] in ("copied", "cloned") and not parts[2]:
+            w = self.walk_of(parts[0], sp)
+            if w is not None:
+                w.by_value = True
+            return w
+        if parts is not None and parts[1] == "zip" and len(parts[2]) == 1:
+            w = self.walk_of(parts[0], sp)
+            if w is None:
+                return None
+            if len(w.arrays) != 1 or w.by_value:
+                raise self.error(n, "`.zip()` pairs the elements of two slices or arrays: `x.iter().zip(y.iter())`")
+            other = self.slice_of(parts[2][0], sp)
+            if other is None:
+                raise self.error(parts[2][0], "`.zip()` takes a slice or an array: `y.iter()`, `&y`, `&y[a..b]`")
+            arr, lo, hi, pre = other
+            m = self.temp(U32)
+            pre = [*pre, hir.Assign(sp, m, self.trips(lo, hi, sp))]
+            count = hir.Var(U32, sp, m)
+            shorter = hir.IfExpr(U32, sp, hir.Compare(BOOL, sp, hir.CompareOp.LT, count, w.count), count, w.count)
+            k = self.temp(U32)
+            pre.append(hir.Assign(sp, k, shorter))
+            return _Walk([*w.arrays, (arr, lo)], hir.Var(U32, sp, k), [*w.pre, *pre])
+        got = self.slice_of(n, sp)
         if got is None:
             return None
         arr, lo, hi, pre = got
-        pat = s.child_by_field_name("pattern")
+        return _Walk([(arr, lo)], self.trips(lo, hi, sp), pre)
+
+    def trips(self, lo: hir.Expr, hi: hir.Expr, sp) -> hir.Expr:
+        """The elements of `a..b` (`hi - lo`; none when the range is empty: Rust panics there)."""
+        if isinstance(lo, hir.Const) and lo.value == 0:
+            return hi
+        empty = hir.Compare(BOOL, sp, hir.CompareOp.LT, hi, lo)
+        return hir.IfExpr(U32, sp, empty, hir.Const(U32, sp, 0), hir.Binary(U32, sp, BinOp.SUB, hi, lo))
+
+    def walk_elements(self, w: _Walk, j: str, sp) -> list[V]:
+        """The elements of trip `j` (a U32 variable counting from 0) of each array of `w`."""
+        out = []
+        for arr, lo in w.arrays:
+            at: hir.Expr = hir.Var(U32, sp, j)
+            if not (isinstance(lo, hir.Const) and lo.value == 0):
+                at = hir.Binary(U32, sp, BinOp.ADD, lo, at)
+            out.append(self.element(arr, (at,), sp))
+        return out
+
+    def bind_elements(self, pat: Node, elems: list[V], by_value: bool, sp) -> list[hir.Stmt]:
+        """Bind a loop's or closure's pattern to the elements of one trip, in the current scope:
+        `v` (a `&T`, or the value after `.copied()`), `&v` (the value), `(a, b)` / `(&a, &b)` of a
+        zip."""
+        if pat.type == "parameter":  # a closure's `|v: &f32|`: the type is the element's
+            pat = pat.child_by_field_name("pattern")
         names = self.named_children(pat) if pat.type == "tuple_pattern" else [pat]
-        if len(names) != (2 if enumerate_ else 1):
-            raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs" if enumerate_ else "the loop binds one element")
-        vpat = names[-1]
-        ref = vpat.type != "reference_pattern"
-        if not ref:
-            vpat = vpat.named_children[-1]
-        if vpat.type != "identifier" or (enumerate_ and names[0].type != "identifier"):
-            raise self.error(pat, "the loop binds names: `v`, `&v`, `(i, v)`")
+        if len(names) != len(elems):
+            what = "a pair `(a, b)`" if len(elems) == 2 else "one element, `v` or `&v`"
+            raise self.error(pat, f"each trip gives {what}")
+        out: list[hir.Stmt] = []
+        for name, elem in zip(names, elems):
+            ref = name.type != "reference_pattern" and not by_value
+            if name.type == "reference_pattern":
+                if by_value:
+                    raise self.error(name, "mismatched types: `.copied()` gives values, not references: bind `v`")
+                name = name.named_children[-1]
+            if name.type != "identifier":
+                raise self.error(name, "the elements bind names: `v`, `&v`, `(a, b)`")
+            hv = self.fresh_name(self.text(name), elem.e.type)
+            self.scopes[-1][self.text(name)] = Var(hv, elem.rt, False, False, name, ref=ref)
+            out.append(hir.Assign(sp, hv, elem.e))
+        return out
+
+    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
+        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`,
+        `for (a, b) in x.iter().zip(y.iter())`: a counted loop over the elements (v is `&T`: `*v`,
+        or the pattern `&v` for the value)."""
+        sp = self.span(s)
+        w = self.walk_of(it, sp)
+        if w is None:
+            return None
+        pat = s.child_by_field_name("pattern")
+        vpat = pat
+        if enumerate_:
+            names = self.named_children(pat) if pat.type == "tuple_pattern" else []
+            if len(names) != 2 or names[0].type != "identifier":
+                raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs")
+            vpat = names[1]
         j = self.temp(U32)
         self.scopes.append({})
         try:
-            elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
-            hv = self.fresh_name(self.text(vpat), elem.e.type)
-            self.scopes[-1][self.text(vpat)] = Var(hv, elem.rt, False, False, vpat, ref=ref)
-            head: list[hir.Stmt] = [hir.Assign(sp, hv, elem.e)]
+            head = self.bind_elements(vpat, self.walk_elements(w, j, sp), w.by_value, sp)
             if enumerate_:
                 hi_name = self.fresh_name(self.text(names[0]), U32)
                 self.scopes[-1][self.text(names[0])] = Var(hi_name, "usize", False, False, names[0])
-                head.insert(0, hir.Assign(sp, hi_name, hir.Binary(U32, sp, BinOp.SUB, hir.Var(U32, sp, j), lo)))
+                head.insert(0, hir.Assign(sp, hi_name, hir.Var(U32, sp, j)))
             body = self.loop_body(s)
         finally:
             self.scopes.pop()
-        return self.close_loop([*pre, hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
+        zero, one = hir.Const(U32, sp, 0), hir.Const(U32, sp, 1)
+        return self.close_loop([*w.pre, hir.For(sp, j, zero, w.count, one, (*head, *body))], sp)
 
-    def iter_sum(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V] | None:
-        """`let s: f32 = x[a..b].iter().sum();` (or `.sum::<f32>()`): a loop adding the elements."""
+    def iter_reduce(self, value: Node, hint: str | None, natural: bool = False) -> tuple[list[hir.Stmt], V] | None:
+        """`x[a..b].iter().sum::<f32>()`, `.product()`, also after `.map(|v| ..)` and `.zip(..)`:
+        a loop folding the elements (or the closure's values) in order, from Rust's neutral element
+        (a float sum starts from -0.0, as std's `Sum` does: the empty sum is -0.0). The type is the
+        turbofish's or the `hint` (the type rustc infers from a `let` annotation or the place the
+        value goes); the statements compute it, the value is the accumulator."""
         parts = self.method_parts(value)
-        if parts is None or parts[1] != "sum" or parts[2]:
+        if parts is None or parts[1] not in ("sum", "product") or parts[2]:
             return None
         sp = self.span(value)
-        got = self.slice_of(parts[0], sp)
-        if got is None:
+        recv, closure = parts[0], None
+        mp = self.method_parts(recv)
+        if mp is not None and mp[1] == "map" and len(mp[2]) == 1:
+            recv, closure = mp[0], mp[2][0]
+            if closure.type != "closure_expression":
+                raise self.error(closure, "`.map()` takes a closure written there: `.map(|v| v * 2.0)`")
+        w = self.walk_of(recv, sp)
+        if w is None:
             return None
-        arr, lo, hi, pre = got
         f = value.child_by_field_name("function")
         targs = f.child_by_field_name("type_arguments") if f.type == "generic_function" else None
         want = self.type_name(self.named_children(targs)[0]) if targs is not None else hint
-        if want is None:
-            raise self.error(value, f"type annotations needed: `let s: {arr.rt} = ...sum();` or `.sum::<{arr.rt}>()`")
-        if want != arr.rt:
-            raise self.error(value, f"a sum of {arr.rt} elements is an {arr.rt} (Sum<&{arr.rt}>), not {want}")
-        t = RUST_TYPES[arr.rt]
-        acc, j = self.temp(t), self.temp(U32)
-        elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
-        zero = hir.Const(t, sp, 0.0 if t.is_float else 0)
-        add = hir.Assign(sp, acc, hir.Binary(t, sp, BinOp.ADD, hir.Var(t, sp, acc), elem.e))
-        loop = hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (add,))
-        return [*pre, hir.Assign(sp, acc, zero), loop], V(hir.Var(t, sp, acc), arr.rt)
+        verb = parts[1]
+        if want is None and not natural:
+            raise self.error(value, f"type annotations needed: `let s: f32 = ...{verb}();` or `.{verb}::<f32>()`")
+        if want is not None and want not in ("i32", "u32", "f32", "f64", "usize"):
+            raise self.error(value, f"a {verb} here is of i32, u32, usize, f32 or f64 values, not {want}")
+        j = self.temp(U32)
+        self.scopes.append({})
+        try:
+            elems = self.walk_elements(w, j, sp)
+            if closure is None:
+                if len(elems) != 1:
+                    raise self.error(value, f"a {verb} of pairs: `.map(|(a, b)| a * b)` first")
+                pre: list[hir.Stmt] = []
+                v, vnode = elems[0], recv
+            else:
+                params = [p for p in self.named_children(closure.child_by_field_name("parameters"))]
+                if len(params) != 1:
+                    raise self.error(closure, "the closure of `.map()` takes one parameter")
+                pre = self.bind_elements(params[0], elems, w.by_value, sp)
+                body = closure.child_by_field_name("body")
+                more, v = self.let_value(body, want)
+                pre += more
+                vnode = body
+        finally:
+            self.scopes.pop()
+        if v.lit:
+            v = self.retype(v, want, vnode) if want is not None else self.literal_default(v, vnode)
+        if want is None:  # `let s = x.iter().sum(); o[i] = s;`: the later use fixes it to the values' type
+            want = v.rt
+        if want not in ("i32", "u32", "f32", "f64", "usize"):
+            raise self.error(value, f"a {verb} here is of i32, u32, usize, f32 or f64 values, not {want}")
+        t = RUST_TYPES[want]
+        acc = self.temp(t)
+        if v.rt != want:
+            shown = f"&{v.rt}" if closure is None and not w.by_value else v.rt
+            raise self.error(
+                value, f"a {verb} of {shown} values is a {v.rt} ({verb.capitalize()}<{shown}>), not {want}"
+            )
+        op = BinOp.ADD if verb == "sum" else BinOp.MUL
+        start = hir.Const(t, sp, (-0.0 if verb == "sum" else 1.0) if t.is_float else (0 if verb == "sum" else 1))
+        step = hir.Assign(sp, acc, hir.Binary(t, sp, op, hir.Var(t, sp, acc), v.e))
+        zero, one = hir.Const(U32, sp, 0), hir.Const(U32, sp, 1)
+        loop = hir.For(sp, j, zero, w.count, one, (*pre, step))
+        return [*w.pre, hir.Assign(sp, acc, start), loop], V(hir.Var(t, sp, acc), want)
+
+    def as_value(self, n: Node, name: str, build: Callable[[], tuple[list[hir.Stmt], V]]) -> V:
+        """Statements and the value they compute, used where an expression stands (`o[i] = 2.0 *
+        x.iter().sum::<f32>();`): a helper of no parameters inlined there by compiler/inline.py,
+        which keeps the order of evaluation around it; its temporaries are its own."""
+        sp = self.span(n)
+        before = set(self.vars)
+        stmts, v = build()
+        own = tuple((k, t) for k, t in self.vars.items() if k not in before)
+        for k, _ in own:
+            del self.vars[k]
+        key = f"${name}@{sp.line}:{sp.col}#{len(self.helpers.instances)}"
+        h = hir.Helper(key, f"${name}", (), v.e.type, (*stmts, hir.Return(sp, v.e)), own, sp)
+        self.helpers.instance(key, h.name, sp, lambda: h)
+        return V(hir.Invoke(v.e.type, sp, key, ()), v.rt)
 
     def for_loop(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
@@ -2186,6 +2327,11 @@ class KernelBuilder:
             recv = f.child_by_field_name("value")
             method = self.text(f.child_by_field_name("field"))
             return self.method(n, recv, method, args, hint)
+        if f.type == "generic_function" and f.child_by_field_name("function").type == "field_expression":
+            inner = f.child_by_field_name("function")  # `x.iter().sum::<f32>()`: a method with a turbofish
+            if self.text(inner.child_by_field_name("field")) in ("sum", "product"):
+                field_ = self.text(inner.child_by_field_name("field"))
+                return self.method(n, inner.child_by_field_name("value"), field_, args, hint)
         if f.type == "generic_function":
             if self.is_local_array(n):
                 raise self.error(n, "local_array::<T, N>() is a declaration: let s = local_array::<f32, 256>();")
@@ -2602,6 +2748,15 @@ class KernelBuilder:
         self, n: Node, recv: Node, method: str, args: list[Node], hint: str | None, want_rt: str | None = None
     ) -> V:
         sp = self.span(n)
+        if method in ("sum", "product") and not args and _iterator_chain(self, recv):
+
+            def reduce() -> tuple[list[hir.Stmt], V]:
+                got = self.iter_reduce(n, hint if _result_type_known(n) else None)
+                if got is None:
+                    raise self.error(recv, "iterators walk a slice or a one-dimensional array (`x.iter()`, `&x[a..b]`)")
+                return got
+
+            return self.as_value(n, method, reduce)
         if (
             method == "len"
             and not args
@@ -2862,6 +3017,57 @@ def _recomputable(e: hir.Expr) -> bool:
         return _recomputable(e.left) and _recomputable(e.right)
     if isinstance(e, hir.IfExpr):
         return _recomputable(e.cond) and _recomputable(e.then) and _recomputable(e.other)
+    return False
+
+
+def _iterator_chain(b: KernelBuilder, n: Node) -> bool:
+    """Is `n` an iterator chain over a slice or array (`x.iter()`, `&x[a..]`, `.map(..)`, `.zip(..)`,
+    `.copied()` of one)?"""
+    parts = b.method_parts(n)
+    while parts is not None and parts[1] in ("map", "zip", "copied", "cloned"):
+        n = parts[0]
+        parts = b.method_parts(n)
+    return (
+        parts is not None and parts[1] in ("iter", "into_iter") and not parts[2]
+    ) or n.type == "reference_expression"
+
+
+def _use_fixes_type(let: Node, name: str) -> bool:
+    """Does the first use of `let`'s `name` after it fix its type, as rustc's inference needs for an
+    unannotated `let s = x.iter().sum();` (`o[i] = s;` does; `s * 2.0` does not: E0282)?"""
+    sib = let.next_named_sibling
+    while sib is not None:
+        stack = [sib]
+        while stack:
+            x = stack.pop()
+            if x.type == "identifier" and x.text is not None and x.text.decode() == name:
+                return _result_type_known(x)
+            stack.extend(reversed(x.named_children))
+        sib = sib.next_named_sibling
+    return False
+
+
+def _result_type_known(n: Node) -> bool:
+    """Does rustc know the type of `n`'s value from where it goes (so that `.sum()` needs no
+    turbofish)? The right side of `=`, an argument of a function of the file, a `return` value or
+    a function's tail; not an operand (`2.0 * x.iter().sum()` is E0284, `s += ...` E0283)."""
+    p = n.parent
+    if p is None:
+        return False
+    if p.type == "assignment_expression":
+        return p.child_by_field_name("right") is not None and p.child_by_field_name("right").id == n.id
+    if p.type == "arguments":
+        call = p.parent
+        f = call.child_by_field_name("function") if call is not None else None
+        return f is not None and f.type == "identifier"  # a helper's parameter type (builtins are generic)
+    if p.type == "return_expression":
+        return True
+    if p.type == "let_declaration":  # `let t: f32 = s;`
+        value = p.child_by_field_name("value")
+        return p.child_by_field_name("type") is not None and value is not None and value.id == n.id
+    if p.type == "block" and p.parent is not None and p.parent.type == "function_item":
+        kids = [c for c in p.named_children if c.type not in ("line_comment", "block_comment")]
+        return bool(kids) and kids[-1].id == n.id
     return False
 
 
