@@ -133,3 +133,15 @@ def test_wrong_array_arguments_are_refused_at_the_place_once(body: str) -> None:
         wg.compile(refused_kernel(body), lang="rust")
     (d,) = e.value.diagnostics
     assert message in d.message and (d.span.line, d.span.col) == (line, col), (d.message, d.span)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_helpers_and_closures_declare_their_own_arrays(kernels: object, engine: str) -> None:
+    """Each call of `weighted` has its own `t` (and the closure its own `u`), in registers."""
+    prog = wg.compile(str(FILE))
+    assert local_rows(prog, "own") == 0 and next(k for k in prog.kernels if k.name == "own").local_memory == 0
+    x = np.arange(32, dtype=np.float32) - 5
+    o = np.zeros(8, np.float32)
+    kernels.own(x, o, grid=1, workgroup=8, engine=engine)  # type: ignore[attr-defined]
+    w = np.arange(1, 5, dtype=np.float32)
+    np.testing.assert_array_equal(o, (x.reshape(8, 4) * w).sum(1) + (x[:4] * w).sum() + np.float32(12))

@@ -455,6 +455,8 @@ class KernelBuilder:
             any(isinstance(sc.get(name), Array) for sc in self.scopes)
             or any(la.name == name for la in self.locals)
             or any(pa.name == name for pa in self.privates)
+            # a closure's own array must not take the name of one it captures
+            or any(isinstance(b, Private) and b.hir_name == name for sc in self.scopes for b in sc.values())
         )
 
     def temp(self, t: ScalarType) -> str:
@@ -1476,8 +1478,6 @@ class KernelBuilder:
         constant, else in the thread's local memory (docs/compiler.md). Its element type is the
         annotation's, a literal's suffix, or, as rustc infers it, the type of its first use."""
         sp = self.span(s)
-        if self.ret is not None:
-            raise self.error(s, "per-thread arrays are declared in kernels: pass their elements to the helper")
         if value is None:
             raise self.error(s, f"give `{name}` its elements: let mut {name} = [0.0f32; 4];")
         shape_t: list[int] = []
@@ -2671,7 +2671,8 @@ class KernelBuilder:
             self.toolchain_dialect |= sub.toolchain_dialect
             variables = tuple((k, v) for k, v in sub.vars.items() if k not in base and k not in own)
             result = None if rt in ("()", "?") else RUST_TYPES[rt]
-            return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.span(node))
+            privates = tuple(sub.privates)  # its own per-thread arrays: a fresh set per call (compiler/inline.py)
+            return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.span(node), privates)
         raise CompileError([Diagnostic("type inference did not settle", self.span(node))])
 
     def tail(self, n: Node) -> list[hir.Stmt]:

@@ -79,3 +79,28 @@ pub fn pick(x: &[f32], sel: &[u32], o: &mut [f32], whole: &mut [f32]) {
     let peek = |u: &[f32; T], j: usize| u[j];
     o[i] = total(&t) + peek(&t, 0);
 }
+
+fn weighted(x: &[f32], at: usize) -> f32 {
+    let mut t = [0.0f32; T]; // the helper's own array: one per call
+    load_row(&mut t, x, at);
+    let w = [1.0f32, 2.0, 3.0, 4.0];
+    let mut s = 0.0f32;
+    for j in unroll(0..T) {
+        s += t[j] * w[j];
+    }
+    s
+}
+
+// per-thread arrays declared in a helper and in a closure (which also reads the kernel's)
+#[wave::kernel]
+pub fn own(x: &[f32], o: &mut [f32]) {
+    let i = global_id(0) as usize;
+    let mut t = [5.0f32; 2];
+    let twice = |v: f32| {
+        let mut u = [v; 2];
+        u[1] += t[0];
+        u[0] + u[1]
+    };
+    t[0] = twice(1.0);
+    o[i] = weighted(x, i * T) + weighted(x, 0) + t[0] + t[1];
+}
