@@ -81,8 +81,8 @@ class Helpers:
 
     @contextmanager
     def entered(self, name: str, site: Span | None) -> Iterator[None]:
-        """Lowering the body of helper `name` for its call at `site` (a frontend that lowers each
-        call's body in place, as C++'s does, uses this alone): RecursionRefused when `name` is being
+        """Lowering the body of helper `name` for its call at `site` (`instance` builds in it; a
+        frontend that lowered each call's body in place would use this alone): RecursionRefused when `name` is being
         lowered already or is the kernel; a CompileError raised inside comes out with a note at
         `site` on each diagnostic (and a diagnostic given already for this helper is left out)."""
         if name == self.kernel or any(c.name == name for c in self.stack):

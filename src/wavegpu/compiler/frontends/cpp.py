@@ -43,7 +43,7 @@ from ..builtins import (
     Kind,
     Rule,
 )
-from ..inline import Helpers
+from ..inline import HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, file_start, param_errors, parse
 
@@ -621,6 +621,7 @@ class LambdaB:
 
     fd: FunctionDef  # the lambda_expression as a function
     scopes: list[dict[str, Binding]]  # the names visible at its definition
+    serial: int = 0  # distinct per definition lowered: its helper instances' key
 
 
 @dataclass
@@ -649,14 +650,10 @@ class Loop:
 
 @dataclass
 class Inline:
-    """The helper being inlined: where its `return` goes."""
+    """The helper whose body is being lowered (into a hir.Helper: compiler/inline.py inlines it)."""
 
     name: str
     ret: ScalarType | None  # None: void; AUTO: a lambda's, its first return's type
-    result: str | None  # the HIR variable of the value
-    wrapped: bool  # returns break out of a one-trip loop
-    loop_depth: int
-    done: str | None = None  # set by a return inside a loop: every enclosing loop breaks too
     start: int = 0  # the helper's first byte: what it calls must be declared above it
 
 
@@ -807,6 +804,7 @@ class KernelBuilder:
             tuple(self.locals),
             self.src.file,
             options=options,
+            helpers=self.helpers.built(),
             privates=tuple(self.privates),
         )
 
@@ -954,12 +952,11 @@ class KernelBuilder:
         if t == "for_statement":
             return self.after_loop(self.for_loop(n), n)
         if t == "break_statement":
-            if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
+            if not self.loops:  # (a helper's body starts with no loop: its caller's are not its own)
                 raise self.error(n, "'break' outside a loop")
             return [hir.Break(sp)]
         if t == "continue_statement":
-            base = self.inlines[-1].loop_depth if self.inlines else 0
-            if not any(not loop.switch for loop in self.loops[base:]):
+            if not any(not loop.switch for loop in self.loops):
                 raise self.error(n, "'continue' outside a loop")
             return self.continue_stmts(sp)
         if t == "return_statement":
@@ -1016,11 +1013,7 @@ class KernelBuilder:
         return []
 
     def after_loop(self, out: list[hir.Stmt], n: Node) -> list[hir.Stmt]:
-        """In an inlined helper, a loop a `return` left breaks the enclosing loop too."""
-        if self.inlines and self.inlines[-1].done is not None:
-            sp = self.span(n)
-            done = hir.Var(BOOL, sp, self.inlines[-1].done)
-            out = [*out, hir.If(sp, done, (hir.Break(sp),), ())]
+        """A loop's statements (a `return` inside a helper's loops leaves them: compiler/inline.py)."""
         return out
 
     def continue_stmts(self, sp) -> list[hir.Stmt]:
@@ -1109,28 +1102,18 @@ class KernelBuilder:
             if value is not None:
                 raise self.error(value, "kernels return no value (write results to an array)")
             return [hir.Return(sp)]
-        inl = self.inlines[-1]
-        out: list[hir.Stmt] = []
-        if len(self.loops) > inl.loop_depth:  # leave the loops: a flag every enclosing loop tests
-            if inl.done is None:
-                inl.done = self.fresh("done", BOOL)
-            out.append(hir.Assign(sp, inl.done, hir.Const(BOOL, sp, True)))
+        inl = self.inlines[-1]  # a helper's return: compiler/inline.py makes it leave the call
         if inl.ret is None:
             if value is not None:
                 raise self.error(value, f"{inl.name!r} returns void")
-        else:
-            if value is None:
-                raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
-            e = self.expr(value)
-            if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
-                inl.ret = e.type
-                inl.result = self.fresh(inl.name, e.type)
-            v = self.convert(e, inl.ret, value)
-            assert inl.result is not None
-            out += [*self.take_pre(), hir.Assign(sp, inl.result, v)]
-        if inl.wrapped:
-            out.append(hir.Break(sp))
-        return out
+            return [hir.Return(sp)]
+        if value is None:
+            raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
+        e = self.expr(value)
+        if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
+            inl.ret = e.type
+        v = self.convert(e, inl.ret, value)
+        return [*self.take_pre(), hir.Return(sp, v)]
 
     def while_loop(self, n: Node) -> list[hir.Stmt]:
         sp = self.span(n)
@@ -1544,7 +1527,8 @@ class KernelBuilder:
         self.fresh_in_scope(target)
         fd = FunctionDef(name, value)
         scopes = [{}] if not items else list(self.scopes)  # [] sees the file's names only
-        self.scopes[-1][name] = LambdaB(fd, scopes)
+        self.tmp += 1
+        self.scopes[-1][name] = LambdaB(fd, scopes, self.tmp)
 
     def reference(self, tnode: Node, target: Node, value: Node, const: bool) -> list[hir.Stmt]:
         """`float& r = out[i];` (an alias of the element: reads load it, writes store it; the index
@@ -2683,28 +2667,39 @@ class KernelBuilder:
                 raise self.error(f, f"{name}: cannot deduce template parameter {key}: write {name}<T>(...)")
             if kind == "value" and key not in cmap:
                 raise self.error(f, f"{name}: template parameter {key} is a constant: write {name}<...>(...)")
-        # bind the parameters in a fresh scope (the helper sees the file's names only)
-        saved_scopes = self.scopes
-        self.types.append(tmap)
+        # the parameters: the helper's own names, bound in a fresh scope (it sees the file's names
+        # only); the arguments: the caller's arrays by reference, values converted here
         scope: dict[str, Binding] = {k: ConstB(v) for k, v in cmap.items()}
-        binds: list[hir.Stmt] = []
+        hparams: list[hir.Param] = []
+        actual: list[hir.Expr | hir.ArrayArg] = []
+        kinds: list[str] = []
+        self.types.append(tmap)
         try:
             for a, p, v in zip(args, pnodes, values):
                 pd = p.child_by_field_name("declarator")
                 if pd is None:
                     continue
                 if isinstance(v, PrivB):
-                    scope[self.text(_array_parameter(p)[0])] = self.private_parameter(p, v, a, name, cmap)  # type: ignore[index]
+                    pname = self.text(_array_parameter(p)[0])  # type: ignore[index]
+                    pb = self.private_parameter(p, v, a, name, cmap)
+                    at = ArrayType(pb.elem, "private", len(pb.shape))
+                    scope[pname] = PrivB(f"{pname}$array", pb.elem, pb.shape, pb.const, pb.decayed)
+                    hparams.append(hir.Param(f"{pname}$array", at, self.span(p)))
+                    actual.append(hir.ArrayArg(v.name, at))
+                    kinds.append(f"{pb.elem.name}{list(pb.shape)}{'c' if pb.const else ''}{'*' if pb.decayed else '&'}")
                     continue
                 if isinstance(v, ArrB):
-                    inner = _array_parameter(p)[0]  # type: ignore[index]
+                    pname = self.text(_array_parameter(p)[0])  # type: ignore[index]
                     const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
                     if v.const and not const:
                         raise self.error(a, f"{self.text(a)!r} points to const: {name!r} takes a non-const pointer")
                     elem = self.scalar_type(p.child_by_field_name("type"), elements=True)
                     if elem != v.type.elem:
                         raise self.error(a, f"{name!r} takes a {_cpp_name(elem)}*, not a {_cpp_name(v.type.elem)}*")
-                    scope[self.text(inner)] = ArrB(v.name, v.type, v.const or const, v.shape)
+                    scope[pname] = ArrB(f"{pname}$array", v.type, v.const or const, v.shape)
+                    hparams.append(hir.Param(f"{pname}$array", v.type, self.span(p)))
+                    actual.append(hir.ArrayArg(v.name, v.type))
+                    kinds.append(f"{v.type!r}{list(v.shape)}{'c' if v.const or const else ''}")
                     continue
                 if pd.type == "reference_declarator":
                     const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
@@ -2714,11 +2709,11 @@ class KernelBuilder:
                 if pd.type != "identifier":
                     raise self.error(pd, "unsupported parameter")
                 pt = self.scalar_type(p.child_by_field_name("type"))
-                val = self.convert(v, pt, a)
+                actual.append(self.convert(v, pt, a))
                 pname = self.text(pd)
-                var = self.fresh(pname, pt)
-                binds.append(hir.Assign(self.span(a), var, val))
-                scope[pname] = VarB(var, pt)
+                scope[pname] = VarB(pname, pt)  # renamed to its own name in build(), below
+                hparams.append(hir.Param(pname, pt, self.span(p)))
+                kinds.append(pt.name)
             rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
@@ -2730,42 +2725,61 @@ class KernelBuilder:
             ret = None if rtext == "void" or (deduced and not valued) else AUTO if deduced else self.scalar_type(rtn)
             if ret is None and not statement:
                 raise self.error(n, f"{name!r} returns void: it has no value")
-            stmts = body_node.named_children
-            last_is_return = bool(stmts) and stmts[-1].type == "return_statement"
-            wrapped = not (len(returns) == 0 or (len(returns) == 1 and last_is_return))
-            result = self.fresh(f"{name}", ret) if ret is not None and ret is not AUTO else None
             if ret is not None and not returns:
                 raise self.error(rtn or fnode, f"{name!r} returns {rtext} but has no return statement")
-            outer_pre, self.pre = [*self.pre, *binds], []
-            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
-            inl = Inline(name, ret, result, wrapped, len(self.loops), start=fnode.start_byte)
-            self.inlines.append(inl)
-            saved_loops = self.loops
-            self.loops = list(self.loops)
-            try:
-                with self.helpers.entered(name, self.span(f)):  # recursion refused; errors noted at the call
-                    body = self.block(body_node, scope=False)
-            finally:  # also after an error: the kernel's next statement is outside the helper
-                self.pre = outer_pre
-                self.loops = saved_loops
-                self.inlines.pop()
         finally:
-            self.scopes = saved_scopes
             self.types.pop()
-        ret, result = inl.ret, inl.result  # a lambda's deduced type is known now
-        if wrapped:
-            if ret is not None:
-                assert result is not None
-                body = [hir.Assign(sp, result, hir.Const(ret, sp, 0.0 if ret.is_float else 0)), *body]
-            if inl.done is not None:
-                body = [hir.Assign(sp, inl.done, hir.Const(BOOL, sp, False)), *body]
-            self.pre.append(hir.While(sp, hir.Const(BOOL, sp, True), (*body, hir.Break(sp))))
-        else:
-            self.pre.extend(body)
-        if ret is None:
+        targs = ",".join([*(f"{k}={t.name}" for k, t in tmap.items()), *(f"{k}={c.value}" for k, c in cmap.items())])
+        where = f"{fnode.start_byte}" if lam is None else f"lambda{lam.serial}"
+        key = f"{name}@{where}<{targs}>({','.join(kinds)})"
+
+        def build() -> hir.Helper:
+            """The helper's body in its own scope: its variables and per-thread arrays are its own
+            (one set per call, renamed by compiler/inline.py), the names it captures the caller's."""
+            saved = (self.scopes, self.loops, self.pre, self.unroll_next)
+            vars_before, privates_before = set(self.vars), len(self.privates)
+            params = []
+            for hp in hparams:  # a scalar parameter gets a name of its own
+                b = scope.get(hp.name)
+                if isinstance(b, VarB) and b.name == hp.name and not isinstance(hp.type, ArrayType):
+                    hn = self.fresh(hp.name, hp.type)
+                    scope[hp.name] = VarB(hn, hp.type)
+                    hp = hir.Param(hn, hp.type, hp.span)
+                params.append(hp)
+            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
+            self.loops, self.pre = [], []
+            self.types.append(tmap)
+            inl = Inline(name, ret, start=fnode.start_byte)
+            self.inlines.append(inl)
+            try:
+                body = self.block(body_node, scope=False)
+            finally:  # also after an error: the kernel's next statement is outside the helper
+                self.scopes, self.loops, self.pre, self.unroll_next = saved
+                self.inlines.pop()
+                self.types.pop()
+                own = tuple((k, t) for k, t in self.vars.items() if k not in vars_before)
+                for k, _ in own:
+                    del self.vars[k]
+                mine = tuple(self.privates[privates_before:])
+                del self.privates[privates_before:]
+            pnames = {p.name for p in params}
+            result = inl.ret if inl.ret is not AUTO else None
+            variables = tuple((k, t) for k, t in own if k not in pnames)
+            return hir.Helper(key, name, tuple(params), result, tuple(body), variables, self.span(fnode), mine)
+
+        try:
+            h = self.helpers.instance(key, name, self.span(f), build)  # recursion refused; errors noted at the call
+        except HelperFailed:
+            raise _Poisoned() from None  # refused at its first call, reported there
+        inv = hir.Invoke(h.result or VOID, sp, key, tuple(actual))
+        if h.result is None:
+            if not statement:
+                raise self.error(n, f"{name!r} returns void: it has no value")
+            self.pre.append(hir.ExprStmt(sp, inv))
             return None
-        assert result is not None
-        return hir.Var(ret, sp, result)
+        res = self.fresh(name, h.result)  # the call runs where it stands, as its statements did
+        self.pre.append(hir.Assign(sp, res, inv))
+        return hir.Var(h.result, sp, res)
 
 
 def _array_parameter(p: Node) -> tuple[Node, list[Node | None], bool] | None:

@@ -294,8 +294,9 @@ class _Walk:
     """What an iterator chain walks (KernelBuilder.walk_of): each array with its first index, the
     number of trips, the statements computing them once, values (`.copied()`) or references."""
 
-    arrays: list[tuple[Array | Private, hir.Expr]]
-    count: hir.Expr
+    arrays: list[tuple[Array | Private, hir.Expr | None]]  # None: the element at the loop's counter
+    lo: hir.Expr  # the counter's range
+    hi: hir.Expr
     pre: list[hir.Stmt]
     by_value: bool = False
 
@@ -1111,16 +1112,17 @@ class KernelBuilder:
             arr, lo, hi, pre = other
             m = self.temp(U32)
             pre = [*pre, hir.Assign(sp, m, self.trips(lo, hi, sp))]
-            count = hir.Var(U32, sp, m)
-            shorter = hir.IfExpr(U32, sp, hir.Compare(BOOL, sp, hir.CompareOp.LT, count, w.count), count, w.count)
+            count, first = hir.Var(U32, sp, m), self.trips(w.lo, w.hi, sp)
+            shorter = hir.IfExpr(U32, sp, hir.Compare(BOOL, sp, hir.CompareOp.LT, count, first), count, first)
             k = self.temp(U32)
             pre.append(hir.Assign(sp, k, shorter))
-            return _Walk([*w.arrays, (arr, lo)], hir.Var(U32, sp, k), [*w.pre, *pre])
+            pairs = [(w.arrays[0][0], w.lo), (arr, lo)]  # each from its first index, the counter from 0
+            return _Walk(pairs, hir.Const(U32, sp, 0), hir.Var(U32, sp, k), [*w.pre, *pre])
         got = self.slice_of(n, sp)
         if got is None:
             return None
         arr, lo, hi, pre = got
-        return _Walk([(arr, lo)], self.trips(lo, hi, sp), pre)
+        return _Walk([(arr, None)], lo, hi, pre)
 
     def trips(self, lo: hir.Expr, hi: hir.Expr, sp) -> hir.Expr:
         """The elements of `a..b` (`hi - lo`; none when the range is empty: Rust panics there)."""
@@ -1130,11 +1132,11 @@ class KernelBuilder:
         return hir.IfExpr(U32, sp, empty, hir.Const(U32, sp, 0), hir.Binary(U32, sp, BinOp.SUB, hi, lo))
 
     def walk_elements(self, w: _Walk, j: str, sp) -> list[V]:
-        """The elements of trip `j` (a U32 variable counting from 0) of each array of `w`."""
+        """The elements of trip `j` (the loop's U32 counter) of each array of `w`."""
         out = []
         for arr, lo in w.arrays:
             at: hir.Expr = hir.Var(U32, sp, j)
-            if not (isinstance(lo, hir.Const) and lo.value == 0):
+            if lo is not None and not (isinstance(lo, hir.Const) and lo.value == 0):
                 at = hir.Binary(U32, sp, BinOp.ADD, lo, at)
             out.append(self.element(arr, (at,), sp))
         return out
@@ -1185,12 +1187,14 @@ class KernelBuilder:
             if enumerate_:
                 hi_name = self.fresh_name(self.text(names[0]), U32)
                 self.scopes[-1][self.text(names[0])] = Var(hi_name, "usize", False, False, names[0])
-                head.insert(0, hir.Assign(sp, hi_name, hir.Var(U32, sp, j)))
+                at: hir.Expr = hir.Var(U32, sp, j)
+                if not (isinstance(w.lo, hir.Const) and w.lo.value == 0):
+                    at = hir.Binary(U32, sp, BinOp.SUB, at, w.lo)
+                head.insert(0, hir.Assign(sp, hi_name, at))
             body = self.loop_body(s)
         finally:
             self.scopes.pop()
-        zero, one = hir.Const(U32, sp, 0), hir.Const(U32, sp, 1)
-        return self.close_loop([*w.pre, hir.For(sp, j, zero, w.count, one, (*head, *body))], sp)
+        return self.close_loop([*w.pre, hir.For(sp, j, w.lo, w.hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
 
     def iter_reduce(self, value: Node, hint: str | None, natural: bool = False) -> tuple[list[hir.Stmt], V] | None:
         """`x[a..b].iter().sum::<f32>()`, `.product()`, also after `.map(|v| ..)` and `.zip(..)`:
@@ -1255,8 +1259,7 @@ class KernelBuilder:
         op = BinOp.ADD if verb == "sum" else BinOp.MUL
         start = hir.Const(t, sp, (-0.0 if verb == "sum" else 1.0) if t.is_float else (0 if verb == "sum" else 1))
         step = hir.Assign(sp, acc, hir.Binary(t, sp, op, hir.Var(t, sp, acc), v.e))
-        zero, one = hir.Const(U32, sp, 0), hir.Const(U32, sp, 1)
-        loop = hir.For(sp, j, zero, w.count, one, (*pre, step))
+        loop = hir.For(sp, j, w.lo, w.hi, hir.Const(U32, sp, 1), (*pre, step))
         return [*w.pre, hir.Assign(sp, acc, start), loop], V(hir.Var(t, sp, acc), want)
 
     def as_value(self, n: Node, name: str, build: Callable[[], tuple[list[hir.Stmt], V]]) -> V:
