@@ -145,3 +145,13 @@ def test_helpers_and_closures_declare_their_own_arrays(kernels: object, engine: 
     kernels.own(x, o, grid=1, workgroup=8, engine=engine)  # type: ignore[attr-defined]
     w = np.arange(1, 5, dtype=np.float32)
     np.testing.assert_array_equal(o, (x.reshape(8, 4) * w).sum(1) + (x[:4] * w).sum() + np.float32(12))
+
+
+def test_another_name_for_a_per_thread_array_is_refused_once() -> None:
+    """`let u = &mut t;` (rustc accepts it) is refused here with the reason, once: its uses add nothing."""
+    body = "let mut t = [0.0f32; 8]; let u = &mut t; u[0] = 1.0; o[0] = u[1] + t[1];"
+    with pytest.raises(wg.CompileError) as e:
+        wg.compile(refused_kernel(body), lang="rust")
+    (d,) = e.value.diagnostics
+    assert "a reference to a per-thread array is passed to a helper (`acc(&mut t)`)" in d.message
+    assert (d.span.line, d.span.col) == (9, 38)

@@ -1793,14 +1793,20 @@ class KernelBuilder:
             raise self.macro_error(n)
         if t == "closure_expression":
             raise self.error(
-                n, "closures are not supported in kernels (no function values on the GPU): write the code inline"
+                n,
+                "a closure is bound by `let` and called (`let f = |v: f32| v * 2.0;`) or written in `.map(..)`: "
+                "it is no value here (no function values on the GPU)",
             )
         if t == "array_expression":
             raise self.error(
-                n, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
+                n, "an array makes a per-thread array in a `let` (`let mut t = [0.0f32; 4];`), not a value"
             )
         if t in ("reference_expression",):
-            raise self.error(n, "references are only passed to atomics (`atomic_add(bins, i, 1)`)")
+            if self.borrowed_private(n) is not None:
+                raise self.error(
+                    n, "a reference to a per-thread array is passed to a helper (`acc(&mut t)`); here use `t` itself"
+                )
+            raise self.error(n, "references are passed to helpers and atomics (`atomic_add(bins, i, 1)`)")
         if t in ("assignment_expression", "compound_assignment_expr"):
             raise self.error(n, "an assignment is a statement here, not a value")
         if t in ("struct_expression", "tuple_expression", "unit_expression"):
