@@ -106,3 +106,18 @@ def test_refused_chains_say_why_once(body: str) -> None:
         wg.compile(kernel(body), lang="rust")
     (d,) = e.value.diagnostics
     assert REFUSED[body] in d.message, d.message
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_sums_over_ranges_against_numpy(kernels: object, engine: str, data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 6))
+    small = st.integers(-4, 4).map(float)
+    a = data.draw(hnp.arrays(np.float32, (n, n), elements=small))
+    b = data.draw(hnp.arrays(np.float32, (n, n), elements=small))
+    c = np.zeros((n, n), np.float32)
+    ints = np.zeros(3, np.int32)
+    kernels.matmul(a, b, c, ints, n, grid=(1, 1), workgroup=(n, n), engine=engine)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(c, a @ b)
+    assert ints.tolist() == [120, 18, int(a.reshape(-1)[:n].astype(np.int32).sum())]

@@ -299,6 +299,7 @@ class _Walk:
     hi: hir.Expr
     pre: list[hir.Stmt]
     by_value: bool = False
+    counter: Var | None = None  # `(a..b)`: the elements are the counter's values (no arrays), of this type
 
 
 @dataclass
@@ -1090,6 +1091,34 @@ class KernelBuilder:
             kept.append(e)
         return arr, kept[0], kept[1], pre
 
+    def range_walk(self, n: Node, sp) -> _Walk | None:
+        """`(a..b)` / `(a..=b)` as the source of a sum or product: the counter's values, of the
+        bounds' type (unsuffixed literals: the type their use gives, as rustc infers it)."""
+        while n.type == "parenthesized_expression":
+            n = n.named_children[0]
+        if n.type != "range_expression" or len(self.named_children(n)) != 2:
+            return None
+        a_node, b_node = self.named_children(n)
+        hint = self.inferred.get(n.id)
+        a = self.expr(a_node, hint)
+        b = self.expr(b_node, a.rt if not a.lit else hint)
+        if a.lit and not b.lit:
+            a = self.expr(a_node, b.rt)
+        flexible = False
+        if a.lit and b.lit:
+            a, b = self.literal_default(a, a_node), self.literal_default(b, b_node)
+            flexible = hint is None
+        a, b = self.unify(a, b, n, a_node, b_node)
+        if a.rt not in INTS or a.rt in NARROW_BITS:
+            raise self.error(n, f"a range counts with i32, u32 or usize, not {a.rt}")
+        stop = b.e
+        if "..=" in [c.type for c in n.children]:
+            top = (2**31 - 1) if a.rt == "i32" else (2**32 - 1)
+            if isinstance(stop, hir.Const) and int(stop.value) == top:  # b + 1 would wrap to the minimum
+                raise self.error(b_node, f"`..={self.text(b_node)}` ends at the largest {a.rt}: b + 1 wraps")
+            stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
+        return _Walk([], a.e, stop, [], True, Var("", a.rt, False, flexible, n))
+
     def walk_of(self, n: Node, sp) -> _Walk | None:
         """The elements an iterator chain walks: a slice or array (`slice_of`), `.zip(other)` of two
         (as many trips as the shorter), `.copied()` / `.cloned()` (values instead of references);
@@ -1132,7 +1161,9 @@ class KernelBuilder:
         return hir.IfExpr(U32, sp, empty, hir.Const(U32, sp, 0), hir.Binary(U32, sp, BinOp.SUB, hi, lo))
 
     def walk_elements(self, w: _Walk, j: str, sp) -> list[V]:
-        """The elements of trip `j` (the loop's U32 counter) of each array of `w`."""
+        """The elements of trip `j` (the loop's counter) of each array of `w` (of a range: `j`)."""
+        if w.counter is not None:
+            return [V(hir.Var(RUST_TYPES[w.counter.rt], sp, j), w.counter.rt)]
         out = []
         for arr, lo in w.arrays:
             at: hir.Expr = hir.Var(U32, sp, j)
@@ -1141,7 +1172,9 @@ class KernelBuilder:
             out.append(self.element(arr, (at,), sp))
         return out
 
-    def bind_elements(self, pat: Node, elems: list[V], by_value: bool, sp) -> list[hir.Stmt]:
+    def bind_elements(
+        self, pat: Node, elems: list[V], by_value: bool, sp, counter: Var | None = None
+    ) -> list[hir.Stmt]:
         """Bind a loop's or closure's pattern to the elements of one trip, in the current scope:
         `v` (a `&T`, or the value after `.copied()`), `&v` (the value), `(a, b)` / `(&a, &b)` of a
         zip."""
@@ -1156,12 +1189,14 @@ class KernelBuilder:
             ref = name.type != "reference_pattern" and not by_value
             if name.type == "reference_pattern":
                 if by_value:
-                    raise self.error(name, "mismatched types: `.copied()` gives values, not references: bind `v`")
+                    raise self.error(name, "mismatched types: the elements are values here, not references: bind `v`")
                 name = name.named_children[-1]
             if name.type != "identifier":
                 raise self.error(name, "the elements bind names: `v`, `&v`, `(a, b)`")
             hv = self.fresh_name(self.text(name), elem.e.type)
-            self.scopes[-1][self.text(name)] = Var(hv, elem.rt, False, False, name, ref=ref)
+            flexible = counter is not None and counter.flexible  # its type: the range's, inferred from this use
+            node = counter.node if counter is not None else name
+            self.scopes[-1][self.text(name)] = Var(hv, elem.rt, False, flexible, node, ref=ref)
             out.append(hir.Assign(sp, hv, elem.e))
         return out
 
@@ -1212,7 +1247,7 @@ class KernelBuilder:
             recv, closure = mp[0], mp[2][0]
             if closure.type != "closure_expression":
                 raise self.error(closure, "`.map()` takes a closure written there: `.map(|v| v * 2.0)`")
-        w = self.walk_of(recv, sp)
+        w = self.walk_of(recv, sp) or self.range_walk(recv, sp)
         if w is None:
             return None
         f = value.child_by_field_name("function")
@@ -1223,7 +1258,7 @@ class KernelBuilder:
             raise self.error(value, f"type annotations needed: `let s: f32 = ...{verb}();` or `.{verb}::<f32>()`")
         if want is not None and want not in ("i32", "u32", "f32", "f64", "usize"):
             raise self.error(value, f"a {verb} here is of i32, u32, usize, f32 or f64 values, not {want}")
-        j = self.temp(U32)
+        j = self.temp(RUST_TYPES[w.counter.rt] if w.counter is not None else U32)
         self.scopes.append({})
         try:
             elems = self.walk_elements(w, j, sp)
@@ -1236,7 +1271,7 @@ class KernelBuilder:
                 params = [p for p in self.named_children(closure.child_by_field_name("parameters"))]
                 if len(params) != 1:
                     raise self.error(closure, "the closure of `.map()` takes one parameter")
-                pre = self.bind_elements(params[0], elems, w.by_value, sp)
+                pre = self.bind_elements(params[0], elems, w.by_value, sp, w.counter)
                 body = closure.child_by_field_name("body")
                 more, v = self.let_value(body, want)
                 pre += more
@@ -1259,7 +1294,7 @@ class KernelBuilder:
         op = BinOp.ADD if verb == "sum" else BinOp.MUL
         start = hir.Const(t, sp, (-0.0 if verb == "sum" else 1.0) if t.is_float else (0 if verb == "sum" else 1))
         step = hir.Assign(sp, acc, hir.Binary(t, sp, op, hir.Var(t, sp, acc), v.e))
-        loop = hir.For(sp, j, w.lo, w.hi, hir.Const(U32, sp, 1), (*pre, step))
+        loop = hir.For(sp, j, w.lo, w.hi, hir.Const(w.lo.type, sp, 1), (*pre, step))
         return [*w.pre, hir.Assign(sp, acc, start), loop], V(hir.Var(t, sp, acc), want)
 
     def as_value(self, n: Node, name: str, build: Callable[[], tuple[list[hir.Stmt], V]]) -> V:
@@ -3037,6 +3072,10 @@ def _iterator_chain(b: KernelBuilder, n: Node) -> bool:
     while parts is not None and parts[1] in ("map", "zip", "copied", "cloned"):
         n = parts[0]
         parts = b.method_parts(n)
+    while n.type == "parenthesized_expression":
+        n = n.named_children[0]
+    if n.type == "range_expression":  # `(0..n).map(|k| ..).sum()`
+        return True
     return (
         parts is not None and parts[1] in ("iter", "into_iter") and not parts[2]
     ) or n.type == "reference_expression"

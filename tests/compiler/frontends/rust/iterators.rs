@@ -51,3 +51,18 @@ pub fn sums(x: &[f32], y: &[f32], o: &mut [f32], n: u32) {
     o[r + 10] = x[..0].iter().sum::<f32>() + x[..0].iter().sum::<f32>(); // the empty sum: -0.0, as std's Sum
     o[r + 11] = y.iter().map(|v| sq(*v)).sum::<f32>().sqrt();
 }
+
+// ranges as the source: C = A B with the inner product a sum over `(0..n).map(..)`
+#[wave::kernel]
+pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], ints: &mut [i32], n: u32) {
+    let i = global_id(0) as usize;
+    let j = global_id(1) as usize;
+    let n = n as usize;
+    c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+    if i == 0 && j == 0 {
+        let f: i32 = (1..=5).product(); // the literals' type: the annotation's
+        ints[0] = f;
+        ints[1] = (0..4).map(|k| k * 3).sum::<i32>();
+        ints[2] = (0..n).map(|k| a[k] as i32).sum(); // k: usize (it indexes), the sum an i32
+    }
+}
