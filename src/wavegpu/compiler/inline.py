@@ -456,9 +456,9 @@ class _Rename:
         """The helper a renamed body calls: a closure defined inside the helper (its body reads the
         helper's names, which this renaming replaces) is called as a copy renamed the same way; its
         own names stay. Any other helper (nothing of ours in its body) is called as it is."""
-        g = self.helpers.get(key) if self.helpers is not None else None
-        if g is None:
+        if self.helpers is None or key not in self.helpers:
             return key
+        g = self.helpers[key]
         own = {p.name for p in g.params} | {n for n, _ in g.variables}
         mine = {p.name for p in g.params} | {pa.name for pa in g.privates}
         inner = _Rename(
@@ -469,11 +469,11 @@ class _Rename:
         body = inner.block(g.body)
         if body == g.body:
             return key
-        k = 2
-        while f"{g.key}#{k}" in self.helpers:
+        k, helpers = 2, self.helpers
+        while f"{g.key}#{k}" in helpers:
             k += 1
         copy = replace(g, key=f"{g.key}#{k}", body=body)
-        self.helpers[copy.key] = copy
+        helpers[copy.key] = copy
         return copy.key
 
     def var(self, name: str) -> str:

@@ -509,6 +509,7 @@ class KernelBuilder:
                 self.scopes[0][name] = kind
                 params.append(hir.Param(name, kind.type, self.span(p)))
                 continue
+            assert isinstance(kind, str)  # param_type gives a kernel no per-thread array parameter
             rt = kind
             t = RUST_TYPES[rt]
             self.params.add(name)
@@ -1145,7 +1146,7 @@ class KernelBuilder:
             shorter = hir.IfExpr(U32, sp, hir.Compare(BOOL, sp, hir.CompareOp.LT, count, first), count, first)
             k = self.temp(U32)
             pre.append(hir.Assign(sp, k, shorter))
-            pairs = [(w.arrays[0][0], w.lo), (arr, lo)]  # each from its first index, the counter from 0
+            pairs: list[tuple[Array | Private, hir.Expr | None]] = [(w.arrays[0][0], w.lo), (arr, lo)]  # from 0
             return _Walk(pairs, hir.Const(U32, sp, 0), hir.Var(U32, sp, k), [*w.pre, *pre])
         got = self.slice_of(n, sp)
         if got is None:
@@ -2460,7 +2461,9 @@ class KernelBuilder:
         """A slice parameter given a one-dimensional per-thread array (`&t` for `x: &[f32]`, which
         rustc coerces): the parameter is that array, by reference, in this instance of the helper
         (an instance per kind of array, as for a generic); anything else: the parameter as declared."""
-        got = self.borrowed_private(a) if isinstance(kind, Array) and not kind.pointer else None
+        if not isinstance(kind, Array) or kind.pointer:
+            return kind
+        got = self.borrowed_private(a)
         if got is None or len(got[0].shape) != 1 or got[0].rt != kind.rt:
             return kind
         return Private("", kind.rt, kind.mutable, False, a, got[0].shape, ref=True)
