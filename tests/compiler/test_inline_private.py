@@ -205,3 +205,61 @@ def test_a_helper_writing_only_its_own_per_thread_array_is_pure() -> None:
     assert h.pure(own) and not h.pure(SET_ROW)
     init_param = hir.Helper("ip", "ip", (hir.Param("a", PRIV),), None, (hir.PrivateInit(SP, "a", (c(1),)),), ())
     assert not h.pure(init_param)
+# outer(a, s): k = s + 1; return peek() where the closure peek (defined inside outer) reads outer's
+# array a and its variable k and parameter s: peek's body is renamed with outer's at each call
+PEEK = hir.Helper(
+    "peek",
+    "peek",
+    (),
+    U32,
+    (hir.Return(SP, b(Add, hir.PrivateLoad(U32, SP, "a", (c(1),)), b(Mul, v("k"), v("s")))),),
+    (),
+)
+OUTER = hir.Helper(
+    "outer",
+    "outer",
+    (hir.Param("a", PRIV), hir.Param("s", U32)),
+    U32,
+    (hir.Assign(SP, "k", b(Add, v("s"), c(1))), hir.Return(SP, hir.Invoke(U32, SP, "peek", ()))),
+    (("k", U32),),
+)
+
+
+@pytest.mark.parametrize("opt", [0, 2])
+def test_a_closure_inside_a_helper_reads_the_helpers_names_at_each_call(opt: int) -> None:
+    """A nested helper that captures its enclosing helper's parameters, variables and array
+    parameter is called as a copy renamed as the enclosing body is (one per call site), while the
+    kernel's own names of the same spelling (`k`, `s`, `a`) stay the kernel's."""
+    body = (
+        hir.Assign(SP, "j", tid()),
+        hir.Assign(SP, "k", c(100)),
+        hir.Assign(SP, "s", c(7)),
+        hir.PrivateInit(SP, "t", (c(5), v("j"))),
+        hir.PrivateInit(SP, "a", (c(9), b(Add, v("j"), c(2)))),
+        hir.Store(
+            SP,
+            "o",
+            v("j"),
+            b(
+                Add,
+                b(
+                    Add,
+                    hir.Invoke(U32, SP, "outer", (hir.ArrayArg("t", PRIV), v("j"))),
+                    hir.Invoke(U32, SP, "outer", (hir.ArrayArg("a", PRIV), c(3))),
+                ),
+                b(Add, v("k"), v("s")),
+            ),
+        ),
+    )
+    fn = hir.Function(
+        "k",
+        (hir.Param("o", OUT),),
+        body,
+        (("j", U32), ("k", U32), ("s", U32)),
+        helpers=(OUTER, PEEK),
+        privates=(hir.PrivateArray("t", U32, (2,), SP), hir.PrivateArray("a", U32, (2,), SP)),
+    )
+    prog = compile_functions([fn], Options(opt=opt))
+    res = wg.emulate(prog, grid=(1, 1, 1), workgroup=(32, 1, 1), memory=128, args=[0])
+    got = res.memory.view(np.uint32)[:32].tolist()
+    assert got == [(j + (j + 1) * j) + ((j + 2) + 4 * 3) + 107 for j in range(32)]

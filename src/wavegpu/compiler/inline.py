@@ -81,8 +81,8 @@ class Helpers:
 
     @contextmanager
     def entered(self, name: str, site: Span | None) -> Iterator[None]:
-        """Lowering the body of helper `name` for its call at `site` (a frontend that lowers each
-        call's body in place, as C++'s does, uses this alone): RecursionRefused when `name` is being
+        """Lowering the body of helper `name` for its call at `site` (`instance` builds in it; a
+        frontend that lowered each call's body in place would use this alone): RecursionRefused when `name` is being
         lowered already or is the kernel; a CompileError raised inside comes out with a note at
         `site` on each diagnostic (and a diagnostic given already for this helper is left out)."""
         if name == self.kernel or any(c.name == name for c in self.stack):
@@ -353,7 +353,7 @@ class _Inliner:
             arrays[pa.name] = self.fresh_array(f"{h.name}${pa.name}")
             self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
-        body = _Rename(names, arrays, rows).block(h.body)
+        body = _Rename(names, arrays, rows, self.helpers).block(h.body)
         body = self.returns(body, h, result, e.span)
         self.stack.append((h, e.span))
         try:
@@ -460,9 +460,35 @@ class _Rename:
     names: dict[str, str]
     arrays: dict[str, str]
     rows: dict[str, tuple[hir.Expr, ...]] = field(default_factory=dict)  # a row parameter's leading indices
+    helpers: dict[str, hir.Helper] | None = None  # the kernel's: a nested helper's copy is added here
 
     def block(self, body: tuple[hir.Stmt, ...]) -> tuple[hir.Stmt, ...]:
         return tuple(self.stmt(s) for s in body)
+
+    def nested(self, key: str) -> str:
+        """The helper a renamed body calls: a closure defined inside the helper (its body reads the
+        helper's names, which this renaming replaces) is called as a copy renamed the same way; its
+        own names stay. Any other helper (nothing of ours in its body) is called as it is."""
+        if self.helpers is None or key not in self.helpers:
+            return key
+        g = self.helpers[key]
+        own = {p.name for p in g.params} | {n for n, _ in g.variables}
+        mine = {p.name for p in g.params} | {pa.name for pa in g.privates}
+        inner = _Rename(
+            {k: v for k, v in self.names.items() if k not in own},
+            {k: v for k, v in self.arrays.items() if k not in mine},
+            {k: v for k, v in self.rows.items() if k not in mine},
+            self.helpers,
+        )
+        body = inner.block(g.body)
+        if body == g.body:
+            return key
+        k, helpers = 2, self.helpers
+        while f"{g.key}#{k}" in helpers:
+            k += 1
+        copy = replace(g, key=f"{g.key}#{k}", body=body)
+        helpers[copy.key] = copy
+        return copy.key
 
     def var(self, name: str) -> str:
         return self.names.get(name, name)
@@ -520,7 +546,7 @@ class _Rename:
                 else e(a)
                 for a in x.args
             )
-            return replace(x, args=args)
+            return replace(x, callee=self.nested(x.callee), args=args)
         return x
 
 

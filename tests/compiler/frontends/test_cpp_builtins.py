@@ -137,7 +137,8 @@ def _bits32(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.array(pop), np.array(clz), np.array(ctz)
 
 
-def test_new_rows_against_numpy() -> None:
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_new_rows_against_numpy(engine: str) -> None:
     rng = np.random.default_rng(24)
     n = 64
     x = rng.uniform(-4, 4, n).astype(np.float32)
@@ -152,7 +153,7 @@ def test_new_rows_against_numpy() -> None:
     f = np.zeros(n * 12, np.float32)
     bits = np.zeros(n * 6, np.int32)
     k = load_kernels(NEW_ROWS, lang="cpp")["rows"]
-    k(x, y, u, s, f, bits, np.uint32(n), grid=(1,), workgroup=(n,))
+    k(x, y, u, s, f, bits, np.uint32(n), grid=(1,), workgroup=(n,), engine=engine)
     f = f.reshape(n, 12)
     bits = bits.reshape(n, 6)
     with np.errstate(invalid="ignore"):
@@ -259,18 +260,19 @@ ROUNDING = (
 )
 
 
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), min_size=32, max_size=32),
     st.lists(st.integers(0, 2**32 - 1), min_size=32, max_size=32),
 )
-def test_rounding_and_bit_counts_match_numpy(xs: list[float], us: list[int]) -> None:
+def test_rounding_and_bit_counts_match_numpy(engine: str, xs: list[float], us: list[int]) -> None:
     x = np.array(xs, np.float32)
     u = np.array(us, np.uint32)
     f = np.zeros(96, np.float32)
     b = np.zeros(96, np.int32)
     _KERNELS.setdefault("k", load_kernels(ROUNDING, lang="cpp")["rounding"])
-    _KERNELS["k"](x, u, f, b, grid=(1,), workgroup=(32,))
+    _KERNELS["k"](x, u, f, b, grid=(1,), workgroup=(32,), engine=engine)
     f, b = f.reshape(32, 3), b.reshape(32, 3)
     with np.errstate(invalid="ignore"):
         away = np.where(np.abs(x) < 2**23, np.copysign(np.floor(np.abs(x.astype(np.float64)) + 0.5), x), x)

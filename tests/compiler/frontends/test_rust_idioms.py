@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 import wavegpu as wg
 
 HERE = Path(__file__).parent
+ENGINES = ("numpy", "compiled")  # the emulator's two engines: each idiom runs on both
 SPECIAL = [0.0, -0.0, np.nan, np.inf, -np.inf, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, -0.49999997, 3.0, -1e-30]
 
 
@@ -29,11 +30,11 @@ def _round_away(v: np.ndarray) -> np.ndarray:
     return np.where(up, t + np.copysign(np.float32(1), v), t).astype(np.float32)
 
 
-def _floats(ks: object, x: np.ndarray, y: np.ndarray) -> None:
+def _floats(ks: object, x: np.ndarray, y: np.ndarray, engine: str) -> None:
     n = len(x)
     o = np.zeros(n * 12, np.float32)
     nan = np.zeros(n, np.uint32)
-    ks.floats(x, y, o, nan, n, grid=(n + 31) // 32, workgroup=32)  # type: ignore[attr-defined]
+    ks.floats(x, y, o, nan, n, grid=(n + 31) // 32, workgroup=32, engine=engine)  # type: ignore[attr-defined]
     r = o.reshape(n, 12)
     f = np.float32
     with np.errstate(all="ignore"):
@@ -69,26 +70,28 @@ def _within_the_pow_bound(got: np.ndarray, x: np.ndarray, y: np.ndarray) -> None
     assert (err <= bound).all(), (got[err > bound], want[err > bound])
 
 
-def test_float_methods_against_numpy_on_the_special_values(kernels: object) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float_methods_against_numpy_on_the_special_values(kernels: object, engine: str) -> None:
     x = np.array(SPECIAL, np.float32)
     y = np.array(SPECIAL[::-1], np.float32)
-    _floats(kernels, x, y)
+    _floats(kernels, x, y, engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     hnp.arrays(np.float32, 40, elements=st.floats(width=32, allow_nan=True, allow_infinity=True)),
     hnp.arrays(np.float32, 40, elements=st.floats(-6, 6, width=32)),
 )
-def test_float_methods_against_numpy(kernels: object, x: np.ndarray, y: np.ndarray) -> None:
-    _floats(kernels, x, y)
+def test_float_methods_against_numpy(kernels: object, engine: str, x: np.ndarray, y: np.ndarray) -> None:
+    _floats(kernels, x, y, engine)
 
 
-def _ints(ks: object, k: np.ndarray, u: np.ndarray) -> None:
+def _ints(ks: object, k: np.ndarray, u: np.ndarray, engine: str) -> None:
     n = len(k)
     oi = np.zeros(n * 6, np.int32)
     ou = np.zeros(n * 6, np.uint32)
-    ks.ints(k, u, oi, ou, n, grid=(n + 31) // 32, workgroup=32)  # type: ignore[attr-defined]
+    ks.ints(k, u, oi, ou, n, grid=(n + 31) // 32, workgroup=32, engine=engine)  # type: ignore[attr-defined]
     ri, ru = oi.reshape(n, 6), ou.reshape(n, 6)
     k64, u64 = k.astype(np.int64), u.astype(np.int64)
 
@@ -116,16 +119,18 @@ def _ints(ks: object, k: np.ndarray, u: np.ndarray) -> None:
     assert ru[:, 5].tolist() == np.clip(u, 10, 1000).tolist()
 
 
-def test_int_methods_against_numpy_on_the_edges(kernels: object) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_int_methods_against_numpy_on_the_edges(kernels: object, engine: str) -> None:
     k = np.array([0, 1, -1, 7, -7, 100, -101, 2**31 - 1, -(2**31), 1290, -1291, 16], np.int32)
     u = np.array([0, 1, 2**32 - 1, 2**31, 8, 9, 10, 1000, 1001, 65536, 0x00F0_0000, 3], np.uint32)
-    _ints(kernels, k, u)
+    _ints(kernels, k, u, engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hnp.arrays(np.int32, 33), hnp.arrays(np.uint32, 33))
-def test_int_methods_against_numpy(kernels: object, k: np.ndarray, u: np.ndarray) -> None:
-    _ints(kernels, k, u)
+def test_int_methods_against_numpy(kernels: object, engine: str, k: np.ndarray, u: np.ndarray) -> None:
+    _ints(kernels, k, u, engine)
 
 
 # ---- Rust idioms (rust/idioms.rs, which rustc checks too) -------------------------------------------
@@ -134,12 +139,13 @@ def idioms() -> object:
     return wg.load_kernels(HERE / "rust" / "idioms.rs")
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hnp.arrays(np.float32, 40, elements=st.floats(-100, 100, width=32)))
-def test_per_thread_arrays_unroll_and_rev_against_numpy(idioms: object, a: np.ndarray) -> None:
+def test_per_thread_arrays_unroll_and_rev_against_numpy(idioms: object, engine: str, a: np.ndarray) -> None:
     n = 8
     o = np.zeros(n, np.float32)
-    idioms.tiles(a, o, n, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    idioms.tiles(a, o, n, grid=1, workgroup=32, engine=engine)  # type: ignore[attr-defined]
     f = np.float32
     i = np.arange(n)
     t = a[(i * 4)[:, None] + np.arange(4)] * np.array([1, 2, 3, 4], f)
@@ -158,14 +164,15 @@ def _private_kernel(rng: str) -> str:
     )
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("rng", "registers"), [("unroll(0..4)", True), ("0..4", False)])
-def test_unroll_keeps_a_per_thread_array_in_registers(rng: str, registers: bool) -> None:
+def test_unroll_keeps_a_per_thread_array_in_registers(rng: str, registers: bool, engine: str) -> None:
     prog = wg.compile(_private_kernel(rng), lang="rust", opt=2)
     local = [line for line in wg.disassemble(prog).splitlines() if ".local" in line]
     assert (prog.kernels[0].local_memory == 0 and not local) is registers
     a = np.arange(32, dtype=np.float32)
     o = np.zeros(8, np.float32)
-    wg.load_kernels(_private_kernel(rng), lang="rust").k(a, o, grid=1, workgroup=8)
+    wg.load_kernels(_private_kernel(rng), lang="rust").k(a, o, grid=1, workgroup=8, engine=engine)
     np.testing.assert_array_equal(o, a.reshape(8, 4) @ np.arange(4, dtype=np.float32))
 
 
@@ -174,13 +181,14 @@ def test_unroll_needs_constant_bounds() -> None:
         wg.compile(_private_kernel("unroll(0..4)").replace("unroll(0..4)", "unroll(0..a.len())", 1), lang="rust")
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hnp.arrays(np.float32, 11, elements=st.floats(-10, 10, width=32)))
-def test_tuple_let_block_values_if_let_and_from_against_numpy(idioms: object, a: np.ndarray) -> None:
+def test_tuple_let_block_values_if_let_and_from_against_numpy(idioms: object, engine: str, a: np.ndarray) -> None:
     n = 11
     o = np.zeros(n, np.float32)
     flags = np.zeros(n, np.uint32)
-    idioms["values"](a, o, flags, n, grid=1, workgroup=32)  # type: ignore[index]
+    idioms["values"](a, o, flags, n, grid=1, workgroup=32, engine=engine)  # type: ignore[index]
     f = np.float32
     x, y = a * f(2), (a + f(1)) + f(1)
     s = x - y + (x * y + f(1))
@@ -219,34 +227,37 @@ def _labels_reference(ai: int) -> int:
     return count
 
 
-def test_labelled_break_and_continue_against_a_reference(idioms: object) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_labelled_break_and_continue_against_a_reference(idioms: object, engine: str) -> None:
     a = np.arange(12, dtype=np.uint32)
     o = np.zeros(12, np.uint32)
-    idioms.labels(a, o, 12, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    idioms.labels(a, o, 12, grid=1, workgroup=32, engine=engine)  # type: ignore[attr-defined]
     assert o.tolist() == [_labels_reference(int(x)) for x in a]
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hnp.arrays(np.float32, 12, elements=st.integers(-50, 50).map(float)))
-def test_iterators_over_slices_and_arrays_against_numpy(idioms: object, a: np.ndarray) -> None:
+def test_iterators_over_slices_and_arrays_against_numpy(idioms: object, engine: str, a: np.ndarray) -> None:
     n = 8  # integers: every sum is exact, in any order
     o = np.zeros(n, np.float32)
-    idioms.iterators(a, o, n, grid=1, workgroup=32)  # type: ignore[attr-defined]
+    idioms.iterators(a, o, n, grid=1, workgroup=32, engine=engine)  # type: ignore[attr-defined]
     want = [
         sum(a[i + j] * (j + 1) for j in range(4)) + a[0] + a[1] + 6000 + a[i:].sum() * 10000 + a.sum() for i in range(n)
     ]
     np.testing.assert_array_equal(o, np.array(want, np.float32))
 
 
-def test_raw_pointer_kernels_against_numpy(idioms: object) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_raw_pointer_kernels_against_numpy(idioms: object, engine: str) -> None:
     x = np.arange(8, dtype=np.float32) - 3
     y = np.linspace(0, 1, 8, dtype=np.float32)
     want = y.copy()
     want[:6] = np.float32(2.5) * x[:6] + y[:6] + x[0]
-    idioms.saxpy_ptr(2.5, x, y, 6, grid=1, workgroup=8)  # type: ignore[attr-defined]
+    idioms.saxpy_ptr(2.5, x, y, 6, grid=1, workgroup=8, engine=engine)  # type: ignore[attr-defined]
     np.testing.assert_array_equal(y, want)
     z = np.zeros(8, np.float32)
-    idioms.copy_ptr(x, z, grid=1, workgroup=8)  # type: ignore[attr-defined]
+    idioms.copy_ptr(x, z, grid=1, workgroup=8, engine=engine)  # type: ignore[attr-defined]
     np.testing.assert_array_equal(z, x)
 
 
@@ -264,7 +275,7 @@ REFUSED_ONCE = {  # a refused declaration, then uses of its names: one diagnosti
     "let t = [f16::from_f32(1.0); 4]; o[0] = t[0].to_f32();": "per-thread arrays hold i32, u32, f32 or f64",
     "let (p, q) = (1.0, o[9] + true); o[0] = p + q;": "mismatched types: f32 and bool",
     "let v = { let z = 1.0; z; }; o[0] = v;": "this block has no value",
-    "let s = a[1..].iter().sum(); o[0] = s;": "type annotations needed",
+    "let s = a[1..].iter().sum(); o[0] = s * 2.0;": "type annotations needed",
     "let mut u = 0.0; for v in o.iter() { u += *v; } let w = u32::from(u); o[0] = w as f32;": "From<f32>",
 }
 
@@ -291,7 +302,8 @@ def test_raw_pointers_need_unsafe_code_as_rustc_says() -> None:
         assert message in e.value.diagnostics[0].message, e.value.diagnostics[0].message
 
 
-def test_helpers_and_closures_meet_per_thread_arrays() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_helpers_and_closures_meet_per_thread_arrays(engine: str) -> None:
     """A helper's result stored into, initialising and indexing a per-thread array, and closures
     reading and writing the kernel's array (captured by reference): compiler/inline.py."""
     src = (
@@ -302,7 +314,7 @@ def test_helpers_and_closures_meet_per_thread_arrays() -> None:
     )
     a = np.arange(8, dtype=np.float32) - 2
     o = np.zeros(8, np.float32)
-    wg.load_kernels(src, lang="rust").k(a, o, grid=1, workgroup=8)
+    wg.load_kernels(src, lang="rust").k(a, o, grid=1, workgroup=8, engine=engine)
     np.testing.assert_array_equal(o, 2 * a * a + 10)
 
 

@@ -175,3 +175,45 @@ def test_rustc_and_our_frontend_refuse_the_same_pointer_code(body: str, wave_cra
     with pytest.raises(wg.CompileError):
         wg.compile(str(path))
     assert _check(path, wave_crate).returncode != 0, f"rustc accepts {body!r}, which our frontend refuses"
+
+
+def _array_refusals() -> list[str]:
+    from frontends.test_rust_array_helpers import REFUSED
+
+    return sorted(REFUSED)
+
+
+@pytest.mark.parametrize("body", _array_refusals())
+def test_rustc_refuses_the_wrong_array_arguments_our_frontend_refuses(
+    body: str, wave_crate: Path, tmp_path: Path
+) -> None:
+    """Per-thread arrays given to helpers of another shape, element type or mutability, unborrowed,
+    or written through `&` (test_rust_array_helpers.py): rustc refuses each as well."""
+    from frontends.test_rust_array_helpers import refused_kernel
+
+    path = tmp_path / "k.rs"
+    path.write_text(refused_kernel(body))
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    r = _check(path, wave_crate)
+    assert r.returncode != 0 and "error[E0" in r.stderr, f"rustc accepts {body!r}, which our frontend refuses"
+
+
+def _iterator_refusals() -> list[str]:
+    from frontends.test_rust_iterators import NEEDS_TYPE, REFUSED
+
+    return [*NEEDS_TYPE, *sorted(REFUSED)]
+
+
+@pytest.mark.parametrize("body", _iterator_refusals())
+def test_rustc_refuses_the_iterator_chains_our_frontend_refuses(body: str, wave_crate: Path, tmp_path: Path) -> None:
+    """A sum whose type rustc cannot infer, a sum of pairs or of another type, a zip bound to three
+    names (test_rust_iterators.py): rustc refuses each as well."""
+    from frontends.test_rust_iterators import kernel
+
+    path = tmp_path / "k.rs"
+    path.write_text(kernel(body))
+    with pytest.raises(wg.CompileError):
+        wg.compile(str(path))
+    r = _check(path, wave_crate)
+    assert r.returncode != 0 and "error[E0" in r.stderr, f"rustc accepts {body!r}, which our frontend refuses"

@@ -45,7 +45,7 @@ from ..builtins import (
     Kind,
     Rule,
 )
-from ..inline import Helpers
+from ..inline import HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
 from .treesitter import Node, Source, file_start, param_errors, parse
 
@@ -603,6 +603,7 @@ class PrivB:
     elem: ScalarType
     shape: tuple[int, ...]
     const: bool = False
+    decayed: bool = False  # a helper's `float t[]` / `float* t` parameter: C++ sees a pointer (no range-for)
 
 
 @dataclass
@@ -622,6 +623,7 @@ class LambdaB:
 
     fd: FunctionDef  # the lambda_expression as a function
     scopes: list[Scope]  # the names visible at its definition
+    serial: int = 0  # distinct per definition lowered: its helper instances' key
 
 
 @dataclass
@@ -651,14 +653,10 @@ class Loop:
 
 @dataclass
 class Inline:
-    """The helper being inlined: where its `return` goes."""
+    """The helper whose body is being lowered (into a hir.Helper: compiler/inline.py inlines it)."""
 
     name: str
     ret: ScalarType | None  # None: void; AUTO: a lambda's, its first return's type
-    result: str | None  # the HIR variable of the value
-    wrapped: bool  # returns break out of a one-trip loop
-    loop_depth: int
-    done: str | None = None  # set by a return inside a loop: every enclosing loop breaks too
     start: int = 0  # the helper's first byte: what it calls must be declared above it
 
 
@@ -809,6 +807,7 @@ class KernelBuilder:
             tuple(self.locals),
             self.src.file,
             options=options,
+            helpers=self.helpers.built(),
             privates=tuple(self.privates),
         )
 
@@ -956,12 +955,11 @@ class KernelBuilder:
         if t == "for_statement":
             return self.after_loop(self.for_loop(n), n)
         if t == "break_statement":
-            if not self.loops or (self.inlines and len(self.loops) <= self.inlines[-1].loop_depth):
+            if not self.loops:  # (a helper's body starts with no loop: its caller's are not its own)
                 raise self.error(n, "'break' outside a loop")
             return [hir.Break(sp)]
         if t == "continue_statement":
-            base = self.inlines[-1].loop_depth if self.inlines else 0
-            if not any(not loop.switch for loop in self.loops[base:]):
+            if not any(not loop.switch for loop in self.loops):
                 raise self.error(n, "'continue' outside a loop")
             return self.continue_stmts(sp)
         if t == "return_statement":
@@ -1018,11 +1016,7 @@ class KernelBuilder:
         return []
 
     def after_loop(self, out: list[hir.Stmt], n: Node) -> list[hir.Stmt]:
-        """In an inlined helper, a loop a `return` left breaks the enclosing loop too."""
-        if self.inlines and self.inlines[-1].done is not None:
-            sp = self.span(n)
-            done = hir.Var(BOOL, sp, self.inlines[-1].done)
-            out = [*out, hir.If(sp, done, (hir.Break(sp),), ())]
+        """A loop's statements (a `return` inside a helper's loops leaves them: compiler/inline.py)."""
         return out
 
     def continue_stmts(self, sp) -> list[hir.Stmt]:
@@ -1111,28 +1105,18 @@ class KernelBuilder:
             if value is not None:
                 raise self.error(value, "kernels return no value (write results to an array)")
             return [hir.Return(sp)]
-        inl = self.inlines[-1]
-        out: list[hir.Stmt] = []
-        if len(self.loops) > inl.loop_depth:  # leave the loops: a flag every enclosing loop tests
-            if inl.done is None:
-                inl.done = self.fresh("done", BOOL)
-            out.append(hir.Assign(sp, inl.done, hir.Const(BOOL, sp, True)))
+        inl = self.inlines[-1]  # a helper's return: compiler/inline.py makes it leave the call
         if inl.ret is None:
             if value is not None:
                 raise self.error(value, f"{inl.name!r} returns void")
-        else:
-            if value is None:
-                raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
-            e = self.expr(value)
-            if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
-                inl.ret = e.type
-                inl.result = self.fresh(inl.name, e.type)
-            v = self.convert(e, inl.ret, value)
-            assert inl.result is not None
-            out += [*self.take_pre(), hir.Assign(sp, inl.result, v)]
-        if inl.wrapped:
-            out.append(hir.Break(sp))
-        return out
+            return [hir.Return(sp)]
+        if value is None:
+            raise self.error(n, f"{inl.name!r} returns {inl.ret}: return a value")
+        e = self.expr(value)
+        if inl.ret is AUTO:  # a lambda without `-> T`: the first return's type
+            inl.ret = e.type
+        v = self.convert(e, inl.ret, value)
+        return [*self.take_pre(), hir.Return(sp, v)]
 
     def while_loop(self, n: Node) -> list[hir.Stmt]:
         sp = self.span(n)
@@ -1258,6 +1242,12 @@ class KernelBuilder:
                 right,
                 "range-based for runs over per-thread arrays only: for (uint32_t i = 0; i < n; ++i) for the others",
             )
+        if b.decayed:  # g++: 'begin' was not declared: the parameter is a pointer
+            raise self.error(
+                right,
+                f"range-based for over {self.text(right)!r}, a pointer parameter (C++ does not know its "
+                f"length): take the array by reference, {_cpp_name(b.elem)} (&{self.text(right)})[{b.shape[0]}]",
+            )
         if len(b.shape) != 1:
             raise self.error(right, f"range-based for over {self.text(right)!r} (two dimensions): index it, t[i][j]")
         decl = n.child_by_field_name("declarator")
@@ -1302,6 +1292,16 @@ class KernelBuilder:
             if d.type == "init_declarator"
             else (d, None)
         )
+        ref = _array_reference(target)
+        if ref is not None and value is not None:  # `const float (&v)[4] = t;`: another name of t
+            ident, sizes = ref
+            b = self.lookup(self.text(value)) if value.type == "identifier" else None
+            if not isinstance(b, PrivB):
+                raise self.error(value, "a reference to an array binds a per-thread array: float (&r)[4] = t;")
+            self.scopes[-1][self.text(ident)] = self.array_binding(
+                self.scalar_type(tnode), sizes, True, const, b, value, "the reference", {}
+            )
+            return []
         if value is not None and value.type != "initializer_list":
             raise self.error(value, "an array is initialised with braces: float t[4] = {1.0f, 2.0f};")
         dims: list[Node | None] = []
@@ -1530,7 +1530,8 @@ class KernelBuilder:
         self.fresh_in_scope(target)
         fd = FunctionDef(name, value)
         scopes = [{}] if not items else list(self.scopes)  # [] sees the file's names only
-        self.scopes[-1][name] = LambdaB(fd, scopes)
+        self.tmp += 1
+        self.scopes[-1][name] = LambdaB(fd, scopes, self.tmp)
 
     def reference(self, tnode: Node, target: Node, value: Node, const: bool) -> list[hir.Stmt]:
         """`float& r = out[i];` (an alias of the element: reads load it, writes store it; the index
@@ -1756,7 +1757,7 @@ class KernelBuilder:
         if pr is not None:
             pb, idxs = pr
             if pb.const:
-                raise self.error(left, f"{pb.name!r} is const")
+                raise self.error(left, f"assignment of read-only location {self.text(left)!r} (the array is const)")
             if op != "=":
                 idxs = tuple(self.once(i, sp) for i in idxs)
                 cur0 = hir.PrivateLoad(pb.elem, sp, pb.name, idxs)
@@ -1819,7 +1820,7 @@ class KernelBuilder:
         if pr is not None:
             pb, idxs = pr
             if pb.const:
-                raise self.error(arg, f"{pb.name!r} is const")
+                raise self.error(arg, f"increment of read-only location {self.text(arg)!r} (the array is const)")
             if pb.elem is BOOL:
                 raise self.error(n, f"{op} on a bool is not allowed in C++17 and later")
             idxs = tuple(self.once(i, sp) for i in idxs)
@@ -2483,6 +2484,56 @@ class KernelBuilder:
         return int(c.value) if c is not None and c.type.is_int else None
 
     # -- helpers and templates, inlined
+    def private_parameter(self, p: Node, v: PrivB, a: Node, callee: str, cmap: dict[str, hir.Const]) -> PrivB:
+        """A per-thread array bound to a helper's array parameter, checked as g++ checks it: by
+        reference (`float (&t)[8]`, `const float (&t)[2][4]`) the element type and every dimension
+        must match; decayed to a pointer (`float t[8]`, `float t[]`, `float* t`) the element type and
+        the inner dimensions (the first is the caller's); a const array only to a const parameter.
+        The helper's name for it is the caller's array (inlined in place)."""
+        _, sizes, ref = _array_parameter(p)  # type: ignore[misc]
+        const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
+        elem = self.scalar_type(p.child_by_field_name("type"), elements=True)
+        return self.array_binding(elem, sizes, ref, const, v, a, repr(callee), cmap)
+
+    def array_binding(
+        self,
+        elem: ScalarType,
+        sizes: list[Node | None],
+        ref: bool,
+        const: bool,
+        v: PrivB,
+        a: Node,
+        taker: str,
+        cmap: dict[str, hir.Const],
+    ) -> PrivB:
+        """The per-thread array `v` (the expression `a`) bound to a reference to an array of
+        `elem` and `sizes` (`ref`), or to the pointer an array parameter decays to, as g++ binds it."""
+        dims: list[int | None] = []
+        for size in sizes:
+            if size is None:
+                dims.append(None)
+            elif self.text(size) in cmap:
+                dims.append(int(cmap[self.text(size)].value))
+            else:
+                dims.append(self.const_int(size, "an array parameter's size", lo=1))
+        arr = f"{_cpp_name(v.elem)} {self.text(a)}{''.join(f'[{d}]' for d in v.shape)}"
+        if ref:
+            want = f"{'const ' if const else ''}{_cpp_name(elem)} (&){''.join(f'[{d}]' for d in dims)}"
+            if elem != v.elem or tuple(dims) != v.shape:
+                raise self.error(a, f"invalid initialization of reference of type '{want}' from {arr!r}")
+        else:
+            inner = tuple(dims[1:])
+            if elem != v.elem or len(dims) != len(v.shape) or inner != v.shape[1:]:
+                q = "const " if const else ""
+                want = f"{q}{_cpp_name(elem)}*" if len(dims) == 1 else f"{q}{_cpp_name(elem)} (*)"
+                want += "".join(f"[{d}]" for d in inner)
+                raise self.error(a, f"cannot convert {arr!r} to '{want}' for {taker}")
+        if v.const and not const:
+            raise self.error(
+                a, f"{self.text(a)!r} is const: {taker} takes a non-const array (binding it discards the const)"
+            )
+        return PrivB(v.name, v.elem, v.shape, v.const or const, decayed=not ref)
+
     def inline(
         self, n: Node, f: Node, args: list[Node], name: str, statement: bool, lam: LambdaB | None = None
     ) -> hir.Expr | None:
@@ -2527,18 +2578,18 @@ class KernelBuilder:
                 v = self.const_int(ex, f"template argument {pname}")
                 cmap[pname] = hir.Const(pt, sp, _wrap(v, pt))
         # evaluate the arguments (left to right) in the caller's scope
-        values: list[hir.Expr | ArrB] = []
+        values: list[hir.Expr | ArrB | PrivB] = []
         for a, p in zip(args, pnodes):
-            pd = p.child_by_field_name("declarator")
-            if pd is not None and pd.type == "pointer_declarator":
+            ap = _array_parameter(p)
+            if ap is not None:
                 b = self.lookup(self.text(a)) if a.type == "identifier" else None
-                if not isinstance(b, ArrB):
-                    raise self.error(
-                        a, "this parameter is a pointer: pass an array (pointer arithmetic is not supported)"
-                    )
-                values.append(b)
-            else:
-                values.append(self.expr(a))
+                if isinstance(b, PrivB) or (isinstance(b, ArrB) and not ap[2]):
+                    values.append(b)
+                    continue
+                if ap[2]:
+                    raise self.error(a, f"{name!r} takes a reference to an array: pass a per-thread array (float t[N])")
+                raise self.error(a, "this parameter is a pointer: pass an array (pointer arithmetic is not supported)")
+            values.append(self.expr(a))
         # deduce the remaining type parameters from the arguments' types (no conversions, as C++)
         given = {self.text(tp) for (kind, tp), _ in zip(tparams, explicit) if kind == "type"}
         deduced: set[str] = set()
@@ -2547,7 +2598,7 @@ class KernelBuilder:
             tname = " ".join(self.text(tn).split()) if tn is not None else ""
             if tname in given or not any(k == "type" and self.text(tp) == tname for k, tp in tparams):
                 continue
-            got = v.type.elem if isinstance(v, ArrB) else v.type
+            got = v.type.elem if isinstance(v, ArrB) else v.elem if isinstance(v, PrivB) else v.type
             if tname in deduced and tmap[tname] != got:
                 raise self.error(
                     a,
@@ -2556,31 +2607,63 @@ class KernelBuilder:
                 )
             tmap[tname] = got
             deduced.add(tname)
+        for p, v in zip(pnodes, values):  # `template <int N> void f(float (&t)[N])`: N is the array's size
+            ap = _array_parameter(p)
+            if ap is None or not ap[2] or not isinstance(v, PrivB) or len(ap[1]) != len(v.shape):
+                continue
+            for size, got_n in zip(ap[1], v.shape):
+                tp = next(
+                    (
+                        tp
+                        for k, tp in tparams
+                        if k == "value"
+                        and size is not None
+                        and self.text(tp.child_by_field_name("declarator")) == self.text(size)
+                    ),
+                    None,
+                )
+                if tp is not None and self.text(size) not in cmap:
+                    pt = self.scalar_type(tp.child_by_field_name("type"))
+                    cmap[self.text(size)] = hir.Const(pt, sp, _wrap(got_n, pt))
         for kind, tp in tparams:
             key = self.text(tp) if kind == "type" else self.text(tp.child_by_field_name("declarator"))
             if kind == "type" and key not in tmap:
                 raise self.error(f, f"{name}: cannot deduce template parameter {key}: write {name}<T>(...)")
             if kind == "value" and key not in cmap:
                 raise self.error(f, f"{name}: template parameter {key} is a constant: write {name}<...>(...)")
-        # bind the parameters in a fresh scope (the helper sees the file's names only)
-        saved_scopes = self.scopes
-        self.types.append(tmap)
+        # the parameters: the helper's own names, bound in a fresh scope (it sees the file's names
+        # only); the arguments: the caller's arrays by reference, values converted here
         scope: Scope = {k: ConstB(v) for k, v in cmap.items()}
-        binds: list[hir.Stmt] = []
+        hparams: list[hir.Param] = []
+        actual: list[hir.Expr | hir.ArrayArg] = []
+        kinds: list[str] = []
+        self.types.append(tmap)
         try:
             for a, p, v in zip(args, pnodes, values):
                 pd = p.child_by_field_name("declarator")
                 if pd is None:
                     continue
+                if isinstance(v, PrivB):
+                    pname = self.text(_array_parameter(p)[0])  # type: ignore[index]
+                    pb = self.private_parameter(p, v, a, name, cmap)
+                    at = ArrayType(pb.elem, "private", len(pb.shape))
+                    scope[pname] = PrivB(f"{pname}$array", pb.elem, pb.shape, pb.const, pb.decayed)
+                    hparams.append(hir.Param(f"{pname}$array", at, self.span(p)))
+                    actual.append(hir.ArrayArg(v.name, at))
+                    kinds.append(f"{pb.elem.name}{list(pb.shape)}{'c' if pb.const else ''}{'*' if pb.decayed else '&'}")
+                    continue
                 if isinstance(v, ArrB):
-                    inner = pd.child_by_field_name("declarator")
+                    pname = self.text(_array_parameter(p)[0])  # type: ignore[index]
                     const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
                     if v.const and not const:
                         raise self.error(a, f"{self.text(a)!r} points to const: {name!r} takes a non-const pointer")
                     elem = self.scalar_type(p.child_by_field_name("type"), elements=True)
                     if elem != v.type.elem:
                         raise self.error(a, f"{name!r} takes a {_cpp_name(elem)}*, not a {_cpp_name(v.type.elem)}*")
-                    scope[self.text(inner)] = ArrB(v.name, v.type, v.const or const, v.shape)
+                    scope[pname] = ArrB(f"{pname}$array", v.type, v.const or const, v.shape)
+                    hparams.append(hir.Param(f"{pname}$array", v.type, self.span(p)))
+                    actual.append(hir.ArrayArg(v.name, v.type))
+                    kinds.append(f"{v.type!r}{list(v.shape)}{'c' if v.const or const else ''}")
                     continue
                 if pd.type == "reference_declarator":
                     const = any(c.type == "type_qualifier" and self.text(c) == "const" for c in p.children)
@@ -2590,11 +2673,11 @@ class KernelBuilder:
                 if pd.type != "identifier":
                     raise self.error(pd, "unsupported parameter")
                 pt = self.scalar_type(p.child_by_field_name("type"))
-                val = self.convert(v, pt, a)
+                actual.append(self.convert(v, pt, a))
                 pname = self.text(pd)
-                var = self.fresh(pname, pt)
-                binds.append(hir.Assign(self.span(a), var, val))
-                scope[pname] = VarB(var, pt)
+                scope[pname] = VarB(pname, pt)  # renamed to its own name in build(), below
+                hparams.append(hir.Param(pname, pt, self.span(p)))
+                kinds.append(pt.name)
             rtn = fnode.child_by_field_name("type") if lam is None else _trailing_type(decl)
             body_node = fnode.child_by_field_name("body")
             returns = [x for x in _walk(body_node) if x.type == "return_statement"]
@@ -2606,42 +2689,94 @@ class KernelBuilder:
             ret = None if rtext == "void" or (auto_ret and not valued) else AUTO if auto_ret else self.scalar_type(rtn)
             if ret is None and not statement:
                 raise self.error(n, f"{name!r} returns void: it has no value")
-            stmts = body_node.named_children
-            last_is_return = bool(stmts) and stmts[-1].type == "return_statement"
-            wrapped = not (len(returns) == 0 or (len(returns) == 1 and last_is_return))
-            result = self.fresh(f"{name}", ret) if ret is not None and ret is not AUTO else None
             if ret is not None and not returns:
                 raise self.error(rtn or fnode, f"{name!r} returns {rtext} but has no return statement")
-            outer_pre, self.pre = [*self.pre, *binds], []
-            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
-            inl = Inline(name, ret, result, wrapped, len(self.loops), start=fnode.start_byte)
-            self.inlines.append(inl)
-            saved_loops = self.loops
-            self.loops = list(self.loops)
-            try:
-                with self.helpers.entered(name, self.span(f)):  # recursion refused; errors noted at the call
-                    body = self.block(body_node, scope=False)
-            finally:  # also after an error: the kernel's next statement is outside the helper
-                self.pre = outer_pre
-                self.loops = saved_loops
-                self.inlines.pop()
         finally:
-            self.scopes = saved_scopes
             self.types.pop()
-        ret, result = inl.ret, inl.result  # a lambda's deduced type is known now
-        if wrapped:
-            if ret is not None:
-                assert result is not None
-                body = [hir.Assign(sp, result, hir.Const(ret, sp, 0.0 if ret.is_float else 0)), *body]
-            if inl.done is not None:
-                body = [hir.Assign(sp, inl.done, hir.Const(BOOL, sp, False)), *body]
-            self.pre.append(hir.While(sp, hir.Const(BOOL, sp, True), (*body, hir.Break(sp))))
-        else:
-            self.pre.extend(body)
-        if ret is None:
+        targs = ",".join([*(f"{k}={t.name}" for k, t in tmap.items()), *(f"{k}={c.value}" for k, c in cmap.items())])
+        where = f"{fnode.start_byte}" if lam is None else f"lambda{lam.serial}"
+        key = f"{name}@{where}<{targs}>({','.join(kinds)})"
+
+        def build() -> hir.Helper:
+            """The helper's body in its own scope: its variables and per-thread arrays are its own
+            (one set per call, renamed by compiler/inline.py), the names it captures the caller's."""
+            saved = (self.scopes, self.loops, self.pre, self.unroll_next)
+            vars_before, privates_before = set(self.vars), len(self.privates)
+            params = []
+            for hp in hparams:  # a scalar parameter gets a name of its own
+                b = scope.get(hp.name)
+                if isinstance(b, VarB) and b.name == hp.name and not isinstance(hp.type, ArrayType):
+                    hn = self.fresh(hp.name, hp.type)
+                    scope[hp.name] = VarB(hn, hp.type)
+                    hp = hir.Param(hn, hp.type, hp.span)
+                params.append(hp)
+            self.scopes = [{}, scope] if lam is None else [*lam.scopes, scope]
+            self.loops, self.pre = [], []
+            self.types.append(tmap)
+            inl = Inline(name, ret, start=fnode.start_byte)
+            self.inlines.append(inl)
+            try:
+                body = self.block(body_node, scope=False)
+            finally:  # also after an error: the kernel's next statement is outside the helper
+                self.scopes, self.loops, self.pre, self.unroll_next = saved
+                self.inlines.pop()
+                self.types.pop()
+                own = tuple((k, t) for k, t in self.vars.items() if k not in vars_before)
+                for k, _ in own:
+                    del self.vars[k]
+                mine = tuple(self.privates[privates_before:])
+                del self.privates[privates_before:]
+            pnames = {p.name for p in params}
+            result = inl.ret if inl.ret is not AUTO else None
+            variables = tuple((k, t) for k, t in own if k not in pnames)
+            return hir.Helper(key, name, tuple(params), result, tuple(body), variables, self.span(fnode), mine)
+
+        try:
+            h = self.helpers.instance(key, name, self.span(f), build)  # recursion refused; errors noted at the call
+        except HelperFailed:
+            raise _Poisoned() from None  # refused at its first call, reported there
+        inv = hir.Invoke(h.result or VOID, sp, key, tuple(actual))
+        if h.result is None:
+            if not statement:
+                raise self.error(n, f"{name!r} returns void: it has no value")
+            self.pre.append(hir.ExprStmt(sp, inv))
             return None
-        assert result is not None
-        return hir.Var(ret, sp, result)
+        res = self.fresh(name, h.result)  # the call runs where it stands, as its statements did
+        self.pre.append(hir.Assign(sp, res, inv))
+        return hir.Var(h.result, sp, res)
+
+
+def _array_parameter(p: Node) -> tuple[Node, list[Node | None], bool] | None:
+    """A helper parameter that takes an array: (its name, the size nodes outermost first, None where
+    left out; whether it is a reference to the array). `float* t` and `float t[]` / `float t[8]`
+    (which C++ makes a pointer), `float (&t)[8]`, `const float (&t)[2][4]`; None for the others."""
+    d = p.child_by_field_name("declarator")
+    if d is None:
+        return None
+    if d.type == "pointer_declarator":
+        inner = d.child_by_field_name("declarator")
+        return (inner, [None], False) if inner is not None and inner.type == "identifier" else None
+    ref = _array_reference(d)
+    if ref is not None:
+        return ref[0], ref[1], True
+    sizes: list[Node | None] = []
+    while d.type == "array_declarator":
+        sizes.insert(0, d.child_by_field_name("size"))
+        d = d.child_by_field_name("declarator")
+    return (d, sizes, False) if sizes and d.type == "identifier" else None
+
+
+def _array_reference(d: Node) -> tuple[Node, list[Node | None]] | None:
+    """`(&r)[4]`, `(&r)[2][4]`: the name and the size nodes (outermost first); None for the others."""
+    sizes: list[Node | None] = []
+    while d.type == "array_declarator":
+        sizes.insert(0, d.child_by_field_name("size"))
+        d = d.child_by_field_name("declarator")
+    if sizes and d.type == "parenthesized_declarator" and d.named_children:
+        r = d.named_children[0]
+        if r.type == "reference_declarator" and r.named_children and r.named_children[-1].type == "identifier":
+            return (r.named_children[-1], sizes) if None not in sizes else None
+    return None
 
 
 def _trailing_type(decl: Node | None) -> Node | None:
@@ -2705,8 +2840,8 @@ def _declared_name(d: Node) -> Node | None:
     """The identifier a declarator declares (through init, array and pointer declarators)."""
     while d is not None and d.type != "identifier":
         inner = d.child_by_field_name("declarator")
-        if inner is None and d.type == "reference_declarator" and d.named_children:
-            inner = d.named_children[-1]  # `float& r`: the declarator has no field name
+        if inner is None and d.type in ("reference_declarator", "parenthesized_declarator") and d.named_children:
+            inner = d.named_children[-1]  # `float& r`, `(&r)[4]`: the declarator has no field name
         d = inner
     return d
 

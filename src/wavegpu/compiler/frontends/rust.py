@@ -262,7 +262,7 @@ class Closure:
 
     node: Node  # the closure_expression
     scopes: list[dict[str, Binding]]  # what its body sees: the scopes at its definition
-    kinds: list[Array | str] | None = None  # its parameters' types, fixed by its first call as rustc does
+    kinds: list[Array | Private | str] | None = None  # its parameters' types, fixed by its first call as rustc does
 
 
 @dataclass
@@ -275,9 +275,31 @@ class Private:
     flexible: bool  # its element type is inferred from its first use, as rustc does
     node: Node
     shape: tuple[int, ...]
+    ref: bool = False  # a helper's parameter `t: &mut [f32; 8]`: the caller's array, by reference
+
+    def spelled(self) -> str:
+        """Its Rust type: `[f32; 8]`, `[[f32; 8]; 4]` (a reference parameter: `&mut [f32; 8]`)."""
+        t = self.rt
+        for d in reversed(self.shape):
+            t = f"[{t}; {d}]"
+        return f"{'&mut ' if self.mutable else '&'}{t}" if self.ref else t
 
 
 Binding = Var | Array | Closure | Private
+ParamKind = Array | Private | str  # a helper parameter's: a slice, a per-thread array by reference, a scalar
+
+
+@dataclass
+class _Walk:
+    """What an iterator chain walks (KernelBuilder.walk_of): each array with its first index, the
+    number of trips, the statements computing them once, values (`.copied()`) or references."""
+
+    arrays: list[tuple[Array | Private, hir.Expr | None]]  # None: the element at the loop's counter
+    lo: hir.Expr  # the counter's range
+    hi: hir.Expr
+    pre: list[hir.Stmt]
+    by_value: bool = False
+    counter: Var | None = None  # `(a..b)`: the elements are the counter's values (no arrays), of this type
 
 
 @dataclass
@@ -435,6 +457,8 @@ class KernelBuilder:
             any(isinstance(sc.get(name), Array) for sc in self.scopes)
             or any(la.name == name for la in self.locals)
             or any(pa.name == name for pa in self.privates)
+            # a closure's own array must not take the name of one it captures
+            or any(isinstance(b, Private) and b.hir_name == name for sc in self.scopes for b in sc.values())
         )
 
     def temp(self, t: ScalarType) -> str:
@@ -485,6 +509,7 @@ class KernelBuilder:
                 self.scopes[0][name] = kind
                 params.append(hir.Param(name, kind.type, self.span(p)))
                 continue
+            assert isinstance(kind, str)  # param_type gives a kernel no per-thread array parameter
             rt = kind
             t = RUST_TYPES[rt]
             self.params.add(name)
@@ -515,7 +540,9 @@ class KernelBuilder:
             privates=tuple(self.privates),
         )
 
-    def param_type(self, ty: Node) -> Array | str:
+    def param_type(self, ty: Node, helper: bool = False) -> ParamKind:
+        """A parameter's type: a slice, a raw pointer, a scalar; in a helper or closure also a
+        per-thread array by reference (`&[f32; 8]`, `&mut [[f32; 8]; 8]`)."""
         if ty.type == "pointer_type":  # `*const f32`, `*mut f32`: a buffer read by `*p.add(i)`
             elem = ty.named_children[-1]
             rt = self.type_name(elem)
@@ -535,6 +562,8 @@ class KernelBuilder:
                 if rt not in ELEMENT_TYPES:
                     raise self.error(elem, f"slice elements are i32, u32, f32, f64, f16, u8, i8, u16 or i16, not {rt}")
                 return Array("", ArrayType(ELEMENT_TYPES[rt], "global"), rt, mutable)
+            if inner.type == "array_type" and helper:
+                return self.array_param(ty, inner, mutable)
             if inner.type == "array_type":
                 raise self.error(ty, "buffers are slices, `&[f32]` or `&mut [f32]` (their length comes at run time)")
             if inner.type == "type_identifier" and self.text(inner) in self.f.foreign:
@@ -550,6 +579,23 @@ class KernelBuilder:
         if rt in NARROW_BITS:
             raise self.error(ty, f"{rt} is an array element type only: pass an u32 or i32")
         return rt
+
+    def array_param(self, ty: Node, inner: Node, mutable: bool) -> Private:
+        """A helper's `&[f32; 8]` / `&mut [[f32; 8]; 8]`: the caller's per-thread array, by reference."""
+        shape: list[int] = []
+        t = inner
+        while t.type == "array_type":
+            length = t.child_by_field_name("length")
+            if length is None:
+                raise self.error(t, "a per-thread array's rows have a constant length: `[[f32; 8]; 8]`")
+            shape.append(self.array_length(length))
+            t = t.child_by_field_name("element")
+        rt = self.type_name(t)
+        if rt not in ELEMENT_TYPES or rt == "f16":
+            raise self.error(t, f"per-thread arrays hold i32, u32, f32 or f64 elements, not {rt}")
+        if len(shape) > 2:
+            raise self.error(ty, "per-thread arrays have one or two dimensions")
+        return Private("", rt, mutable, False, ty, tuple(shape), ref=True)
 
     def type_name(self, ty: Node) -> str:
         """The Rust scalar type a type node names (`wave::f16` and `f16` included)."""
@@ -734,6 +780,9 @@ class KernelBuilder:
             mutable = True
         if pat.type == "tuple_pattern":
             return self.tuple_let(s, pat)
+        if self.text(pat) == "_" and s.child_by_field_name("value") is not None:  # `let _ = f(x);`: evaluated, dropped
+            pre, v = self.let_value(s.child_by_field_name("value"), None)
+            return [*pre, hir.ExprStmt(self.span(s), v.e)] if isinstance(v.e, hir.Invoke | hir.Call) else pre
         if pat.type != "identifier":
             raise self.error(pat, "`let` binds one name (no tuple or struct patterns)")
         if s.child_by_field_name("alternative") is not None:
@@ -761,17 +810,18 @@ class KernelBuilder:
             self.scopes[-1][name] = Var(hn, declared, mutable, False, s)
             return []
         hint = declared or self.inferred.get(s.id)
-        pre, v = self.let_value(value, hint)
+        pre, v = self.let_value(value, hint, natural=hint is None and _use_fixes_type(s, name))
         stmt, var = self.let_bind(s, name, mutable, declared, v, value)
         # the new name is visible only after its initialiser (`let i = i as i32;`)
         self.scopes[-1][name] = var
         return [*pre, stmt]
 
-    def let_value(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V]:
+    def let_value(self, value: Node, hint: str | None, natural: bool = False) -> tuple[list[hir.Stmt], V]:
         """A `let`'s value: an expression, or a block (`{ let a = ..; a * 2.0 }`, `unsafe { .. }`)
-        whose statements run first and whose tail expression is the value."""
+        whose statements run first and whose tail expression is the value (`natural`: a sum or
+        product without a type takes its values' type, where the later use fixes it)."""
         if value.type not in ("block", "unsafe_block"):
-            summed = self.iter_sum(value, hint)
+            summed = self.iter_reduce(value, hint, natural)
             return summed if summed is not None else ([], self.expr(value, hint))
         b = value if value.type == "block" else value.named_children[-1]
         kids = self.named_children(b)
@@ -1042,64 +1092,226 @@ class KernelBuilder:
             kept.append(e)
         return arr, kept[0], kept[1], pre
 
-    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
-        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`: a
-        counted loop over the elements (v is `&T`: `*v`, or the pattern `&v` for the value)."""
-        sp = self.span(s)
-        got = self.slice_of(it, sp)
+    def range_walk(self, n: Node, sp) -> _Walk | None:
+        """`(a..b)` / `(a..=b)` as the source of a sum or product: the counter's values, of the
+        bounds' type (unsuffixed literals: the type their use gives, as rustc infers it)."""
+        while n.type == "parenthesized_expression":
+            n = n.named_children[0]
+        if n.type != "range_expression" or len(self.named_children(n)) != 2:
+            return None
+        a_node, b_node = self.named_children(n)
+        hint = self.inferred.get(n.id)
+        a = self.expr(a_node, hint)
+        b = self.expr(b_node, a.rt if not a.lit else hint)
+        if a.lit and not b.lit:
+            a = self.expr(a_node, b.rt)
+        flexible = False
+        if a.lit and b.lit:
+            a, b = self.literal_default(a, a_node), self.literal_default(b, b_node)
+            flexible = hint is None
+        a, b = self.unify(a, b, n, a_node, b_node)
+        if a.rt not in INTS or a.rt in NARROW_BITS:
+            raise self.error(n, f"a range counts with i32, u32 or usize, not {a.rt}")
+        stop = b.e
+        if "..=" in [c.type for c in n.children]:
+            top = (2**31 - 1) if a.rt == "i32" else (2**32 - 1)
+            if isinstance(stop, hir.Const) and int(stop.value) == top:  # b + 1 would wrap to the minimum
+                raise self.error(b_node, f"`..={self.text(b_node)}` ends at the largest {a.rt}: b + 1 wraps")
+            stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
+        return _Walk([], a.e, stop, [], True, Var("", a.rt, False, flexible, n))
+
+    def walk_of(self, n: Node, sp) -> _Walk | None:
+        """The elements an iterator chain walks: a slice or array (`slice_of`), `.zip(other)` of two
+        (as many trips as the shorter), `.copied()` / `.cloned()` (values instead of references);
+        None when `n` is none of these."""
+        parts = self.method_parts(n)
+        if parts is not None and parts[1] in ("copied", "cloned") and not parts[2]:
+            w = self.walk_of(parts[0], sp)
+            if w is not None:
+                w.by_value = True
+            return w
+        if parts is not None and parts[1] == "zip" and len(parts[2]) == 1:
+            w = self.walk_of(parts[0], sp)
+            if w is None:
+                return None
+            if len(w.arrays) != 1 or w.by_value:
+                raise self.error(n, "`.zip()` pairs the elements of two slices or arrays: `x.iter().zip(y.iter())`")
+            other = self.slice_of(parts[2][0], sp)
+            if other is None:
+                raise self.error(parts[2][0], "`.zip()` takes a slice or an array: `y.iter()`, `&y`, `&y[a..b]`")
+            arr, lo, hi, pre = other
+            m = self.temp(U32)
+            pre = [*pre, hir.Assign(sp, m, self.trips(lo, hi, sp))]
+            count, first = hir.Var(U32, sp, m), self.trips(w.lo, w.hi, sp)
+            shorter = hir.IfExpr(U32, sp, hir.Compare(BOOL, sp, hir.CompareOp.LT, count, first), count, first)
+            k = self.temp(U32)
+            pre.append(hir.Assign(sp, k, shorter))
+            pairs: list[tuple[Array | Private, hir.Expr | None]] = [(w.arrays[0][0], w.lo), (arr, lo)]  # from 0
+            return _Walk(pairs, hir.Const(U32, sp, 0), hir.Var(U32, sp, k), [*w.pre, *pre])
+        got = self.slice_of(n, sp)
         if got is None:
             return None
         arr, lo, hi, pre = got
-        pat = s.child_by_field_name("pattern")
+        return _Walk([(arr, None)], lo, hi, pre)
+
+    def trips(self, lo: hir.Expr, hi: hir.Expr, sp) -> hir.Expr:
+        """The elements of `a..b` (`hi - lo`; none when the range is empty: Rust panics there)."""
+        if isinstance(lo, hir.Const) and lo.value == 0:
+            return hi
+        empty = hir.Compare(BOOL, sp, hir.CompareOp.LT, hi, lo)
+        return hir.IfExpr(U32, sp, empty, hir.Const(U32, sp, 0), hir.Binary(U32, sp, BinOp.SUB, hi, lo))
+
+    def walk_elements(self, w: _Walk, j: str, sp) -> list[V]:
+        """The elements of trip `j` (the loop's counter) of each array of `w` (of a range: `j`)."""
+        if w.counter is not None:
+            return [V(hir.Var(RUST_TYPES[w.counter.rt], sp, j), w.counter.rt)]
+        out = []
+        for arr, lo in w.arrays:
+            at: hir.Expr = hir.Var(U32, sp, j)
+            if lo is not None and not (isinstance(lo, hir.Const) and lo.value == 0):
+                at = hir.Binary(U32, sp, BinOp.ADD, lo, at)
+            out.append(self.element(arr, (at,), sp))
+        return out
+
+    def bind_elements(
+        self, pat: Node, elems: list[V], by_value: bool, sp, counter: Var | None = None
+    ) -> list[hir.Stmt]:
+        """Bind a loop's or closure's pattern to the elements of one trip, in the current scope:
+        `v` (a `&T`, or the value after `.copied()`), `&v` (the value), `(a, b)` / `(&a, &b)` of a
+        zip."""
+        if pat.type == "parameter":  # a closure's `|v: &f32|`: the type is the element's
+            pat = pat.child_by_field_name("pattern")
         names = self.named_children(pat) if pat.type == "tuple_pattern" else [pat]
-        if len(names) != (2 if enumerate_ else 1):
-            raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs" if enumerate_ else "the loop binds one element")
-        vpat = names[-1]
-        ref = vpat.type != "reference_pattern"
-        if not ref:
-            vpat = vpat.named_children[-1]
-        if vpat.type != "identifier" or (enumerate_ and names[0].type != "identifier"):
-            raise self.error(pat, "the loop binds names: `v`, `&v`, `(i, v)`")
+        if len(names) != len(elems):
+            what = "a pair `(a, b)`" if len(elems) == 2 else "one element, `v` or `&v`"
+            raise self.error(pat, f"each trip gives {what}")
+        out: list[hir.Stmt] = []
+        for name, elem in zip(names, elems):
+            ref = name.type != "reference_pattern" and not by_value
+            if name.type == "reference_pattern":
+                if by_value:
+                    raise self.error(name, "mismatched types: the elements are values here, not references: bind `v`")
+                name = name.named_children[-1]
+            if name.type != "identifier":
+                raise self.error(name, "the elements bind names: `v`, `&v`, `(a, b)`")
+            hv = self.fresh_name(self.text(name), elem.e.type)
+            flexible = counter is not None and counter.flexible  # its type: the range's, inferred from this use
+            node = counter.node if counter is not None else name
+            self.scopes[-1][self.text(name)] = Var(hv, elem.rt, False, flexible, node, ref=ref)
+            out.append(hir.Assign(sp, hv, elem.e))
+        return out
+
+    def iter_loop(self, s: Node, it: Node, enumerate_: bool) -> list[hir.Stmt] | None:
+        """`for v in x.iter()`, `for (i, v) in x[a..b].iter().enumerate()`, `for &v in &x`,
+        `for (a, b) in x.iter().zip(y.iter())`: a counted loop over the elements (v is `&T`: `*v`,
+        or the pattern `&v` for the value)."""
+        sp = self.span(s)
+        w = self.walk_of(it, sp)
+        if w is None:
+            return None
+        pat = s.child_by_field_name("pattern")
+        vpat = pat
+        if enumerate_:
+            names = self.named_children(pat) if pat.type == "tuple_pattern" else []
+            if len(names) != 2 or names[0].type != "identifier":
+                raise self.error(pat, "`.enumerate()` gives `(i, v)` pairs")
+            vpat = names[1]
         j = self.temp(U32)
         self.scopes.append({})
         try:
-            elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
-            hv = self.fresh_name(self.text(vpat), elem.e.type)
-            self.scopes[-1][self.text(vpat)] = Var(hv, elem.rt, False, False, vpat, ref=ref)
-            head: list[hir.Stmt] = [hir.Assign(sp, hv, elem.e)]
+            head = self.bind_elements(vpat, self.walk_elements(w, j, sp), w.by_value, sp)
             if enumerate_:
                 hi_name = self.fresh_name(self.text(names[0]), U32)
                 self.scopes[-1][self.text(names[0])] = Var(hi_name, "usize", False, False, names[0])
-                head.insert(0, hir.Assign(sp, hi_name, hir.Binary(U32, sp, BinOp.SUB, hir.Var(U32, sp, j), lo)))
+                at: hir.Expr = hir.Var(U32, sp, j)
+                if not (isinstance(w.lo, hir.Const) and w.lo.value == 0):
+                    at = hir.Binary(U32, sp, BinOp.SUB, at, w.lo)
+                head.insert(0, hir.Assign(sp, hi_name, at))
             body = self.loop_body(s)
         finally:
             self.scopes.pop()
-        return self.close_loop([*pre, hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
+        return self.close_loop([*w.pre, hir.For(sp, j, w.lo, w.hi, hir.Const(U32, sp, 1), (*head, *body))], sp)
 
-    def iter_sum(self, value: Node, hint: str | None) -> tuple[list[hir.Stmt], V] | None:
-        """`let s: f32 = x[a..b].iter().sum();` (or `.sum::<f32>()`): a loop adding the elements."""
+    def iter_reduce(self, value: Node, hint: str | None, natural: bool = False) -> tuple[list[hir.Stmt], V] | None:
+        """`x[a..b].iter().sum::<f32>()`, `.product()`, also after `.map(|v| ..)` and `.zip(..)`:
+        a loop folding the elements (or the closure's values) in order, from Rust's neutral element
+        (a float sum starts from -0.0, as std's `Sum` does: the empty sum is -0.0). The type is the
+        turbofish's or the `hint` (the type rustc infers from a `let` annotation or the place the
+        value goes); the statements compute it, the value is the accumulator."""
         parts = self.method_parts(value)
-        if parts is None or parts[1] != "sum" or parts[2]:
+        if parts is None or parts[1] not in ("sum", "product") or parts[2]:
             return None
         sp = self.span(value)
-        got = self.slice_of(parts[0], sp)
-        if got is None:
+        recv, closure = parts[0], None
+        mp = self.method_parts(recv)
+        if mp is not None and mp[1] == "map" and len(mp[2]) == 1:
+            recv, closure = mp[0], mp[2][0]
+            if closure.type != "closure_expression":
+                raise self.error(closure, "`.map()` takes a closure written there: `.map(|v| v * 2.0)`")
+        w = self.walk_of(recv, sp) or self.range_walk(recv, sp)
+        if w is None:
             return None
-        arr, lo, hi, pre = got
         f = value.child_by_field_name("function")
         targs = f.child_by_field_name("type_arguments") if f.type == "generic_function" else None
         want = self.type_name(self.named_children(targs)[0]) if targs is not None else hint
-        if want is None:
-            raise self.error(value, f"type annotations needed: `let s: {arr.rt} = ...sum();` or `.sum::<{arr.rt}>()`")
-        if want != arr.rt:
-            raise self.error(value, f"a sum of {arr.rt} elements is an {arr.rt} (Sum<&{arr.rt}>), not {want}")
-        t = RUST_TYPES[arr.rt]
-        acc, j = self.temp(t), self.temp(U32)
-        elem = self.element(arr, (hir.Var(U32, sp, j),), sp)
-        zero = hir.Const(t, sp, 0.0 if t.is_float else 0)
-        add = hir.Assign(sp, acc, hir.Binary(t, sp, BinOp.ADD, hir.Var(t, sp, acc), elem.e))
-        loop = hir.For(sp, j, lo, hi, hir.Const(U32, sp, 1), (add,))
-        return [*pre, hir.Assign(sp, acc, zero), loop], V(hir.Var(t, sp, acc), arr.rt)
+        verb = parts[1]
+        if want is None and not natural:
+            raise self.error(value, f"type annotations needed: `let s: f32 = ...{verb}();` or `.{verb}::<f32>()`")
+        if want is not None and want not in ("i32", "u32", "f32", "f64", "usize"):
+            raise self.error(value, f"a {verb} here is of i32, u32, usize, f32 or f64 values, not {want}")
+        j = self.temp(RUST_TYPES[w.counter.rt] if w.counter is not None else U32)
+        self.scopes.append({})
+        try:
+            elems = self.walk_elements(w, j, sp)
+            if closure is None:
+                if len(elems) != 1:
+                    raise self.error(value, f"a {verb} of pairs: `.map(|(a, b)| a * b)` first")
+                pre: list[hir.Stmt] = []
+                v, vnode = elems[0], recv
+            else:
+                params = [p for p in self.named_children(closure.child_by_field_name("parameters"))]
+                if len(params) != 1:
+                    raise self.error(closure, "the closure of `.map()` takes one parameter")
+                pre = self.bind_elements(params[0], elems, w.by_value, sp, w.counter)
+                body = closure.child_by_field_name("body")
+                more, v = self.let_value(body, want)
+                pre += more
+                vnode = body
+        finally:
+            self.scopes.pop()
+        if v.lit:
+            v = self.retype(v, want, vnode) if want is not None else self.literal_default(v, vnode)
+        if want is None:  # `let s = x.iter().sum(); o[i] = s;`: the later use fixes it to the values' type
+            want = v.rt
+        if want not in ("i32", "u32", "f32", "f64", "usize"):
+            raise self.error(value, f"a {verb} here is of i32, u32, usize, f32 or f64 values, not {want}")
+        t = RUST_TYPES[want]
+        acc = self.temp(t)
+        if v.rt != want:
+            shown = f"&{v.rt}" if closure is None and not w.by_value else v.rt
+            raise self.error(
+                value, f"a {verb} of {shown} values is a {v.rt} ({verb.capitalize()}<{shown}>), not {want}"
+            )
+        op = BinOp.ADD if verb == "sum" else BinOp.MUL
+        start = hir.Const(t, sp, (-0.0 if verb == "sum" else 1.0) if t.is_float else (0 if verb == "sum" else 1))
+        step = hir.Assign(sp, acc, hir.Binary(t, sp, op, hir.Var(t, sp, acc), v.e))
+        loop = hir.For(sp, j, w.lo, w.hi, hir.Const(w.lo.type, sp, 1), (*pre, step))
+        return [*w.pre, hir.Assign(sp, acc, start), loop], V(hir.Var(t, sp, acc), want)
+
+    def as_value(self, n: Node, name: str, build: Callable[[], tuple[list[hir.Stmt], V]]) -> V:
+        """Statements and the value they compute, used where an expression stands (`o[i] = 2.0 *
+        x.iter().sum::<f32>();`): a helper of no parameters inlined there by compiler/inline.py,
+        which keeps the order of evaluation around it; its temporaries are its own."""
+        sp = self.span(n)
+        before = set(self.vars)
+        stmts, v = build()
+        own = tuple((k, t) for k, t in self.vars.items() if k not in before)
+        for k, _ in own:
+            del self.vars[k]
+        key = f"${name}@{sp.line}:{sp.col}#{len(self.helpers.instances)}"
+        h = hir.Helper(key, f"${name}", (), v.e.type, (*stmts, hir.Return(sp, v.e)), own, sp)
+        self.helpers.instance(key, h.name, sp, lambda: h)
+        return V(hir.Invoke(v.e.type, sp, key, ()), v.rt)
 
     def for_loop(self, s: Node) -> list[hir.Stmt]:
         sp = self.span(s)
@@ -1305,8 +1517,6 @@ class KernelBuilder:
         constant, else in the thread's local memory (docs/compiler.md). Its element type is the
         annotation's, a literal's suffix, or, as rustc infers it, the type of its first use."""
         sp = self.span(s)
-        if self.ret is not None:
-            raise self.error(s, "per-thread arrays are declared in kernels: pass their elements to the helper")
         if value is None:
             raise self.error(s, f"give `{name}` its elements: let mut {name} = [0.0f32; 4];")
         shape_t: list[int] = []
@@ -1619,14 +1829,20 @@ class KernelBuilder:
             raise self.macro_error(n)
         if t == "closure_expression":
             raise self.error(
-                n, "closures are not supported in kernels (no function values on the GPU): write the code inline"
+                n,
+                "a closure is bound by `let` and called (`let f = |v: f32| v * 2.0;`) or written in `.map(..)`: "
+                "it is no value here (no function values on the GPU)",
             )
         if t == "array_expression":
             raise self.error(
-                n, "per-thread arrays are not supported: a workgroup-shared array is local_array::<f32, N>()"
+                n, "an array makes a per-thread array in a `let` (`let mut t = [0.0f32; 4];`), not a value"
             )
         if t in ("reference_expression",):
-            raise self.error(n, "references are only passed to atomics (`atomic_add(bins, i, 1)`)")
+            if self.borrowed_private(n) is not None:
+                raise self.error(
+                    n, "a reference to a per-thread array is passed to a helper (`acc(&mut t)`); here use `t` itself"
+                )
+            raise self.error(n, "references are passed to helpers and atomics (`atomic_add(bins, i, 1)`)")
         if t in ("assignment_expression", "compound_assignment_expr"):
             raise self.error(n, "an assignment is a statement here, not a value")
         if t in ("struct_expression", "tuple_expression", "unit_expression"):
@@ -1998,6 +2214,12 @@ class KernelBuilder:
             )
             raise self.error(n, what)
         if write and not arr.mutable:
+            if isinstance(arr, Private) and arr.ref:
+                raise self.error(
+                    n,
+                    f"cannot assign to `{self.text(n)}`, which is behind a `&` reference: "
+                    f"take it as `&mut {arr.spelled()[1:]}`",
+                )
             if isinstance(arr, Private):
                 raise self.error(n, f"cannot assign to `{name}[..]`: declare it `let mut {name}`")
             raise self.error(
@@ -2150,6 +2372,11 @@ class KernelBuilder:
             recv = f.child_by_field_name("value")
             method = self.text(f.child_by_field_name("field"))
             return self.method(n, recv, method, args, hint)
+        if f.type == "generic_function" and f.child_by_field_name("function").type == "field_expression":
+            inner = f.child_by_field_name("function")  # `x.iter().sum::<f32>()`: a method with a turbofish
+            if self.text(inner.child_by_field_name("field")) in ("sum", "product"):
+                field_ = self.text(inner.child_by_field_name("field"))
+                return self.method(n, inner.child_by_field_name("value"), field_, args, hint)
         if f.type == "generic_function":
             if self.is_local_array(n):
                 raise self.error(n, "local_array::<T, N>() is a declaration: let s = local_array::<f32, 256>();")
@@ -2199,7 +2426,7 @@ class KernelBuilder:
         tps = item.child_by_field_name("type_parameters")
         if tps is not None:
             raise self.error(tps, f"generic functions are not supported in kernels: give `{name}` concrete types")
-        params: list[tuple[str, Array | str, bool, Node]] = []
+        params: list[tuple[str, ParamKind, bool, Node]] = []
         for p in self.named_children(item.child_by_field_name("parameters")):
             pat, ty = p.child_by_field_name("pattern"), p.child_by_field_name("type")
             if p.type != "parameter" or pat is None or ty is None:
@@ -2209,7 +2436,7 @@ class KernelBuilder:
                 pat = pat.named_children[-1]
             if pat.type != "identifier":
                 raise self.error(pat, "a helper parameter is a plain name")
-            kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+            kind = self.param_type(ty, helper=True) if ty.type == "reference_type" else self.type_name(ty)
             params.append((self.text(pat), kind, mutable, p))
         rnode = item.child_by_field_name("return_type")
         ret = "()" if rnode is None or self.text(rnode) == "()" else self.type_name(rnode)
@@ -2219,12 +2446,27 @@ class KernelBuilder:
                 f"this function takes {len(params)} argument{'s' if len(params) != 1 else ''} but "
                 f"{len(args)} {'were' if len(args) != 1 else 'was'} supplied",
             )
+        params = [(pn, self.coerced(kind, a), m, p) for a, (pn, kind, m, p) in zip(args, params)]
         actual = [self.argument(a, kind, name) for a, (_, kind, _, _) in zip(args, params)]
+        key = name
+        if any(isinstance(k, Private) for _, k, _, _ in params):  # a slice parameter may take an array
+            key += "(" + ",".join(k.spelled() if isinstance(k, Private) else "_" for _, k, _, _ in params) + ")"
 
         def build() -> hir.Helper:
-            return self.build_helper(item, name, name, params, ret, None, item.child_by_field_name("body"))
+            return self.build_helper(item, name, key, params, ret, None, item.child_by_field_name("body"))
 
-        return self.invoke(n, name, name, actual, build, ret)
+        return self.invoke(n, name, key, actual, build, ret)
+
+    def coerced(self, kind: ParamKind, a: Node) -> ParamKind:
+        """A slice parameter given a one-dimensional per-thread array (`&t` for `x: &[f32]`, which
+        rustc coerces): the parameter is that array, by reference, in this instance of the helper
+        (an instance per kind of array, as for a generic); anything else: the parameter as declared."""
+        if not isinstance(kind, Array) or kind.pointer:
+            return kind
+        got = self.borrowed_private(a)
+        if got is None or len(got[0].shape) != 1 or got[0].rt != kind.rt:
+            return kind
+        return Private("", kind.rt, kind.mutable, False, a, got[0].shape, ref=True)
 
     def closure_call(self, n: Node, name: str, args: list[Node]) -> V:
         """A call of a closure bound by `let` (`let sq = |v: f32| v * v;`): an untyped parameter
@@ -2236,7 +2478,7 @@ class KernelBuilder:
         pnodes = [p for p in self.named_children(plist)] if plist is not None else []
         if len(args) != len(pnodes):
             raise self.error(n, f"this closure takes {len(pnodes)} argument(s) but {len(args)} were supplied")
-        params: list[tuple[str, Array | str, bool, Node]] = []
+        params: list[tuple[str, ParamKind, bool, Node]] = []
         actual: list[hir.Expr | hir.ArrayArg] = []
         for k, (a, p) in enumerate(zip(args, pnodes)):
             pat, ty = (
@@ -2249,18 +2491,25 @@ class KernelBuilder:
                 pat = pat.named_children[-1]
             if pat is None or pat.type != "identifier":
                 raise self.error(p, "a closure parameter is a plain name")
-            kind: Array | str
+            kind: ParamKind
             if c.kinds is not None:
                 kind = c.kinds[k]
                 actual.append(self.argument(a, kind, name))
             elif ty is not None:
-                kind = self.param_type(ty) if ty.type == "reference_type" else self.type_name(ty)
+                kind = self.param_type(ty, helper=True) if ty.type == "reference_type" else self.type_name(ty)
+                kind = self.coerced(kind, a)
                 actual.append(self.argument(a, kind, name))
             else:
                 b = self.lookup(self.text(a)) if a.type == "identifier" else None
+                borrowed = self.borrowed_private(a)
                 if isinstance(b, Array):
                     kind = b
                     actual.append(hir.ArrayArg(b.name, b.type))
+                elif borrowed is not None:  # `&mut t`: the closure's parameter is `&mut [f32; N]`
+                    pb, mut = borrowed
+                    self.private_here(pb, a)
+                    kind = Private("", pb.rt, mut, False, a, pb.shape, ref=True)
+                    actual.append(self.argument(a, kind, name))
                 else:
                     v = self.expr(a)
                     if v.rt == "void":
@@ -2273,7 +2522,9 @@ class KernelBuilder:
         c.kinds = [k for _, k, _, _ in params]
         rnode = c.node.child_by_field_name("return_type")
         ret = "?" if rnode is None else self.type_name(rnode)
-        sig = ",".join(k if isinstance(k, str) else f"[{k.rt}]" for _, k, _, _ in params)
+        sig = ",".join(
+            k if isinstance(k, str) else k.spelled() if isinstance(k, Private) else f"[{k.rt}]" for _, k, _, _ in params
+        )
         key = f"{name}@{c.node.start_point[0] + 1}:{c.node.start_point[1] + 1}({sig})"
 
         def build() -> hir.Helper:
@@ -2281,8 +2532,73 @@ class KernelBuilder:
 
         return self.invoke(n, name, key, actual, build, ret)
 
-    def argument(self, a: Node, kind: Array | str, callee: str) -> hir.Expr | hir.ArrayArg:
-        """An argument for a parameter: a slice (`x`, `&x`, `&mut x`) or a value of its type."""
+    def borrowed_private(self, a: Node) -> tuple[Private, bool] | None:
+        """`&t` / `&mut t` of a per-thread array, or `t` of a helper's array parameter: the array and
+        whether the reference is `&mut`; None for anything else."""
+        if a.type == "reference_expression":
+            inner = a.named_children[-1]
+            b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
+            mut = any(c.type == "mutable_specifier" for c in a.children)
+            return (b, mut) if isinstance(b, Private) else None
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        return (b, b.mutable) if isinstance(b, Private) and b.ref else None
+
+    def private_argument(self, a: Node, kind: Private, callee: str) -> hir.ArrayArg:
+        """A per-thread array for a `&[T; N]` / `&mut [T; N]` parameter, checked as rustc checks it:
+        borrowed (`&t`, `&mut t`; a helper passes its own parameter on as `t`), of the parameter's
+        element type and shape, `&mut` only of a `let mut` array or a `&mut` parameter."""
+        want = kind.spelled()
+        b = self.lookup(self.text(a)) if a.type == "identifier" else None
+        if isinstance(b, Var) and b.rt == "poison":
+            raise _Bail()
+        if isinstance(b, Private) and not b.ref:
+            amp = "&mut " if kind.mutable else "&"
+            raise self.error(
+                a, f"mismatched types: expected `{want}`, found `{b.spelled()}`: borrow it, `{amp}{self.text(a)}`"
+            )
+        got = self.borrowed_private(a)
+        if got is None:
+            inner = a.named_children[-1] if a.type == "reference_expression" else a
+            ib = self.lookup(self.text(inner)) if inner.type == "identifier" else None
+            if isinstance(ib, Var) and ib.rt == "poison":
+                raise _Bail()
+            found = f" found a slice `&{'mut ' if ib.mutable else ''}[{ib.rt}]`," if isinstance(ib, Array) else ""
+            raise self.error(
+                a,
+                f"mismatched types: `{callee}` takes `{want}`,{found} pass a per-thread array, `&mut t`"
+                if kind.mutable
+                else f"mismatched types: `{callee}` takes `{want}`,{found} pass a per-thread array, `&t`",
+            )
+        b, mut = got
+        name = self.text(a.named_children[-1] if a.type == "reference_expression" else a)
+        if b.ref and a.type == "reference_expression":  # `&t` of a `&[T; N]` parameter: a reference to a reference
+            if mut:
+                raise self.error(
+                    a, f"cannot borrow `{name}` as mutable, as it is not declared as mutable: pass `{name}`"
+                )
+            mut = False
+        if mut and not b.mutable:
+            if b.ref:
+                raise self.error(a, f"cannot borrow `*{name}` as mutable, as it is behind a `&` reference")
+            raise self.error(
+                a, f"cannot borrow `{name}` as mutable, as it is not declared as mutable: declare it `let mut {name}`"
+            )
+        if kind.mutable and not mut:
+            found = Private("", b.rt, False, False, a, b.shape, ref=True).spelled()
+            raise self.error(a, f"types differ in mutability: expected `{want}`, found `{found}`")
+        self.private_here(b, a)
+        if b.flexible and b.shape == kind.shape and b.rt != kind.rt and self.same_class(b.rt, kind.rt):
+            self.infer(frozenset({b.hir_name}), kind.rt)  # `let mut t = [0.0; 8]; acc(&mut t)`: as rustc infers
+        if b.rt != kind.rt or b.shape != kind.shape:
+            found = Private("", b.rt, mut, False, a, b.shape, ref=True).spelled()
+            raise self.error(a, f"mismatched types: expected `{want}`, found `{found}`")
+        return hir.ArrayArg(b.hir_name, ArrayType(ELEMENT_TYPES[b.rt], "private", len(b.shape)))
+
+    def argument(self, a: Node, kind: ParamKind, callee: str) -> hir.Expr | hir.ArrayArg:
+        """An argument for a parameter: a slice (`x`, `&x`, `&mut x`), a per-thread array (`&mut t`)
+        or a value of its type."""
+        if isinstance(kind, Private):
+            return self.private_argument(a, kind, callee)
         if isinstance(kind, Array):
             inner = a
             if a.type == "reference_expression":
@@ -2290,6 +2606,10 @@ class KernelBuilder:
             b = self.lookup(self.text(inner)) if inner.type == "identifier" else None
             if isinstance(b, Var) and b.rt == "poison":
                 raise _Bail()
+            if isinstance(b, Private):  # a 1-D array of the element type was coerced (`coerced`): not this one
+                found = Private("", b.rt, kind.mutable, False, a, b.shape, ref=True).spelled()
+                amp = "&mut " if kind.mutable else "&"
+                raise self.error(a, f"mismatched types: expected `{amp}[{kind.rt}]`, found `{found}`")
             if not isinstance(b, Array) or b.pointer:
                 raise self.error(
                     a, f"`{callee}` takes a slice here, `&[{kind.rt}]`: pass a slice parameter or local array"
@@ -2337,7 +2657,7 @@ class KernelBuilder:
         node: Node,
         name: str,
         key: str,
-        params: list[tuple[str, Array | str, bool, Node]],
+        params: list[tuple[str, ParamKind, bool, Node]],
         ret: str,
         closure: Closure | None,
         body: Node,
@@ -2360,6 +2680,12 @@ class KernelBuilder:
             hparams: list[hir.Param] = []
             own: set[str] = set()
             for pname, kind, mutable, pnode in params:
+                if isinstance(kind, Private):  # the caller's per-thread array, renamed to it when inlined
+                    hn = f"{pname}$array"
+                    scope[pname] = Private(hn, kind.rt, kind.mutable, False, pnode, kind.shape, ref=True)
+                    at = ArrayType(ELEMENT_TYPES[kind.rt], "private", len(kind.shape))
+                    hparams.append(hir.Param(hn, at, self.span(pnode)))
+                    continue
                 if isinstance(kind, Array):
                     hn = f"{pname}$slice"
                     scope[pname] = Array(hn, kind.type, kind.rt, kind.mutable)
@@ -2392,7 +2718,8 @@ class KernelBuilder:
             self.toolchain_dialect |= sub.toolchain_dialect
             variables = tuple((k, v) for k, v in sub.vars.items() if k not in base and k not in own)
             result = None if rt in ("()", "?") else RUST_TYPES[rt]
-            return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.span(node))
+            privates = tuple(sub.privates)  # its own per-thread arrays: a fresh set per call (compiler/inline.py)
+            return hir.Helper(key, name, tuple(hparams), result, tuple(stmts), variables, self.span(node), privates)
         raise CompileError([Diagnostic("type inference did not settle", self.span(node))])
 
     def tail(self, n: Node) -> list[hir.Stmt]:
@@ -2469,6 +2796,15 @@ class KernelBuilder:
         self, n: Node, recv: Node, method: str, args: list[Node], hint: str | None, want_rt: str | None = None
     ) -> V:
         sp = self.span(n)
+        if method in ("sum", "product") and not args and _iterator_chain(self, recv):
+
+            def reduce() -> tuple[list[hir.Stmt], V]:
+                got = self.iter_reduce(n, hint if _result_type_known(n) else None)
+                if got is None:
+                    raise self.error(recv, "iterators walk a slice or a one-dimensional array (`x.iter()`, `&x[a..b]`)")
+                return got
+
+            return self.as_value(n, method, reduce)
         if (
             method == "len"
             and not args
@@ -2734,6 +3070,61 @@ def _recomputable(e: hir.Expr) -> bool:
         return _recomputable(e.left) and _recomputable(e.right)
     if isinstance(e, hir.IfExpr):
         return _recomputable(e.cond) and _recomputable(e.then) and _recomputable(e.other)
+    return False
+
+
+def _iterator_chain(b: KernelBuilder, n: Node) -> bool:
+    """Is `n` an iterator chain over a slice or array (`x.iter()`, `&x[a..]`, `.map(..)`, `.zip(..)`,
+    `.copied()` of one)?"""
+    parts = b.method_parts(n)
+    while parts is not None and parts[1] in ("map", "zip", "copied", "cloned"):
+        n = parts[0]
+        parts = b.method_parts(n)
+    while n.type == "parenthesized_expression":
+        n = n.named_children[0]
+    if n.type == "range_expression":  # `(0..n).map(|k| ..).sum()`
+        return True
+    return (
+        parts is not None and parts[1] in ("iter", "into_iter") and not parts[2]
+    ) or n.type == "reference_expression"
+
+
+def _use_fixes_type(let: Node, name: str) -> bool:
+    """Does the first use of `let`'s `name` after it fix its type, as rustc's inference needs for an
+    unannotated `let s = x.iter().sum();` (`o[i] = s;` does; `s * 2.0` does not: E0282)?"""
+    sib = let.next_named_sibling
+    while sib is not None:
+        stack = [sib]
+        while stack:
+            x = stack.pop()
+            if x.type == "identifier" and x.text is not None and x.text.decode() == name:
+                return _result_type_known(x)
+            stack.extend(reversed(x.named_children))
+        sib = sib.next_named_sibling
+    return False
+
+
+def _result_type_known(n: Node) -> bool:
+    """Does rustc know the type of `n`'s value from where it goes (so that `.sum()` needs no
+    turbofish)? The right side of `=`, an argument of a function of the file, a `return` value or
+    a function's tail; not an operand (`2.0 * x.iter().sum()` is E0284, `s += ...` E0283)."""
+    p = n.parent
+    if p is None:
+        return False
+    if p.type == "assignment_expression":
+        return p.child_by_field_name("right") is not None and p.child_by_field_name("right").id == n.id
+    if p.type == "arguments":
+        call = p.parent
+        f = call.child_by_field_name("function") if call is not None else None
+        return f is not None and f.type == "identifier"  # a helper's parameter type (builtins are generic)
+    if p.type == "return_expression":
+        return True
+    if p.type == "let_declaration":  # `let t: f32 = s;`
+        value = p.child_by_field_name("value")
+        return p.child_by_field_name("type") is not None and value is not None and value.id == n.id
+    if p.type == "block" and p.parent is not None and p.parent.type == "function_item":
+        kids = [c for c in p.named_children if c.type not in ("line_comment", "block_comment")]
+        return bool(kids) and kids[-1].id == n.id
     return False
 
 
