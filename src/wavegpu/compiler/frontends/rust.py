@@ -594,7 +594,7 @@ class KernelBuilder:
         if rt not in ELEMENT_TYPES or rt == "f16":
             raise self.error(t, f"per-thread arrays hold i32, u32, f32 or f64 elements, not {rt}")
         if len(shape) > 2:
-            raise self.error(ty, "per-thread arrays have one or two dimensions")
+            raise self.error(ty, builtins.dimensions("per-thread"))
         return Private("", rt, mutable, False, ty, tuple(shape), ref=True)
 
     def type_name(self, ty: Node) -> str:
