@@ -50,15 +50,19 @@ EMU_FLAGS = [
 RUN_ARGS = ["--grid", "1", "a=iota:256", "b=iota:256", "c=zeros:256", "n=256", "--print", "c:3"]
 
 
-def _run(entry: str, argv: list[str]) -> tuple[set[str], str]:
+def _run(entry: str, argv: list[str], module: str = "wavegpu.cli") -> tuple[set[str], str]:
     """(modules loaded, stdout) after running a command's entry point in a fresh interpreter
     with stderr a pipe (no terminal) and the default engine ("auto")."""
     code = (
-        f"import sys\nsys.argv = {argv!r}\nfrom wavegpu.cli import {entry}\n"
+        f"import sys\nsys.argv = {argv!r}\nfrom {module} import {entry}\n"
         f"try:\n    {entry}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "loaded = sorted(sys.modules)\nimport json\nprint(json.dumps(loaded))"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("WAVEGPU_ENGINE", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("WAVEGPU_ENGINE", "WAVEGPU_SERVER", "FORCE_COLOR", "TTY_COMPATIBLE")
+    }
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert r.returncode == 0, r.stderr
     *out, modules = r.stdout.strip().splitlines()
@@ -81,6 +85,31 @@ def test_wave_emu_on_a_wbin_loads_the_emulator_only(wbin: Path) -> None:
     assert out.split() == ["0.0", "2.0", "4.0"]  # it ran: c = a + b
     assert {"numpy", "wavegpu.emulator.machine", "wavegpu.emulator.compiled.choice"} <= modules  # the probe sees
     assert _offending(modules, NOT_FOR_A_WBIN) == []
+
+
+# what neither `wave-emu --help` nor a small run of a .wbin on the NumPy engine may load (issue 26
+# point 4): numba, rich, the frontends (the compiler) and the backends
+HEAVY = ("numba", "llvmlite", "rich", "wavegpu.compiler", "wavegpu.backends", "wavegpu.emulator.compiled.engine")
+
+
+def test_wave_emu_help_loads_neither_numpy_nor_anything_heavy() -> None:
+    """The console script (cli.resident.emu_entry, as installed) with --help: click writes the
+    help; not even NumPy or the emulator is loaded."""
+    modules, out = _run("emu_entry", ["wave-emu", "--help"], module="wavegpu.cli.resident")
+    assert "--dump-u32" in out and "--set-reg" in out
+    assert "click" in modules
+    assert _offending(modules, (*HEAVY, "numpy", "wavegpu.emulator", "wavegpu.runtime", "wavegpu.asm")) == []
+
+
+@pytest.mark.parametrize("engine", [None, "numpy"])
+def test_wave_emu_console_script_on_a_wbin_loads_nothing_heavy(wbin: Path, engine: str | None) -> None:
+    """The console script's own path (cli.resident.emu_entry, no WAVEGPU_SERVER) on a small .wbin,
+    with the default engine and with --engine numpy."""
+    flags = [*EMU_FLAGS, "--engine", engine] if engine else EMU_FLAGS
+    modules, out = _run("emu_entry", ["wave-emu", str(wbin), *flags], module="wavegpu.cli.resident")
+    assert out.split() == ["0.0", "2.0", "4.0"]
+    assert "wavegpu.emulator.machine" in modules
+    assert _offending(modules, (*HEAVY, *NOT_FOR_A_WBIN)) == []
 
 
 def test_wave_emu_on_assembly_adds_only_the_assembler() -> None:
