@@ -413,6 +413,31 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many representable values lie between the floats a and b (same dtype, float16 or
+    float32; +0 and -0 count as one value apart), element by element."""
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    sign = 1 << (8 * a.dtype.itemsize - 1)
+
+    def ordered(x: np.ndarray) -> np.ndarray:
+        u = x.view(bits).astype(np.int64)
+        return np.where(u & sign, -(u & (sign - 1)) - 1, u)
+
+    return np.abs(ordered(a) - ordered(b))
+
+
+def agreement(mine: np.ndarray, theirs: np.ndarray, elem: type) -> str:
+    """'bit-identical', or how many 32-bit words differ and by how many ulps at most (the output's
+    elements as `elem`, float32 or float16)."""
+    if theirs.size != mine.size:
+        return f"Rust printed {theirs.size} words for {mine.size}"
+    diff = int(np.count_nonzero(theirs != mine))
+    if diff == 0:
+        return "bit-identical"
+    far = int(ulps(mine.view(elem), theirs.view(elem)).max())
+    return f"{diff} of {mine.size:,} words differ (at most {far} ulp)"
+
+
 def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
     """The Rust emulator and ours on the same .wbin, same inputs, this sitting (module docstring)."""
     import subprocess
@@ -498,8 +523,7 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                 else:
                     theirs = np.array([int(float(x)) for x in r.stdout.split()], dtype=np.uint64).astype(np.uint32)
                     mine = ours.memory[off : off + nbytes].view(np.uint32)
-                    diff = int(np.count_nonzero(theirs != mine)) if theirs.size == mine.size else -1
-                    same = "bit-identical" if diff == 0 else f"{diff} of {mine.size} words differ"
+                    same = agreement(mine, theirs, np.float16 if c.name.split()[0].endswith("_f16") else np.float32)
                     times = []
                     for _ in range(repeat):
                         t = time.perf_counter()
@@ -611,6 +635,94 @@ def rust_memory(log2n: int = 24) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def rust_startup(repeat: int = 11, log2n: int = 20) -> None:
+    """Issue 26 point 4: `wave-emu` as a whole process against the Rust `wave-emu`, vector add
+    2^log2n (vadd_n, each assembled by its own toolchain, the same inputs by --arg files and the
+    same flags), the two run alternately, median and best wall time and median CPU time (of the
+    child, by os.wait4) of `repeat` runs each, after one warm-up run each; and the two outputs
+    compared word for word. Ours runs as installed: the console script beside this Python, its
+    bytecode cached (a private PYTHONPYCACHEPREFIX, written by the warm-up); where this
+    environment keeps Python from writing bytecode (PYTHONDONTWRITEBYTECODE, as this checkout's
+    shells do), ours is also timed as such an environment runs it (wavegpu compiled from source
+    at every start)."""
+    import subprocess
+    import sys
+
+    env_root = os.environ.get(RUST_ENV)
+    bins = rust_binaries(Path(env_root)) if env_root else None
+    ours = Path(sys.executable).parent / "wave-emu"
+    n = 1 << log2n
+    print(f"\nStart-up: wave-emu as a whole process, vector add 2^{log2n}, median of {repeat} (ms)")
+    if not ours.is_file():
+        print(f"  not measured: no {ours}")
+        return
+    if bins is None:
+        print(f"  Rust: not measured ({RUST_ENV} does not name a built checkout); ours alone below")
+    tmp = Path(tempfile.mkdtemp(prefix="wave-startup-"))
+    try:
+        rng = np.random.default_rng(7)
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+        src = tmp / "vadd_n.wave"
+        src.write_text(VADD_N)
+        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+        flags = ["--grid", f"{n // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * n),
+                 "--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}",
+                 "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]  # fmt: skip
+        installed = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAVEGPU_SERVER")}
+        installed["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
+        if bins is not None:
+            r = subprocess.run([str(bins[0]), str(src), "-o", str(tmp / "rust.wbin")], capture_output=True, text=True)
+            if r.returncode == 0:
+                runs.append(("Rust wave-emu", [str(bins[1]), str(tmp / "rust.wbin")], None))
+            else:
+                print(f"  Rust: not measured (its wave-asm failed: {r.stderr.strip()[:80]})")
+        runs.append(("ours, bytecode cached", [str(ours), str(tmp / "ours.wbin")], installed))
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            plain = {k: v for k, v in os.environ.items() if k != "WAVEGPU_SERVER"}
+            runs.append(("ours, PYTHONDONTWRITEBYTECODE", [str(ours), str(tmp / "ours.wbin")], plain))
+        dump = ["--dump-u32", f"{8 * n}:{n}"]
+        outs = {}
+        for label, cmd, env in runs:  # warm-up (writes our bytecode), and each one's output
+            r = subprocess.run([*cmd, *flags, *dump], capture_output=True, env=env)
+            if r.returncode != 0:
+                print(f"  {label}: failed: {r.stderr.decode(errors='replace').strip()[:100]}")
+                return
+            outs[label] = np.array(r.stdout.split(), dtype=np.uint64).astype(np.uint32)
+        walls: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+        cpus: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+        for _ in range(repeat):
+            for label, cmd, env in runs:
+                t = time.perf_counter()
+                p = subprocess.Popen([*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                _, status, usage = os.wait4(p.pid, 0)
+                walls[label].append(time.perf_counter() - t)
+                cpus[label].append(usage.ru_utime + usage.ru_stime)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                if p.returncode != 0:
+                    print(
+                        f"  {label}: failed: {p.stderr.read().decode(errors='replace').strip()[:100] if p.stderr else ''}"
+                    )
+                    return
+                if p.stderr:
+                    p.stderr.close()
+        rust = _median(walls["Rust wave-emu"]) if "Rust wave-emu" in walls else None
+        ref = outs.get("Rust wave-emu")
+        head = f"{'':30} {'median':>8} {'best':>8} {'CPU':>8} {'/ Rust':>7}  output"
+        print(head)
+        print("-" * len(head))
+        for label, _, _ in runs:
+            med = _median(walls[label])
+            ratio = f"{med / rust:6.2f}x" if rust else f"{'-':>7}"
+            same = "" if ref is None or label.startswith("Rust") else agreement(outs[label], ref, np.float32)
+            print(f"{label:30} {med * 1e3:8.1f} {min(walls[label]) * 1e3:8.1f} "
+                  f"{_median(cpus[label]) * 1e3:8.1f} {ratio}  {same}")  # fmt: skip
+        print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
     """The kernel as `emulate` translates it when the launch gives the workgroup (no hint)."""
     import dataclasses
@@ -627,15 +739,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rust-only", action="store_true", help="only the side-by-side table with the Rust emulator")
     ap.add_argument("--rust-kernels", default="", help="comma-separated kernel names for that table (default: all)")
     ap.add_argument("--memory", action="store_true", help="only the whole-process time and peak memory table")
+    ap.add_argument("--startup", action="store_true", help="only the start-up table (wave-emu against Rust's)")
+    ap.add_argument("--startup-runs", type=int, default=11, help="runs of each command in the start-up table")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
     if opts.memory:
         rust_memory(20 if opts.quick else 24)
         return
+    if opts.startup:
+        rust_startup(opts.startup_runs)
+        return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
         rust_memory(20 if opts.quick else 24)
+        rust_startup(opts.startup_runs)
         return
     sizes = [16, 20] if opts.quick else [16, 20, 24]
     gemm = [128, 256] if opts.quick else [128, 256, 512] + ([1024] if opts.big else [])
@@ -675,6 +793,7 @@ def main(argv: list[str] | None = None) -> None:
         print(" ".join(cols) + flag)
     rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
     rust_memory(20 if opts.quick else 24)
+    rust_startup(opts.startup_runs)
     if not opts.no_latency:
         latency()
 
