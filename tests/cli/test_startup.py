@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import wavegpu as wg
@@ -53,10 +54,11 @@ RUN_ARGS = ["--grid", "1", "a=iota:256", "b=iota:256", "c=zeros:256", "n=256", "
 def _run(entry: str, argv: list[str], module: str = "wavegpu.cli") -> tuple[set[str], str]:
     """(modules loaded, stdout) after running a command's entry point in a fresh interpreter
     with stderr a pipe (no terminal) and the default engine ("auto")."""
-    code = (
-        f"import sys\nsys.argv = {argv!r}\nfrom {module} import {entry}\n"
+    code = (  # the modules are listed at exit (the console scripts end the process: cli.resident.exit_now)
+        "import atexit, sys\n"
+        "def report():\n    loaded = sorted(sys.modules)\n    import json\n    print(json.dumps(loaded))\n"
+        f"atexit.register(report)\nsys.argv = {argv!r}\nfrom {module} import {entry}\n"
         f"try:\n    {entry}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "loaded = sorted(sys.modules)\nimport json\nprint(json.dumps(loaded))"
     )
     env = {
         k: v
@@ -285,3 +287,53 @@ def test_fast_parse_reads_every_command_line_as_click_or_declines(wbin: Path, tm
     assert fast_parse([str(wbin)]) == _click_params([str(wbin)]) is not None
     for refused in ([str(wbin), "--registers", "0"], [str(wbin), "--engine", "jit"], [str(folder)], [str(wbin), "-h"]):
         assert fast_parse(refused) is None and _click_params(refused) is None, refused
+
+
+# ---------------------------------------------------------------------------------------------
+# the console script's exit (cli.resident.exit_now): as a normal exit, without the teardown
+def _entry(code: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run `code`, then the wave-emu console script's entry with argv, in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WAVEGPU_SERVER", "WAVEGPU_ENGINE")}
+    prog = f"import sys\nsys.argv = ['wave-emu', *sys.argv[1:]]\n{code}\nfrom wavegpu.cli.resident import emu_entry\nemu_entry()"
+    return subprocess.run([sys.executable, "-c", prog, *argv], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def test_the_console_script_exit_runs_atexit_handlers_and_delivers_all_output(wbin: Path, tmp_path: Path) -> None:
+    flags = [f for f in EMU_FLAGS if f not in ("--dump-f32", "2048:3")]
+    r = _entry(
+        "import atexit\natexit.register(lambda: print('handler ran'))",
+        [str(wbin), *flags, "--dump-u32", "0:768"],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 769 and lines[-1] == "handler ran"  # 768 words (a and b: iota, c = a + b), then the handler
+    assert [float(np.uint32(int(v)).view(np.float32)) for v in lines[512:515]] == [0.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "argv, status, needle",
+    [
+        (["--grid", "1,x"], 2, "--grid"),  # click's usage error
+        (["--set-reg", "r2:2000000", "--set-reg", "r3:256", "--dump-u32", "0:1"], 1, "trap: out-of-bounds"),  # a trap
+    ],
+)
+def test_the_console_script_exit_keeps_the_exit_status(
+    wbin: Path, tmp_path: Path, argv: list[str], status: int, needle: str
+) -> None:
+    r = _entry("", [str(wbin), "--workgroup", "256", *argv], tmp_path)
+    assert r.returncode == status and needle in r.stderr, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+def test_the_console_script_exit_waits_for_a_running_thread(wbin: Path, tmp_path: Path) -> None:
+    """A thread that is not a daemon still running at the end: Python's own exit, which waits."""
+    code = (
+        "import threading, time, pathlib\n"
+        "def late():\n    time.sleep(2)\n    pathlib.Path('late.txt').write_text('done')\n"
+        "threading.Thread(target=late).start()"
+    )
+    r = _entry(code, [str(wbin), *EMU_FLAGS], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0.0", "2.0", "4.0"]
+    assert (tmp_path / "late.txt").read_text() == "done"
