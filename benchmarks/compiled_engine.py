@@ -635,7 +635,7 @@ def rust_memory(log2n: int = 24) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def rust_startup(repeat: int = 11, log2n: int = 20) -> None:
+def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) -> None:
     """Issue 26 point 4: `wave-emu` as a whole process against the Rust `wave-emu`, vector add
     2^log2n (vadd_n, each assembled by its own toolchain, the same inputs by --arg files and the
     same flags), the two run alternately, median and best wall time and median CPU time (of the
@@ -644,7 +644,8 @@ def rust_startup(repeat: int = 11, log2n: int = 20) -> None:
     bytecode cached (a private PYTHONPYCACHEPREFIX, written by the warm-up); where this
     environment keeps Python from writing bytecode (PYTHONDONTWRITEBYTECODE, as this checkout's
     shells do), ours is also timed as such an environment runs it (wavegpu compiled from source
-    at every start)."""
+    at every start). `against`: the `src` folder of another tree of wavegpu (an older commit,
+    unpacked with `git archive`), timed the same way beside ours (by PYTHONPATH)."""
     import subprocess
     import sys
 
@@ -679,6 +680,9 @@ def rust_startup(repeat: int = 11, log2n: int = 20) -> None:
             else:
                 print(f"  Rust: not measured (its wave-asm failed: {r.stderr.strip()[:80]})")
         runs.append(("ours, bytecode cached", [str(ours), str(tmp / "ours.wbin")], installed))
+        if against:
+            older = dict(installed, PYTHONPATH=against, PYTHONPYCACHEPREFIX=str(tmp / "pycache-against"))
+            runs.append((f"{Path(against).parent.name}, bytecode cached", [str(ours), str(tmp / "ours.wbin")], older))
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             plain = {k: v for k, v in os.environ.items() if k != "WAVEGPU_SERVER"}
             runs.append(("ours, PYTHONDONTWRITEBYTECODE", [str(ours), str(tmp / "ours.wbin")], plain))
@@ -741,6 +745,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory", action="store_true", help="only the whole-process time and peak memory table")
     ap.add_argument("--startup", action="store_true", help="only the start-up table (wave-emu against Rust's)")
     ap.add_argument("--startup-runs", type=int, default=11, help="runs of each command in the start-up table")
+    ap.add_argument("--startup-against", metavar="SRC", help="also time wave-emu with this wavegpu src folder")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
@@ -748,7 +753,7 @@ def main(argv: list[str] | None = None) -> None:
         rust_memory(20 if opts.quick else 24)
         return
     if opts.startup:
-        rust_startup(opts.startup_runs)
+        rust_startup(opts.startup_runs, against=opts.startup_against)
         return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
