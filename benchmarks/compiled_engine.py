@@ -641,10 +641,9 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
     same flags), the two run alternately, median and best wall time and median CPU time (of the
     child, by os.wait4) of `repeat` runs each, after one warm-up run each; and the two outputs
     compared word for word. Ours runs as installed: the console script beside this Python, its
-    bytecode cached (a private PYTHONPYCACHEPREFIX, written by the warm-up); where this
-    environment keeps Python from writing bytecode (PYTHONDONTWRITEBYTECODE, as this checkout's
-    shells do), ours is also timed as such an environment runs it (wavegpu compiled from source
-    at every start). `against`: the `src` folder of another tree of wavegpu (an older commit,
+    bytecode cached (a private PYTHONPYCACHEPREFIX, written by the warm-up); and, as a checkout
+    runs under PYTHONDONTWRITEBYTECODE=1 (this repository's shells), with wavegpu compiled from
+    source at every start (a copy without __pycache__ folders, by PYTHONPATH). `against`: the `src` folder of another tree of wavegpu (an older commit,
     unpacked with `git archive`), timed the same way beside ours (by PYTHONPATH)."""
     import subprocess
     import sys
@@ -683,9 +682,11 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
         if against:
             older = dict(installed, PYTHONPATH=against, PYTHONPYCACHEPREFIX=str(tmp / "pycache-against"))
             runs.append((f"{Path(against).parent.name}, bytecode cached", [str(ours), str(tmp / "ours.wbin")], older))
-        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            plain = {k: v for k, v in os.environ.items() if k != "WAVEGPU_SERVER"}
-            runs.append(("ours, PYTHONDONTWRITEBYTECODE", [str(ours), str(tmp / "ours.wbin")], plain))
+        # wavegpu without bytecode, as a checkout runs under PYTHONDONTWRITEBYTECODE=1 (NumPy as installed)
+        shutil.copytree(Path(wg.__file__).parent, tmp / "src" / "wavegpu", ignore=shutil.ignore_patterns("__pycache__"))
+        plain = dict(installed, PYTHONPATH=str(tmp / "src"), PYTHONDONTWRITEBYTECODE="1")
+        del plain["PYTHONPYCACHEPREFIX"]
+        runs.append(("ours, wavegpu without bytecode", [str(ours), str(tmp / "ours.wbin")], plain))
         dump = ["--dump-u32", f"{8 * n}:{n}"]
         outs = {}
         for label, cmd, env in runs:  # warm-up (writes our bytecode), and each one's output
