@@ -687,7 +687,12 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
         plain = dict(installed, PYTHONPATH=str(tmp / "src"), PYTHONDONTWRITEBYTECODE="1")
         del plain["PYTHONPYCACHEPREFIX"]
         runs.append(("ours, wavegpu without bytecode", [str(ours), str(tmp / "ours.wbin")], plain))
+        # the floors under ours: the interpreter alone, and with NumPy imported (no flags: they take none)
+        floors = [("python -c pass", [sys.executable, "-c", "pass"], installed),
+                  ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], installed)]  # fmt: skip
         dump = ["--dump-u32", f"{8 * n}:{n}"]
+        for _label, cmd, env in floors:  # warm-up
+            subprocess.run(cmd, env=env, check=True)
         outs = {}
         for label, cmd, env in runs:  # warm-up (writes our bytecode), and each one's output
             r = subprocess.run([*cmd, *flags, *dump], capture_output=True, env=env)
@@ -695,12 +700,14 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
                 print(f"  {label}: failed: {r.stderr.decode(errors='replace').strip()[:100]}")
                 return
             outs[label] = np.array(r.stdout.split(), dtype=np.uint64).astype(np.uint32)
-        walls: dict[str, list[float]] = {label: [] for label, _, _ in runs}
-        cpus: dict[str, list[float]] = {label: [] for label, _, _ in runs}
+        everything = runs + floors
+        walls: dict[str, list[float]] = {label: [] for label, _, _ in everything}
+        cpus: dict[str, list[float]] = {label: [] for label, _, _ in everything}
         for _ in range(repeat):
-            for label, cmd, env in runs:
+            for label, cmd, env in everything:
+                args = cmd if (label, cmd, env) in floors else [*cmd, *flags]
                 t = time.perf_counter()
-                p = subprocess.Popen([*cmd, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
                 _, status, usage = os.wait4(p.pid, 0)
                 walls[label].append(time.perf_counter() - t)
                 cpus[label].append(usage.ru_utime + usage.ru_stime)
@@ -717,10 +724,14 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
         head = f"{'':30} {'median':>8} {'best':>8} {'CPU':>8} {'/ Rust':>7}  output"
         print(head)
         print("-" * len(head))
-        for label, _, _ in runs:
+        for label, _, _ in everything:
             med = _median(walls[label])
             ratio = f"{med / rust:6.2f}x" if rust else f"{'-':>7}"
-            same = "" if ref is None or label.startswith("Rust") else agreement(outs[label], ref, np.float32)
+            same = (
+                ""
+                if ref is None or label not in outs or label.startswith("Rust")
+                else agreement(outs[label], ref, np.float32)
+            )
             print(f"{label:30} {med * 1e3:8.1f} {min(walls[label]) * 1e3:8.1f} "
                   f"{_median(cpus[label]) * 1e3:8.1f} {ratio}  {same}")  # fmt: skip
         print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
