@@ -3,6 +3,7 @@ OpenCL CPU runtime (issue 16), and side by side with the Rust toolchain's emulat
 kernels when the Rust toolchain is present.
 
     python benchmarks/compiled_engine.py [--quick] [--repeat N] [--big] [--rust-only]
+    python benchmarks/compiled_engine.py --startup [--startup-runs N] [--startup-against SRC]
     python benchmarks/emulator.py --compiled ...   (the first table)
 
 Times are the best of `--repeat` runs after a warm-up (which also translates the kernel), around
@@ -17,7 +18,9 @@ that file as a whole process, and ours runs the same kernel in this process (its
 where that is in the Rust toolchain's own format, the same source by our assembler;
 `engine="compiled"`, one thread and all threads), in the same sitting, with the same inputs,
 and the results are compared. Whatever cannot be run is printed as "not measured": no figure
-here is quoted from anywhere.
+here is quoted from anywhere. `--startup` (also part of `--rust-only`): `wave-emu` against the
+Rust `wave-emu` as whole processes on vector add 2^20 (`rust_startup`), then where ours spends
+its start-up (`startup_phases`).
 """
 
 from __future__ import annotations
@@ -739,6 +742,84 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+_PHASES = r"""
+import resource, sys, time, atexit
+def mark(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime, r.ru_minflt
+m0 = mark()
+import numpy
+m1 = mark()
+import wavegpu.cli.emu, wavegpu.emulator, wavegpu.emulator.launch, wavegpu.wbin.format
+m2 = mark()
+def report():
+    m3 = mark()
+    pairs = (((0, 0), m0), (m0, m1), (m1, m2), (m2, m3))
+    print(*(b[i] - a[i] for a, b in pairs for i in (0, 1)), repr(time.time()), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["wave-emu", *sys.argv[1:]]
+from wavegpu.cli.resident import emu_entry
+emu_entry()
+"""
+"""`wave-emu` run by its console script's entry, each phase's CPU time and minor page faults
+printed by its last atexit handler (with the time then, for the exit's share)."""
+
+
+def startup_phases(repeat: int = 7, log2n: int = 20, against: str | None = None) -> None:
+    """Where `wave-emu` spends its start-up (issue 26 point 4): vector add 2^log2n as in
+    rust_startup, bytecode cached; per phase the median CPU time and minor page faults inside the
+    process (getrusage), and the wall time from its last atexit handler until this process sees
+    it exit (interpreter teardown and process exit); `against` as in rust_startup, alternately."""
+    import statistics
+    import subprocess
+    import sys
+
+    n = 1 << log2n
+    tmp = Path(tempfile.mkdtemp(prefix="wave-phases-"))
+    try:
+        rng = np.random.default_rng(7)
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, "vadd_n.wave").to_bytes())
+        flags = ["--grid", f"{n // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * n),
+                 "--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}",
+                 "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]  # fmt: skip
+        trees = {"this tree": str(Path(wg.__file__).parent.parent)}
+        if against:
+            trees[Path(against).parent.name] = against
+        got: dict[str, list[list[float]]] = {k: [] for k in trees}
+        for i in range(repeat + 1):  # the first round writes the bytecode
+            for label, src in trees.items():
+                env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAVEGPU_SERVER")}
+                env.update(PYTHONPATH=src, PYTHONPYCACHEPREFIX=str(tmp / ("pycache-" + label.replace(" ", "-"))))
+                cmd = [sys.executable, "-c", _PHASES, str(tmp / "ours.wbin"), *flags]
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                end = time.time()
+                if r.returncode != 0:
+                    print(f"  {label}: failed: {r.stderr.strip()[:100]}")
+                    return
+                *vals, stamp = r.stderr.split()
+                if i:
+                    got[label].append([float(v) for v in vals] + [end - float(stamp)])
+        print(f"\nWhere wave-emu's start-up goes: vector add 2^{log2n}, bytecode cached, median of {repeat}")
+        names = (
+            "interpreter start",
+            "import numpy",
+            "import wavegpu (wave-emu's modules)",
+            "the command (flags, files, run)",
+        )
+        for label, rows in got.items():
+            print(f"  {label}")
+            for j, name in enumerate(names):
+                cpu = statistics.median(r[2 * j] for r in rows) * 1e3
+                faults = statistics.median(r[2 * j + 1] for r in rows)
+                print(f"    {name:38} CPU {cpu:6.1f} ms   page faults {faults:6.0f}")
+            print(
+                f"    {'exit (after the last atexit handler)':38} wall {statistics.median(r[8] for r in rows) * 1e3:5.1f} ms"
+            )
+        print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
     """The kernel as `emulate` translates it when the launch gives the workgroup (no hint)."""
     import dataclasses
@@ -766,6 +847,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if opts.startup:
         rust_startup(opts.startup_runs, against=opts.startup_against)
+        startup_phases(against=opts.startup_against)
         return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
