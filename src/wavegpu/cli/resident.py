@@ -196,8 +196,8 @@ def emu_entry() -> None:
 
 def exit_now(e: SystemExit) -> NoReturn:
     """End the process as `raise e` would, without the interpreter's teardown: tearing down the
-    modules of NumPy and the emulator one object at a time took 10-20 ms of a 0.1 s `wave-emu`
-    run (docs/performance.md, "Start-up against the Rust emulator"). What a normal exit does that
+    modules of NumPy and the emulator one object at a time took 18-28 ms of wall time at load 5-6
+    (docs/performance.md, "Start-up against the Rust emulator"). What a normal exit does that
     anyone could see is done first: the atexit handlers run (weakref finalizers with atexit=True,
     such as temporary folders, among them) and stdout and stderr are flushed. The normal exit is
     taken instead for an exit status that is not an integer (a message), while a thread that is

@@ -25,7 +25,8 @@ DEFAULT_MAX_INSTRUCTIONS = 1_000_000
 # lanes per batch of a kernel without loops: bounds the register file's memory, and keeps each
 # instruction's arrays (512 KiB per 32-bit register) small enough that glibc reuses the freed ones
 # instead of page-faulting fresh ones: in a fresh process vector add 2^20 runs with 2.2 thousand
-# page faults instead of 6.7, and in half the CPU time (docs/performance.md, "Start-up")
+# page faults instead of 6.7, in half the CPU time (docs/performance.md, "Start-up against the
+# Rust emulator")
 BATCH_LANES = 1 << 17
 # lanes per batch for kernels with loops: each instruction's arrays (256 KiB per 32-bit register)
 # stay in the cache across the iterations (one batch of the whole grid streams them from memory)
