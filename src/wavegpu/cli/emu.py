@@ -628,7 +628,7 @@ def _read_into(mem: np.ndarray, off: int, path: str) -> None:
     """The bytes of the file `path` written into mem[off:] as they are read (no copy of the file
     in between: a 4 MiB input is 1,024 pages less to fault in); a file longer than the room left
     (one that grew since its size was checked, or a pipe) is refused."""
-    room = memoryview(mem)[off:]
+    room = mem.data[off:]  # (mem: contiguous uint8)
     with open(path, "rb", buffering=0) as f:
         n = 0
         while n < len(room) and (got := f.readinto(room[n:])):
