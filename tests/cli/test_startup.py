@@ -337,3 +337,28 @@ def test_the_console_script_exit_waits_for_a_running_thread(wbin: Path, tmp_path
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["0.0", "2.0", "4.0"]
     assert (tmp_path / "late.txt").read_text() == "done"
+
+
+@pytest.mark.parametrize("chosen", [None, ("OPENBLAS_NUM_THREADS", "2"), ("OMP_NUM_THREADS", "3")])
+def test_the_console_script_starts_no_blas_threads_unless_asked(
+    wbin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: tuple[str, str] | None
+) -> None:
+    """cli.resident.one_blas_thread: OPENBLAS_NUM_THREADS=1 before NumPy is imported, unless
+    the user set a thread count for OpenBLAS; seen from inside the command's process."""
+    for variable in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(variable, raising=False)
+    if chosen:
+        monkeypatch.setenv(*chosen)
+    code = (
+        "import atexit, os\n"
+        "show = lambda: print('blas', os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('OMP_NUM_THREADS'))\n"
+        "atexit.register(show)\n"
+        "import wavegpu.cli.resident\n"
+        "assert 'numpy' not in sys.modules  # so the entry sets the variable before NumPy reads it"
+    )
+    r = _entry(code, [str(wbin), *EMU_FLAGS], tmp_path)
+    assert r.returncode == 0, r.stderr
+    *out, last = r.stdout.splitlines()
+    assert out == ["0.0", "2.0", "4.0"]
+    expect = {None: "blas 1 None", "OPENBLAS_NUM_THREADS": "blas 2 None", "OMP_NUM_THREADS": "blas None 3"}
+    assert last == expect[chosen[0] if chosen else None]

@@ -181,11 +181,27 @@ def _start(name: str) -> None:
         )
 
 
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""What OpenBLAS reads for its thread count, in its order."""
+
+
+def one_blas_thread() -> None:
+    """Have NumPy's OpenBLAS start no worker threads in this process, unless the user chose a
+    count (any of BLAS_THREAD_VARIABLES set). The commands do no large matrix products, and
+    OpenBLAS's worker spins on the other core while NumPy is imported: 46 ms of CPU time of
+    110 for `import numpy` on the 2-core VM, taken from whatever else runs there, the command's
+    own process included under load (docs/performance.md, "Start-up against the Rust
+    emulator"). Called by the console scripts before anything imports NumPy."""
+    if not any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def emu_entry() -> None:
     """The `wave-emu` console script."""
     code = forward("wave-emu", sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    one_blas_thread()
     from . import emu_main
 
     try:
@@ -227,6 +243,7 @@ def wave_entry() -> None:
     code = forward("wave", sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    one_blas_thread()
     from . import main
 
     main()
