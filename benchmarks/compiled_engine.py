@@ -746,6 +746,8 @@ _PHASES = r"""
 import resource, sys, time, atexit
 def mark(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime, r.ru_minflt
 m0 = mark()
+from wavegpu.cli import resident
+getattr(resident, "one_blas_thread", lambda: None)()  # as the entry does before NumPy (older trees: nothing)
 import numpy
 m1 = mark()
 import wavegpu.cli.emu, wavegpu.emulator, wavegpu.emulator.launch, wavegpu.wbin.format
