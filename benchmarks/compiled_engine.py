@@ -3,6 +3,7 @@ OpenCL CPU runtime (issue 16), and side by side with the Rust toolchain's emulat
 kernels when the Rust toolchain is present.
 
     python benchmarks/compiled_engine.py [--quick] [--repeat N] [--big] [--rust-only]
+    python benchmarks/compiled_engine.py --startup [--startup-runs N] [--startup-against SRC]
     python benchmarks/emulator.py --compiled ...   (the first table)
 
 Times are the best of `--repeat` runs after a warm-up (which also translates the kernel), around
@@ -17,7 +18,9 @@ that file as a whole process, and ours runs the same kernel in this process (its
 where that is in the Rust toolchain's own format, the same source by our assembler;
 `engine="compiled"`, one thread and all threads), in the same sitting, with the same inputs,
 and the results are compared. Whatever cannot be run is printed as "not measured": no figure
-here is quoted from anywhere.
+here is quoted from anywhere. `--startup` (also part of `--rust-only`): `wave-emu` against the
+Rust `wave-emu` as whole processes on vector add 2^20 (`rust_startup`), then where ours spends
+its start-up (`startup_phases`).
 """
 
 from __future__ import annotations
@@ -413,6 +416,31 @@ def _median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
 
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many representable values lie between the floats a and b (same dtype, float16 or
+    float32; +0 and -0 count as one value apart), element by element."""
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    sign = 1 << (8 * a.dtype.itemsize - 1)
+
+    def ordered(x: np.ndarray) -> np.ndarray:
+        u = x.view(bits).astype(np.int64)
+        return np.where(u & sign, -(u & (sign - 1)) - 1, u)
+
+    return np.abs(ordered(a) - ordered(b))
+
+
+def agreement(mine: np.ndarray, theirs: np.ndarray, elem: type) -> str:
+    """'bit-identical', or how many 32-bit words differ and by how many ulps at most (the output's
+    elements as `elem`, float32 or float16)."""
+    if theirs.size != mine.size:
+        return f"Rust printed {theirs.size} words for {mine.size}"
+    diff = int(np.count_nonzero(theirs != mine))
+    if diff == 0:
+        return "bit-identical"
+    far = int(ulps(mine.view(elem), theirs.view(elem)).max())
+    return f"{diff} of {mine.size:,} words differ (at most {far} ulp)"
+
+
 def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
     """The Rust emulator and ours on the same .wbin, same inputs, this sitting (module docstring)."""
     import subprocess
@@ -498,8 +526,7 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                 else:
                     theirs = np.array([int(float(x)) for x in r.stdout.split()], dtype=np.uint64).astype(np.uint32)
                     mine = ours.memory[off : off + nbytes].view(np.uint32)
-                    diff = int(np.count_nonzero(theirs != mine)) if theirs.size == mine.size else -1
-                    same = "bit-identical" if diff == 0 else f"{diff} of {mine.size} words differ"
+                    same = agreement(mine, theirs, np.float16 if c.name.split()[0].endswith("_f16") else np.float32)
                     times = []
                     for _ in range(repeat):
                         t = time.perf_counter()
@@ -611,6 +638,190 @@ def rust_memory(log2n: int = 24) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) -> None:
+    """Issue 26 point 4: `wave-emu` as a whole process against the Rust `wave-emu`, vector add
+    2^log2n (vadd_n, each assembled by its own toolchain, the same inputs by --arg files and the
+    same flags), the two run alternately, median and best wall time and median CPU time (of the
+    child, by os.wait4) of `repeat` runs each, after one warm-up run each; and the two outputs
+    compared word for word. Ours runs as installed: the console script beside this Python, its
+    bytecode cached (a private PYTHONPYCACHEPREFIX, written by the warm-up); and, as a checkout
+    runs under PYTHONDONTWRITEBYTECODE=1 (this repository's shells), with wavegpu compiled from
+    source at every start (a copy without __pycache__ folders, by PYTHONPATH). `against`: the `src` folder of another tree of wavegpu (an older commit,
+    unpacked with `git archive`), timed the same way beside ours (by PYTHONPATH)."""
+    import subprocess
+    import sys
+
+    env_root = os.environ.get(RUST_ENV)
+    bins = rust_binaries(Path(env_root)) if env_root else None
+    ours = Path(sys.executable).parent / "wave-emu"
+    n = 1 << log2n
+    print(f"\nStart-up: wave-emu as a whole process, vector add 2^{log2n}, median of {repeat} (ms)")
+    if not ours.is_file():
+        print(f"  not measured: no {ours}")
+        return
+    if bins is None:
+        print(f"  Rust: not measured ({RUST_ENV} does not name a built checkout); ours alone below")
+    tmp = Path(tempfile.mkdtemp(prefix="wave-startup-"))
+    try:
+        rng = np.random.default_rng(7)
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+        src = tmp / "vadd_n.wave"
+        src.write_text(VADD_N)
+        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+        flags = ["--grid", f"{n // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * n),
+                 "--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}",
+                 "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]  # fmt: skip
+        installed = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAVEGPU_SERVER")}
+        installed["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
+        if bins is not None:
+            r = subprocess.run([str(bins[0]), str(src), "-o", str(tmp / "rust.wbin")], capture_output=True, text=True)
+            if r.returncode == 0:
+                runs.append(("Rust wave-emu", [str(bins[1]), str(tmp / "rust.wbin")], None))
+            else:
+                print(f"  Rust: not measured (its wave-asm failed: {r.stderr.strip()[:80]})")
+        runs.append(("ours, bytecode cached", [str(ours), str(tmp / "ours.wbin")], installed))
+        if against:
+            older = dict(installed, PYTHONPATH=against, PYTHONPYCACHEPREFIX=str(tmp / "pycache-against"))
+            runs.append((f"{Path(against).parent.name}, bytecode cached", [str(ours), str(tmp / "ours.wbin")], older))
+        # wavegpu without bytecode, as a checkout runs under PYTHONDONTWRITEBYTECODE=1 (NumPy as installed)
+        shutil.copytree(Path(wg.__file__).parent, tmp / "src" / "wavegpu", ignore=shutil.ignore_patterns("__pycache__"))
+        plain = dict(installed, PYTHONPATH=str(tmp / "src"), PYTHONDONTWRITEBYTECODE="1")
+        del plain["PYTHONPYCACHEPREFIX"]
+        runs.append(("ours, wavegpu without bytecode", [str(ours), str(tmp / "ours.wbin")], plain))
+        # the floors under ours: the interpreter alone, and with NumPy imported (no flags: they take none)
+        floors = [("python -c pass", [sys.executable, "-c", "pass"], installed),
+                  ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], installed)]  # fmt: skip
+        dump = ["--dump-u32", f"{8 * n}:{n}"]
+        for _label, cmd, env in floors:  # warm-up
+            subprocess.run(cmd, env=env, check=True)
+        outs = {}
+        for label, cmd, env in runs:  # warm-up (writes our bytecode), and each one's output
+            r = subprocess.run([*cmd, *flags, *dump], capture_output=True, env=env)
+            if r.returncode != 0:
+                print(f"  {label}: failed: {r.stderr.decode(errors='replace').strip()[:100]}")
+                return
+            outs[label] = np.array(r.stdout.split(), dtype=np.uint64).astype(np.uint32)
+        everything = runs + floors
+        walls: dict[str, list[float]] = {label: [] for label, _, _ in everything}
+        cpus: dict[str, list[float]] = {label: [] for label, _, _ in everything}
+        for _ in range(repeat):
+            for label, cmd, env in everything:
+                args = cmd if (label, cmd, env) in floors else [*cmd, *flags]
+                t = time.perf_counter()
+                p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                _, status, usage = os.wait4(p.pid, 0)
+                walls[label].append(time.perf_counter() - t)
+                cpus[label].append(usage.ru_utime + usage.ru_stime)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                if p.returncode != 0:
+                    print(
+                        f"  {label}: failed: {p.stderr.read().decode(errors='replace').strip()[:100] if p.stderr else ''}"
+                    )
+                    return
+                if p.stderr:
+                    p.stderr.close()
+        rust = _median(walls["Rust wave-emu"]) if "Rust wave-emu" in walls else None
+        ref = outs.get("Rust wave-emu")
+        head = f"{'':30} {'median':>8} {'best':>8} {'CPU':>8} {'/ Rust':>7}  output"
+        print(head)
+        print("-" * len(head))
+        for label, _, _ in everything:
+            med = _median(walls[label])
+            ratio = f"{med / rust:6.2f}x" if rust else f"{'-':>7}"
+            same = (
+                ""
+                if ref is None or label not in outs or label.startswith("Rust")
+                else agreement(outs[label], ref, np.float32)
+            )
+            print(f"{label:30} {med * 1e3:8.1f} {min(walls[label]) * 1e3:8.1f} "
+                  f"{_median(cpus[label]) * 1e3:8.1f} {ratio}  {same}")  # fmt: skip
+        print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+_PHASES = r"""
+import resource, sys, time, atexit
+def mark(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime, r.ru_minflt
+m0 = mark()
+from wavegpu.cli import resident
+getattr(resident, "one_blas_thread", lambda: None)()  # as the entry does before NumPy (older trees: nothing)
+import numpy
+m1 = mark()
+import wavegpu.cli.emu, wavegpu.emulator, wavegpu.emulator.launch, wavegpu.wbin.format
+m2 = mark()
+def report():
+    m3 = mark()
+    pairs = (((0, 0), m0), (m0, m1), (m1, m2), (m2, m3))
+    print(*(b[i] - a[i] for a, b in pairs for i in (0, 1)), repr(time.time()), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["wave-emu", *sys.argv[1:]]
+from wavegpu.cli.resident import emu_entry
+emu_entry()
+"""
+"""`wave-emu` run by its console script's entry, each phase's CPU time and minor page faults
+printed by its last atexit handler (with the time then, for the exit's share)."""
+
+
+def startup_phases(repeat: int = 7, log2n: int = 20, against: str | None = None) -> None:
+    """Where `wave-emu` spends its start-up (issue 26 point 4): vector add 2^log2n as in
+    rust_startup, bytecode cached; per phase the median CPU time and minor page faults inside the
+    process (getrusage), and the wall time from its last atexit handler until this process sees
+    it exit (interpreter teardown and process exit); `against` as in rust_startup, alternately."""
+    import statistics
+    import subprocess
+    import sys
+
+    n = 1 << log2n
+    tmp = Path(tempfile.mkdtemp(prefix="wave-phases-"))
+    try:
+        rng = np.random.default_rng(7)
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, "vadd_n.wave").to_bytes())
+        flags = ["--grid", f"{n // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * n),
+                 "--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}",
+                 "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]  # fmt: skip
+        trees = {"this tree": str(Path(wg.__file__).parent.parent)}
+        if against:
+            trees[Path(against).parent.name] = against
+        got: dict[str, list[list[float]]] = {k: [] for k in trees}
+        for i in range(repeat + 1):  # the first round writes the bytecode
+            for label, src in trees.items():
+                env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAVEGPU_SERVER")}
+                env.update(PYTHONPATH=src, PYTHONPYCACHEPREFIX=str(tmp / ("pycache-" + label.replace(" ", "-"))))
+                cmd = [sys.executable, "-c", _PHASES, str(tmp / "ours.wbin"), *flags]
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                end = time.time()
+                if r.returncode != 0:
+                    print(f"  {label}: failed: {r.stderr.strip()[:100]}")
+                    return
+                *vals, stamp = r.stderr.split()
+                if i:
+                    got[label].append([float(v) for v in vals] + [end - float(stamp)])
+        print(f"\nWhere wave-emu's start-up goes: vector add 2^{log2n}, bytecode cached, median of {repeat}")
+        names = (
+            "interpreter start",
+            "import numpy",
+            "import wavegpu (wave-emu's modules)",
+            "the command (flags, files, run)",
+        )
+        for label, rows in got.items():
+            print(f"  {label}")
+            for j, name in enumerate(names):
+                cpu = statistics.median(r[2 * j] for r in rows) * 1e3
+                faults = statistics.median(r[2 * j + 1] for r in rows)
+                print(f"    {name:38} CPU {cpu:6.1f} ms   page faults {faults:6.0f}")
+            print(
+                f"    {'exit (after the last atexit handler)':38} wall {statistics.median(r[8] for r in rows) * 1e3:5.1f} ms"
+            )
+        print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
     """The kernel as `emulate` translates it when the launch gives the workgroup (no hint)."""
     import dataclasses
@@ -627,15 +838,23 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rust-only", action="store_true", help="only the side-by-side table with the Rust emulator")
     ap.add_argument("--rust-kernels", default="", help="comma-separated kernel names for that table (default: all)")
     ap.add_argument("--memory", action="store_true", help="only the whole-process time and peak memory table")
+    ap.add_argument("--startup", action="store_true", help="only the start-up table (wave-emu against Rust's)")
+    ap.add_argument("--startup-runs", type=int, default=11, help="runs of each command in the start-up table")
+    ap.add_argument("--startup-against", metavar="SRC", help="also time wave-emu with this wavegpu src folder")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
     if opts.memory:
         rust_memory(20 if opts.quick else 24)
         return
+    if opts.startup:
+        rust_startup(opts.startup_runs, against=opts.startup_against)
+        startup_phases(against=opts.startup_against)
+        return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
         rust_memory(20 if opts.quick else 24)
+        rust_startup(opts.startup_runs)
         return
     sizes = [16, 20] if opts.quick else [16, 20, 24]
     gemm = [128, 256] if opts.quick else [128, 256, 512] + ([1024] if opts.big else [])
@@ -675,6 +894,7 @@ def main(argv: list[str] | None = None) -> None:
         print(" ".join(cols) + flag)
     rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
     rust_memory(20 if opts.quick else 24)
+    rust_startup(opts.startup_runs)
     if not opts.no_latency:
         latency()
 

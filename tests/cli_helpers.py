@@ -10,7 +10,12 @@ import threading
 from pathlib import Path
 
 WAVE = [sys.executable, "-m", "wavegpu.cli"]
-WAVE_EMU = [sys.executable, "-c", "import sys; from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"]
+# the console script's own entry (cli.resident.emu_entry: its exit, cli.resident.exit_now, included)
+WAVE_EMU = [
+    sys.executable,
+    "-c",
+    "import sys; from wavegpu.cli.resident import emu_entry; sys.argv[0] = 'wave-emu'; emu_entry()",
+]
 
 
 def run_wave(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -162,6 +162,40 @@ def test_wave_emu_files_after_fills_and_dumps(tmp_path: Path) -> None:
     assert "SIMD efficiency" in r.stdout
 
 
+def test_wave_emu_reads_an_arg_file_into_the_image_up_to_its_last_byte(tmp_path: Path) -> None:
+    """--arg files are read straight into the device memory (cli.emu._read_into): one that ends at
+    the memory's last byte is whole there; a pipe that holds more than the room left is refused."""
+    import contextlib
+    import os
+    import threading
+
+    import numpy as np
+
+    data = tmp_path / "tail.bin"
+    data.write_bytes(np.arange(3, 7, dtype=np.float32).tobytes())  # bytes 48..63 of a 64-byte memory
+    flags = ("--device-memory", "64", "--set-reg", "0:48", "--set-reg", "1:48", "--set-reg", "2:0", "--set-reg", "3:4")
+    r = _emu(VADD, *flags, "--arg", f"48:{data}", "--dump-f32", "0:4")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["6.0", "8.0", "10.0", "12.0"]
+    fifo = tmp_path / "long.fifo"
+    os.mkfifo(fifo)
+
+    def write() -> None:  # 64 bytes for 16 of room; the command stops reading after 17
+        with contextlib.suppress(BrokenPipeError):
+            fifo.write_bytes(bytes(64))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        r = _emu(VADD, *flags, "--arg", f"48:{fifo}")
+    finally:  # a reader that needs no writer, so a writer still waiting to open the pipe finishes
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(timeout=30)
+        os.close(fd)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"--arg {fifo}: more than 16 bytes at offset 48 exceed the device memory (64 bytes" in r.stderr
+
+
 def test_wave_emu_errors(tmp_path: Path) -> None:
     r = _emu(VADD, "--fill-zero", "2000000:u32:4")
     assert r.returncode == 1 and r.stderr.startswith("Error:") and "device memory" in r.stderr

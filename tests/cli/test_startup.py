@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import wavegpu as wg
@@ -50,15 +51,20 @@ EMU_FLAGS = [
 RUN_ARGS = ["--grid", "1", "a=iota:256", "b=iota:256", "c=zeros:256", "n=256", "--print", "c:3"]
 
 
-def _run(entry: str, argv: list[str]) -> tuple[set[str], str]:
+def _run(entry: str, argv: list[str], module: str = "wavegpu.cli") -> tuple[set[str], str]:
     """(modules loaded, stdout) after running a command's entry point in a fresh interpreter
     with stderr a pipe (no terminal) and the default engine ("auto")."""
-    code = (
-        f"import sys\nsys.argv = {argv!r}\nfrom wavegpu.cli import {entry}\n"
+    code = (  # the modules are listed at exit (the console scripts end the process: cli.resident.exit_now)
+        "import atexit, sys\n"
+        "def report():\n    loaded = sorted(sys.modules)\n    import json\n    print(json.dumps(loaded))\n"
+        f"atexit.register(report)\nsys.argv = {argv!r}\nfrom {module} import {entry}\n"
         f"try:\n    {entry}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "loaded = sorted(sys.modules)\nimport json\nprint(json.dumps(loaded))"
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("WAVEGPU_ENGINE", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("WAVEGPU_ENGINE", "WAVEGPU_SERVER", "FORCE_COLOR", "TTY_COMPATIBLE")
+    }
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert r.returncode == 0, r.stderr
     *out, modules = r.stdout.strip().splitlines()
@@ -81,6 +87,31 @@ def test_wave_emu_on_a_wbin_loads_the_emulator_only(wbin: Path) -> None:
     assert out.split() == ["0.0", "2.0", "4.0"]  # it ran: c = a + b
     assert {"numpy", "wavegpu.emulator.machine", "wavegpu.emulator.compiled.choice"} <= modules  # the probe sees
     assert _offending(modules, NOT_FOR_A_WBIN) == []
+
+
+# what neither `wave-emu --help` nor a small run of a .wbin on the NumPy engine may load (issue 26
+# point 4): numba, rich, the frontends (the compiler) and the backends
+HEAVY = ("numba", "llvmlite", "rich", "wavegpu.compiler", "wavegpu.backends", "wavegpu.emulator.compiled.engine")
+
+
+def test_wave_emu_help_loads_neither_numpy_nor_anything_heavy() -> None:
+    """The console script (cli.resident.emu_entry, as installed) with --help: click writes the
+    help; not even NumPy or the emulator is loaded."""
+    modules, out = _run("emu_entry", ["wave-emu", "--help"], module="wavegpu.cli.resident")
+    assert "--dump-u32" in out and "--set-reg" in out
+    assert "click" in modules
+    assert _offending(modules, (*HEAVY, "numpy", "wavegpu.emulator", "wavegpu.runtime", "wavegpu.asm")) == []
+
+
+@pytest.mark.parametrize("engine", [None, "numpy"])
+def test_wave_emu_console_script_on_a_wbin_loads_nothing_heavy(wbin: Path, engine: str | None) -> None:
+    """The console script's own path (cli.resident.emu_entry, no WAVEGPU_SERVER) on a small .wbin,
+    with the default engine and with --engine numpy."""
+    flags = [*EMU_FLAGS, "--engine", engine] if engine else EMU_FLAGS
+    modules, out = _run("emu_entry", ["wave-emu", str(wbin), *flags], module="wavegpu.cli.resident")
+    assert out.split() == ["0.0", "2.0", "4.0"]
+    assert "wavegpu.emulator.machine" in modules
+    assert _offending(modules, (*HEAVY, *NOT_FOR_A_WBIN)) == []
 
 
 def test_wave_emu_on_assembly_adds_only_the_assembler() -> None:
@@ -256,3 +287,78 @@ def test_fast_parse_reads_every_command_line_as_click_or_declines(wbin: Path, tm
     assert fast_parse([str(wbin)]) == _click_params([str(wbin)]) is not None
     for refused in ([str(wbin), "--registers", "0"], [str(wbin), "--engine", "jit"], [str(folder)], [str(wbin), "-h"]):
         assert fast_parse(refused) is None and _click_params(refused) is None, refused
+
+
+# ---------------------------------------------------------------------------------------------
+# the console script's exit (cli.resident.exit_now): as a normal exit, without the teardown
+def _entry(code: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run `code`, then the wave-emu console script's entry with argv, in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WAVEGPU_SERVER", "WAVEGPU_ENGINE")}
+    prog = f"import sys\nsys.argv = ['wave-emu', *sys.argv[1:]]\n{code}\nfrom wavegpu.cli.resident import emu_entry\nemu_entry()"
+    return subprocess.run([sys.executable, "-c", prog, *argv], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def test_the_console_script_exit_runs_atexit_handlers_and_delivers_all_output(wbin: Path, tmp_path: Path) -> None:
+    flags = [f for f in EMU_FLAGS if f not in ("--dump-f32", "2048:3")]
+    r = _entry(
+        "import atexit\natexit.register(lambda: print('handler ran'))",
+        [str(wbin), *flags, "--dump-u32", "0:768"],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 769 and lines[-1] == "handler ran"  # 768 words (a and b: iota, c = a + b), then the handler
+    assert [float(np.uint32(int(v)).view(np.float32)) for v in lines[512:515]] == [0.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "argv, status, needle",
+    [
+        (["--grid", "1,x"], 2, "--grid"),  # click's usage error
+        (["--set-reg", "r2:2000000", "--set-reg", "r3:256", "--dump-u32", "0:1"], 1, "trap: out-of-bounds"),  # a trap
+    ],
+)
+def test_the_console_script_exit_keeps_the_exit_status(
+    wbin: Path, tmp_path: Path, argv: list[str], status: int, needle: str
+) -> None:
+    r = _entry("", [str(wbin), "--workgroup", "256", *argv], tmp_path)
+    assert r.returncode == status and needle in r.stderr, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+def test_the_console_script_exit_waits_for_a_running_thread(wbin: Path, tmp_path: Path) -> None:
+    """A thread that is not a daemon still running at the end: Python's own exit, which waits."""
+    code = (
+        "import threading, time, pathlib\n"
+        "def late():\n    time.sleep(2)\n    pathlib.Path('late.txt').write_text('done')\n"
+        "threading.Thread(target=late).start()"
+    )
+    r = _entry(code, [str(wbin), *EMU_FLAGS], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0.0", "2.0", "4.0"]
+    assert (tmp_path / "late.txt").read_text() == "done"
+
+
+@pytest.mark.parametrize("chosen", [None, ("OPENBLAS_NUM_THREADS", "2"), ("OMP_NUM_THREADS", "3")])
+def test_the_console_script_starts_no_blas_threads_unless_asked(
+    wbin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: tuple[str, str] | None
+) -> None:
+    """cli.resident.one_blas_thread: OPENBLAS_NUM_THREADS=1 before NumPy is imported, unless
+    the user set a thread count for OpenBLAS; seen from inside the command's process."""
+    for variable in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(variable, raising=False)
+    if chosen:
+        monkeypatch.setenv(*chosen)
+    code = (
+        "import atexit, os\n"
+        "show = lambda: print('blas', os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('OMP_NUM_THREADS'))\n"
+        "atexit.register(show)\n"
+        "import wavegpu.cli.resident\n"
+        "assert 'numpy' not in sys.modules  # so the entry sets the variable before NumPy reads it"
+    )
+    r = _entry(code, [str(wbin), *EMU_FLAGS], tmp_path)
+    assert r.returncode == 0, r.stderr
+    *out, last = r.stdout.splitlines()
+    assert out == ["0.0", "2.0", "4.0"]
+    expect = {None: "blas 1 None", "OPENBLAS_NUM_THREADS": "blas 2 None", "OMP_NUM_THREADS": "blas None 3"}
+    assert last == expect[chosen[0] if chosen else None]

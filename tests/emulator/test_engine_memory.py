@@ -76,8 +76,9 @@ def test_kernels_with_loops_run_in_cache_sized_batches() -> None:
     loop = wg.assemble(".kernel k\n.registers 3\nmov.u32 r1, 0\nloop\nadd.u32 r1, r1, 1\nsetp.ge.u32 p0, r1, 2\n"
                        "break p0\nendloop\n.end")  # fmt: skip
     straight = wg.assemble(".kernel k\n.registers 2\nmov.u32 r1, %tid.x\n.end")
-    grid = 4 * L.LOOP_BATCH_LANES // 256
-    assert wg.emulate(loop, grid=grid, workgroup=256).stats.batches == 4
+    grid = L.BATCH_LANES // 256  # one batch of a kernel without loops
+    assert L.BATCH_LANES > L.LOOP_BATCH_LANES
+    assert wg.emulate(loop, grid=grid, workgroup=256).stats.batches == L.BATCH_LANES // L.LOOP_BATCH_LANES
     assert wg.emulate(straight, grid=grid, workgroup=256).stats.batches == 1
 
 

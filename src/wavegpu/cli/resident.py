@@ -32,6 +32,7 @@ import sys
 TYPE_CHECKING = False  # the console scripts import this module: without WAVEGPU_SERVER=1 it costs
 if TYPE_CHECKING:  # nothing beyond os and sys (socket, struct and zlib are imported where used)
     import socket
+    from typing import NoReturn
 
     from ..paths import PrivateDir
 
@@ -180,14 +181,61 @@ def _start(name: str) -> None:
         )
 
 
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+"""What OpenBLAS reads for its thread count, in its order."""
+
+
+def one_blas_thread() -> None:
+    """Have NumPy's OpenBLAS start no worker threads in this process, unless the user chose a
+    count (any of BLAS_THREAD_VARIABLES set). The commands do no large matrix products, and
+    OpenBLAS's worker spins on the other core while NumPy is imported: 46 ms of CPU time of
+    110 for `import numpy` on the 2-core VM, taken from whatever else runs there, the command's
+    own process included under load (docs/performance.md, "Start-up against the Rust
+    emulator"). Called by the console scripts before anything imports NumPy."""
+    if not any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def emu_entry() -> None:
     """The `wave-emu` console script."""
     code = forward("wave-emu", sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    one_blas_thread()
     from . import emu_main
 
-    emu_main()
+    try:
+        emu_main()
+    except SystemExit as e:
+        exit_now(e)
+
+
+def exit_now(e: SystemExit) -> NoReturn:
+    """End the process as `raise e` would, without the interpreter's teardown: tearing down the
+    modules of NumPy and the emulator one object at a time took 18-28 ms of wall time at load 5-6
+    (docs/performance.md, "Start-up against the Rust emulator"). What a normal exit does that
+    anyone could see is done first: the atexit handlers run (weakref finalizers with atexit=True,
+    such as temporary folders, among them) and stdout and stderr are flushed. The normal exit is
+    taken instead for an exit status that is not an integer (a message), while a thread that is
+    not a daemon is still running (Python would wait for it), and when flushing fails (a closed
+    pipe: Python reports it as usual). Only the console scripts call this, never a library call."""
+    code = 0 if e.code is None else e.code
+    threading = sys.modules.get("threading")
+    if not isinstance(code, int) or (
+        threading is not None
+        and any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate())
+    ):
+        raise e
+    import atexit
+
+    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        raise e from None
+    os._exit(code & 0xFF)
 
 
 def wave_entry() -> None:
@@ -195,6 +243,7 @@ def wave_entry() -> None:
     code = forward("wave", sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    one_blas_thread()
     from . import main
 
     main()

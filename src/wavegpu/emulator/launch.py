@@ -22,7 +22,12 @@ from .stats import Stats
 # per thread: stops endless loops the watch in machine.Batch cannot prove endless (~3 s for a few
 # waves); 1000 times what the longest test kernel issues
 DEFAULT_MAX_INSTRUCTIONS = 1_000_000
-BATCH_LANES = 1 << 20  # lanes per batch: bounds the register file's memory
+# lanes per batch of a kernel without loops: bounds the register file's memory, and keeps each
+# instruction's arrays (512 KiB per 32-bit register) small enough that glibc reuses the freed ones
+# instead of page-faulting fresh ones: in a fresh process vector add 2^20 runs with 2.2 thousand
+# page faults instead of 6.7, in half the CPU time (docs/performance.md, "Start-up against the
+# Rust emulator")
+BATCH_LANES = 1 << 17
 # lanes per batch for kernels with loops: each instruction's arrays (256 KiB per 32-bit register)
 # stay in the cache across the iterations (one batch of the whole grid streams them from memory)
 LOOP_BATCH_LANES = 1 << 16
