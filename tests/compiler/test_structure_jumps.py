@@ -159,6 +159,59 @@ def test_a_loop_on_a_break_path_that_leaves_the_outer_loop_too(opt: int) -> None
         assert np.array_equal(run(LOOP_ON_BREAK_PATH, "python", opt, x, p), want), (opt, p)
 
 
+MERGE_ON_THE_WAY_OUT = """
+import wavegpu as wg
+
+@wg.kernel
+def k(out: wg.i32[:], x: wg.i32[:]):
+    i = wg.global_id()
+    a = x[i]
+    for j in range(2):
+        while a < 50:
+            if a < 0:
+                a += 5
+                if a < 0:
+                    continue
+            else:
+                a += 1
+            break
+    out[i] = a
+"""
+# the same with the outer loop a while: the inner loop's follow jumps straight to its header
+MERGE_AT_THE_OUTER_HEADER = MERGE_ON_THE_WAY_OUT.replace(
+    "    for j in range(2):", "    j = 0\n    while j < 2:\n        j += 1"
+)
+
+
+def merge_on_the_way_out_reference(x: np.ndarray) -> np.ndarray:
+    out = []
+    for a in x.tolist():
+        for _ in range(2):
+            if a < 0:
+                a -= 5 * (a // 5)  # the retries: up to the first a + 5n >= 0
+            elif a < 50:
+                a += 1
+        out.append(a)
+    return np.array(out, np.int32)
+
+
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+@pytest.mark.parametrize("text", [MERGE_ON_THE_WAY_OUT, MERGE_AT_THE_OUTER_HEADER], ids=["for", "while"])
+def test_ifs_that_meet_on_the_way_out_of_a_loop_break(text: str, opt: int) -> None:
+    """The arms of the if/else meet at an empty block that only jumps on, past the inner loop's
+    follow, to the outer loop's latch or header: meeting there leaves the inner loop (a break).
+    Found by the random test below: -O0 ran the outer `for`'s latch inside the inner loop as well
+    (j += 1 twice, the outer loop ran once), and nested the outer `while` inside the inner loop
+    again and again (RecursionError)."""
+    got = run(text, "python", opt, X)
+    want = merge_on_the_way_out_reference(X)
+    assert np.array_equal(got, want), f"-O{opt}: {list(got)}"
+    if opt == 0:
+        dis = wg.disassemble(wg.compile(text, lang="python", opt=0))
+        assert dis.count("add.s32") == 3, dis  # a += 5, a += 1 and j += 1, each emitted once
+        assert dis.count("endloop") == 2, dis
+
+
 # -- random loops with break and continue inside nested ifs
 VARS = ("a", "b")
 
@@ -177,7 +230,7 @@ def body(draw: st.DrawFn, ind: str, depth: int, loops: int) -> list[str]:
         if depth < 4:
             kinds += ["if", "if"]
         if loops < 2 and depth < 4:
-            kinds += ["for", "while"]
+            kinds += ["for", "while", "retry"]
         if loops:
             kinds += ["jump", "jump"]
         kind = draw(st.sampled_from(kinds))
@@ -201,6 +254,21 @@ def body(draw: st.DrawFn, ind: str, depth: int, loops: int) -> list[str]:
             out += draw(body(ind + "    ", depth + 1, loops + 1))
             if draw(st.booleans()):
                 out.append(f"{ind}    break")
+        elif kind == "retry":
+            # a loop that runs its body again only on a continue inside a nested if, and whose
+            # if/else arms meet at its closing break
+            t = f"t{depth}"
+            out.append(f"{ind}{t} = 0")
+            out.append(f"{ind}while {t} < {draw(st.integers(1, 4))}:")
+            out.append(f"{ind}    {t} += 1")
+            out.append(f"{ind}    if {draw(cond())}:")
+            out += draw(body(ind + "        ", depth + 2, loops + 1))
+            if out[-1] not in (f"{ind}        break", f"{ind}        continue"):  # nothing after a jump
+                out.append(f"{ind}        if {draw(cond())}:")
+                out.append(f"{ind}            continue")
+            out.append(f"{ind}    else:")
+            out += draw(body(ind + "        ", depth + 2, loops + 1))
+            out.append(f"{ind}    break")
         else:
             t = f"t{depth}"
             out.append(f"{ind}{t} = 0")

@@ -248,6 +248,12 @@ class Structurizer:
                     self.jump("cont", None)
                 return
             entry = False
+            if self.kind(b, region) == "brk":
+                # the arms of a branch met on the way out of the loop: their merge, an empty
+                # block that only jumps on (forward), led past the loop's follow to a block of an
+                # enclosing loop (its latch, its header); that block is emitted there, not here
+                self.jump("brk", None)
+                return
             if self.past(b, stop, region):
                 # a jump past the end of the construct (a break out of nested ifs in a loop that
                 # runs once, an unrolled copy's continue): its lanes are flagged, and the code
