@@ -178,13 +178,14 @@ def test_mem2reg_is_linear_in_variables_and_instructions() -> None:
 
 # ---- the declaration's values in local memory: one by one, then the repeated tail by a loop -----
 def cpp_initialised(n: int, values: list[int], r_index: int) -> str:
-    """An array of n ints in local memory (index r known only at run time) declared with `values`
-    inside a loop, so the second trip must store every element again."""
+    """An array of n ints (in local memory: n > MAX_REGISTER_WORDS) declared with `values` inside
+    a loop, so the second trip must store every element again: element r_index, which both trips
+    add to, included."""
     init = ", ".join(str(v) for v in values)
     return (
         '#include "wave.hpp"\n\n[[wave::workgroup(8)]] __global__ void k(const float* x, float* out) {\n'
         "    uint32_t i = wave::global_id(0);\n    for (int r = 0; r < 2; ++r) {\n"
-        f"        int32_t t[{n}] = {{{init}}};\n        t[r * {r_index}] += (int32_t)x[i] + r;\n"
+        f"        int32_t t[{n}] = {{{init}}};\n        t[{r_index}] += (int32_t)x[i] + r;\n"
         f"        int32_t s = 0;\n        for (int j = 0; j < {n}; ++j) s += t[j] * (j + 1);\n"
         "        out[i * 2 + r] = (float)s;\n    }\n}\n"
     )
@@ -198,7 +199,7 @@ def check_initialised(n: int, values: list[int], r_index: int, engine: str) -> N
         for r in range(2):
             t = np.zeros(n, np.int64)
             t[: len(values)] = values
-            t[r * r_index] += int(x[i]) + r
+            t[r_index] += int(x[i]) + r
             want[i * 2 + r] = np.float32((t * np.arange(1, n + 1)).sum())
     out = np.zeros(16, np.float32)
     load_kernels(src, lang="cpp").k(x, out, grid=1, engine=engine)
@@ -223,7 +224,7 @@ def test_initialisers_in_local_memory_match_numpy(n: int, head: list[int], tail:
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(
     ("values", "r_index"),
-    [([1, 2, 3] + [2] * 40, 7), ([4, -1] + [0] * (FILL_LOOP + 1), 30), ([3] * (MAX_REGISTER_WORDS + 9), 0)],
+    [([1, 2, 3] + [2] * 40, 20), ([4, -1] + [0] * (FILL_LOOP + 1), 30), ([3] * (MAX_REGISTER_WORDS + 9), 0)],
 )
 def test_initialisers_in_local_memory_on_both_engines(values: list[int], r_index: int, engine: str) -> None:
     """A repeated tail stored by the loop, zeros after given values, a whole array of one value."""
