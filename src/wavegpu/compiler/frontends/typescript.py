@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...errors import CompileError, Diagnostic
 from .. import bind, hir
@@ -234,6 +234,8 @@ class Binding:
     node: Node | None = None  # the declared name (its declarator holds the initializer)
     arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
     arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
+    # the arrays it sees, where it is declared (arrays, local_counts, shapes, array_hir of KernelBuilder)
+    arrow_arrays: tuple[dict[str, Any], ...] | None = None
     integral: bool = False  # a number (f64) retyped from an integer initializer: integer values only
     # `const row = t[r]`: a row of the 2-D per-thread array t (its name), r as it was there
     view: tuple[str, tuple[hir.Expr, ...]] | None = None
@@ -272,6 +274,11 @@ class KernelBuilder:
         self.locals: list[hir.LocalArray] = []
         self.privates: dict[str, hir.PrivateArray] = {}  # the per-thread arrays declared here: new Float32Array(N)
         self.shapes: dict[str, tuple[int, ...]] = {}  # every per-thread array seen here (also parameters, captures)
+        # per-thread arrays are block-scoped, as JavaScript's const and let: the HIR name of one
+        # whose source name another array had (sibling blocks, an inner block, an arrow function's
+        # own array named like a capture), and what each declaration hid, restored at its block's end
+        self.array_hir: dict[str, str] = {}
+        self.block_arrays: list[tuple[int, str, tuple[object, ...]]] = []
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
@@ -295,6 +302,22 @@ class KernelBuilder:
         return self.src.node_text(n)
 
     # -- names
+    def aname(self, name: str) -> str:
+        """The HIR name of the array visible as `name` (a per-thread array may be renamed)."""
+        return self.array_hir.get(name, name)
+
+    def end_scope(self) -> None:
+        """Leave a block: its names, and the per-thread arrays declared in it, go out of scope."""
+        self.scopes.pop()
+        depth = len(self.scopes)
+        while self.block_arrays and self.block_arrays[-1][0] > depth:
+            _, name, saved = self.block_arrays.pop()
+            for table, old in zip((self.arrays, self.local_counts, self.shapes, self.array_hir), saved):
+                if old is None:
+                    table.pop(name, None)  # type: ignore[attr-defined]
+                else:
+                    table[name] = old  # type: ignore[index]
+
     def lookup(self, name: str) -> Binding | None:
         for s in reversed(self.scopes):
             if name in s:
@@ -446,7 +469,7 @@ class KernelBuilder:
             except _Bail:
                 continue
         if scoped:
-            self.scopes.pop()
+            self.end_scope()
         return tuple(out)
 
     def collect(self, fn: Callable[[], list[hir.Stmt]]) -> list[hir.Stmt]:
@@ -618,7 +641,7 @@ class KernelBuilder:
                 if inner:
                     body.append(hir.If(sp, on, tuple(inner), ()))
         finally:
-            self.scopes.pop()
+            self.end_scope()
             self.loops.pop()
         body.append(hir.Break(sp))
         return [
@@ -645,6 +668,7 @@ class KernelBuilder:
                 raise self.error(name_node, f"{name!r} is already declared in this block")
             b = Binding("", VOID, True, False, node=name_node, arrow=value)
             b.arrow_scopes = [dict(sc) for sc in self.scopes]
+            b.arrow_arrays = (dict(self.arrays), dict(self.local_counts), dict(self.shapes), dict(self.array_hir))
             self.scopes[-1][name] = b
             return []
         callee = self.row_of(value.child_by_field_name("function")) if value.type == "call_expression" else None
@@ -744,8 +768,10 @@ class KernelBuilder:
             got = self.text(ann.named_children[0]).replace(" ", "")
             if got not in (want, f"Array<{ctor}>") or (got != want and not two_d):
                 raise self.error(ann.named_children[0], f"{name!r} is a {want} (its initializer makes one), not {got}")
-        if name in self.arrays or self.lookup(name) is not None:
-            raise self.error(name_node, f"{name!r} is already declared")
+        if self.lookup(name) is not None or any(d == len(self.scopes) and n == name for d, n, _ in self.block_arrays):
+            raise self.error(name_node, f"{name!r} is already declared in this block")
+        if name in self.arrays and name in self.params:
+            raise self.error(name_node, f"{name!r} is a parameter: give the per-thread array its own name")
         values: list[hir.Expr] = []
         sp = self.src.span(value)
         for k, r in enumerate(rows):
@@ -758,11 +784,19 @@ class KernelBuilder:
             if row:  # the rows before it hold zeros
                 values += [_zero(elem, sp)] * (k * count - len(values))
                 values += row
+        taken = {self.aname(a) for a in self.arrays} | {p.name for p in self.privates.values()}
+        hname, k = name, 1
+        while hname in taken or hname in self.vars or hname in self.params:
+            k += 1
+            hname = f"{name}${k}"
+        saved = (self.arrays.get(name), self.local_counts.get(name), self.shapes.get(name), self.array_hir.get(name))
+        self.block_arrays.append((len(self.scopes), name, saved))
         self.arrays[name] = ArrayType(elem, PRIVATE, len(shape))
         self.local_counts[name] = shape[0]
         self.shapes[name] = shape
-        self.privates[name] = hir.PrivateArray(name, elem, shape, sp)
-        return [hir.PrivateInit(sp, name, tuple(values))]
+        self.array_hir[name] = hname
+        self.privates[hname] = hir.PrivateArray(hname, elem, shape, sp)
+        return [hir.PrivateInit(sp, hname, tuple(values))]
 
     def private_rows(self, value: Node) -> tuple[list[_Row], bool]:
         """The rows a per-thread array's initializer makes (one for a 1-D array), and whether it is 2-D."""
@@ -1046,7 +1080,7 @@ class KernelBuilder:
             v = self.value_of(op, cur, right, n)
             value = self.convert_to(v, self.arrays[arr].elem, n)
             if arr in self.shapes:
-                return [*pre, hir.PrivateStore(sp, arr, idxs, value)]
+                return [*pre, hir.PrivateStore(sp, self.aname(arr), idxs, value)]
             return [*pre, hir.Store(sp, arr, idxs[0], value)]
         if left.type == "member_expression":
             raise self.error(left, "objects have no properties to assign in kernels")
@@ -1129,7 +1163,7 @@ class KernelBuilder:
             out.append(hir.While(sp, c, (*b, *step)))
             return out
         finally:
-            self.scopes.pop()
+            self.end_scope()
 
     def canonical_for(self, init: Node | None, cond: Node | None, inc: Node | None, body: Node) -> hir.Stmt | None:
         """for (let i = a; i < b; i++ / i += c) with i not assigned in the body and b invariant:
@@ -1988,7 +2022,7 @@ class KernelBuilder:
         elem = self.arrays[arr].elem
         sp = self.src.span(n)
         if arr in self.shapes:
-            e: hir.Expr = hir.PrivateLoad(elem.value_type, sp, arr, idx)
+            e: hir.Expr = hir.PrivateLoad(elem.value_type, sp, self.aname(arr), idx)
         else:
             e = hir.Load(elem.value_type, sp, arr, idx[0])
         if elem.is_int:
@@ -2003,7 +2037,15 @@ class KernelBuilder:
 
     # -- calls
     # -- helper functions and arrow functions: one instance per argument types, inlined by compiler/inline.py
-    def helper_call(self, n: Node, name: str, fn: Node, args: list[Node], scopes: list[dict[str, Binding]] | None) -> V:
+    def helper_call(
+        self,
+        n: Node,
+        name: str,
+        fn: Node,
+        args: list[Node],
+        scopes: list[dict[str, Binding]] | None,
+        arrays: tuple[dict[str, Any], ...] | None = None,
+    ) -> V:
         """A call of a function of the file or of an arrow function bound by `const`. A parameter
         typed `number` (or untyped) takes the argument's exact value as the caller holds it (so
         the helper computes what JavaScript computes); f32, i32, u32, f16 convert as a declared
@@ -2104,9 +2146,9 @@ class KernelBuilder:
 
         def build() -> hir.Helper:
             try:
-                return self.build_helper(fn, name, key, params, ret, scopes, shapes)
+                return self.build_helper(fn, name, key, params, ret, scopes, shapes, arrays)
             except _Widen:  # returns of several types: numbers (f64), as JavaScript has them
-                return self.build_helper(fn, name, key, params, F64, scopes, shapes)
+                return self.build_helper(fn, name, key, params, F64, scopes, shapes, arrays)
 
         try:
             h = self.helpers.instance(key, name, sp, build)
@@ -2157,15 +2199,15 @@ class KernelBuilder:
         b = self.lookup(self.text(a)) if a.type == "identifier" else None
         if found is not None and not rows:  # t[r]: a row
             base = found[0]
-            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), (self.index(found[1]),))
+            arg = hir.ArrayArg(self.aname(base), ArrayType(self.arrays[base].elem, PRIVATE), (self.index(found[1]),))
             shape: tuple[int, ...] = self.shapes[base][1:]
         elif b is not None and b.view is not None and not rows:  # const row = t[r]
             base = b.view[0]
-            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), b.view[1])
+            arg = hir.ArrayArg(self.aname(base), ArrayType(self.arrays[base].elem, PRIVATE), b.view[1])
             shape = self.shapes[base][1:]
         elif a.type == "identifier" and self.text(a) in self.arrays and b is None:
             base = self.text(a)
-            arg = hir.ArrayArg(base, self.arrays[base])
+            arg = hir.ArrayArg(self.aname(base), self.arrays[base])
             shape = self.shapes.get(base, ())
             if len(shape) == 2 and not rows:
                 raise self.error(
@@ -2188,6 +2230,7 @@ class KernelBuilder:
         ret: ScalarType | str,
         scopes: list[dict[str, Binding]] | None,
         shapes: dict[str, tuple[int, ...]],
+        arrays: tuple[dict[str, Any], ...] | None = None,
     ) -> hir.Helper:
         sub = KernelBuilder(self.ctx, fn, self.options, name, self.helpers)
         sub.ret = ret
@@ -2196,9 +2239,9 @@ class KernelBuilder:
             sub.scopes = [dict(sc) for sc in scopes]
             sub.vars = dict(self.vars)
             sub.params = set(self.params)
-            sub.arrays = dict(self.arrays)
-            sub.local_counts = dict(self.local_counts)
-            sub.shapes = dict(self.shapes)  # captured per-thread arrays: the caller's
+            # the arrays it captures: those visible where it is declared (JavaScript's lexical scope)
+            seen = arrays or (self.arrays, self.local_counts, self.shapes, self.array_hir)
+            sub.arrays, sub.local_counts, sub.shapes, sub.array_hir = (dict(t) for t in seen)
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})
@@ -2207,6 +2250,7 @@ class KernelBuilder:
         for pname, t, declared, rng, pnode in params:
             if isinstance(t, ArrayType):
                 sub.arrays[pname] = t
+                sub.array_hir.pop(pname, None)
                 sub.scopes[-1].pop(pname, None)
                 sub.shapes.pop(pname, None)
                 if pname in shapes:  # a per-thread array (or a row of one): its constant extents
@@ -2215,6 +2259,7 @@ class KernelBuilder:
                 hparams.append(hir.Param(pname, t, self.src.span(pnode)))
                 continue
             sub.arrays.pop(pname, None)
+            sub.array_hir.pop(pname, None)
             b = sub.declare(pname, t, pnode, False, declared)
             if t.is_int and t is not BOOL:
                 b.lo, b.hi = rng if rng is not None else (I32_RANGE if t is I32 else U32_RANGE)
@@ -2324,7 +2369,7 @@ class KernelBuilder:
             callee = self.text(f)
             b = self.lookup(callee)
             if b is not None and b.arrow is not None:
-                return self.helper_call(n, callee, b.arrow, args, b.arrow_scopes)
+                return self.helper_call(n, callee, b.arrow, args, b.arrow_scopes, b.arrow_arrays)
             if b is None and callee in self.ctx.functions and callee not in self.arrays:
                 return self.helper_call(n, callee, self.ctx.functions[callee], args, None)
             if b is None and callee in self.ctx.kernels and callee != self.name:
