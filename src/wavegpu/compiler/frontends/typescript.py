@@ -241,6 +241,10 @@ class Binding:
     view: tuple[str, tuple[hir.Expr, ...]] | None = None
 
 
+# In a block's scope, a per-thread array declared there that hides a variable of an enclosing block
+_ARRAY_HERE = Binding("", VOID, True, False)
+
+
 @dataclass
 class Ctx:
     src: Source
@@ -321,8 +325,15 @@ class KernelBuilder:
     def lookup(self, name: str) -> Binding | None:
         for s in reversed(self.scopes):
             if name in s:
-                return s[name]
+                b = s[name]
+                return None if b is _ARRAY_HERE else b
         return None
+
+    def inner_array(self, name: str) -> bool:
+        """Whether the array visible as `name` is a per-thread array of an enclosing block, which a
+        declaration in this block may hide (JavaScript's block scope)."""
+        depths = [d for d, n, _ in self.block_arrays if n == name]
+        return bool(depths) and depths[-1] < len(self.scopes)
 
     def fresh(self, hint: str, t: ScalarType) -> str:
         self.tmp += 1
@@ -334,7 +345,7 @@ class KernelBuilder:
         return name
 
     def declare(self, name: str, t: ScalarType, n: Node, const: bool, declared: bool) -> Binding:
-        if name in self.scopes[-1] or name in self.arrays:
+        if name in self.scopes[-1] or (name in self.arrays and not self.inner_array(name)):
             raise self.error(n, f"{name!r} is already declared in this block")
         if name in NAMESPACES or name in ("Math", "Atomics"):
             raise self.error(n, f"{name!r} is a builtin namespace")
@@ -768,10 +779,15 @@ class KernelBuilder:
             got = self.text(ann.named_children[0]).replace(" ", "")
             if got not in (want, f"Array<{ctor}>") or (got != want and not two_d):
                 raise self.error(ann.named_children[0], f"{name!r} is a {want} (its initializer makes one), not {got}")
-        if self.lookup(name) is not None or any(d == len(self.scopes) and n == name for d, n, _ in self.block_arrays):
+        if name in self.scopes[-1] or any(d == len(self.scopes) and n == name for d, n, _ in self.block_arrays):
             raise self.error(name_node, f"{name!r} is already declared in this block")
-        if name in self.arrays and name in self.params:
-            raise self.error(name_node, f"{name!r} is a parameter: give the per-thread array its own name")
+        if name in self.arrays and not self.inner_array(name):  # a parameter or a local array
+            raise self.error(
+                name_node,
+                f"{name!r} is already declared (an array parameter or local array): give this array its own name",
+            )
+        if self.lookup(name) is not None:  # a variable of an enclosing block: hidden in this one
+            self.scopes[-1][name] = _ARRAY_HERE
         values: list[hir.Expr] = []
         sp = self.src.span(value)
         for k, r in enumerate(rows):
@@ -1997,6 +2013,12 @@ class KernelBuilder:
             return b.view[0], (*b.view[1], self.index(idx_node))
         if name in self.poisoned and name not in self.arrays:
             raise _Bail()
+        if obj.type == "identifier" and name not in self.arrays and b is None and name in self.var_names:
+            raise self.error(
+                obj,
+                f"{name!r} is a var of an inner block: JavaScript reads it here too (var is function-scoped, "
+                f"undefined where that block did not run); declare it before the block",
+            )
         if obj.type != "identifier" or name not in self.arrays or b is not None:
             raise self.error(obj, "only arrays (typed array parameters or wave.local_array) can be indexed")
         if len(self.shapes.get(name, ())) == 2:
@@ -2242,6 +2264,10 @@ class KernelBuilder:
             # the arrays it captures: those visible where it is declared (JavaScript's lexical scope)
             seen = arrays or (self.arrays, self.local_counts, self.shapes, self.array_hir)
             sub.arrays, sub.local_counts, sub.shapes, sub.array_hir = (dict(t) for t in seen)
+            # its body is a block of its own: an array it declares may hide a captured one
+            sub.block_arrays = [
+                (0, a, (sub.arrays[a], sub.local_counts.get(a), sub.shapes.get(a), None)) for a in sub.arrays
+            ]
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})

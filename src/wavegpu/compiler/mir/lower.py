@@ -75,8 +75,9 @@ class Lowerer:
             self.threads = f.workgroup_size[0] * f.workgroup_size[1] * f.workgroup_size[2]
         for pa in f.privates:
             if pa.name not in self.in_memory:
+                # element k is the variable `name$$k`: frontends rename a repeated name `name$2`
                 for k in range(pa.count):
-                    self.fn.vars[f"{pa.name}${k}"] = pa.elem
+                    self.fn.vars[f"{pa.name}$${k}"] = pa.elem
                 continue
             elem = _in_memory(pa.elem)
             off = (off + 7) // 8 * 8
@@ -535,7 +536,7 @@ class Lowerer:
             flat = self.private_flat(array, indices)
             if flat is None:  # this lowering is discarded: `lower` puts the array in memory
                 return Const(0.0 if t.is_float else (False if t is BOOL else 0), t)
-            return self.emit("getvar", [], t, f"{array}${flat}")
+            return self.emit("getvar", [], t, f"{array}$${flat}")
         elem = self.locals[array].elem
         v = self.emit(f"load.local{_narrow(elem)}", [self.private_address(array, indices)], elem)
         if t is BOOL:
@@ -546,14 +547,14 @@ class Lowerer:
         if array not in self.in_memory:
             flat = self.private_flat(array, indices)
             if flat is not None:  # else this lowering is discarded
-                self.emit("setvar", [v], None, f"{array}${flat}")
+                self.emit("setvar", [v], None, f"{array}$${flat}")
             return
         self.private_memory_store(array, self.private_address(array, indices), v)
 
     def private_element_store(self, array: str, flat: int, v: Operand) -> None:
         """Element `flat` (row-major) of a per-thread array takes v: the declaration's values."""
         if array not in self.in_memory:
-            self.emit("setvar", [v], None, f"{array}${flat}")
+            self.emit("setvar", [v], None, f"{array}$${flat}")
             return
         pa = self.privates[array]
         ks: list[hir.Expr] = []
