@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...errors import CompileError, Diagnostic
 from .. import bind, hir
@@ -234,9 +234,15 @@ class Binding:
     node: Node | None = None  # the declared name (its declarator holds the initializer)
     arrow: Node | None = None  # a `const f = (v: number) => ...`: inlined where it is called
     arrow_scopes: list[dict[str, Binding]] | None = None  # what the arrow function sees (its captures)
+    # the arrays it sees, where it is declared (arrays, local_counts, shapes, array_hir of KernelBuilder)
+    arrow_arrays: tuple[dict[str, Any], ...] | None = None
     integral: bool = False  # a number (f64) retyped from an integer initializer: integer values only
     # `const row = t[r]`: a row of the 2-D per-thread array t (its name), r as it was there
     view: tuple[str, tuple[hir.Expr, ...]] | None = None
+
+
+# In a block's scope, a per-thread array declared there that hides a variable of an enclosing block
+_ARRAY_HERE = Binding("", VOID, True, False)
 
 
 @dataclass
@@ -272,6 +278,11 @@ class KernelBuilder:
         self.locals: list[hir.LocalArray] = []
         self.privates: dict[str, hir.PrivateArray] = {}  # the per-thread arrays declared here: new Float32Array(N)
         self.shapes: dict[str, tuple[int, ...]] = {}  # every per-thread array seen here (also parameters, captures)
+        # per-thread arrays are block-scoped, as JavaScript's const and let: the HIR name of one
+        # whose source name another array had (sibling blocks, an inner block, an arrow function's
+        # own array named like a capture), and what each declaration hid, restored at its block's end
+        self.array_hir: dict[str, str] = {}
+        self.block_arrays: list[tuple[int, str, tuple[object, ...]]] = []
         self.hidden: set[str] = set()
         self.loops: list[str] = []  # "for", "while", "do", "for-general"
         self.tmp = 0
@@ -295,11 +306,34 @@ class KernelBuilder:
         return self.src.node_text(n)
 
     # -- names
+    def aname(self, name: str) -> str:
+        """The HIR name of the array visible as `name` (a per-thread array may be renamed)."""
+        return self.array_hir.get(name, name)
+
+    def end_scope(self) -> None:
+        """Leave a block: its names, and the per-thread arrays declared in it, go out of scope."""
+        self.scopes.pop()
+        depth = len(self.scopes)
+        while self.block_arrays and self.block_arrays[-1][0] > depth:
+            _, name, saved = self.block_arrays.pop()
+            for table, old in zip((self.arrays, self.local_counts, self.shapes, self.array_hir), saved):
+                if old is None:
+                    table.pop(name, None)  # type: ignore[attr-defined]
+                else:
+                    table[name] = old  # type: ignore[index]
+
     def lookup(self, name: str) -> Binding | None:
         for s in reversed(self.scopes):
             if name in s:
-                return s[name]
+                b = s[name]
+                return None if b is _ARRAY_HERE else b
         return None
+
+    def inner_array(self, name: str) -> bool:
+        """Whether the array visible as `name` is a per-thread array of an enclosing block, which a
+        declaration in this block may hide (JavaScript's block scope)."""
+        depths = [d for d, n, _ in self.block_arrays if n == name]
+        return bool(depths) and depths[-1] < len(self.scopes)
 
     def fresh(self, hint: str, t: ScalarType) -> str:
         self.tmp += 1
@@ -311,7 +345,7 @@ class KernelBuilder:
         return name
 
     def declare(self, name: str, t: ScalarType, n: Node, const: bool, declared: bool) -> Binding:
-        if name in self.scopes[-1] or name in self.arrays:
+        if name in self.scopes[-1] or (name in self.arrays and not self.inner_array(name)):
             raise self.error(n, f"{name!r} is already declared in this block")
         if name in NAMESPACES or name in ("Math", "Atomics"):
             raise self.error(n, f"{name!r} is a builtin namespace")
@@ -446,7 +480,7 @@ class KernelBuilder:
             except _Bail:
                 continue
         if scoped:
-            self.scopes.pop()
+            self.end_scope()
         return tuple(out)
 
     def collect(self, fn: Callable[[], list[hir.Stmt]]) -> list[hir.Stmt]:
@@ -618,7 +652,7 @@ class KernelBuilder:
                 if inner:
                     body.append(hir.If(sp, on, tuple(inner), ()))
         finally:
-            self.scopes.pop()
+            self.end_scope()
             self.loops.pop()
         body.append(hir.Break(sp))
         return [
@@ -645,6 +679,7 @@ class KernelBuilder:
                 raise self.error(name_node, f"{name!r} is already declared in this block")
             b = Binding("", VOID, True, False, node=name_node, arrow=value)
             b.arrow_scopes = [dict(sc) for sc in self.scopes]
+            b.arrow_arrays = (dict(self.arrays), dict(self.local_counts), dict(self.shapes), dict(self.array_hir))
             self.scopes[-1][name] = b
             return []
         callee = self.row_of(value.child_by_field_name("function")) if value.type == "call_expression" else None
@@ -744,8 +779,15 @@ class KernelBuilder:
             got = self.text(ann.named_children[0]).replace(" ", "")
             if got not in (want, f"Array<{ctor}>") or (got != want and not two_d):
                 raise self.error(ann.named_children[0], f"{name!r} is a {want} (its initializer makes one), not {got}")
-        if name in self.arrays or self.lookup(name) is not None:
-            raise self.error(name_node, f"{name!r} is already declared")
+        if name in self.scopes[-1] or any(d == len(self.scopes) and n == name for d, n, _ in self.block_arrays):
+            raise self.error(name_node, f"{name!r} is already declared in this block")
+        if name in self.arrays and not self.inner_array(name):  # a parameter or a local array
+            raise self.error(
+                name_node,
+                f"{name!r} is already declared (an array parameter or local array): give this array its own name",
+            )
+        if self.lookup(name) is not None:  # a variable of an enclosing block: hidden in this one
+            self.scopes[-1][name] = _ARRAY_HERE
         values: list[hir.Expr] = []
         sp = self.src.span(value)
         for k, r in enumerate(rows):
@@ -758,11 +800,19 @@ class KernelBuilder:
             if row:  # the rows before it hold zeros
                 values += [_zero(elem, sp)] * (k * count - len(values))
                 values += row
+        taken = {self.aname(a) for a in self.arrays} | {p.name for p in self.privates.values()}
+        hname, k = name, 1
+        while hname in taken or hname in self.vars or hname in self.params:
+            k += 1
+            hname = f"{name}${k}"
+        saved = (self.arrays.get(name), self.local_counts.get(name), self.shapes.get(name), self.array_hir.get(name))
+        self.block_arrays.append((len(self.scopes), name, saved))
         self.arrays[name] = ArrayType(elem, PRIVATE, len(shape))
         self.local_counts[name] = shape[0]
         self.shapes[name] = shape
-        self.privates[name] = hir.PrivateArray(name, elem, shape, sp)
-        return [hir.PrivateInit(sp, name, tuple(values))]
+        self.array_hir[name] = hname
+        self.privates[hname] = hir.PrivateArray(hname, elem, shape, sp)
+        return [hir.PrivateInit(sp, hname, tuple(values))]
 
     def private_rows(self, value: Node) -> tuple[list[_Row], bool]:
         """The rows a per-thread array's initializer makes (one for a 1-D array), and whether it is 2-D."""
@@ -1046,7 +1096,7 @@ class KernelBuilder:
             v = self.value_of(op, cur, right, n)
             value = self.convert_to(v, self.arrays[arr].elem, n)
             if arr in self.shapes:
-                return [*pre, hir.PrivateStore(sp, arr, idxs, value)]
+                return [*pre, hir.PrivateStore(sp, self.aname(arr), idxs, value)]
             return [*pre, hir.Store(sp, arr, idxs[0], value)]
         if left.type == "member_expression":
             raise self.error(left, "objects have no properties to assign in kernels")
@@ -1129,7 +1179,7 @@ class KernelBuilder:
             out.append(hir.While(sp, c, (*b, *step)))
             return out
         finally:
-            self.scopes.pop()
+            self.end_scope()
 
     def canonical_for(self, init: Node | None, cond: Node | None, inc: Node | None, body: Node) -> hir.Stmt | None:
         """for (let i = a; i < b; i++ / i += c) with i not assigned in the body and b invariant:
@@ -1963,6 +2013,12 @@ class KernelBuilder:
             return b.view[0], (*b.view[1], self.index(idx_node))
         if name in self.poisoned and name not in self.arrays:
             raise _Bail()
+        if obj.type == "identifier" and name not in self.arrays and b is None and name in self.var_names:
+            raise self.error(
+                obj,
+                f"{name!r} is a var of an inner block: JavaScript reads it here too (var is function-scoped, "
+                f"undefined where that block did not run); declare it before the block",
+            )
         if obj.type != "identifier" or name not in self.arrays or b is not None:
             raise self.error(obj, "only arrays (typed array parameters or wave.local_array) can be indexed")
         if len(self.shapes.get(name, ())) == 2:
@@ -1988,7 +2044,7 @@ class KernelBuilder:
         elem = self.arrays[arr].elem
         sp = self.src.span(n)
         if arr in self.shapes:
-            e: hir.Expr = hir.PrivateLoad(elem.value_type, sp, arr, idx)
+            e: hir.Expr = hir.PrivateLoad(elem.value_type, sp, self.aname(arr), idx)
         else:
             e = hir.Load(elem.value_type, sp, arr, idx[0])
         if elem.is_int:
@@ -2003,7 +2059,15 @@ class KernelBuilder:
 
     # -- calls
     # -- helper functions and arrow functions: one instance per argument types, inlined by compiler/inline.py
-    def helper_call(self, n: Node, name: str, fn: Node, args: list[Node], scopes: list[dict[str, Binding]] | None) -> V:
+    def helper_call(
+        self,
+        n: Node,
+        name: str,
+        fn: Node,
+        args: list[Node],
+        scopes: list[dict[str, Binding]] | None,
+        arrays: tuple[dict[str, Any], ...] | None = None,
+    ) -> V:
         """A call of a function of the file or of an arrow function bound by `const`. A parameter
         typed `number` (or untyped) takes the argument's exact value as the caller holds it (so
         the helper computes what JavaScript computes); f32, i32, u32, f16 convert as a declared
@@ -2104,9 +2168,9 @@ class KernelBuilder:
 
         def build() -> hir.Helper:
             try:
-                return self.build_helper(fn, name, key, params, ret, scopes, shapes)
+                return self.build_helper(fn, name, key, params, ret, scopes, shapes, arrays)
             except _Widen:  # returns of several types: numbers (f64), as JavaScript has them
-                return self.build_helper(fn, name, key, params, F64, scopes, shapes)
+                return self.build_helper(fn, name, key, params, F64, scopes, shapes, arrays)
 
         try:
             h = self.helpers.instance(key, name, sp, build)
@@ -2157,15 +2221,15 @@ class KernelBuilder:
         b = self.lookup(self.text(a)) if a.type == "identifier" else None
         if found is not None and not rows:  # t[r]: a row
             base = found[0]
-            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), (self.index(found[1]),))
+            arg = hir.ArrayArg(self.aname(base), ArrayType(self.arrays[base].elem, PRIVATE), (self.index(found[1]),))
             shape: tuple[int, ...] = self.shapes[base][1:]
         elif b is not None and b.view is not None and not rows:  # const row = t[r]
             base = b.view[0]
-            arg = hir.ArrayArg(base, ArrayType(self.arrays[base].elem, PRIVATE), b.view[1])
+            arg = hir.ArrayArg(self.aname(base), ArrayType(self.arrays[base].elem, PRIVATE), b.view[1])
             shape = self.shapes[base][1:]
         elif a.type == "identifier" and self.text(a) in self.arrays and b is None:
             base = self.text(a)
-            arg = hir.ArrayArg(base, self.arrays[base])
+            arg = hir.ArrayArg(self.aname(base), self.arrays[base])
             shape = self.shapes.get(base, ())
             if len(shape) == 2 and not rows:
                 raise self.error(
@@ -2188,6 +2252,7 @@ class KernelBuilder:
         ret: ScalarType | str,
         scopes: list[dict[str, Binding]] | None,
         shapes: dict[str, tuple[int, ...]],
+        arrays: tuple[dict[str, Any], ...] | None = None,
     ) -> hir.Helper:
         sub = KernelBuilder(self.ctx, fn, self.options, name, self.helpers)
         sub.ret = ret
@@ -2196,9 +2261,13 @@ class KernelBuilder:
             sub.scopes = [dict(sc) for sc in scopes]
             sub.vars = dict(self.vars)
             sub.params = set(self.params)
-            sub.arrays = dict(self.arrays)
-            sub.local_counts = dict(self.local_counts)
-            sub.shapes = dict(self.shapes)  # captured per-thread arrays: the caller's
+            # the arrays it captures: those visible where it is declared (JavaScript's lexical scope)
+            seen = arrays or (self.arrays, self.local_counts, self.shapes, self.array_hir)
+            sub.arrays, sub.local_counts, sub.shapes, sub.array_hir = (dict(t) for t in seen)
+            # its body is a block of its own: an array it declares may hide a captured one
+            sub.block_arrays = [
+                (0, a, (sub.arrays[a], sub.local_counts.get(a), sub.shapes.get(a), None)) for a in sub.arrays
+            ]
             sub.tmp = self.tmp
             base = set(self.vars) | set(self.params)
         sub.scopes.append({})
@@ -2207,6 +2276,7 @@ class KernelBuilder:
         for pname, t, declared, rng, pnode in params:
             if isinstance(t, ArrayType):
                 sub.arrays[pname] = t
+                sub.array_hir.pop(pname, None)
                 sub.scopes[-1].pop(pname, None)
                 sub.shapes.pop(pname, None)
                 if pname in shapes:  # a per-thread array (or a row of one): its constant extents
@@ -2215,6 +2285,7 @@ class KernelBuilder:
                 hparams.append(hir.Param(pname, t, self.src.span(pnode)))
                 continue
             sub.arrays.pop(pname, None)
+            sub.array_hir.pop(pname, None)
             b = sub.declare(pname, t, pnode, False, declared)
             if t.is_int and t is not BOOL:
                 b.lo, b.hi = rng if rng is not None else (I32_RANGE if t is I32 else U32_RANGE)
@@ -2324,7 +2395,7 @@ class KernelBuilder:
             callee = self.text(f)
             b = self.lookup(callee)
             if b is not None and b.arrow is not None:
-                return self.helper_call(n, callee, b.arrow, args, b.arrow_scopes)
+                return self.helper_call(n, callee, b.arrow, args, b.arrow_scopes, b.arrow_arrays)
             if b is None and callee in self.ctx.functions and callee not in self.arrays:
                 return self.helper_call(n, callee, self.ctx.functions[callee], args, None)
             if b is None and callee in self.ctx.kernels and callee != self.name:

@@ -12,7 +12,7 @@ from ..builtins import Via
 from ..types import BOOL, F32, F64, I32, U32, ScalarType, round_float
 from .analysis import rpo
 from .ir import Block, Br, CondBr, Const, Function, Inst, LocalArray, Operand, Param, Ret, Value
-from .privates import DEFAULT_THREADS, jumps, substitutable, trips, without_jumps
+from .privates import DEFAULT_THREADS, MAX_REGISTER_WORDS, jumps, register_words, substitutable, trips, without_jumps
 
 # HIR operations -> the MIR op that computes them on the result type (the others below)
 BINARY = {
@@ -75,8 +75,9 @@ class Lowerer:
             self.threads = f.workgroup_size[0] * f.workgroup_size[1] * f.workgroup_size[2]
         for pa in f.privates:
             if pa.name not in self.in_memory:
+                # element k is the variable `name$$k`: frontends rename a repeated name `name$2`
                 for k in range(pa.count):
-                    self.fn.vars[f"{pa.name}${k}"] = pa.elem
+                    self.fn.vars[f"{pa.name}$${k}"] = pa.elem
                 continue
             elem = _in_memory(pa.elem)
             off = (off + 7) // 8 * 8
@@ -85,16 +86,7 @@ class Lowerer:
             self.locals[pa.name] = arr
             off += elem.size * arr.count
             if off > MAX_LOCAL:
-                sized = "its workgroup size" if f.workgroup_size is not None else f"up to {self.threads} threads"
-                msg = (
-                    f"per-thread array {pa.name!r} has an index known only at run time, so it lives in local "
-                    f"memory: {pa.count} elements for {sized} bring the kernel's local memory to {off} bytes, "
-                    f"and the device has {MAX_LOCAL} (LOCAL_MEMORY_SIZE); make every index constant (unroll the "
-                    "loops that index it)"
-                )
-                if f.workgroup_size is None:
-                    msg += ", or fix the kernel's workgroup size"
-                raise CompileError([Diagnostic(msg, pa.span)])
+                raise CompileError([self.too_large(pa, elem, off)])
         self.consts: dict[str, int] = {}  # the counters of the unrolled copies being lowered
         # integer variables whose value is known here (straight-line code since a constant
         # assignment): they fold in array indices and unrolled bounds, nowhere else
@@ -105,6 +97,43 @@ class Lowerer:
         self.loops: list[tuple[Block, Block, object]] = []
         self.span: Span | None = None
         self.tmp = 0
+
+    def too_large(self, pa: hir.PrivateArray, elem: ScalarType, off: int) -> Diagnostic:
+        """The refusal of a per-thread array in local memory that does not fit the device's, with
+        why it is in local memory and the remedies that would make it fit."""
+        f = self.h
+        words = register_words(pa)
+        if words > MAX_REGISTER_WORDS:
+            why = (
+                f"would take {words} registers, more than the {MAX_REGISTER_WORDS} a per-thread array may keep "
+                "in registers (MAX_REGISTER_WORDS), so it lives in local memory"
+            )
+        else:
+            why = "has an index known only at run time, so it lives in local memory"
+        sized = "its workgroup size" if f.workgroup_size is not None else f"up to {self.threads} threads"
+        msg = (
+            f"per-thread array {pa.name!r} {why}: {pa.count} elements for {sized} bring the kernel's local "
+            f"memory to {off} bytes, and the device has {MAX_LOCAL} (LOCAL_MEMORY_SIZE)"
+        )
+        per_thread = pa.count * elem.size
+        if per_thread > MAX_LOCAL:  # no workgroup size makes it fit
+            most = MAX_LOCAL // elem.size
+            return Diagnostic(
+                f"{msg}; a per-thread array holds at most {most} {pa.elem.name} elements "
+                f"({MAX_LOCAL} bytes, for a workgroup of one thread): make it smaller",
+                pa.span,
+            )
+        fixes = []
+        if words <= MAX_REGISTER_WORDS:
+            fixes.append("make every index constant (unroll the loops that index it)")
+        else:
+            fixes.append("make it smaller")
+        fits = MAX_LOCAL // per_thread
+        if f.workgroup_size is None:
+            fixes.append(f"fix the kernel's workgroup size (at most {fits} threads fit)")
+        else:
+            fixes.append(f"a smaller workgroup size (at most {fits} threads fit)")
+        return Diagnostic(f"{msg}; {', or '.join(fixes)}", pa.span)
 
     # -- building
     def new_block(self) -> Block:
@@ -163,9 +192,14 @@ class Lowerer:
         elif isinstance(s, hir.PrivateInit):
             pa = self.privates[s.array]
             zero = Const(0.0 if pa.elem.is_float else (False if pa.elem.kind == "bool" else 0), pa.elem)
-            for k in range(pa.count):
-                v = self.expr(s.values[k]) if k < len(s.values) else zero
+            given = min(len(s.values), pa.count)
+            run = _repeated_tail(s.values[:given], pa.count, zero)
+            fill = pa.name in self.in_memory and pa.count - run > FILL_LOOP
+            for k in range(run if fill else pa.count):
+                v = self.expr(s.values[k]) if k < given else zero
                 self.private_element_store(pa.name, k, v)
+            if fill:
+                self.fill(pa.name, run, self.expr(s.values[run]) if run < given else zero)
         elif isinstance(s, hir.ExprStmt):
             self.expr(s.expr)
         elif isinstance(s, hir.If):
@@ -502,7 +536,7 @@ class Lowerer:
             flat = self.private_flat(array, indices)
             if flat is None:  # this lowering is discarded: `lower` puts the array in memory
                 return Const(0.0 if t.is_float else (False if t is BOOL else 0), t)
-            return self.emit("getvar", [], t, f"{array}${flat}")
+            return self.emit("getvar", [], t, f"{array}$${flat}")
         elem = self.locals[array].elem
         v = self.emit(f"load.local{_narrow(elem)}", [self.private_address(array, indices)], elem)
         if t is BOOL:
@@ -513,14 +547,14 @@ class Lowerer:
         if array not in self.in_memory:
             flat = self.private_flat(array, indices)
             if flat is not None:  # else this lowering is discarded
-                self.emit("setvar", [v], None, f"{array}${flat}")
+                self.emit("setvar", [v], None, f"{array}$${flat}")
             return
         self.private_memory_store(array, self.private_address(array, indices), v)
 
     def private_element_store(self, array: str, flat: int, v: Operand) -> None:
         """Element `flat` (row-major) of a per-thread array takes v: the declaration's values."""
         if array not in self.in_memory:
-            self.emit("setvar", [v], None, f"{array}${flat}")
+            self.emit("setvar", [v], None, f"{array}$${flat}")
             return
         pa = self.privates[array]
         ks: list[hir.Expr] = []
@@ -529,6 +563,30 @@ class Lowerer:
             ks.insert(0, hir.Const(U32, None, rest % n))
             rest //= n
         self.private_memory_store(array, self.private_address(array, tuple(ks)), v)
+
+    def fill(self, array: str, first: int, v: Operand) -> None:
+        """Elements `first`.. of a per-thread array in local memory take v (the declaration's zeros,
+        or the repeated value of `[v; N]` / `.fill(v)`), by a loop over this thread's words
+        (element k at slot k * threads + thread): code of constant size, where a store per element
+        would grow with the array."""
+        pa, la = self.privates[array], self.locals[array]
+        size = la.elem.size
+        tid = self.flat_thread()
+        base = la.offset // size
+        slot = self.fresh_var(U32)
+        self.emit("setvar", [self.binop("add", tid, Const(first * self.threads + base, U32), U32)], None, slot)
+        end = self.binop("add", tid, Const(pa.count * self.threads + base, U32), U32)
+        header, body, exit_ = self.new_block(), self.new_block(), self.new_block()
+        self.jump(header)
+        self.cur = header
+        k = self.emit("getvar", [], U32, slot)
+        self.term(CondBr(self.emit("cmp.lt", [k, end], BOOL), body, exit_))
+        self.cur = body
+        addr: Operand = self.binop("mul", k, Const(size, U32), U32) if size > 1 else k
+        self.private_memory_store(array, addr, v)
+        self.emit("setvar", [self.binop("add", k, Const(self.threads, U32), U32)], None, slot)
+        self.jump(header)
+        self.cur = exit_
 
     def private_memory_store(self, array: str, addr: Operand, v: Operand) -> None:
         if v.type is BOOL:
@@ -857,15 +915,17 @@ COMPOSITES: dict[str, Callable[[Lowerer, hir.Call], Operand]] = {
 
 
 def lower(f: hir.Function) -> Function:
-    """Per-thread arrays start in registers; one met with an index known only at run time puts
-    the kernel through lowering again with that array in local memory (lowering is
-    deterministic, so the second finds no other)."""
-    lo = Lowerer(f)
+    """Per-thread arrays of up to MAX_REGISTER_WORDS registers start in registers, larger ones in
+    local memory; one met with an index known only at run time puts the kernel through lowering
+    again with that array in local memory too (lowering is deterministic, so the second finds no
+    other)."""
+    large = frozenset(pa.name for pa in f.privates if register_words(pa) > MAX_REGISTER_WORDS)
+    lo = Lowerer(f, large)
     lo.body(f.body)
     if lo.range_errors:
         raise CompileError(lo.range_errors)
     if lo.dynamic:
-        lo = Lowerer(f, frozenset(lo.dynamic))
+        lo = Lowerer(f, large | lo.dynamic)
         lo.body(f.body)
         assert not lo.dynamic and not lo.range_errors
     return lo.finish()
@@ -877,6 +937,38 @@ __all__ = ["F64", "lower"]
 def _in_memory(elem: ScalarType) -> ScalarType:
     """How a per-thread array's element is kept in local memory: a bool as a u32 0 or 1."""
     return U32 if elem is BOOL else elem
+
+
+# The most elements of one repeated value (zeros, `[v; N]`) at the end of the initialiser of a
+# per-thread array in local memory that are stored one by one; more are stored by a loop
+# (`Lowerer.fill`), so the code does not grow with the array.
+FILL_LOOP = 16
+
+
+def _repeated_tail(values: tuple[hir.Expr, ...], count: int, zero: Const) -> int:
+    """Where the run of one repeated value that ends a per-thread array's initialiser starts (the
+    values given, then zeros up to `count`): a constant of the same bits, or the same variable,
+    evaluated once for the whole run."""
+
+    def key(e: hir.Expr) -> tuple[object, ...] | None:
+        if isinstance(e, hir.Const):
+            return ("const", e.type, repr(e.value))
+        if isinstance(e, hir.Var):
+            return ("var", e.type, e.name)
+        return None
+
+    if len(values) < count:
+        last: tuple[object, ...] | None = ("const", zero.type, repr(zero.value))
+        start = len(values)
+    elif values:
+        last, start = key(values[-1]), len(values) - 1
+    else:
+        return count
+    if last is None:
+        return count
+    while start > 0 and key(values[start - 1]) == last:
+        start -= 1
+    return start
 
 
 # The address an out-of-range dynamic index of a per-thread array in local memory gives: past

@@ -11,14 +11,25 @@ time); docs/compiler.md states both rules.
 from __future__ import annotations
 
 from ...errors import CompileError, Diagnostic
+from ...isa.capabilities import EMULATOR
 from .. import hir
 from ..types import BOOL
 
 # The most HIR operations the copies of one unrolled loop may hold (docs/compiler.md).
 MAX_UNROLLED = 4096
+# The most 32-bit registers a per-thread array may take (an f64 element takes two): a larger one
+# lives in local memory even when every index folds (docs/compiler.md). Half the emulator's
+# MAX_REGISTERS (256; a GPU thread has at most 255), the other half for the kernel's other values:
+# an array near the whole register file spills, element by element, at a high compile-time cost.
+MAX_REGISTER_WORDS = EMULATOR.constants["MAX_REGISTERS"] // 2
 # Threads a per-thread array in local memory makes room for when the kernel does not fix its
 # workgroup size: the device's MAX_WORKGROUP_SIZE (DESIGN section 3), so every launch fits.
 DEFAULT_THREADS = 1024
+
+
+def register_words(pa: hir.PrivateArray) -> int:
+    """The 32-bit registers a per-thread array takes in registers: one per element, two per f64."""
+    return pa.count * (2 if pa.elem.size == 8 else 1)
 
 
 def _bounds(s: hir.For, env: dict[str, int]) -> range | None:

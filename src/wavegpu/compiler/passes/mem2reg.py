@@ -18,8 +18,19 @@ def run(fn: Function) -> bool:
     children = dominator_tree(idom)  # the walk from the entry meets only reachable blocks
     phi_var: dict[int, str] = {}
     order = {b: k for k, b in enumerate(fn.blocks)}
+    # the blocks that write each variable, in block order: one walk over the instructions, so the
+    # pass is linear in variables plus instructions (a per-thread array in registers has a
+    # variable per element, thousands of them: issue 24)
+    writers: dict[str, list[Block]] = {var: [] for var in fn.vars}
+    for b in fn.blocks:
+        for i in b.insts:
+            if i.op == "setvar" and i.var is not None:
+                w = writers.setdefault(i.var, [])
+                if not w or w[-1] is not b:
+                    w.append(b)
     for var, t in fn.vars.items():
-        defs = [b for b in fn.blocks if any(i.op == "setvar" and i.var == var for i in b.insts)]
+        defs = writers[var]
+        defset = set(defs)
         work = list(reversed(defs))
         placed: set[Block] = set()
         while work:
@@ -30,7 +41,7 @@ def run(fn: Function) -> bool:
                     phi = Phi(fn.new_value(t), [])
                     f.phis.append(phi)
                     phi_var[phi.dst.id] = var
-                    if f not in defs:
+                    if f not in defset:
                         work.append(f)
     stacks: dict[str, list[Operand]] = {
         v: [Const(0.0 if t.is_float else (False if t.kind == "bool" else 0), t)] for v, t in fn.vars.items()
