@@ -67,7 +67,11 @@ def why_not(k: Kernel, launch: Launch) -> str | None:
     if launch.zero_division:
         return "zero_division=True (trapping integer division by zero) is checked by the NumPy engine"
     if not available():
-        return "numba is not installed (pip install 'wavegpu[compiled]')"
+        return (
+            "neither a C compiler (cc, gcc or clang on PATH) nor numba (pip install 'wavegpu[compiled]') is "
+            "available"
+            + (f" for WAVEGPU_COMPILED={os.environ['WAVEGPU_COMPILED']}" if os.environ.get("WAVEGPU_COMPILED") else "")
+        )
     from .codegen import unsupported_reason
 
     return unsupported_reason(k)
