@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +37,8 @@ FLAGS = (
     "-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fwrapv",
     "-fno-strict-aliasing", "-fno-math-errno", "-march=native", "-w",
 )  # fmt: skip
-"""The compiler's flags. -O2, measured against -O3 on the GEMM kernels (docs/performance.md):
-no faster, slower to compile. -fno-math-errno changes no result (it lets sqrt be one
+"""The compiler's flags. -O2: -O3, measured against it on the Rust toolchain's GEMM kernels
+(docs/performance.md, "The C translation"), was no faster overall and no quicker to compile. -fno-math-errno changes no result (it lets sqrt be one
 instruction instead of a call that may set errno)."""
 
 _LOCK = threading.Lock()
@@ -131,8 +132,10 @@ def _cc(src: str, obj: str) -> None:
         raise CCompileError(f"{Path(cc).name} exited with {r.returncode}: {lines[0].strip()}")
 
 
-def load(key: str, source: str) -> ctypes.CDLL:
-    """The shared object of C translation `key`: from the cache, else compiled (and cached)."""
+def load(key: str, source: Callable[[], str]) -> ctypes.CDLL:
+    """The shared object of C translation `key`: from the cache, else compiled from `source()`
+    (and cached). The key determines the source (engine.py: a hash of the program it spells and
+    of this package), so a cached object is loaded without spelling it again."""
     lib = _LOADED.get(key)
     if lib is not None:
         return lib
@@ -143,16 +146,15 @@ def load(key: str, source: str) -> ctypes.CDLL:
         if disk_cache_off() or not proc_available():
             tmp = tempfile.mkdtemp(prefix="wavegpu-c-")
             try:
-                Path(tmp, "kernel.c").write_text(source)
+                Path(tmp, "kernel.c").write_text(source())
                 _cc(f"{tmp}/kernel.c", f"{tmp}/kernel.so")
                 lib = ctypes.CDLL(f"{tmp}/kernel.so")
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         else:
             with open_private("compiled") as folder, folder.subdir(key) as sub:
-                data = source.encode()
-                if not (sub.exists("kernel.so") and _same(sub, data)):
-                    sub.write_bytes("kernel.c", data)
+                if not sub.exists("kernel.so"):  # renamed into place only once complete
+                    sub.write_bytes("kernel.c", source().encode())
                     tmp = f".kernel.{os.urandom(6).hex()}.so"
                     try:
                         _cc(sub.fs_path("kernel.c", for_children=True), sub.fs_path(tmp, for_children=True))
@@ -167,13 +169,6 @@ def load(key: str, source: str) -> ctypes.CDLL:
         fn.argtypes = [ctypes.c_int64 if t == "i" else ctypes.c_void_p for t in _ARG_KINDS]
         _LOADED[key] = lib
         return lib
-
-
-def _same(sub: object, data: bytes) -> bool:
-    try:
-        return sub.read_bytes("kernel.c") == data  # type: ignore[attr-defined]
-    except (OSError, WaveError):
-        return False
 
 
 _ARG_KINDS = "iiiiipipipippppppiiip"

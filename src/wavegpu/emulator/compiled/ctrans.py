@@ -400,7 +400,9 @@ class Func:
             out += [f"    u16 *{p}16 = (u16 *){p}8;" for p in ("gm", "cm")]
             out += [f"    u32 *{p}32 = (u32 *){p}8;" for p in ("gm", "cm")]
             for arr, (ct, size) in self.arrays.items():
-                out.append(f"    {ct} *{arr} = ({ct} *)calloc({size}, sizeof({ct}));")
+                # restrict: nothing else reaches these (local memory's views do alias lm8)
+                q = "" if any(v.endswith(f"*){arr};") for v in self.views.values()) else "restrict "
+                out.append(f"    {ct} *{q}{arr} = ({ct} *)calloc({size}, sizeof({ct}));")
             ok = " && ".join(self.arrays) or "1"
             out.append(f"    if (!({ok})) {{ fail_ = -1; goto out; }}")
             out += ["    " + v for v in self.views.values()]
@@ -439,7 +441,7 @@ def translate(source: str) -> str:
         raise CUntranslatable(f"the driver does not set {', '.join(missing)}")
     out = [SOURCE, *(f"#define {c} {consts[c]}LL" for c in _CONSTS), ""]
     for f in [*row_defs, *funcs]:
-        out += Func(f, sigs, entry=f.name == "run_range").text() + [""]
+        out += [*Func(f, sigs, entry=f.name == "run_range").text(), ""]
     return "\n".join(out)
 
 

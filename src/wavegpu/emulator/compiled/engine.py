@@ -76,20 +76,30 @@ def forced() -> bool:
     return os.environ.get("WAVEGPU_COMPILED", "").strip().lower() in TRANSLATIONS
 
 
-@functools.lru_cache(maxsize=256)
-def _c_generated(k: Kernel, shape: Shape) -> tuple[str, str]:
+def _c_key(k: Kernel, shape: Shape) -> str:
+    """The C translation's cache key: a hash of the generated program it spells (the emitter's
+    own code is in cbuild.digest), so that a cached object is found without spelling it again."""
     from .cbuild import key_of as c_key
+
+    return c_key(_source(k, shape)[1])
+
+
+@functools.lru_cache(maxsize=256)
+def _c_generated(k: Kernel, shape: Shape) -> str:
+    """The C source of kernel k's translation (raises CUntranslatable, Unsupported or CompileFailed)."""
     from .ctrans import translate
 
-    src = translate(_source(k, shape)[1])
-    return c_key(src), src
+    return translate(_source(k, shape)[1])
 
 
 def c_reason(k: Kernel, shape: Shape) -> str | None:
     """Why the C emitter cannot spell kernel k's translation (it then runs on numba), or None
     (raises Unsupported or CompileFailed as `_source` does)."""
+    from .cbuild import is_cached as c_cached
     from .ctrans import CUntranslatable
 
+    if c_cached(_c_key(k, shape)):
+        return None
     try:
         _c_generated(k, shape)
     except CUntranslatable as e:
@@ -98,11 +108,17 @@ def c_reason(k: Kernel, shape: Shape) -> str | None:
 
 
 _USED: dict[tuple[Kernel, Shape], str] = {}  # which translation ran each kernel and shape
+_LAST: list[str | None] = [None]
 
 
 def used(k: Kernel, shape: Shape) -> str | None:
     """The translation ("c" or "numba") that ran kernel k with this shape last, or None."""
     return _USED.get((k, shape))
+
+
+def last_used() -> str | None:
+    """The translation of this process's latest compiled launch, or None."""
+    return _LAST[0]
 
 
 def _pick(k: Kernel, shape: Shape) -> str:
@@ -123,7 +139,7 @@ def available_numba() -> bool:
 def translation_key(k: Kernel, shape: Shape) -> str:
     """The cache key of a translation (raises codegen.Unsupported or CompileFailed)."""
     if _pick(k, shape) == "c":
-        return _c_generated(k, shape)[0]
+        return _c_key(k, shape)
     return _source(k, shape)[0]
 
 
@@ -158,16 +174,18 @@ def c_runner(k: Kernel, shape: Shape):
     from .cbuild import load as c_load
     from .ctrans import CUntranslatable
 
-    try:
-        key, src = _c_generated(k, shape)
-    except (Unsupported, CompileFailed):
-        raise
-    except CUntranslatable as e:
-        raise CompileFailed(one_line(e)) from e
+    key = _c_key(k, shape)
     if key in _FAILED:
         raise CompileFailed(_FAILED[key])
+
+    def source() -> str:
+        try:
+            return _c_generated(k, shape)
+        except CUntranslatable as e:
+            raise CompileFailed(one_line(e)) from e
+
     try:
-        return CRunner(c_load(key, src))
+        return CRunner(c_load(key, source))
     except Exception as e:  # the compiler's error, a missing compiler, dlopen's
         _FAILED[key] = one_line(e)
         raise CompileFailed(_FAILED[key]) from e
@@ -183,7 +201,7 @@ def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):
     if _pick(k, shape) == "c":
         try:
             run = c_runner(k, shape)
-            _USED[(k, shape)] = "c"
+            _USED[(k, shape)] = _LAST[0] = "c"
             return run
         except CompileFailed as e:
             if forced() or not available_numba():
@@ -200,7 +218,7 @@ def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):
         key = _source(k, shape)[0]
         _FAILED[key] = one_line(e)
         raise CompileFailed(_FAILED[key]) from e
-    _USED[(k, shape)] = "numba"
+    _USED[(k, shape)] = _LAST[0] = "numba"
     return run
 
 
