@@ -343,7 +343,10 @@ def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch)
     kw = dict(grid=n // 256, memory=np.zeros(3 * n, np.float32), args=[0, 4 * n, 8 * n, n])
     assert wg.emulate(va, engine="compiled", **kw).engine == "compiled"  # translated now
     assert wg.emulate(va, engine="auto", **kw).engine == "compiled"
-    monkeypatch.delitem(sys.modules, "numba")
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    from wavegpu.emulator.compiled import cbuild
+
+    monkeypatch.setattr(cbuild, "_LOADED", {})  # as in a process that has loaded no translation
     assert wg.emulate(va, engine="auto", **kw).engine == "numpy"
 
 

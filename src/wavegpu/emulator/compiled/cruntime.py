@@ -227,11 +227,18 @@ SI double f16_to64(i64 h) {
     else v = f64_of(((e + 1008) << 52) | (f << 42));
     return (h & 0x8000) ? -v : v;
 }
+#if defined(__F16C__)
+#include <immintrin.h>
+/* the host's conversion instruction (vcvtph2ps), as numba's half_f32_native: exact; a NaN keeps
+   a quieted payload, which the caller canonicalises where its bits show */
+SI float half_f32(i64 h) { return _cvtsh_ss((unsigned short)(h & 0xFFFF)); }
+#else
 SI float half_f32(i64 h) {
     i64 em = h & 0x7FFF, sign = (h & 0x8000) << 16;
     if (em >= 0x7C00) return f32_of(em > 0x7C00 ? 0x7FFFFFFF : sign | 0x7F800000);
     return f32_of(sign | bits_of_f32(f32_of(em << 13) * 0x1p112f));
 }
+#endif
 SI i64 f16_from64(double x) {
     if (x != x) return 0x7FFF;
     i64 sign = bits_of_f64(x) < 0 ? 0x8000 : 0;
