@@ -15,8 +15,10 @@ The Rust table (`rust_side_by_side`): WAVEGPU_RUST_WAVE names a checkout of the 
 Its `wave-asm` assembles each kernel of its `tests/ci/kernels` to a `.wbin`; its `wave-emu` runs
 that file as a whole process, and ours runs the same kernel in this process (its `.wbin`, or,
 where that is in the Rust toolchain's own format, the same source by our assembler;
-`engine="compiled"`, one thread and all threads), in the same sitting, with the same inputs,
-and the results are compared. Whatever cannot be run is printed as "not measured": no figure
+`engine="compiled"` under each translation, WAVEGPU_COMPILED=c and =numba, one thread and all
+threads), in the same sitting, with the same inputs, and the results are compared; each
+kernel's first call is also timed in a fresh process with an empty cache under each
+translation ("cold 1st"), and so is the first call of examples/sgemm_8x8. Whatever cannot be run is printed as "not measured": no figure
 here is quoted from anywhere.
 """
 
