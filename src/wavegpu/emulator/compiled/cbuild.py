@@ -120,13 +120,20 @@ def is_cached(key: str) -> bool:
         return False
 
 
+CC_TIMEOUT = 600
+"""Seconds the compiler may take for one kernel (a few, measured: docs/performance.md)."""
+
+
 class CCompileError(Exception):
     """The compiler rejected a C translation (its first error line)."""
 
 
 def _cc(src: str, obj: str) -> None:
     cc = compiler()[0]
-    r = subprocess.run([cc, *FLAGS, "-o", obj, src, "-lm"], capture_output=True, text=True)
+    try:
+        r = subprocess.run([cc, *FLAGS, "-o", obj, src, "-lm"], capture_output=True, text=True, timeout=CC_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise CCompileError(f"{Path(cc).name} took more than {CC_TIMEOUT} s") from None
     if r.returncode != 0:
         lines = [ln for ln in r.stderr.splitlines() if "error" in ln] or r.stderr.splitlines() or ["(no output)"]
         raise CCompileError(f"{Path(cc).name} exited with {r.returncode}: {lines[0].strip()}")
