@@ -16,11 +16,14 @@ The Rust table (`rust_side_by_side`): WAVEGPU_RUST_WAVE names a checkout of the 
 Its `wave-asm` assembles each kernel of its `tests/ci/kernels` to a `.wbin`; its `wave-emu` runs
 that file as a whole process, and ours runs the same kernel in this process (its `.wbin`, or,
 where that is in the Rust toolchain's own format, the same source by our assembler;
-`engine="compiled"`, one thread and all threads), in the same sitting, with the same inputs,
-and the results are compared. Whatever cannot be run is printed as "not measured": no figure
-here is quoted from anywhere. `--startup` (also part of `--rust-only`): `wave-emu` against the
-Rust `wave-emu` as whole processes on vector add 2^20 (`rust_startup`), then where ours spends
-its start-up (`startup_phases`).
+`engine="compiled"` under each translation, WAVEGPU_COMPILED=c and =numba, one thread and all
+threads), in the same sitting, with the same inputs, and the results are compared (words that
+differ, and by how many ulps at most); each kernel's first call is also timed in a fresh process
+with an empty cache under each translation ("cold 1st"), and so is the first call of
+examples/sgemm_8x8. Whatever cannot be run is printed as "not measured": no figure here is
+quoted from anywhere. `--startup` (also part of `--rust-only`): `wave-emu` against the Rust
+`wave-emu` as whole processes on vector add 2^20 (`rust_startup`), then where ours spends its
+start-up (`startup_phases`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import argparse
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -441,12 +445,56 @@ def agreement(mine: np.ndarray, theirs: np.ndarray, elem: type) -> str:
     return f"{diff} of {mine.size:,} words differ (at most {far} ulp)"
 
 
-def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
-    """The Rust emulator and ours on the same .wbin, same inputs, this sitting (module docstring)."""
+TRANSLATIONS = ("c", "numba")
+"""The compiled engine's two translations (WAVEGPU_COMPILED): generated C by the system
+compiler, and generated Python by numba; each is timed on its own."""
+
+_FIRST_CALL = """
+import os, resource, sys, time
+sys.path.insert(0, {bench!r})
+from pathlib import Path
+import wavegpu as wg
+import compiled_engine as B
+c = [x for x in B.rust_cases(Path({root!r}), [{n}], [{v}]) if x.name == {name!r}][0]
+prog = wg.load({wbin!r}) if {wbin!r} else wg.assemble(c.source)
+kw = dict(grid=c.grid, workgroup=c.workgroup, memory=c.memory(), args=c.regs, engine="compiled")
+cpu = time.process_time(); t = time.perf_counter()
+wg.emulate(prog.kernels[0], **kw)
+wall = time.perf_counter() - t
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(wall, time.process_time() - cpu + ch.ru_utime + ch.ru_stime)
+"""
+
+
+def translations() -> list[str]:
+    """The translations this machine can run (C needs a compiler on PATH, numba its package)."""
+    from wavegpu.emulator.compiled import numba_available
+    from wavegpu.emulator.compiled.cbuild import has_compiler
+
+    return [t for t in TRANSLATIONS if (t == "c" and has_compiler()) or (t == "numba" and numba_available())]
+
+
+def cold_first_call(code: str, translation: str) -> tuple[float, float] | str:
+    """(wall, CPU seconds) of a first call in a fresh process with an empty cache folder
+    (WAVEGPU_CACHE_DIR), under WAVEGPU_COMPILED=translation; or why it failed."""
     import subprocess
 
-    from wavegpu.emulator.compiled.codegen import Shape
-    from wavegpu.emulator.compiled.engine import cached
+    cache = tempfile.mkdtemp(prefix="wave-cold-")
+    try:
+        env = dict(os.environ, WAVEGPU_CACHE_DIR=cache, WAVEGPU_COMPILED=translation)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1800)
+        if r.returncode != 0:
+            return (r.stderr.strip().splitlines() or ["failed"])[-1][:60]
+        wall, cpu = map(float, r.stdout.split()[-2:])
+        return wall, cpu
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int, only: str = "") -> None:
+    """The Rust emulator and ours (each translation) on the same .wbin, same inputs, this sitting
+    (module docstring)."""
+    import subprocess
 
     env_root = os.environ.get(RUST_ENV)
     root = Path(env_root) if env_root else None
@@ -461,25 +509,28 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
     if only:
         cases = [c for c in cases if c.name.split()[0] in only.split(",")]
     cores = os.cpu_count() or 1
-    head = (
-        f"{'kernel':26} {'Rust':>9} {'ours 1 thr':>10} {'Rust/ours':>9} {f'ours {cores} thr':>10} "
-        f"{'Rust/ours':>9} {'1st call':>9}  same result"
-    )
+    trans = translations()
     wbin_from = "the .wbin its wave-asm wrote" if bins else "its source, by our assembler"
     print(f"  Rust: wave-emu as a whole process, median of {repeat}; ours: wg.emulate(engine='compiled') in "
-          f"process on {wbin_from}, best of {repeat}; '1st call': ours, translation compiled in it "
-          "unless '(cached)'")  # fmt: skip
+          f"process on {wbin_from}, best of {repeat}, under WAVEGPU_COMPILED=c and =numba; 'cold 1st': the first "
+          "call in a fresh process with an empty cache (translation, compile and one run), wall / CPU seconds, "
+          "once per kernel (every size runs the same translation)")  # fmt: skip
+    tcols = " ".join(f"{f'{t} {th}thr':>10} {'Rust/' + t:>8}" for th in (1, cores) for t in trans)
+    head = f"{'kernel':26} {'Rust':>9} {tcols} " + " ".join(f"{f'cold 1st {t}':>17}" for t in trans) + "  same result"
     print(head)
     print("-" * len(head))
     tmp = Path(tempfile.mkdtemp(prefix="wave-rust-"))
     refused = 0
+    first_done: set[str] = set()
+    saved = os.environ.get("WAVEGPU_COMPILED")
     try:
         for c in cases:
-            src = tmp / f"{c.name.split()[0]}.wave"
+            kname = c.name.split()[0]
+            src = tmp / f"{kname}.wave"
             src.write_text(c.source)
             note = ""
             prog = None
-            wbin = tmp / f"{c.name.split()[0]}.wbin"
+            wbin = tmp / f"{kname}.wbin"
             if bins is not None:
                 r = subprocess.run([str(bins[0]), str(src), "-o", str(wbin)], capture_output=True, text=True)
                 if r.returncode == 0:
@@ -489,25 +540,42 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                         refused += 1
                 else:
                     note = f"  (its wave-asm failed: {r.stderr.strip()[:80]})"
+            wbin_ours = str(wbin) if prog is not None else ""
             if prog is None:
                 prog = wg.assemble(c.source, src.name)
             mem = c.memory()
             k = prog.kernels[0]
             kw = dict(grid=c.grid, workgroup=c.workgroup, memory=mem, args=c.regs, engine="compiled")
-            was_cached = cached(dataclasses_replace_none(k), Shape(32, c.workgroup))
-            t = time.perf_counter()
-            try:
-                ours = wg.emulate(k, **kw)  # type: ignore[arg-type]
-            except wg.WaveError as e:
-                print(f"{c.name:26} ours: not measured ({e})")
-                continue
-            first = time.perf_counter() - t
-            os.environ["WAVEGPU_THREADS"] = "1"
-            try:
-                t_one = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
-            finally:
-                del os.environ["WAVEGPU_THREADS"]
-            t_all = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
+            firsts: dict[str, str] = {}
+            for t in trans:
+                if kname in first_done:
+                    firsts[t] = "(same)"
+                    continue
+                n = c.grid[0] * 128 if "gemm" in kname else 256
+                v = c.grid[0] * 256 if kname == "vadd_n" else 256
+                code = _FIRST_CALL.format(bench=str(HERE), root=str(root), n=n, v=v, name=c.name, wbin=wbin_ours)
+                got = cold_first_call(code, t)
+                firsts[t] = f"{got[0]:6.2f}s/{got[1]:5.2f}s" if isinstance(got, tuple) else f"failed: {got}"
+            first_done.add(kname)
+            times: dict[tuple[str, int], float] = {}
+            results: dict[str, np.ndarray] = {}
+            for t in trans:
+                os.environ["WAVEGPU_COMPILED"] = t
+                try:
+                    results[t] = wg.emulate(k, **kw).memory  # type: ignore[arg-type]
+                except wg.WaveError as e:
+                    print(f"{c.name:26} ours ({t}): not measured ({e})")
+                    continue
+                for th in (1, cores):
+                    os.environ["WAVEGPU_THREADS"] = str(th)
+                    try:
+                        times[t, th] = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
+                    finally:
+                        del os.environ["WAVEGPU_THREADS"]
+            if saved is None:
+                os.environ.pop("WAVEGPU_COMPILED", None)
+            else:
+                os.environ["WAVEGPU_COMPILED"] = saved
             rust_t: float | None = None
             same = "not compared"
             if bins is not None and wbin.is_file():
@@ -525,32 +593,67 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                     same = f"Rust failed: {r.stderr.strip()[:60]}"
                 else:
                     theirs = np.array([int(float(x)) for x in r.stdout.split()], dtype=np.uint64).astype(np.uint32)
-                    mine = ours.memory[off : off + nbytes].view(np.uint32)
-                    same = agreement(mine, theirs, np.float16 if c.name.split()[0].endswith("_f16") else np.float32)
-                    times = []
+                    parts = []
+                    elem = np.float16 if c.name.split()[0].endswith("_f16") else np.float32
+                    for t, m in results.items():
+                        mine = m[off : off + nbytes].view(np.uint32)
+                        parts.append(f"{t}: " + agreement(mine, theirs, elem))
+                    same = ", ".join(parts)
+                    rts = []
                     for _ in range(repeat):
-                        t = time.perf_counter()
+                        t0 = time.perf_counter()
                         subprocess.run(cmd, capture_output=True, check=True)
-                        times.append(time.perf_counter() - t)
-                    rust_t = _median(times)
+                        rts.append(time.perf_counter() - t0)
+                    rust_t = _median(rts)
+            if len(results) == 2:
+                a, b = results.values()
+                same += "; c = numba" if np.array_equal(a, b) else "; C AND NUMBA DIFFER"
             ms = lambda x: f"{x * 1e3:8.1f}ms"  # noqa: E731
-            nm = f"{'not meas.':>9}"
-            cols = [
-                f"{c.name:26}",
-                ms(rust_t) if rust_t else nm,
-                f" {ms(t_one)}",
-                f"{rust_t / t_one:8.1f}x" if rust_t else nm,
-                f" {ms(t_all)}",
-                f"{rust_t / t_all:8.1f}x" if rust_t else nm,
-                f"{first:8.2f}s" + (" (cached)" if was_cached else ""),
-                f" {same}{note}",
-            ]
-            print(" ".join(cols))
+            nm = f"{'-':>8}"
+            cols = [f"{c.name:26}", ms(rust_t) if rust_t else f"{'not meas.':>10}"]
+            for th in (1, cores):
+                for t in trans:
+                    x = times.get((t, th))
+                    cols.append(f"{ms(x) if x else '-':>10}")
+                    cols.append(f"{rust_t / x:7.1f}x" if rust_t and x else nm)
+            cols += [f"{firsts[t]:>17}" for t in trans]
+            print(" ".join(cols) + f"  {same}{note}")
         if refused:
             print(f"  ({refused} of its .wbin files are in its own format, which our reader refuses: ours ran the same")
             print("  source assembled by our assembler, which reads its dialect; both ran the same kernel and launch)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+_FIRST_8X8 = """
+import os, resource, runpy, sys, time
+import numpy as np
+mod = runpy.run_path({path!r}, run_name="bench")
+n = 128
+rng = np.random.default_rng(0)
+x, y = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+out = np.zeros((n, n), np.float32)
+cpu = time.process_time(); t = time.perf_counter()
+mod["sgemm_8x8"](x.reshape(-1), y.reshape(-1), out.reshape(-1), n, grid=(1, 1))
+wall = time.perf_counter() - t
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+assert np.abs(out - x.astype(np.float64) @ y.astype(np.float64)).max() < 1e-3
+print(wall, time.process_time() - cpu + ch.ru_utime + ch.ru_stime)
+"""
+
+
+def first_compile_8x8() -> None:
+    """examples/sgemm_8x8 at n = 128 (frontend, compiler, translation, one run) in a fresh process
+    with an empty cache, under each translation (WAVEGPU_ENGINE=compiled)."""
+    print("\nFirst call of examples/sgemm_8x8 (n = 128), fresh process, empty cache: wall / CPU seconds")
+    code = _FIRST_8X8.format(path=str(EX / "sgemm_8x8" / "sgemm_8x8.py"))
+    os.environ["WAVEGPU_ENGINE"] = "compiled"
+    try:
+        for t in translations():
+            got = cold_first_call(code, t)
+            print(f"  {t:6} " + (f"{got[0]:7.2f} s / {got[1]:6.2f} s" if isinstance(got, tuple) else f"failed: {got}"))
+    finally:
+        del os.environ["WAVEGPU_ENGINE"]
 
 
 def _peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float] | None:
@@ -841,6 +944,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--startup", action="store_true", help="only the start-up table (wave-emu against Rust's)")
     ap.add_argument("--startup-runs", type=int, default=11, help="runs of each command in the start-up table")
     ap.add_argument("--startup-against", metavar="SRC", help="also time wave-emu with this wavegpu src folder")
+    ap.add_argument("--no-memory", action="store_true", help="leave out the peak memory table")
+    ap.add_argument("--no-8x8", action="store_true", help="leave out the first call of examples/sgemm_8x8")
     opts = ap.parse_args(argv)
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
@@ -853,7 +958,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     if opts.rust_only:
         rust_side_by_side(rust_gemm, rust_vadd, opts.repeat, opts.rust_kernels)
-        rust_memory(20 if opts.quick else 24)
+        if not opts.no_8x8:
+            first_compile_8x8()
+        if not opts.no_memory:
+            rust_memory(20 if opts.quick else 24)
         rust_startup(opts.startup_runs)
         return
     sizes = [16, 20] if opts.quick else [16, 20, 24]

@@ -47,6 +47,7 @@ def test_generated_functions_skip_the_ssa_pass(monkeypatch: pytest.MonkeyPatch) 
     from numba.core import event
 
     monkeypatch.setenv("WAVEGPU_CACHE_DIR", "")  # compiled in this process, nothing from disk
+    monkeypatch.setenv("WAVEGPU_COMPILED", "numba")  # numba's pipeline is what this checks
     prog = wg.assemble(PROBE, "ssa_probe.wave")
     kw = dict(grid=1, workgroup=128, memory=1024, args=[0])
     with event.install_recorder("numba:run_pass") as rec:

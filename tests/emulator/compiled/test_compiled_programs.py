@@ -5,6 +5,7 @@ inside if, continue, exited lanes), traps and the budget, and the engine selecti
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -13,18 +14,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import wavegpu as wg
 from corpus import corpus_files
 from wavegpu.emulator import BufferRegion
+from wavegpu.emulator.compiled import available
 from wavegpu.emulator.compiled.codegen import Shape, generate, unsupported_reason
 from wavegpu.isa import Imm, Instruction, Pred, Reg, row
 from wavegpu.isa.registers import NUM_GPRS
 from wavegpu.isa.vocabulary import Op
 
-pytest.importorskip("numba")
+if not available():
+    pytest.skip("neither a C compiler nor numba: the compiled engine cannot run here", allow_module_level=True)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compiler"))
@@ -33,9 +36,13 @@ import test_differential as D
 
 
 def both(p: wg.Program | wg.Kernel, **kw: object) -> tuple[wg.EmulationResult, wg.EmulationResult]:
+    from wavegpu.emulator.compiled import engine as E
+
     ref = wg.emulate(p, engine="numpy", **kw)  # type: ignore[arg-type]
     got = wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
     assert got.engine == "compiled"
+    if E.forced():  # the translation the test asked for (the `translation` fixture) ran it
+        assert E.last_used() == E.translation()
     return ref, got
 
 
@@ -50,10 +57,12 @@ def same(p: wg.Program | wg.Kernel, **kw: object) -> wg.EmulationResult:
 
 
 # ---------------------------------------------------------------------------------- the corpus
-def test_conformance_corpus() -> None:
-    """Every kernel of the assembly corpus, on memory full of varied words, with varied args."""
+def test_conformance_corpus(translation: str) -> None:
+    """Every kernel of the assembly corpus, on memory full of varied words, with varied args
+    (numba: every third kernel, its compile being the slower)."""
     rng = np.random.default_rng(5)
     ran = 0
+    eligible = 0
     for path in corpus_files():
         prog = wg.assemble(path.read_text(), path.name)
         for k in prog.kernels:
@@ -75,15 +84,22 @@ def test_conformance_corpus() -> None:
                 with pytest.raises(wg.WaveError, match=re.escape(why)):
                     wg.emulate(k, grid=2, workgroup=wgs, memory=mem, args=args, engine="compiled")
                 continue
+            eligible += 1
+            if translation == "numba" and eligible % 3 != 1:
+                continue
             got = wg.emulate(k, grid=2, workgroup=wgs, memory=mem, args=args, engine="compiled")
             assert np.array_equal(ref.memory, got.memory), f"{path.name}: {k.name}"
             ran += 1
-    assert ran >= len(corpus_files()) - 1
+    assert eligible >= len(corpus_files()) - 1
+    assert ran == (eligible if translation == "c" else (eligible + 2) // 3)
 
 
 # ------------------------------------------------------------------------ the compiler corpus
-@pytest.mark.parametrize("opt", [0, 1, 2, 3])
-def test_compiler_corpus(opt: int) -> None:
+@pytest.mark.parametrize(
+    ("opt", "translation"), [(0, "c"), (1, "c"), (2, "c"), (3, "c"), (2, "numba")], indirect=["translation"]
+)
+def test_compiler_corpus(opt: int, translation: str) -> None:
+    """The compiler's kernels at every -O level (numba: at -O2 only, its compile being the slower)."""
     rng = np.random.default_rng(opt)
     n = 300
 
@@ -129,6 +145,19 @@ def same_or_same_error(k: wg.Kernel, **kw: object) -> None:
 @settings(max_examples=12, deadline=None)
 @given(st.data())
 def test_generated_programs(data: st.DataObject) -> None:
+    """Under the default translation (C where a compiler is found)."""
+    generated_program(data)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+@pytest.mark.parametrize("translation", ["numba"], indirect=True)
+def test_generated_programs_numba(translation: str, data: st.DataObject) -> None:
+    """The same under numba, 3 examples instead of 12 (its compile being the slower)."""
+    generated_program(data)
+
+
+def generated_program(data: st.DataObject) -> None:
     W = data.draw(st.sampled_from([4, 8, 32]))
     waves = data.draw(st.integers(1, 2))
     groups = data.draw(st.integers(1, 3))
@@ -192,7 +221,7 @@ CONTROL = """
 
 
 @pytest.mark.parametrize("wave_width", [8, 32])
-def test_control_flow_and_exited_lanes(wave_width: int) -> None:
+def test_control_flow_and_exited_lanes(wave_width: int, translation: str) -> None:
     p = wg.assemble(CONTROL.replace("add.u32.lo r6.lo, r6.lo, 3", "add.u32 r6.lo, r6.lo, 3"))
     same(p, grid=3, workgroup=40, memory=4 * 3 * 40, args=[0], wave_width=wave_width)
 
@@ -215,7 +244,7 @@ SUBREGS = """
 """
 
 
-def test_two_sub_register_sources() -> None:
+def test_two_sub_register_sources(translation: str) -> None:
     """Found by test_generated_programs: two sub-register sources of one instruction."""
     same(wg.assemble(SUBREGS), grid=1, workgroup=64, memory=512, args=[0])
 
@@ -237,7 +266,7 @@ OOB = """
 """
 
 
-def test_traps_are_the_reference_traps() -> None:
+def test_traps_are_the_reference_traps(translation: str) -> None:
     p = wg.assemble(OOB)
     errors = []
     for engine in ("numpy", "compiled"):
@@ -268,7 +297,7 @@ SPIN = """
 """
 
 
-def test_budget_is_the_reference_budget() -> None:
+def test_budget_is_the_reference_budget(translation: str) -> None:
     p = wg.assemble(SPIN)
     errors = []
     for engine in ("numpy", "compiled"):
@@ -314,7 +343,10 @@ def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch)
     kw = dict(grid=n // 256, memory=np.zeros(3 * n, np.float32), args=[0, 4 * n, 8 * n, n])
     assert wg.emulate(va, engine="compiled", **kw).engine == "compiled"  # translated now
     assert wg.emulate(va, engine="auto", **kw).engine == "compiled"
-    monkeypatch.delitem(sys.modules, "numba")
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    from wavegpu.emulator.compiled import cbuild
+
+    monkeypatch.setattr(cbuild, "_LOADED", {})  # as in a process that has loaded no translation
     assert wg.emulate(va, engine="auto", **kw).engine == "numpy"
 
 
@@ -414,7 +446,7 @@ NAN_PAYLOADS = """
 """
 
 
-def test_nan_payloads_inside_and_out_of_float_locals() -> None:
+def test_nan_payloads_inside_and_out_of_float_locals(translation: str) -> None:
     """Float locals and float twins let NaN payloads differ inside a run (every reader is a
     float row); what leaves it is the reference's bits: canonical NaNs for results, and a
     register's entry bits, payload and all, where the loop never wrote it."""
@@ -439,7 +471,7 @@ def test_nan_payloads_inside_and_out_of_float_locals() -> None:
     assert np.all(floats[nans & ~np.repeat(keep[None], 4, 0).ravel()] == 0x7FFFFFFF)
 
 
-def test_every_half_to_f32() -> None:
+def test_every_half_to_f32(translation: str) -> None:
     """cvt.f32.f16's conversion on all 65536 halves, both ways the engine has (the host's
     instruction where it has one, and bits): NumPy's exact widening, NaNs canonical."""
     from numba import njit
@@ -495,7 +527,7 @@ ATOMICS = """
 
 
 @pytest.mark.parametrize("op", ["add.u32", "sub.u32", "min.s32", "max.u32", "and.b32", "or.b32", "xor.b32"])
-def test_atomics_on_all_cores(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_atomics_on_all_cores(op: str, translation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Workgroups on two threads updating the same eight words at once (1024 workgroups of 256
     lanes, 32 rounds): one atomic instruction each, so no update is lost and the memory is the reference's;
     a kernel that reads the old values, or whose result depends on the order, runs in order."""
@@ -583,8 +615,12 @@ def accumulators(t: str, nregs: int = NUM_GPRS, group: int = 32, trips: int = 3)
     return "\n".join([*lines, "    ret", ".end", ""])
 
 
-@pytest.mark.parametrize("t", ["f32", "f16", "f64"])
-def test_every_register_as_a_loop_accumulator(t: str) -> None:
+@pytest.mark.parametrize(
+    ("t", "translation"),
+    [("f32", "c"), ("f16", "c"), ("f64", "c"), ("f32", "numba")],  # numba (slow to compile): f32's float locals
+    indirect=["translation"],
+)
+def test_every_register_as_a_loop_accumulator(t: str, translation: str) -> None:
     """Every register number up to the kernel's limit (all 256, which holds the Rust toolchain's
     GEMM kernels' r4-r79) as a loop accumulator (f32 ones as float locals: r32's was named `f32`
     and shadowed the conversion helper), bit-identical to the NumPy engine."""
@@ -602,7 +638,7 @@ def test_every_register_as_a_loop_accumulator(t: str) -> None:
     assert np.count_nonzero(res.view(np.uint32, 4 * n, n)) > n // 2  # the results were written
 
 
-def test_an_f32_accumulator_in_r32() -> None:
+def test_an_f32_accumulator_in_r32(translation: str) -> None:
     """The minimal form of the defect: `add.f32 r32, r32, 1.5` ten times in a loop, then a store."""
     src = """
 .kernel k
@@ -655,6 +691,8 @@ def test_a_compile_that_really_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     WaveError naming the kernel and the reason in one line; then, at the normal limit, "auto"
     (which remembers the failure and does not compile again) warns in one line and runs the
     launch on the NumPy engine, bit-identical to it; never a traceback."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("WAVEGPU_COMPILED", "numba")
     _auto_always(monkeypatch)
     p = _fresh_kernel()
     kw = dict(grid=1, memory=np.zeros(32, np.uint32), args=[0])
@@ -683,15 +721,17 @@ class _Odd(Exception):
     pass
 
 
-def test_any_compile_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the compile raises (here an exception of no known kind from loading the module)."""
+def test_any_compile_failure_falls_back(translation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the compile raises (here an exception of no known kind from loading the module
+    or the shared object), with the translation forced (WAVEGPU_COMPILED)."""
+    from wavegpu.emulator.compiled import cbuild
     from wavegpu.emulator.compiled import engine as E
 
     def boom(*a: object, **kw: object) -> None:
         raise _Odd("the loader\nsaid no")
 
     _auto_always(monkeypatch)
-    monkeypatch.setattr(E, "load", boom)
+    monkeypatch.setattr(E if translation == "numba" else cbuild, "load", boom)
     p = _fresh_kernel()
     with pytest.warns(wg.EngineWarning, match=r"\(_Odd: the loader\); running it on the NumPy engine"):
         assert wg.emulate(p, grid=1, memory=np.zeros(32, np.uint32), args=[0], engine="auto").engine == "numpy"
@@ -700,7 +740,7 @@ def test_any_compile_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @pytest.mark.parametrize("engine", ["auto", "compiled"])
-def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path) -> None:
+def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`wave-emu`: a one-line warning and the NumPy engine's run under --engine auto, a one-line
     error and status 1 under --engine compiled; no traceback either way."""
     src = tmp_path / "k.wave"
@@ -715,6 +755,8 @@ def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path) -> None:
         "from wavegpu.cli import emu_main; sys.argv[0] = 'wave-emu'; emu_main()"
     )
     args = [str(src), "--grid", "1,1,1", "--device-memory", "4096", "--engine", engine, "--dump-u32", "0:4"]
+    pytest.importorskip("numba")
+    monkeypatch.setenv("WAVEGPU_COMPILED", "numba")  # the loader replaced is numba's
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in r.stderr, r.stderr
     if engine == "compiled":
@@ -724,3 +766,172 @@ def test_wave_emu_says_it_in_one_line(engine: str, tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
         assert r.stderr.startswith("warning: kernel 'k': ") and r.stderr.count("\n") == 1, r.stderr
         assert r.stdout.split()[:4] == ["0", "4", "8", "12"]
+
+
+# -------------------------------------------------------------- the C translation and its fallbacks
+FAILING_CC = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "failing-cc 1.0 (a test's compiler)"; exit 0; fi
+echo "kernel.c:1:1: error: this compiler refuses everything" >&2
+exit 1
+"""
+
+
+def _with_compiler(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    from wavegpu.emulator.compiled import cbuild
+
+    monkeypatch.setenv("CC", path)
+    for f in (cbuild.compiler, cbuild.digest):
+        f.cache_clear()
+    monkeypatch.setattr(cbuild, "_LOADED", {})
+
+
+def test_a_c_compiler_that_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C compiler that really fails (a script on $CC exiting 1 with an error): by default the
+    launch runs on numba after a one-line EngineWarning naming the compiler's error, bit-identical;
+    with WAVEGPU_COMPILED=c, "compiled" is a one-line WaveError and "auto" warns and runs on NumPy."""
+    from wavegpu.emulator.compiled import cbuild
+    from wavegpu.emulator.compiled import engine as E
+
+    pytest.importorskip("numba")
+    cc = tmp_path / "failing-cc"
+    cc.write_text(FAILING_CC)
+    cc.chmod(0o755)
+    _with_compiler(monkeypatch, str(cc))
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("WAVEGPU_COMPILED", raising=False)
+    _auto_always(monkeypatch)
+    try:
+        p = _fresh_kernel()
+        kw = dict(grid=1, memory=np.zeros(32, np.uint32), args=[0])
+        ref = wg.emulate(p, engine="numpy", **kw)  # type: ignore[arg-type]
+        assert E.translation() == "c"
+        warn = r"kernel 'fresh': the C translation failed to compile \(CCompileError: failing-cc exited with 1: .*refuses everything\); running it on numba$"
+        with pytest.warns(wg.EngineWarning, match=warn):
+            got = wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
+        assert got.engine == "compiled" and E.last_used() == "numba"
+        assert np.array_equal(got.memory, ref.memory)
+        monkeypatch.setenv("WAVEGPU_COMPILED", "c")
+        with pytest.raises(
+            wg.WaveError, match=r"kernel 'fresh': its translation failed to compile \(CCompileError"
+        ) as e:
+            wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
+        assert "\n" not in str(e.value)
+        with pytest.warns(
+            wg.EngineWarning, match=r"\(CCompileError: failing-cc exited with 1: .*\); running it on the NumPy"
+        ):
+            got = wg.emulate(p, engine="auto", **kw)  # type: ignore[arg-type]
+        assert got.engine == "numpy" and np.array_equal(got.memory, ref.memory)
+    finally:
+        for f in (cbuild.compiler, cbuild.digest):
+            f.cache_clear()
+
+
+def test_no_c_compiler_means_numba(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a C compiler ($CC naming none) the compiled engine is numba's, silently."""
+    from wavegpu.emulator.compiled import cbuild
+    from wavegpu.emulator.compiled import engine as E
+
+    pytest.importorskip("numba")
+    _with_compiler(monkeypatch, str(tmp_path / "no-such-cc"))
+    monkeypatch.delenv("WAVEGPU_COMPILED", raising=False)
+    try:
+        assert not cbuild.has_compiler() and E.translation() == "numba"
+        same(_fresh_kernel(), grid=1, memory=np.zeros(32, np.uint32), args=[0])
+        assert E.last_used() == "numba"
+        monkeypatch.setenv("WAVEGPU_COMPILED", "c")
+        with pytest.raises(wg.WaveError, match=r"neither a C compiler .* is available for WAVEGPU_COMPILED=c"):
+            wg.emulate(_fresh_kernel(), grid=1, memory=np.zeros(32, np.uint32), args=[0], engine="compiled")
+    finally:
+        for f in (cbuild.compiler, cbuild.digest):
+            f.cache_clear()
+
+
+def test_what_c_cannot_spell_runs_on_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel whose generated program the C emitter cannot spell (CUntranslatable: here every
+    shift, as if `shl` had no C form) runs on numba without a warning, bit-identical; one it can
+    spell still runs in C."""
+    from wavegpu.emulator.compiled import ctrans
+    from wavegpu.emulator.compiled import engine as E
+
+    pytest.importorskip("numba")
+    from wavegpu.emulator.compiled.cbuild import has_compiler
+
+    if not has_compiler():
+        pytest.skip("no C compiler on PATH (cc, gcc, clang)")
+    monkeypatch.delenv("WAVEGPU_COMPILED", raising=False)
+    real = ctrans.translate
+
+    def no_shifts(source: str) -> str:
+        if "shl(" in source:
+            raise ctrans.CUntranslatable("shl has no C form (generated line 1: shl(r_1, 2))")
+        return real(source)
+
+    monkeypatch.setattr(ctrans, "translate", no_shifts)
+    E._c_generated.cache_clear()
+    try:
+        p = _fresh_kernel()  # shifts the thread id
+        from wavegpu.emulator.compiled.codegen import Shape
+
+        assert E.c_reason(p.kernels[0], Shape(32, (32, 1, 1))) is not None
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            same(p, grid=1, memory=np.zeros(32, np.uint32), args=[0])
+        assert E.last_used() == "numba"
+        q = wg.assemble(
+            CONTROL.replace("shl.b32 r5, r4, 2", "mul.lo.u32 r5, r4, 4").replace("add.u32.lo r6.lo", "add.u32 r6.lo")
+        )
+        got = wg.emulate(q, grid=1, workgroup=40, memory=4 * 40, args=[0], engine="compiled")
+        assert got.engine == "compiled" and E.last_used() == "c"
+    finally:
+        E._c_generated.cache_clear()
+
+
+C_CACHE_PROBE = r"""
+import sys
+import numpy as np
+import wavegpu as wg
+from wavegpu.emulator.compiled import cbuild, engine as E
+from wavegpu.emulator.compiled.codegen import Shape
+if sys.argv[1:] == ["no-cc"]:  # a second process must not need the compiler
+    def refuse(*a, **k):
+        raise AssertionError("compiled again")
+    cbuild._cc = refuse
+p = wg.assemble(open(%r).read())
+k = p.kernels[0]
+shape = Shape(32, (32, 1, 1))
+print(E.cached(k, shape), E.translation_key(k, shape))
+r = wg.emulate(p, grid=1, memory=np.zeros(32, np.uint32), args=[0], engine="compiled")
+print(E.last_used(), r.memory.view(np.uint32)[:4].tolist())
+"""
+
+
+def test_c_objects_are_cached_privately(tmp_path: Path) -> None:
+    """The C translation is compiled once: the first process writes compiled/<key>/kernel.c and
+    kernel.so (private folders), a second one loads the object without calling the compiler."""
+    from wavegpu.emulator.compiled.cbuild import has_compiler
+
+    if not has_compiler():
+        pytest.skip("no C compiler on PATH (cc, gcc, clang)")
+    src = tmp_path / "k.wave"
+    src.write_text(
+        ".kernel k\n.param out, buffer, u32\n.workgroup_size 32, 1, 1\n    mov.b32 r1, %tid.x\n"
+        "    shl.b32 r1, r1, 2\n    add.u32 r1, r0, r1\n    st.global.b32 [r1], r1\n    ret\n"
+    )
+    root = tmp_path / "cache"
+    env = {**os.environ, "WAVEGPU_CACHE_DIR": str(root), "WAVEGPU_COMPILED": "c"}
+    code = C_CACHE_PROBE % str(src)
+    runs = []
+    for extra in ([], ["no-cc"]):
+        r = subprocess.run([sys.executable, "-c", code, *extra], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs.append(r.stdout.split("\n"))
+    first, second = runs
+    assert first[0].startswith("False c-") and second[0].startswith("True c-")
+    assert first[1] == second[1] == "c [0, 4, 8, 12]"
+    key = first[0].split()[1]
+    folder = root / "compiled" / key
+    assert sorted(f.name for f in folder.iterdir()) == ["kernel.c", "kernel.so"]
+    modes = {p.stat().st_mode & 0o777 for p in [root / "compiled", folder]}
+    assert modes == {0o700}

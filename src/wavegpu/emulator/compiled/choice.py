@@ -29,7 +29,7 @@ a first translation costs seconds (docs/emulator.md), in which the NumPy engine 
 2**26 lane-instructions."""
 AUTO_MIN_CACHED = 1 << 20
 """Under "auto", a kernel already translated runs compiled from this much work on, in a process
-that has loaded numba already (smaller launches take less on NumPy)."""
+that has loaded numba or a C translation already (`warm`; smaller launches take less on NumPy)."""
 AUTO_MIN_COLD = 1 << 28
 """The same in a process that has not: importing numba and loading a translation from disk
 take 0.35-0.45 s, in which the NumPy engine runs 2**28 lane-instructions or so (`wave-emu` on
@@ -37,6 +37,15 @@ vector add 2^20 took 0.45 s compiled and 0.14 s on NumPy, whole process)."""
 LOOP_WEIGHT = 16
 """How often `work` counts an instruction inside a loop per level of nesting (trip counts are
 run-time values; a GEMM's inner loop would otherwise count once)."""
+
+
+def warm() -> bool:
+    """Whether this process has the compiled engine loaded already: numba imported, or a C
+    translation loaded (looked up without importing anything)."""
+    if "numba" in sys.modules:
+        return True
+    cbuild = sys.modules.get("wavegpu.emulator.compiled.cbuild")
+    return cbuild is not None and bool(getattr(cbuild, "_LOADED", None))
 
 
 def default_engine() -> str:
@@ -67,7 +76,11 @@ def why_not(k: Kernel, launch: Launch) -> str | None:
     if launch.zero_division:
         return "zero_division=True (trapping integer division by zero) is checked by the NumPy engine"
     if not available():
-        return "numba is not installed (pip install 'wavegpu[compiled]')"
+        return (
+            "neither a C compiler (cc, gcc or clang on PATH) nor numba (pip install 'wavegpu[compiled]') is "
+            "available"
+            + (f" for WAVEGPU_COMPILED={os.environ['WAVEGPU_COMPILED']}" if os.environ.get("WAVEGPU_COMPILED") else "")
+        )
     from .codegen import unsupported_reason
 
     return unsupported_reason(k)
@@ -98,7 +111,7 @@ def try_compiled(
     if engine == "auto":
         n = work(k, launch)
         # decided before anything imports the translator or numba (start-up)
-        if n < AUTO_MIN_CACHED or (n < AUTO_MIN_COLD and "numba" not in sys.modules):
+        if n < AUTO_MIN_CACHED or (n < AUTO_MIN_COLD and not warm()):
             return None
     reason = why_not(k, launch)
     if reason is not None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 import os
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...errors import EngineWarning
 from ...wbin.program import Kernel
 from .cache import is_cached, key_of, load, load_rows
 from .codegen import Shape, Unsupported, generate, ordered_reason
@@ -55,14 +57,100 @@ def _source(k: Kernel, shape: Shape) -> tuple[str, str]:
         raise CompileFailed(one_line(e)) from e
 
 
+TRANSLATIONS = ("c", "numba")
+
+
+def translation() -> str:
+    """Which translation runs the compiled engine: $WAVEGPU_COMPILED when it names one of
+    TRANSLATIONS (forced: its failure is the engine's), else C where a C compiler is found (the
+    faster to compile and to run, docs/performance.md), numba otherwise."""
+    env = os.environ.get("WAVEGPU_COMPILED", "").strip().lower()
+    if env in TRANSLATIONS:
+        return env
+    from .cbuild import has_compiler
+
+    return "c" if has_compiler() else "numba"
+
+
+def forced() -> bool:
+    return os.environ.get("WAVEGPU_COMPILED", "").strip().lower() in TRANSLATIONS
+
+
+def _c_key(k: Kernel, shape: Shape) -> str:
+    """The C translation's cache key: a hash of the generated program it spells (the emitter's
+    own code is in cbuild.digest), so that a cached object is found without spelling it again."""
+    from .cbuild import key_of as c_key
+
+    return c_key(_source(k, shape)[1])
+
+
+@functools.lru_cache(maxsize=256)
+def _c_generated(k: Kernel, shape: Shape) -> str:
+    """The C source of kernel k's translation (raises CUntranslatable, Unsupported or CompileFailed)."""
+    from .ctrans import translate
+
+    return translate(_source(k, shape)[1])
+
+
+def c_reason(k: Kernel, shape: Shape) -> str | None:
+    """Why the C emitter cannot spell kernel k's translation (it then runs on numba), or None
+    (raises Unsupported or CompileFailed as `_source` does)."""
+    from .cbuild import is_cached as c_cached
+    from .ctrans import CUntranslatable
+
+    if c_cached(_c_key(k, shape)):
+        return None
+    try:
+        _c_generated(k, shape)
+    except CUntranslatable as e:
+        return str(e)
+    return None
+
+
+_USED: dict[tuple[Kernel, Shape], str] = {}  # which translation ran each kernel and shape
+_LAST: list[str | None] = [None]
+
+
+def used(k: Kernel, shape: Shape) -> str | None:
+    """The translation ("c" or "numba") that ran kernel k with this shape last, or None."""
+    return _USED.get((k, shape))
+
+
+def last_used() -> str | None:
+    """The translation of this process's latest compiled launch, or None."""
+    return _LAST[0]
+
+
+def _pick(k: Kernel, shape: Shape) -> str:
+    """The translation for kernel k: `translation()`, except that a kernel the C emitter cannot
+    spell (CUntranslatable) runs on numba."""
+    t = translation()
+    if t == "c" and (c_reason(k, shape) is not None) and available_numba():
+        return "numba"
+    return t
+
+
+def available_numba() -> bool:
+    from . import numba_available
+
+    return numba_available()
+
+
 def translation_key(k: Kernel, shape: Shape) -> str:
     """The cache key of a translation (raises codegen.Unsupported or CompileFailed)."""
+    if _pick(k, shape) == "c":
+        return _c_key(k, shape)
     return _source(k, shape)[0]
 
 
 def cached(k: Kernel, shape: Shape) -> bool:
     """Whether the translation is already loaded or on disk (no compile latency to pay)."""
-    return is_cached(translation_key(k, shape))
+    key = translation_key(k, shape)
+    if key.startswith("c-"):
+        from .cbuild import is_cached as c_cached
+
+        return c_cached(key)
+    return is_cached(key)
 
 
 def runner(k: Kernel, shape: Shape):
@@ -79,18 +167,58 @@ def runner(k: Kernel, shape: Shape):
         raise CompileFailed(_FAILED[key]) from e
 
 
+def c_runner(k: Kernel, shape: Shape):
+    """The C translation of kernel k as a `run_range` (cbuild.CRunner), compiled (or found in
+    the cache) here; a failure is CompileFailed (remembered)."""
+    from .cbuild import CRunner
+    from .cbuild import load as c_load
+    from .ctrans import CUntranslatable
+
+    key = _c_key(k, shape)
+    if key in _FAILED:
+        raise CompileFailed(_FAILED[key])
+
+    def source() -> str:
+        try:
+            return _c_generated(k, shape)
+        except CUntranslatable as e:
+            raise CompileFailed(one_line(e)) from e
+
+    try:
+        return CRunner(c_load(key, source))
+    except Exception as e:  # the compiler's error, a missing compiler, dlopen's
+        _FAILED[key] = one_line(e)
+        raise CompileFailed(_FAILED[key]) from e
+
+
 def _compiled(k: Kernel, shape: Shape, common: tuple[object, ...]):
-    """`runner`, compiled for these arguments' types by a call that runs no workgroup, here on
-    the calling thread (so that no worker thread compiles, and any failure is CompileFailed).
-    Made on every launch: once compiled for these types, it costs a dispatch and a few small
-    allocations."""
+    """The translation's `run_range`, ready to run (raises CompileFailed). C: compiled by the
+    system compiler; when that fails and no translation is forced ($WAVEGPU_COMPILED), numba
+    runs it, after a one-line EngineWarning. numba: `runner`, compiled for these arguments'
+    types by a call that runs no workgroup, here on the calling thread (so that no worker thread
+    compiles, and any failure is CompileFailed). Made on every launch: once compiled for these
+    types, it costs a dispatch and a few small allocations."""
+    if _pick(k, shape) == "c":
+        try:
+            run = c_runner(k, shape)
+            _USED[(k, shape)] = _LAST[0] = "c"
+            return run
+        except CompileFailed as e:
+            if forced() or not available_numba():
+                raise
+            warnings.warn(
+                f"kernel {k.name!r}: the C translation failed to compile ({e}); running it on numba",
+                EngineWarning,
+                stacklevel=4,
+            )
     run = runner(k, shape)
     try:
         run(0, 0, *common, False, np.zeros(4, dtype=np.int64))
     except Exception as e:  # numba's errors, RecursionError in its passes, LLVM's
-        key = translation_key(k, shape)
+        key = _source(k, shape)[0]
         _FAILED[key] = one_line(e)
         raise CompileFailed(_FAILED[key]) from e
+    _USED[(k, shape)] = _LAST[0] = "numba"
     return run
 
 
