@@ -205,6 +205,8 @@ def test_a_helper_writing_only_its_own_per_thread_array_is_pure() -> None:
     assert h.pure(own) and not h.pure(SET_ROW)
     init_param = hir.Helper("ip", "ip", (hir.Param("a", PRIV),), None, (hir.PrivateInit(SP, "a", (c(1),)),), ())
     assert not h.pure(init_param)
+
+
 # outer(a, s): k = s + 1; return peek() where the closure peek (defined inside outer) reads outer's
 # array a and its variable k and parameter s: peek's body is renamed with outer's at each call
 PEEK = hir.Helper(
