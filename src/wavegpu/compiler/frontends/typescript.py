@@ -2262,8 +2262,13 @@ class KernelBuilder:
             sub.vars = dict(self.vars)
             sub.params = set(self.params)
             # the arrays it captures: those visible where it is declared (JavaScript's lexical scope)
-            seen = arrays or (self.arrays, self.local_counts, self.shapes, self.array_hir)
-            sub.arrays, sub.local_counts, sub.shapes, sub.array_hir = (dict(t) for t in seen)
+            seen: tuple[dict[str, Any], ...] = arrays or (self.arrays, self.local_counts, self.shapes, self.array_hir)
+            sub.arrays, sub.local_counts, sub.shapes, sub.array_hir = (
+                dict(seen[0]),
+                dict(seen[1]),
+                dict(seen[2]),
+                dict(seen[3]),
+            )
             # its body is a block of its own: an array it declares may hide a captured one
             sub.block_arrays = [
                 (0, a, (sub.arrays[a], sub.local_counts.get(a), sub.shapes.get(a), None)) for a in sub.arrays
