@@ -2377,7 +2377,10 @@ class KernelBuilder:
             hint = CUDA_CALLS.get(self.text(f))
             if hint is not None:  # a CUDA port: say what WAVE calls it
                 raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
-            raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+            raise self.error(
+                f,
+                f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file or a header it includes)",
+            )
         row, form = ROWS[spelled[0]], spelled[1]
         sp = self.span(n)
         if row.rule is Rule.LOCAL:
