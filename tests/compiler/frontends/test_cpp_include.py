@@ -252,3 +252,31 @@ def test_places_map_back_to_their_files(
         "\n" * before + '#include "h.hpp"\n' + "\n" * after + "[[wave::kernel]] void k(float* o) { o[0] = g(1.0f); }\n"
     )
     assert _places(_error(k)) == [("h.hpp", inside + 1, 38, "error"), ("k.cpp", before + after + 2, 44, "note")]
+
+
+@pytest.mark.parametrize(
+    ("header", "line", "message"),
+    [
+        ("#define OK 1\n#define BAD 1 + 2\n", 2, "write it in parentheses"),
+        ("\n__kernel void q(__local float* x) { x[0] = 1.0f; }\n", 2, "`__local` is OpenCL C's workgroup memory"),
+        ("constexpr int A = 1;\nint counter = 0;\n", 2, "file-scope variables are not supported"),
+    ],
+)
+def test_file_scope_refusals_in_a_header_are_at_its_place(tmp_path: Path, header: str, line: int, message: str) -> None:
+    (tmp_path / "h.hpp").write_text(header)
+    k = tmp_path / "k.cpp"
+    k.write_text('\n\n#include "h.hpp"\n[[wave::kernel]] void k(float* o) { o[0] = 1.0f; }\n')
+    e = _error(k)
+    assert [(f, ln) for f, ln, _, _ in _places(e)] == [("h.hpp", line)] and message in str(e)
+
+
+def test_a_headers_define_is_a_constant_of_the_kernel_file(tmp_path: Path) -> None:
+    (tmp_path / "h.hpp").write_text("#pragma once\n#define N_OUT 3\n#define HALF 0.5f\n")
+    k = tmp_path / "k.cpp"
+    k.write_text(
+        '#include "h.hpp"\n[[wave::kernel]] void k(float* o) {\n'
+        "    for (int i = 0; i < N_OUT; i++) o[i] = HALF * float(i);\n}\n"
+    )
+    o = np.zeros(4, np.float32)
+    load_kernels(k).k(o, grid=(1,), workgroup=(1,))
+    assert o.tolist() == [0.0, 0.5, 1.0, 0.0]
