@@ -15,6 +15,10 @@ class Span:
     col: int
     length: int = 1
     text: str = ""
+    # a place inside an inlined helper: the calls that brought it into the kernel, innermost first
+    # (helper name, call site); set by compiler/inline.py, read where a later stage's diagnostic
+    # gets its notes; not part of the place (equality, hashing, repr and line tables ignore it)
+    calls: tuple[tuple[str, Span], ...] = field(default=(), compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"

@@ -11,7 +11,7 @@ from ..errors import CompileError, Diagnostic
 from ..wbin.program import Kernel, Param, Program
 from . import hir
 from .builtins import I32_ID_LIMIT, WIDE_IDS
-from .inline import expand
+from .inline import call_notes, expand
 from .lir import ir as lir_ir
 from .lir.lower import lower as lower_lir
 from .mir import dump as dump_mir
@@ -37,6 +37,16 @@ class Options:
 
 
 def compile_hir(fn: hir.Function, options: Options) -> Kernel:
+    try:
+        return _compile_hir(fn, options)
+    except CompileError as e:  # a place inside an inlined helper: notes at the calls (inline.py)
+        if any(d.span is not None and d.span.calls and not d.notes for d in e.diagnostics):
+            e.diagnostics = [call_notes(d) for d in e.diagnostics]
+            e.args = ("\n".join(d.render() for d in e.diagnostics),)
+        raise
+
+
+def _compile_hir(fn: hir.Function, options: Options) -> Kernel:
     def dump(stage: str, text: Callable[[], str]) -> None:
         if stage in options.dump_after or "all" in options.dump_after:
             options.dumps.append((stage, text()))

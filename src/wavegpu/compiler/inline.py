@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 from ..errors import CompileError, Diagnostic, Span
 from . import hir
@@ -354,6 +354,8 @@ class _Inliner:
             self.privates.append(replace(pa, name=arrays[pa.name]))
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
         body = _Rename(names, arrays, rows, self.helpers).block(h.body)
+        if e.span is not None:  # the body's places remember this call (call_notes)
+            body = tuple(_called(s, h.name, e.span) for s in body)
         body = self.returns(body, h, result, e.span)
         self.stack.append((h, e.span))
         try:
@@ -550,6 +552,29 @@ class _Rename:
         return x
 
 
+def _called(x: object, name: str, site: Span) -> object:
+    """`x` (a HIR node, a tuple of them, a span) with every span's call chain extended by the call
+    of helper `name` at `site` (and that site's own chain): Span.calls, innermost first."""
+    if isinstance(x, Span):
+        return replace(x, calls=(*x.calls, (name, site), *site.calls))
+    if isinstance(x, tuple):
+        return tuple(_called(y, name, site) for y in x)
+    if is_dataclass(x) and not isinstance(x, type) and type(x).__module__ == hir.__name__:
+        changes = {f.name: _called(getattr(x, f.name), name, site) for f in fields(x) if f.init}
+        return replace(x, **changes)
+    return x
+
+
+def call_notes(d: Diagnostic) -> Diagnostic:
+    """A diagnostic found after inlining (in MIR, after unrolling) at a place inside a helper: a
+    note at each call that brought it there, innermost first, as a frontend's own errors inside a
+    helper have (Helpers.entered)."""
+    if d.span is None or not d.span.calls or d.notes:
+        return d
+    notes = tuple(Diagnostic(f"in `{name}`, inlined from this call", site, "note") for name, site in d.span.calls)
+    return replace(d, notes=notes)
+
+
 def expand(fn: hir.Function) -> hir.Function:
     """The kernel with every helper call inlined (the kernel itself when it calls none)."""
     if not fn.helpers and not any(has_invoke(s) for s in fn.body):
@@ -566,6 +591,7 @@ __all__ = [
     "HelperFailed",
     "Helpers",
     "RecursionRefused",
+    "call_notes",
     "expand",
     "has_invoke",
     "zero",

@@ -7,6 +7,7 @@ by the parameter names of the source, positionally or by keyword.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -119,7 +120,11 @@ def load_kernels(
     def build() -> Program:
         return compile_source(text, Options(opt=opt, max_registers=max_registers), filename, name)
 
-    program = compile_cached(text, {"file": filename, **options}, build)
+    context: dict[str, object] = {"file": filename, **options}
+    dependencies = getattr(frontend(lang), "dependencies", None)  # C++: the headers it includes
+    if dependencies is not None and filename is not None:
+        context["headers"] = [(p, hashlib.sha256(t.encode()).hexdigest()) for p, t in dependencies(text, filename)]
+    program = compile_cached(text, context, build)
     return Kernels(program, boundscheck)
 
 

@@ -47,6 +47,7 @@ from ..builtins import (
 )
 from ..inline import HelperFailed, Helpers
 from ..types import BOOL, F16, F32, F64, I8, I16, I32, U8, U16, U32, ArrayType, ScalarType
+from . import cppinclude
 from .treesitter import Node, Source, file_start, param_errors, parse
 
 BinOp = hir.BinaryOp
@@ -390,10 +391,10 @@ def _is_kernel_attr(src: Source, a: Node) -> bool:
 
 
 def read_unit(text: str, file: str) -> Unit:
-    blanked, marks = _blank_macros(text)
-    src, root = parse("cpp", blanked, file)
-    src.text = text  # diagnostics show the text as written
-    src.lines = text.splitlines()
+    # quoted #includes read in (cppinclude.py); spans name each byte's own file and line
+    spliced, pieces, main, _ = cppinclude.splice(text, file, lambda t: _blank_macros(t)[0])
+    blanked, marks = _blank_macros(spliced)
+    src, root = cppinclude.parse_spliced(spliced, blanked, file, pieces, main)  # diagnostics show the text as written
     unit = Unit(src, marks)
     _refuse_opencl_qualifiers(src, root, marks)
     for n in _top_level(root):
@@ -465,7 +466,10 @@ def _define(unit: Unit, n: Node) -> None:
     prefix = bytearray(re.sub(rb"[^\n]", b" ", data[:start]))
     prefix[line : line + len(wrapper)] = wrapper
     snippet = bytes(prefix) + data[start : value.end_byte] + b"\n;\n"
-    _, root = parse("cpp", snippet.decode("utf-8"), src.file)
+    try:
+        _, root = parse("cpp", snippet.decode("utf-8"), src.file)
+    except CompileError:
+        raise src.error(value, "a #define here names one constant value: #define N 256") from None
     decl = next((c for c in root.named_children if c.type == "declaration"), None)
     init = decl.child_by_field_name("declarator") if decl is not None else None
     expr = init.child_by_field_name("value") if init is not None else None
@@ -489,7 +493,7 @@ def _define(unit: Unit, n: Node) -> None:
     unit.constants[key] = c
 
 
-def _refuse_opencl_qualifiers(src: Source, root: Node, marks: dict[int, str]) -> None:
+def _refuse_opencl_qualifiers(src: cppinclude.Spliced, root: Node, marks: dict[int, str]) -> None:
     """A CompileError at the first `__local` or `__constant` outside comments and strings."""
     data = src.text.encode("utf-8")
     for q, name in sorted(marks.items()):
@@ -502,11 +506,7 @@ def _refuse_opencl_qualifiers(src: Source, root: Node, marks: dict[int, str]) ->
             inside = inside.parent
         if inside is not None:
             continue
-        row = data.count(b"\n", 0, start)
-        line_start = data.rfind(b"\n", 0, start) + 1
-        col = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
-        text = src.lines[row] if row < len(src.lines) else ""
-        raise CompileError([Diagnostic(OPENCL_REFUSED[name], Span(src.file, row + 1, col, len(name), text))])
+        raise CompileError([Diagnostic(OPENCL_REFUSED[name], src.span_at(start, start + len(name)))])
 
 
 def _preprocessor_message(text: str, where: str) -> str:
@@ -2377,7 +2377,10 @@ class KernelBuilder:
             hint = CUDA_CALLS.get(self.text(f))
             if hint is not None:  # a CUDA port: say what WAVE calls it
                 raise self.error(f, f"CUDA's {self.text(f)} is {hint} here")
-            raise self.error(f, f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file)")
+            raise self.error(
+                f,
+                f"unknown function {self.text(f)!r} (not a builtin, and not defined in this file or a header it includes)",
+            )
         row, form = ROWS[spelled[0]], spelled[1]
         sp = self.span(n)
         if row.rule is Rule.LOCAL:
@@ -3010,6 +3013,11 @@ class CppFrontend:
         if diags:
             raise CompileError(diags)
         return out
+
+    def dependencies(self, text: str, file: str) -> list[tuple[str, str]]:
+        """The headers a kernel file reads through quoted includes (path, text): the compile
+        cache's key holds them, so that a changed header recompiles (runtime/sources.py)."""
+        return cppinclude.headers(text, file, lambda t: _blank_macros(t)[0])
 
 
 CPP = CppFrontend()

@@ -1749,7 +1749,9 @@ class KernelBuilder:
         own = {name for name, _, _ in kinds} | self.hidden
         variables = tuple((k, v) for k, v in self.vars.items() if k not in own)
         name = node.name
-        return hir.Helper(key, name, tuple(hparams), result, body, variables, self.span(node))
+        # its per-thread arrays (wg.private_array in its body): one set per call (compiler/inline.py)
+        privates = tuple(self.privates.values())
+        return hir.Helper(key, name, tuple(hparams), result, body, variables, self.span(node), privates)
 
     def result_type(self) -> ScalarType | None:
         """A helper's result: its annotation, else its returned values' type (None: it returns
