@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import cast
 
 from ..errors import CompileError, Diagnostic, Span
 from . import hir
@@ -355,7 +356,7 @@ class _Inliner:
         result = self.fresh(f"{h.name}$result", h.result) if h.result is not None else None
         body = _Rename(names, arrays, rows, self.helpers).block(h.body)
         if e.span is not None:  # the body's places remember this call (call_notes)
-            body = tuple(_called(s, h.name, e.span) for s in body)
+            body = tuple(cast(hir.Stmt, _called(s, h.name, e.span)) for s in body)
         body = self.returns(body, h, result, e.span)
         self.stack.append((h, e.span))
         try:
