@@ -32,6 +32,17 @@ _SOURCES: dict[str, tuple[str | None, bytes]] = {}
 _MEMORY_PATH = "<wavegpu: no disk cache>"
 
 
+def code_digest(what: str) -> str:
+    """A sha256 of `what` (the versions and settings a translation depends on) and of this
+    package's code: a translation cached under it is stale once either changes."""
+    h = hashlib.sha256(what.encode())
+    here = Path(__file__).resolve().parent
+    for name in sorted(p.name for p in here.glob("*.py")):
+        h.update(name.encode())
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def engine_digest() -> str:
     """What a translation depends on besides the kernel: this package's code, wavegpu's and
@@ -40,25 +51,23 @@ def engine_digest() -> str:
 
     from ...version import __version__
 
-    h = hashlib.sha256(f"{__version__}|{version('numba')}|{sys.version_info[:2]}".encode())
-    here = Path(__file__).resolve().parent
-    for name in sorted(p.name for p in here.glob("*.py")):
-        h.update(name.encode())
-        h.update((here / name).read_bytes())
-    return h.hexdigest()
+    return code_digest(f"{__version__}|{version('numba')}|{sys.version_info[:2]}")
 
 
-def is_cached(key: str) -> bool:
-    """Whether the translation `key` is loaded in this process or its module is on disk."""
-    if key in _LOADED:
-        return True
+def on_disk(key: str, filename: str) -> bool:
+    """Whether the private cache folder holds `filename` of the translation `key`."""
     if disk_cache_off() or not proc_available():
         return False
     try:
         with open_private("compiled", key, create=False) as d:
-            return d.exists("kernel.py")
+            return d.exists(filename)
     except (OSError, WaveError):
         return False
+
+
+def is_cached(key: str) -> bool:
+    """Whether the translation `key` is loaded in this process or its module is on disk."""
+    return key in _LOADED or on_disk(key, "kernel.py")
 
 
 def load_rows() -> ModuleType:

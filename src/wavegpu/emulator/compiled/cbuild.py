@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import WaveError
 from ...paths import disk_cache_off, open_private, proc_available
+from .cache import code_digest, on_disk
 from .ctrans import ENTRY
 
 FLAGS = (
@@ -96,12 +96,7 @@ def digest() -> str:
     the compiler, its flags, the host CPU."""
     from ...version import __version__
 
-    h = hashlib.sha256(f"{__version__}|{compiler()[1]}|{' '.join(FLAGS)}|{_host()}".encode())
-    here = Path(__file__).resolve().parent
-    for name in sorted(p.name for p in here.glob("*.py")):
-        h.update(name.encode())
-        h.update((here / name).read_bytes())
-    return h.hexdigest()
+    return code_digest(f"{__version__}|{compiler()[1]}|{' '.join(FLAGS)}|{_host()}")
 
 
 def key_of(source: str) -> str:
@@ -109,15 +104,7 @@ def key_of(source: str) -> str:
 
 
 def is_cached(key: str) -> bool:
-    if key in _LOADED:
-        return True
-    if disk_cache_off() or not proc_available():
-        return False
-    try:
-        with open_private("compiled", key, create=False) as d:
-            return d.exists("kernel.so")
-    except (OSError, WaveError):
-        return False
+    return key in _LOADED or on_disk(key, "kernel.so")
 
 
 CC_TIMEOUT = 600
