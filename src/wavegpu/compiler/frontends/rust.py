@@ -1099,8 +1099,14 @@ class KernelBuilder:
             n = n.named_children[0]
         if n.type != "range_expression" or len(self.named_children(n)) != 2:
             return None
+        a, stop, flexible = self.range_bounds(n, self.inferred.get(n.id), sp, "a range", "b + 1 wraps")
+        return _Walk([], a.e, stop, [], True, Var("", a.rt, False, flexible, n))
+
+    def range_bounds(self, n: Node, hint: str | None, sp, what: str, wraps: str) -> tuple[V, hir.Expr, bool]:
+        """The range `a..b` / `a..=b` `n`: its start (typed as rustc infers unsuffixed literals from
+        `hint`), its exclusive stop (b + 1 for `..=`, refused where that wraps: `wraps` says what
+        that would do) and whether its type is still open to inference (both bounds literals)."""
         a_node, b_node = self.named_children(n)
-        hint = self.inferred.get(n.id)
         a = self.expr(a_node, hint)
         b = self.expr(b_node, a.rt if not a.lit else hint)
         if a.lit and not b.lit:
@@ -1111,14 +1117,14 @@ class KernelBuilder:
             flexible = hint is None
         a, b = self.unify(a, b, n, a_node, b_node)
         if a.rt not in INTS or a.rt in NARROW_BITS:
-            raise self.error(n, f"a range counts with i32, u32 or usize, not {a.rt}")
+            raise self.error(n, f"{what} counts with i32, u32 or usize, not {a.rt}")
         stop = b.e
         if "..=" in [c.type for c in n.children]:
             top = (2**31 - 1) if a.rt == "i32" else (2**32 - 1)
             if isinstance(stop, hir.Const) and int(stop.value) == top:  # b + 1 would wrap to the minimum
-                raise self.error(b_node, f"`..={self.text(b_node)}` ends at the largest {a.rt}: b + 1 wraps")
+                raise self.error(b_node, f"`..={self.text(b_node)}` ends at the largest {a.rt}: {wraps}")
             stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
-        return _Walk([], a.e, stop, [], True, Var("", a.rt, False, flexible, n))
+        return a, stop, flexible
 
     def walk_of(self, n: Node, sp) -> _Walk | None:
         """The elements an iterator chain walks: a slice or array (`slice_of`), `.zip(other)` of two
@@ -1349,31 +1355,15 @@ class KernelBuilder:
                 it = it.named_children[0]
         if it.type != "range_expression" or len(self.named_children(it)) != 2:
             raise self.error(it, "kernels loop over ranges: `for i in a..b` or `for i in (a..b).step_by(s)`")
-        inclusive = "..=" in [c.type for c in it.children]
-        a_node, b_node = self.named_children(it)
-        hint = self.inferred.get(s.id)
-        a = self.expr(a_node, hint)
-        b = self.expr(b_node, a.rt if not a.lit else hint)
-        if a.lit and not b.lit:
-            a = self.expr(a_node, b.rt)
-        flexible = False
-        if a.lit and b.lit:
-            a, b = self.literal_default(a, a_node), self.literal_default(b, b_node)
-            flexible = hint is None
-        a, b = self.unify(a, b, it, a_node, b_node)
+        a, stop, flexible = self.range_bounds(
+            it,
+            self.inferred.get(s.id),
+            sp,
+            "a range loop",
+            "the loop's bound b + 1 wraps and it would run no iteration; count with a `while` loop (test, "
+            "then `if i == b { break; } i += 1`)",
+        )
         rt = a.rt
-        if rt not in INTS or rt in NARROW_BITS:
-            raise self.error(it, f"a range loop counts with i32, u32 or usize, not {rt}")
-        stop = b.e
-        if inclusive:
-            top = (2**31 - 1) if rt == "i32" else (2**32 - 1)
-            if isinstance(stop, hir.Const) and int(stop.value) == top:  # b + 1 would wrap to the minimum
-                raise self.error(
-                    b_node,
-                    f"`..={self.text(b_node)}` ends at the largest {rt}: the loop's bound b + 1 wraps and it would "
-                    "run no iteration; count with a `while` loop (test, then `if i == b { break; } i += 1`)",
-                )
-            stop = hir.Binary(stop.type, sp, BinOp.ADD, stop, hir.Const(stop.type, sp, 1))
         step: hir.Expr = hir.Const(a.e.type, sp, 1)
         if step_node is not None:
             st = self.want(self.expr(step_node, "usize"), "usize", step_node)  # Iterator::step_by(usize)
