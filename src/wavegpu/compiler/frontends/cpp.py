@@ -2287,18 +2287,12 @@ class KernelBuilder:
         return hir.Var(t, sp, res)
 
     def const_int(self, n: Node, what: str, lo: int | None = None) -> int:
-        saved, self.pre = self.pre, []
-        try:
-            e = self.expr(n) if n.type != "type_descriptor" else None
-        except CompileError:
-            e = None
-        self.pre = saved
-        c = _fold(e) if e is not None else None
-        if c is None or not c.type.is_int:
+        c = self.const_or_none(n)
+        if c is None:
             raise self.error(n, f"{what} must be a constant integer expression (a literal or a constexpr)")
-        if lo is not None and c.value < lo:
-            raise self.error(n, f"{what} must be at least {lo}, not {c.value}")
-        return int(c.value)
+        if lo is not None and c < lo:
+            raise self.error(n, f"{what} must be at least {lo}, not {c}")
+        return c
 
     # -- calls
     def callee_name(self, f: Node) -> tuple[str, str]:

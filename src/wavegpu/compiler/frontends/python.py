@@ -1063,19 +1063,23 @@ class KernelBuilder:
         if not isinstance(n.value, ast.Name) or n.value.id not in self.privates:
             return None
         pa = self.privates[n.value.id]
+        return pa, tuple(self.indices(n, pa.name, len(pa.shape)))
+
+    def indices(self, n: ast.Subscript, name: str, ndim: int) -> list[hir.Expr]:
+        """The integer subscripts of `name[i]` / `name[i, j]`, one per dimension of the array."""
         parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.error(n.slice, "index arrays with integers (no slices)")
-        if len(parts) != len(pa.shape):
-            form = f"{pa.name}[i]" if len(pa.shape) == 1 else f"{pa.name}[i, j]"
-            raise self.error(n.slice, f"{pa.name!r} has {len(pa.shape)} dimension(s): index it {form}")
+        if len(parts) != ndim:
+            form = f"{name}[i]" if ndim == 1 else f"{name}[i, j]"
+            raise self.error(n.slice, f"{name!r} has {ndim} dimension(s): index it {form}")
         idxs = []
         for p in parts:
             idx = self.expr(p, I32)
             if not idx.type.is_int:
                 raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
             idxs.append(idx)
-        return pa, tuple(idxs)
+        return idxs
 
     def for_loop(self, s: ast.For) -> hir.Stmt:
         sp = self.span(s)
@@ -1162,18 +1166,7 @@ class KernelBuilder:
             raise self.error(n.value, "only arrays (buffer parameters or local_array) can be indexed")
         name = n.value.id
         t = self.arrays[name]
-        parts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
-        if any(isinstance(p, ast.Slice) for p in parts):
-            raise self.error(n.slice, "index arrays with integers (no slices)")
-        if len(parts) != t.ndim:
-            form = f"{name}[i]" if t.ndim == 1 else f"{name}[i, j]"
-            raise self.error(n.slice, f"{name!r} has {t.ndim} dimension(s): index it {form}")
-        idxs = []
-        for p in parts:
-            idx = self.expr(p, I32)
-            if not idx.type.is_int:
-                raise self.error(p, f"{NOT_AN_INDEX}, not {idx.type}")
-            idxs.append(idx)
+        idxs = self.indices(n, name, t.ndim)
         if t.ndim == 1:
             return name, idxs[0]
         row = self.binary(BinOp.MUL, idxs[0], self.dim(name, 1, n), n.slice)  # row-major: i * shape[1] + j
