@@ -677,6 +677,18 @@ def _peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float,
         return wall, int(out.read().split()[-1]) / 1024
 
 
+def _vadd_files(tmp: Path, n: int) -> Path:
+    """The whole-process vector add's files in `tmp`: inputs a.bin and b.bin (n floats each, the
+    same every run), the kernel's source vadd_n.wave (returned) and our ours.wbin of it."""
+    rng = np.random.default_rng(7)
+    rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
+    rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
+    src = tmp / "vadd_n.wave"
+    src.write_text(VADD_N)
+    (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+    return src
+
+
 def rust_memory(log2n: int = 24) -> None:
     """Peak resident memory and wall time of the Rust `wave-emu` and ours (`wave-emu`, as
     installed beside this Python, on the NumPy engine and on the compiled one) as whole
@@ -696,12 +708,7 @@ def rust_memory(log2n: int = 24) -> None:
         return
     tmp = Path(tempfile.mkdtemp(prefix="wave-rss-"))
     try:
-        rng = np.random.default_rng(7)
-        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
-        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
-        src = tmp / "vadd_n.wave"
-        src.write_text(VADD_N)
-        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+        src = _vadd_files(tmp, n)
         rust_wbin = tmp / "rust.wbin"
         if bins is not None:
             r = subprocess.run([str(bins[0]), str(src), "-o", str(rust_wbin)], capture_output=True)
@@ -766,12 +773,7 @@ def rust_startup(repeat: int = 11, log2n: int = 20, against: str | None = None) 
         print(f"  Rust: not measured ({RUST_ENV} does not name a built checkout); ours alone below")
     tmp = Path(tempfile.mkdtemp(prefix="wave-startup-"))
     try:
-        rng = np.random.default_rng(7)
-        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "a.bin")
-        rng.uniform(-1, 1, n).astype(np.float32).tofile(tmp / "b.bin")
-        src = tmp / "vadd_n.wave"
-        src.write_text(VADD_N)
-        (tmp / "ours.wbin").write_bytes(wg.assemble(VADD_N, src.name).to_bytes())
+        src = _vadd_files(tmp, n)
         flags = ["--grid", f"{n // 256},1,1", "--workgroup", "256,1,1", "--device-memory", str(12 * n),
                  "--arg", f"0:{tmp / 'a.bin'}", "--arg", f"{4 * n}:{tmp / 'b.bin'}",
                  "--set-reg", "0:0", "--set-reg", f"1:{4 * n}", "--set-reg", f"2:{8 * n}"]  # fmt: skip
