@@ -23,15 +23,19 @@ from wavegpu.isa.vocabulary import Op
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "emulator"))
 import test_differential as D
 
-ADD_ONE = """
-.kernel add_one
-.registers 8
+# r3 = the thread's global id times 4 (its word's byte offset); r4 is scratch
+BYTE_OFFSET = """\
   mov.u32 r3, %ctaid.x
   mov.u32 r4, %ntid.x
   mul.lo.u32 r3, r3, r4
   mov.u32 r4, %tid.x
   add.u32 r3, r3, r4
-  shl.b32 r3, r3, 2
+  shl.b32 r3, r3, 2"""
+
+ADD_ONE = f"""
+.kernel add_one
+.registers 8
+{BYTE_OFFSET}
   add.u32 r5, r0, r3
   ld.global.b32 r6, [r5]
   add.u32 r6, r6, 1
@@ -41,15 +45,10 @@ ADD_ONE = """
 """
 
 # r0: bins (16 words), r1: values; every thread folds its value into bin value % 16 with OP
-HISTOGRAM = """
+HISTOGRAM = f"""
 .kernel hist
 .registers 10
-  mov.u32 r3, %ctaid.x
-  mov.u32 r4, %ntid.x
-  mul.lo.u32 r3, r3, r4
-  mov.u32 r4, %tid.x
-  add.u32 r3, r3, r4
-  shl.b32 r3, r3, 2
+{BYTE_OFFSET}
   add.u32 r5, r1, r3
   ld.global.b32 r6, [r5]
   and.b32 r7, r6, 15
