@@ -12,14 +12,12 @@ the selector (`rows._addr`), where the WAVE memory operand carries them.
 
 `fold_offsets` then folds an address computation into the memory instruction's immediate:
 `v_add_u32 t, K, base` right before a `ds_*`/`global_*` instruction whose address is t, when t
-dies there (liveness) and the sum of offsets fits (DS 0..65535, global -4096..0: see
-GLOBAL_OFFSETS).
+dies there (liveness) and the sum of offsets fits (DS 0..65535, global -4096..0: see GLOBAL_OFFSETS).
 
-Clean-ups run first: `s_cmp_lg_u64 P, 0` right after `s_cselect_b64 P, -1, 0` or after 64-bit
-scalar logic writing P (which sets SCC = P != 0) only recomputes SCC and goes; a conditional
-branch followed by an unconditional one to the same label goes; an ALU instruction whose
-results (virtual registers) nobody reads goes too (repeatedly: removing one reader can leave
-its sources unread), and so does a scalar load of an argument nobody reads.
+Two clean-ups run first: `s_cmp_lg_u64 P, 0` right after `s_cselect_b64 P, -1, 0` only recomputes
+SCC and goes; an ALU instruction whose results (virtual registers) nobody reads goes too
+(repeatedly: removing one reader can leave its sources unread), and so does a scalar load of
+an argument nobody reads.
 """
 
 from __future__ import annotations
@@ -71,34 +69,18 @@ def _removable(mi: MI, reads: Counter[int]) -> bool:
     return True
 
 
-# 64-bit scalar logic that sets SCC to (result != 0)
-SCC_NONZERO = frozenset(f"s_{op}_b64" for op in ("not", "and", "or", "xor", "andn2", "orn2", "nand", "nor", "xnor"))
-
-
-def _recomputes_scc(prev: MI | None, mi: MI) -> bool:
-    """`s_cmp_lg_u64 P, 0` right after the instruction that wrote P and set SCC = (P != 0)
-    (64-bit logic), or after `s_cselect_b64 P, -1, 0` (which chose by SCC)."""
-    if mi.op != "s_cmp_lg_u64" or prev is None or not prev.ops or prev.ops[0] is not mi.ops[0]:
-        return False
-    if not (isinstance(mi.ops[1], Imm) and mi.ops[1].value == 0):
-        return False
-    if prev.op == "s_cselect_b64":
-        return [str(o) for o in prev.ops[1:]] == ["-1", "0"]
-    return prev.op in SCC_NONZERO and prev.ndefs == 1
-
-
 def clean(mis: list[MI]) -> list[MI]:
     out: list[MI] = []
-    for k, mi in enumerate(mis):
+    for mi in mis:
         prev = out[-1] if out else None
-        if _recomputes_scc(prev, mi):
-            continue
-        nxt = mis[k + 1] if k + 1 < len(mis) else None
-        if (  # a conditional branch to where the next instruction branches anyway
-            mi.op.startswith("s_cbranch_")
-            and nxt is not None
-            and nxt.op == "s_branch"
-            and str(nxt.ops[0]) == str(mi.ops[0])
+        if (
+            mi.op == "s_cmp_lg_u64"
+            and prev is not None
+            and prev.op == "s_cselect_b64"
+            and prev.ops[0] is mi.ops[0]
+            and [str(o) for o in prev.ops[1:]] == ["-1", "0"]
+            and isinstance(mi.ops[1], Imm)
+            and mi.ops[1].value == 0
         ):
             continue
         out.append(mi)
