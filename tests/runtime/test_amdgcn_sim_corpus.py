@@ -235,3 +235,16 @@ def test_f64_immediate_operand() -> None:
     a = wg.launch(k, workgroup=64, memory=mem, wave_width=64).memory
     b = wg.launch(k, device=DEVICE, workgroup=64, memory=mem).memory
     assert np.array_equal(a, b)
+
+
+def test_a_wave_vote_before_a_loop_keeps_its_value() -> None:
+    """The random program CI found (hypothesis, gfx942): `wave.any p1, p5` ahead of a loop gave
+    p1 = false on the interpreter in every wave. A peephole that dropped `s_cmp_lg_u64 P, 0` after
+    64-bit scalar logic writing P (sgemm_8x8: 600 -> 597 instructions) caused it and was reverted."""
+    k = wg.assemble((Path(__file__).parent / "amdgcn_wave_any_scc.wave").read_text(), "amdgcn_wave_any_scc.wave")
+    for seed in range(3):
+        mem = np.random.default_rng(seed).integers(0, 256, 128 * 64 + 16, dtype=np.uint8)
+        a = wg.launch(k.kernels[0], workgroup=128, memory=mem, wave_width=64).memory
+        for arch in ("gfx90a", "gfx942", "gfx950"):
+            b = wg.launch(k.kernels[0], device=DEVICE, arch=arch, workgroup=128, memory=mem).memory
+            assert np.array_equal(a, b), (arch, seed)
