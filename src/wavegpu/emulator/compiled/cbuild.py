@@ -31,7 +31,7 @@ import numpy as np
 
 from ...paths import disk_cache_off, open_private, proc_available
 from .cache import code_digest, on_disk
-from .ctrans import ENTRY
+from .ctrans import ENTRY, chunked_lanes
 
 FLAGS = (
     "-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fwrapv",
@@ -100,7 +100,8 @@ def digest() -> str:
 
 
 def key_of(source: str) -> str:
-    return "c-" + hashlib.sha256((digest() + "\n" + source).encode()).hexdigest()[:40]
+    lanes = "chunked" if chunked_lanes() else "scalar"
+    return "c-" + hashlib.sha256(f"{digest()}|{lanes}\n{source}".encode()).hexdigest()[:40]
 
 
 def is_cached(key: str) -> bool:

@@ -233,12 +233,15 @@ SI double f16_to64(i64 h) {
    a quieted payload, which the caller canonicalises where its bits show */
 SI float half_f32(i64 h) { return _cvtsh_ss((unsigned short)(h & 0xFFFF)); }
 #else
-SI float half_f32(i64 h) {
-    i64 em = h & 0x7FFF, sign = (h & 0x8000) << 16;
-    if (em >= 0x7C00) return f32_of(em > 0x7C00 ? 0x7FFFFFFF : sign | 0x7F800000);
-    return f32_of(sign | bits_of_f32(f32_of(em << 13) * 0x1p112f));
-}
+#define half_f32 half_f32_bits
 #endif
+/* shifts and a scale by 2^112 (exact): branch-free, so a loop over a chunk of lanes (clanes.py)
+   vectorises it, where the scalar intrinsic above would keep the loop scalar */
+SI float half_f32_bits(i64 h) {
+    i64 em = h & 0x7FFF, sign = (h & 0x8000) << 16;
+    float v = f32_of(sign | bits_of_f32(f32_of(em << 13) * 0x1p112f));
+    return em >= 0x7C00 ? f32_of(em > 0x7C00 ? 0x7FFFFFFF : sign | 0x7F800000) : v;
+}
 SI i64 f16_from64(double x) {
     if (x != x) return 0x7FFF;
     i64 sign = bits_of_f64(x) < 0 ? 0x8000 : 0;

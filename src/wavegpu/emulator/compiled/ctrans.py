@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 
 from ...wbin.program import Kernel
+from .clanes import MEMORY, Chunked, Scalar, chunk_width, lane_loop_body
 from .codegen import Shape, generate
 from .cruntime import ARGS, POLYMORPHIC, RETURNS, SOURCE
 from .opsgen import module as rows_module
@@ -60,6 +62,9 @@ _TWO_D = frozenset("RPEQBC")  # arrays indexed [row, lane]: row * L + lane
 _DTYPE = {"int64": "i64", "bool_": "u8", "uint8": "u8", "uint16": "u16", "uint32": "u32"}
 _CONSTS = ("L", "W")
 _NP_CAST = {"int64": ("i", "(i64)"), "float32": ("f", "(float)"), "float64": ("d", "(double)")}
+_CHUNK_FORM = {"half_f32": "half_f32_bits"}
+"""Helpers spelt otherwise inside a chunked lane loop (clanes.py): the same value, in a form the
+compiler vectorises (the F16C conversion is a scalar intrinsic)."""
 _LIBM = {"sqrt", "sin", "cos", "exp2", "log2", "floor", "trunc", "ceil", "rint"}
 
 
@@ -80,8 +85,11 @@ def _int(v: int) -> str:
 class Func:
     """One generated function written in C."""
 
-    def __init__(self, fn: ast.FunctionDef, sigs: dict[str, list[str]], entry: bool = False):
+    def __init__(self, fn: ast.FunctionDef, sigs: dict[str, list[str]], entry: bool = False, chunk: int | None = None):
         self.fn = fn
+        self.chunk = chunk  # VL of the chunked lane loops (clanes), None: lane by lane
+        self.lane: set[str] | None = None  # inside a chunked lane loop: its per-lane locals
+        self.vdecls: dict[str, tuple[str, int]] = {}  # the chunked loops' locals: name -> (type, VL or 0)
         self.sigs = sigs  # name -> parameter names of the module's other functions
         self.entry = entry
         self.params = [a.arg for a in fn.args.args]
@@ -105,6 +113,11 @@ class Func:
             if n.id in ("True", "False"):
                 return ("1" if n.id == "True" else "0"), "i"
             t = "f" if n.id[:2] in ("f_", "x_") else "i"
+            if self.lane is not None:
+                if n.id == "l":
+                    return "(c_ + j_)", "i"
+                if n.id in self.lane:
+                    return f"V{n.id}[j_]", t
             return n.id, t
         if isinstance(n, ast.BinOp):
             return self.binop(n)
@@ -121,6 +134,9 @@ class Func:
             op = " && " if isinstance(n.op, ast.And) else " || "
             return "(" + op.join(self.truth(v) for v in n.values) + ")", "i"
         if isinstance(n, ast.Compare):
+            odd = self.odd_test(n)
+            if odd is not None:
+                return odd, "i"
             parts = []
             left = n.left
             for op, right in zip(n.ops, n.comparators):
@@ -144,6 +160,26 @@ class Func:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "args" and n.attr == "size":
             return "nargs", "i"
         raise _bad(n, "an expression")
+
+    def odd_test(self, n: ast.Compare) -> str | None:
+        """`(x & 1) != 0` (or `== 0`) in a chunked lane loop, spelt so that GCC does not fold it
+        into a 1-bit conversion, which its vectoriser refuses ("bit-precision arithmetic")."""
+        if self.lane is None or len(n.ops) != 1 or not isinstance(n.ops[0], (ast.Eq, ast.NotEq)):
+            return None
+        left, right = n.left, n.comparators[0]
+        if not (
+            isinstance(right, ast.Constant)
+            and right.value == 0
+            and isinstance(left, ast.BinOp)
+            and isinstance(left.op, ast.BitAnd)
+            and isinstance(left.right, ast.Constant)
+            and left.right.value == 1
+        ):
+            return None
+        x, t = self.ex(left.left)
+        if t != "i":
+            return None
+        return f"((({x} + 1) & -2LL) {'!=' if isinstance(n.ops[0], ast.NotEq) else '=='} ({x}))"
 
     def truth(self, n: ast.expr) -> str:
         x, t = self.ex(n)
@@ -226,7 +262,8 @@ class Func:
         want = ARGS.get(name)
         if want is not None:
             args = [(x if tx == want else f"(({_CT[want]}){x})", want) for x, tx in args]
-        return f"{name}({', '.join(x for x, _ in args)})", RETURNS.get(name, "i")
+        spelt = _CHUNK_FORM.get(name, name) if self.lane is not None else name
+        return f"{spelt}({', '.join(x for x, _ in args)})", RETURNS.get(name, "i")
 
     def subscript(self, n: ast.Subscript) -> str:
         if not isinstance(n.value, ast.Name):
@@ -242,6 +279,16 @@ class Func:
         i, t = self.ex(s)
         if t != "i":
             raise _bad(n, "a float index")
+        if self.lane is not None and arr in MEMORY:
+            # a lane outside the mask reads word 0 (clanes); 8- and 16-bit loads read their
+            # 32-bit word and shift (x86 has no 8- or 16-bit gather: GCC would keep the loop
+            # scalar); a memory's buffer is a whole number of 16-byte lines (memory.pad16)
+            width = int(arr[2:])
+            if width == 32:
+                return f"{arr}[ok_ ? ({i}) : 0]"
+            per = 32 // width
+            word = f"((const u32 *)(const void *){arr})[ok_ ? ({i}) >> {per.bit_length() - 1} : 0]"
+            return f"(({word} >> ((({i}) & {per - 1}) * {width})) & {(1 << width) - 1})"
         return f"{arr}[{i}]"
 
     # ---------------------------------------------------------------- statements
@@ -308,6 +355,15 @@ class Func:
             raise _bad(s, "a statement")
 
     def for_range(self, s: ast.For, ind: int) -> None:
+        body = lane_loop_body(s) if self.chunk else None
+        if body is not None and self.chunk:
+            mark, decls = len(self.lines), dict(self.vdecls)
+            try:
+                Chunked(self, body, self.chunk).write(ind)
+                return
+            except Scalar:
+                del self.lines[mark:]
+                self.vdecls = decls
         it = s.iter
         if not (
             isinstance(s.target, ast.Name)
@@ -393,6 +449,10 @@ class Func:
             head.append("    i64 " + ", ".join(f"{n} = 0" for n in ints[i : i + 12]) + ";")
         for i in range(0, len(floats), 12):
             head.append("    float " + ", ".join(f"{n} = 0" for n in floats[i : i + 12]) + ";")
+        if self.vdecls:
+            head.append("    i64 c_ = 0, j_ = 0;")
+            for n, (ct, vl) in self.vdecls.items():
+                head.append(f"    {ct} {n}[{vl}] __attribute__((aligned(64)));" if vl else f"    {ct} {n} = 0;")
         name = self.fn.name
         if self.entry:
             sig = [f"{_POINTER.get(p, 'i64 ').rstrip()} {p}".replace("* ", "*") for p in ENTRY_PARAMS]
@@ -419,8 +479,18 @@ def _rows() -> dict[str, ast.FunctionDef]:
     return {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
 
 
-def translate(source: str) -> str:
-    """The C file of a generated module's source (`codegen.generate`; raises CUntranslatable)."""
+def chunked_lanes() -> bool:
+    """Whether lane loops are written in chunks (clanes.py): unless $WAVEGPU_C_LANES is `scalar`
+    (the lane-by-lane C, kept to compare against; part of the cache key, cbuild.key_of)."""
+    return os.environ.get("WAVEGPU_C_LANES", "").strip().lower() != "scalar"
+
+
+def translate(source: str, chunked: bool | None = None) -> str:
+    """The C file of a generated module's source (`codegen.generate`; raises CUntranslatable).
+    `chunked`: lane loops in chunks of lanes (clanes.py); None: unless $WAVEGPU_C_LANES is
+    `scalar` (the lane-by-lane C, kept for comparison)."""
+    if chunked is None:
+        chunked = chunked_lanes()
     tree = ast.parse(source)
     funcs = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
     used: list[str] = []
@@ -440,8 +510,11 @@ def translate(source: str) -> str:
     if missing:
         raise CUntranslatable(f"the driver does not set {', '.join(missing)}")
     out = [SOURCE, *(f"#define {c} {consts[c]}LL" for c in _CONSTS), ""]
-    for f in [*row_defs, *funcs]:
-        out += [*Func(f, sigs, entry=f.name == "run_range").text(), ""]
+    chunk = chunk_width(int(consts["L"])) if chunked else None
+    for f in row_defs:  # atomics and wave operations: lanes in order, one at a time
+        out += [*Func(f, sigs).text(), ""]
+    for f in funcs:
+        out += [*Func(f, sigs, entry=f.name == "run_range", chunk=chunk).text(), ""]
     return "\n".join(out)
 
 
