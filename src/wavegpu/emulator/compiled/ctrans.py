@@ -310,7 +310,7 @@ class Func:
             if sym is None or not isinstance(s.target, ast.Name):
                 raise _bad(s, "an augmented assignment")
             x, _ = self.ex(s.value)
-            self.put(ind, f"{s.target.id} {sym} {x};")
+            self.put(ind, f"{self.ex(s.target)[0]} {sym} {x};")
         elif isinstance(s, ast.If):
             self.put(ind, f"if ({self.truth(s.test)}) {{")
             self.body(s.body, ind + 1)
@@ -408,7 +408,7 @@ class Func:
         want = "f" if target.id[:2] in ("f_", "x_") else "i"
         if t != want and want == "f" and t == "d":
             raise _bad(value, "a float64 value in a float32 local")
-        self.put(ind, f"{target.id} = {x};")
+        self.put(ind, f"{self.ex(target)[0]} = {x};")
 
     def allocation(self, name: str, value: ast.expr) -> bool:
         """The driver's `np.zeros(shape, dtype)` and `.view(dtype)`: C arrays."""
