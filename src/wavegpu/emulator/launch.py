@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -156,9 +157,11 @@ def format_instruction(inst: object) -> str:
     return fmt(inst)  # type: ignore[arg-type]
 
 
+@functools.lru_cache(maxsize=256)
 def _validate(k: Kernel) -> None:
     """What the .wbin reader guarantees, for kernels built in memory: legal operands, balanced
-    control flow, and no register beyond the declared counts."""
+    control flow, and no register beyond the declared counts. Remembered for the kernels that
+    pass (a refusal raises, and is not cached): a repeated launch does not check again."""
     for issue in check_structure(k.instructions):
         inst = k.instructions[issue.index]
         raise Trap(issue.message, k.name, issue.index, format_instruction(inst))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ..isa import ISA_VERSION
 from ..isa.instruction import Instruction
@@ -46,6 +46,21 @@ class Kernel:
     # for: 2**31 - 1 where it reads a global id, workgroup id or size as i32 (the Python and
     # TypeScript frontends); None: only the ISA's own limit (emulator.launch.check_threads).
     max_global_size: int | None = None
+
+    def __hash__(self) -> int:
+        """The fields' hash, computed once (a kernel of a few thousand instructions took
+        milliseconds to hash, and every launch looks its translations up by kernel)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the cached hash: a string's hash differs from process to process."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
 
     def loc(self, index: int) -> SourceLoc | None:
         if self.lines is None or not 0 <= index < len(self.lines):

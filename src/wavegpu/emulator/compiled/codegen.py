@@ -15,6 +15,7 @@ then asks the NumPy engine for the error. docs/emulator.md describes the engine.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -92,6 +93,7 @@ class Shape:
     workgroup: tuple[int, int, int]
 
 
+@functools.lru_cache(maxsize=256)
 def unsupported_reason(k: Kernel) -> str | None:
     """Why the compiled engine cannot run kernel k, or None."""
     for pc, inst in enumerate(k.instructions):
