@@ -861,13 +861,13 @@ def test_what_c_cannot_spell_runs_on_numba(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("WAVEGPU_COMPILED", raising=False)
     real = ctrans.translate
 
-    def no_shifts(source: str) -> str:
+    def no_shifts(source: str, chunked: bool | None = None) -> str:
         if "shl(" in source:
             raise ctrans.CUntranslatable("shl has no C form (generated line 1: shl(r_1, 2))")
-        return real(source)
+        return real(source, chunked)
 
     monkeypatch.setattr(ctrans, "translate", no_shifts)
-    E._c_generated.cache_clear()
+    E._c_spelt.cache_clear()
     try:
         p = _fresh_kernel()  # shifts the thread id
         from wavegpu.emulator.compiled.codegen import Shape
@@ -885,7 +885,7 @@ def test_what_c_cannot_spell_runs_on_numba(monkeypatch: pytest.MonkeyPatch) -> N
         got = wg.emulate(q, grid=1, workgroup=40, memory=4 * 40, args=[0], engine="compiled")
         assert got.engine == "compiled" and E.last_used() == "c"
     finally:
-        E._c_generated.cache_clear()
+        E._c_spelt.cache_clear()
 
 
 C_CACHE_PROBE = r"""

@@ -84,12 +84,18 @@ def _c_key(k: Kernel, shape: Shape) -> str:
     return c_key(_source(k, shape)[1])
 
 
-@functools.lru_cache(maxsize=256)
 def _c_generated(k: Kernel, shape: Shape) -> str:
     """The C source of kernel k's translation (raises CUntranslatable, Unsupported or CompileFailed)."""
+    from .ctrans import chunked_lanes
+
+    return _c_spelt(k, shape, chunked_lanes())
+
+
+@functools.lru_cache(maxsize=256)
+def _c_spelt(k: Kernel, shape: Shape, chunked: bool) -> str:
     from .ctrans import translate
 
-    return translate(_source(k, shape)[1])
+    return translate(_source(k, shape)[1], chunked)
 
 
 def c_reason(k: Kernel, shape: Shape) -> str | None:

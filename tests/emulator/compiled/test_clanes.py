@@ -1,0 +1,117 @@
+"""The C translation's chunked lane loops (compiled/clanes.py): which loops are chunked, that a
+chunked run does not fall back to the NumPy engine where the lane-by-lane C would not, and that
+both spellings of the C (WAVEGPU_C_LANES) leave the same memory as the NumPy engine.
+
+The lane-by-lane comparison against the NumPy engine on every row, under partial masks and
+divergence, is tests/emulator/compiled/test_simd_lanes.py; these tests pin the mechanism."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import wavegpu as wg
+from wavegpu.emulator import BufferRegion
+from wavegpu.emulator.compiled.cbuild import has_compiler
+from wavegpu.emulator.compiled.clanes import chunk_width
+
+if not has_compiler():
+    pytest.skip("no C compiler on PATH (cc, gcc, clang): the C translation cannot run here", allow_module_level=True)
+
+# A global access of an assembly kernel names no array (no access table): with `buffers=` each
+# access searches the regions for its own (`for j in range(nb)` inside the lane loop).
+SEARCH = """
+.kernel search
+.registers 12
+    mov.u32 r1, %tid.x
+    mov.u32 r2, %ctaid.x
+    mov.u32 r3, %ntid.x
+    mad.lo.s32 r1, r2, r3, r1
+    shl.b32 r1, r1, 2
+    add.u32 r4, r0, r1
+    ld.global.b32 r5, [r4]
+    and.b32 r6, r1, 12
+    setp.ne.u32 p1, r6, 0
+    @p1 add.u32 r5, r5, 7
+    add.u32 r7, r4, 1024
+    st.global.b32 [r7], r5
+    ret
+.end
+"""
+
+
+def test_chunk_width() -> None:
+    assert [chunk_width(n) for n in (256, 48, 24, 8, 20, 4, 1)] == [16, 16, 8, 8, None, None, None]
+
+
+def _run(lanes: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> wg.EmulationResult:
+    monkeypatch.setenv("WAVEGPU_COMPILED", "c")
+    monkeypatch.setenv("WAVEGPU_C_LANES", lanes)
+    return wg.emulate(wg.assemble(SEARCH), engine="compiled", **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("lanes", ["chunked", "scalar"])
+def test_a_searched_access_runs_compiled(lanes: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `buffers=`, every access finds its region inside the chunk: the launch finishes on
+    the compiled engine (a search that failed would stop it and hand it to the NumPy engine,
+    with the same memory: only `res.engine` tells)."""
+    mem = np.arange(512, dtype=np.uint32)
+    regions = [BufferRegion(0, "x", 0, 1024, 4), BufferRegion(1, "y", 1024, 1024, 4)]
+    kw = dict(grid=2, workgroup=128, memory=mem.view(np.uint8), args=[0], buffers=regions)
+    got = _run(lanes, monkeypatch, **kw)
+    ref = wg.emulate(wg.assemble(SEARCH), engine="numpy", **kw)  # type: ignore[arg-type]
+    assert got.engine == "compiled"
+    assert np.array_equal(got.memory, ref.memory)
+    out = got.memory.view(np.uint32)[256:]
+    i = np.arange(256, dtype=np.uint32)
+    assert np.array_equal(out, i + np.where((i * 4) & 12, 7, 0).astype(np.uint32))
+
+
+@pytest.mark.parametrize("lanes", ["chunked", "scalar"])
+def test_an_access_outside_its_buffers_traps_as_the_numpy_engine(lanes: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    regions = [BufferRegion(0, "x", 0, 1024, 4), BufferRegion(1, "y", 1024, 512, 4)]
+    kw = dict(grid=2, workgroup=128, memory=2048, args=[0], buffers=regions, boundscheck=True)
+    errors = []
+    for engine in ("numpy", "compiled"):
+        monkeypatch.setenv("WAVEGPU_C_LANES", lanes)
+        with pytest.raises(wg.Trap) as e:
+            wg.emulate(wg.assemble(SEARCH), engine=engine, **kw)  # type: ignore[arg-type]
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "y[128]" in errors[0]
+
+
+def test_the_c_is_chunked_unless_asked_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.emulator.compiled.codegen import Shape
+    from wavegpu.emulator.compiled.ctrans import generate_c
+
+    k = wg.assemble(SEARCH).kernels[0]
+    monkeypatch.delenv("WAVEGPU_C_LANES", raising=False)
+    chunked = generate_c(k, Shape(32, (128, 1, 1)))
+    assert "for (c_ = 0; c_ < L; c_ += 16)" in chunked and "#pragma GCC ivdep" in chunked
+    monkeypatch.setenv("WAVEGPU_C_LANES", "scalar")
+    scalar = generate_c(k, Shape(32, (128, 1, 1)))
+    assert "c_ +=" not in scalar
+    # a workgroup of 20 lanes (wave width 4): no chunk width divides it, the lane loop stays scalar
+    monkeypatch.delenv("WAVEGPU_C_LANES")
+    assert "c_ +=" not in generate_c(k, Shape(4, (20, 1, 1)))
+
+
+def test_the_lane_mode_is_part_of_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wavegpu.emulator.compiled.cbuild import key_of
+
+    monkeypatch.delenv("WAVEGPU_C_LANES", raising=False)
+    a = key_of("source")
+    monkeypatch.setenv("WAVEGPU_C_LANES", "scalar")
+    assert key_of("source") != a
+
+
+def test_a_kernel_hashes_once_and_pickles_without_its_hash() -> None:
+    """Kernel.__hash__ keeps its value (a launch looks its translations up by kernel); a pickle
+    leaves it out, since a string's hash differs between processes."""
+    k = wg.assemble(SEARCH).kernels[0]
+    h = hash(k)
+    assert hash(k) == h and k.__dict__["_hash"] == h
+    state = pickle.loads(pickle.dumps(k))
+    assert "_hash" not in state.__dict__ and state == k and hash(state) == h
