@@ -358,12 +358,31 @@ class Chunked:
         ):
             raise Scalar("a loop inside an if that stops the launch or sets a value of the chunk")
         f = self.f
+        # the test's terms that are the chunk's (`nb >= 0`: the launch names its buffers) are
+        # tested once, before the loop over the chunk
+        t = s.test
+        terms = t.values if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And) else [t]
+        whole = [x for x in terms if not self.varying(x)]
+        if whole and s.orelse:
+            whole = []
+        if whole:
+            f.put(ind, f"if ({' && '.join(f.truth(x) for x in whole)}) {{")
+            ind += 1
+            rest = [x for x in terms if x not in whole]
+            test = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
+            s = (
+                ast.If(test=test, body=s.body, orelse=[])
+                if rest
+                else ast.If(test=ast.Constant(True), body=s.body, orelse=[])
+            )
         f.put(ind, f"for (j_ = 0; j_ < {self.vl}; j_++) {{")
         f.put(ind + 1, f"i64 ok_ = {mask}[j_];")
         f.put(ind + 1, "if (ok_) {")
         f.stmt(s, ind + 2)
         f.put(ind + 1, "}")
         f.put(ind, "}")
+        if whole:
+            f.put(ind - 1, "}")
 
     def lane_if(self, s: ast.If, mask: str, ind: int) -> None:
         f = self.f
