@@ -8,6 +8,8 @@ divergence, is tests/emulator/compiled/test_simd_lanes.py; these tests pin the m
 from __future__ import annotations
 
 import pickle
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,3 +117,37 @@ def test_a_kernel_hashes_once_and_pickles_without_its_hash() -> None:
     assert hash(k) == h and k.__dict__["_hash"] == h
     state = pickle.loads(pickle.dumps(k))
     assert "_hash" not in state.__dict__ and state == k and hash(state) == h
+
+
+def test_a_c_file_in_parts_compiles_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long C file is cut into parts (ctrans._file) that cbuild compiles at once and links:
+    forced here on a short kernel (a part per few lines), same memory as the NumPy engine."""
+    from wavegpu.emulator.compiled import cbuild, ctrans
+    from wavegpu.emulator.compiled import engine as E
+
+    monkeypatch.setattr(ctrans, "PART_LINES", 20)
+    monkeypatch.setenv("WAVEGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("WAVEGPU_COMPILED", "c")
+    monkeypatch.setattr(cbuild, "_cores", lambda: 2)
+    runs: list[int] = []
+    real = cbuild._run
+
+    def counted(commands: list[list[str]]) -> None:
+        runs.append(len(commands))
+        real(commands)
+
+    monkeypatch.setattr(cbuild, "_run", counted)
+    E._c_spelt.cache_clear()
+    src = SEARCH.replace("add.u32 r5, r5, 7", "add.u32 r5, r5, 9")  # a kernel no other test compiled
+    mem = np.arange(512, dtype=np.uint32).view(np.uint8)
+    kw = dict(grid=2, workgroup=128, memory=mem, args=[0])
+    try:
+        got = wg.emulate(wg.assemble(src), engine="compiled", **kw)  # type: ignore[arg-type]
+    finally:
+        E._c_spelt.cache_clear()
+    ref = wg.emulate(wg.assemble(src), engine="numpy", **kw)  # type: ignore[arg-type]
+    assert got.engine == "compiled" and np.array_equal(got.memory, ref.memory)
+    assert runs and runs[0] >= 2 and runs[1] == 1  # the parts at once, then one link
+    c_files = list(tmp_path.rglob("kernel.c"))
+    assert c_files and int(re.search(r"#define WAVE_PARTS (\d+)", c_files[0].read_text()).group(1)) >= 2  # type: ignore[union-attr]
+    assert not list(tmp_path.rglob("*.o"))  # the parts' objects are gone

@@ -509,13 +509,51 @@ def translate(source: str, chunked: bool | None = None) -> str:
     missing = [c for c in _CONSTS if c not in consts]
     if missing:
         raise CUntranslatable(f"the driver does not set {', '.join(missing)}")
-    out = [SOURCE, *(f"#define {c} {consts[c]}LL" for c in _CONSTS), ""]
     chunk = chunk_width(int(consts["L"])) if chunked else None
-    for f in row_defs:  # atomics and wave operations: lanes in order, one at a time
-        out += [*Func(f, sigs).text(), ""]
-    for f in funcs:
-        out += [*Func(f, sigs, entry=f.name == "run_range", chunk=chunk).text(), ""]
+    # atomics and wave operations: lanes in order, one at a time (never chunked)
+    texts = [Func(f, sigs).text() for f in row_defs]
+    texts += [Func(f, sigs, entry=f.name == "run_range", chunk=chunk).text() for f in funcs]
+    return _file(texts, consts)
+
+
+PART = "WAVE_PART"
+"""The macro that selects one part of a C file's functions (`cbuild` compiles the parts in
+parallel: `-DWAVE_PART=p` for p < the file's PARTS); without it the file is one whole unit."""
+
+
+def _file(texts: list[list[str]], consts: dict[str, str]) -> str:
+    """One C file of the functions' texts: the runtime, the constants, a declaration of every
+    function, then each definition in its part (`#if` on PART): the functions are spread over
+    parts of about equal length, the entry point (last) in the part with the fewest lines. The
+    functions other than the entry point have hidden visibility, so the parts link into one
+    object that exports only the entry point."""
+    n = max(1, min(PARTS_MAX, sum(len(t) for t in texts) // PART_LINES))
+    sizes = [0] * n
+    where: list[int] = []
+    for t in texts:
+        p = sizes.index(min(sizes))
+        where.append(p)
+        sizes[p] += len(t)
+    out = [SOURCE, *(f"#define {c} {consts[c]}LL" for c in _CONSTS), f"#define {PART}S {n}", ""]
+    hidden = "static" if n == 1 else '__attribute__((visibility("hidden")))'
+    for t in texts:
+        head = t[0]
+        if head.startswith("static "):
+            out.append(f"{hidden} {head[len('static ') :].rstrip(' {')};")
+    out.append("")
+    for t, p in zip(texts, where):
+        head = t[0]
+        if head.startswith("static "):
+            head = f"{hidden} {head[len('static ') :]}"
+        out += [f"#if !defined({PART}) || {PART} == {p}", head, *t[1:], "#endif", ""]
     return "\n".join(out)
+
+
+PARTS_MAX = 4
+"""The most parts a C file is cut into (cbuild compiles at most one per available core)."""
+PART_LINES = 2500
+"""Lines of functions per part, at least: below that a second compiler process costs more (it
+reads the runtime again) than it saves."""
 
 
 def generate_c(k: Kernel, shape: Shape) -> str:
