@@ -14,12 +14,16 @@ budget stop would hand the launch to the NumPy engine and hide a wrong stop).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-
-import wavegpu as wg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_compiled_programs import both
 from test_compiled_rows import N, chunks, slots, specials
+
+import wavegpu as wg
 from wavegpu.emulator.compiled import available
 from wavegpu.emulator.compiled.codegen import Shape, generate, unsupported_reason
 from wavegpu.isa.table import InstrSpec
@@ -192,7 +196,9 @@ def test_value_rows_under_a_mask(part: int, translation: str) -> None:
     assert np.array_equal(ref.memory, got.memory)
     # the kernel is what it claims: lanes outside the mask keep the old bits, others do not
     out = next(
-        o for i, (s, _, o) in enumerate(layout) if s.operands[s.dests[0]].kind is not Kind.PRED and i % 2 == 0  # unguarded, whole
+        o
+        for i, (s, _, o) in enumerate(layout)
+        if s.operands[s.dests[0]].kind is not Kind.PRED and i % 2 == 0  # unguarded, whole
     )
     off = (bits & np.uint64(1)) == 0
     old, new = mem[out * N : (out + 1) * N], g64[out * N : (out + 1) * N]
@@ -402,6 +408,7 @@ LANES = """
     selp.b32 r56, r9, r2, p1            // out of bounds where p1 is not set
     and.b32 r57, r21, 252               // a local word
     and.b32 r58, r21, 248
+    and.b32 r59, r21, 240
     if p1
         st.global.b8 [r51], r17
         st.global.b16 [r52+64], r17
@@ -413,6 +420,7 @@ LANES = """
         @p2 st.local.b8 [r57+1], r21
         st.local.b16 [r57+2], r15
         @!p2 st.local.v2.b32 [r58], {r38, r39}
+        @p3 st.local.v4.b32 [r59], {r26, r27, r28, r29}
     endif
     add.u32 r9, r9, r0
     barrier
@@ -498,20 +506,24 @@ TRAPS = {  # the load that traps: a poison bit, and the bits set and cleared so 
 }
 
 
-def check_lanes(shape: tuple[int, int], w: int) -> None:
-    prog = wg.assemble(LANES)
+def check_lanes(shape: tuple[int, int], w: int, inline: bool = False) -> None:
+    """LANES at one lane count: the same memory, the same traps, the same budget. `inline`: the
+    whole kernel one function (codegen.OUTLINE_LINES raised by the caller), not a driver
+    calling a function per lane loop."""
+    prog = wg.assemble(LANES.replace(".kernel lanes", ".kernel lanes_inline") if inline else LANES)
     k = prog.kernels[0]
     src = generate(k, Shape(w, (shape[0], shape[1], 1)))
     assert "mx = 0" in src  # the loop with per-lane trip counts runs lane by lane
+    assert ("def lanes_" not in src) == inline
     kw = lanes_launch(shape, w, 2, seed=shape[0] * 131 + shape[1] * 7 + w)
     got = compare(prog, f"{shape} w{w}: ", **kw)
     out = got.memory.view(np.uint32)
     nt = kw["args"][0] // 4  # type: ignore[index]
     t = shape[0] * shape[1]
     ctl = _control(kw)
-    # the kernel is what it claims: some lanes ran trips, some were left out of the `if`
+    # the kernel is what it claims: some lanes were left out of the `if`, some ran trips (slot 14: r35)
     assert np.any(ctl & 1) and (np.any(~ctl & 1) or nt < 4)
-    assert np.any(out[7 * nt : 8 * nt] != kw["memory"].view(np.uint32)[7 * nt : 8 * nt])  # type: ignore[union-attr]
+    assert np.any(out[14 * nt : 15 * nt] > 0)
     # one active lane out of bounds: the reference's trap, with its message
     for what, (bit, on, off) in TRAPS.items():
         for lane in sorted({nt - 1, nt // 2 + 3 if nt > 8 else 0}):
@@ -526,7 +538,10 @@ def check_lanes(shape: tuple[int, int], w: int) -> None:
                 errors.append(str(e.value))
             assert errors[0] == errors[1], f"{what}, lane {lane}"
             i = lane % t
-            assert f"{what}\n" in errors[0] and f"({lane // t}, 0, 0), thread ({i % shape[0]}, {i // shape[0]}, 0)" in errors[0]
+            assert (
+                f"{what}\n" in errors[0]
+                and f"({lane // t}, 0, 0), thread ({i % shape[0]}, {i // shape[0]}, 0)" in errors[0]
+            )
     # the budget: the reference's count exactly (one workgroup: a batch of several counts their longest)
     one = lanes_launch(shape, w, 1, seed=w)
     c = _control(one)
@@ -547,7 +562,11 @@ def check_lanes(shape: tuple[int, int], w: int) -> None:
             wg.emulate(prog, engine=engine, max_instructions=lo, **one)  # type: ignore[arg-type]
         errors.append(str(e.value))
     assert errors[0] == errors[1] and "budget" in errors[0]
-    assert wg.emulate(prog, engine="compiled", max_instructions=hi, **one).memory is not None  # type: ignore[arg-type]
+    # at the reference's exact count both finish (the compiled engine, whose count of a loop run
+    # lane by lane is a bound, may hand the launch to the NumPy engine there: the same bytes)
+    ref = wg.emulate(prog, engine="numpy", max_instructions=hi, **one)  # type: ignore[arg-type]
+    got = wg.emulate(prog, engine="compiled", max_instructions=hi, **one)  # type: ignore[arg-type]
+    assert np.array_equal(ref.memory, got.memory)
 
 
 @pytest.mark.parametrize("translation", ["c"], indirect=True)
@@ -558,8 +577,73 @@ def test_lanes(shape: tuple[int, int], w: int, translation: str) -> None:
     check_lanes(shape, w)
 
 
+@pytest.mark.parametrize("translation", ["c"], indirect=True)
+@pytest.mark.parametrize(("shape", "w"), [SHAPES[i] for i in (0, 5, 8, 10)], ids=[SHAPE_IDS[i] for i in (0, 5, 8, 10)])
+def test_lanes_in_one_function(
+    shape: tuple[int, int], w: int, translation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, the kernel translated as one function (as a short kernel is) instead of a
+    function per lane loop (a long kernel, as LANES is)."""
+    from wavegpu.emulator.compiled import codegen
+
+    monkeypatch.setattr(codegen, "OUTLINE_LINES", 1 << 30)
+    check_lanes(shape, w, inline=True)
+
+
 @pytest.mark.parametrize("translation", ["numba"], indirect=True)
 @pytest.mark.parametrize(("shape", "w"), [SHAPES[6]], ids=[SHAPE_IDS[6]])
 def test_lanes_numba(shape: tuple[int, int], w: int, translation: str) -> None:
     """The same under numba at one lane count (24 lanes, 20 threads), its compile being the slower."""
     check_lanes(shape, w)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.data())
+def test_lanes_under_drawn_masks(data: st.DataObject) -> None:
+    """LANES under masks hypothesis draws lane by lane (shrunk to the fewest lanes that differ
+    when a mask or a remainder is wrong), at three lane counts: 48 lanes in chunks, 20 (no
+    whole chunk) and 64 of which 63 are padding. The default translation (C where found)."""
+    shape, w = data.draw(st.sampled_from([SHAPES[2], SHAPES[5], SHAPES[9]]))
+    kw = lanes_launch(shape, w, 2, seed=data.draw(st.integers(0, 2**32 - 1)))
+    c = _control(kw)
+    bits = data.draw(st.lists(st.integers(0, 15), min_size=c.size, max_size=c.size))
+    trips = data.draw(st.lists(st.integers(0, 15), min_size=c.size, max_size=c.size))
+    # p1, p2, p3 and the early return (bit 7) from the draw, trips too; the rest as generated
+    c[:] = (c & ~np.uint32(0xF87)) | (np.array(bits, np.uint32) & 7) | ((np.array(bits, np.uint32) & 8) << 4)
+    c |= np.array(trips, np.uint32) << 8
+    compare(wg.assemble(LANES), f"{shape} w{w}: ", **kw)
+
+
+# ------------------------------------------------------------------- the benchmarks' own kernels
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "kernels"
+
+
+def _gemm_values(rng: np.random.Generator, count: int, dtype: type) -> np.ndarray:
+    """Ordinary values with specials among them: NaNs, infinities, subnormals, -0.0."""
+    x = rng.standard_normal(count).astype(dtype)
+    sp = np.array([np.nan, np.inf, -np.inf, -0.0, 1e-41 if dtype is np.float32 else 1e-6, 65504.0], dtype)
+    pick = rng.integers(0, 64, count) == 0
+    x[pick] = sp[rng.integers(0, sp.size, int(pick.sum()))]
+    return x
+
+
+@pytest.mark.parametrize("translation", ["c"], indirect=True)
+@pytest.mark.parametrize("name", ["sgemm_blocked", "gemm_bias_relu_f16", "histogram"])
+def test_benchmark_kernels(name: str, translation: str) -> None:
+    """The kernels of benchmarks/compiled_engine.py (a corpus the other tests do not compare):
+    the GEMMs at 64^3 on values with specials among them, the histogram on two workgroups."""
+    prog = wg.assemble((BENCH / f"{name}.wave").read_text(), f"{name}.wave")
+    rng = np.random.default_rng(len(name))
+    n = 64
+    if name == "histogram":
+        count = 2 * 4096
+        mem = np.concatenate([rng.integers(0, 1 << 32, count, dtype=np.uint32), np.zeros(256, np.uint32)])
+        compare(prog, grid=count // 4096, memory=mem.view(np.uint8), args=[0, 4 * count])
+        return
+    dtype = np.float16 if name.endswith("f16") else np.float32
+    size = np.dtype(dtype).itemsize * n * n
+    a, b = _gemm_values(rng, n * n, dtype), _gemm_values(rng, n * n, dtype)
+    bias = _gemm_values(rng, n, np.float32)
+    mem = np.concatenate([a.view(np.uint8), b.view(np.uint8), np.zeros(size, np.uint8), bias.view(np.uint8)])
+    got = compare(prog, grid=(n // 64, n // 16), memory=mem, args=[0, size, 2 * size, n, 3 * size])
+    assert np.any(got.memory[2 * size : 3 * size] != 0)
