@@ -16,8 +16,8 @@ The Rust table (`rust_side_by_side`): WAVEGPU_RUST_WAVE names a checkout of the 
 Its `wave-asm` assembles each kernel of its `tests/ci/kernels` to a `.wbin`; its `wave-emu` runs
 that file as a whole process, and ours runs the same kernel in this process (its `.wbin`, or,
 where that is in the Rust toolchain's own format, the same source by our assembler;
-`engine="compiled"` under each translation, WAVEGPU_COMPILED=c and =numba, one thread and all
-threads), in the same sitting, with the same inputs, and the results are compared (words that
+`engine="compiled"` under each translation of `TRANSLATIONS` (`--translations`), one thread and
+all threads), in the same sitting, with the same inputs, and the results are compared (words that
 differ, and by how many ulps at most); each kernel's first call is also timed in a fresh process
 with an empty cache under each translation ("cold 1st"), and so is the first call of
 examples/sgemm_8x8. Whatever cannot be run is printed as "not measured": no figure here is
@@ -445,9 +445,19 @@ def agreement(mine: np.ndarray, theirs: np.ndarray, elem: type) -> str:
     return f"{diff} of {mine.size:,} words differ (at most {far} ulp)"
 
 
-TRANSLATIONS = ("c", "numba")
-"""The compiled engine's two translations (WAVEGPU_COMPILED): generated C by the system
-compiler, and generated Python by numba; each is timed on its own."""
+TRANSLATIONS = ("c", "c-lanes", "numba")
+"""The compiled engine's translations (WAVEGPU_COMPILED): generated C by the system compiler, its
+lane loops in chunks of 16 lanes (SIMD across lanes, the default); the same C with its lane loops
+lane by lane (`c-lanes`: WAVEGPU_C_LANES=scalar, the C before the chunks); and generated Python
+by numba. Each is timed on its own (`--translations` picks some)."""
+
+
+def translation_env(t: str) -> dict[str, str]:
+    """The environment that selects translation t."""
+    if t == "c-lanes":
+        return {"WAVEGPU_COMPILED": "c", "WAVEGPU_C_LANES": "scalar"}
+    return {"WAVEGPU_COMPILED": t, "WAVEGPU_C_LANES": "chunked"}
+
 
 _FIRST_CALL = """
 import os, resource, sys, time
@@ -466,12 +476,19 @@ print(wall, time.process_time() - cpu + ch.ru_utime + ch.ru_stime)
 """
 
 
+_PICKED: list[str] = list(TRANSLATIONS)
+
+
 def translations() -> list[str]:
-    """The translations this machine can run (C needs a compiler on PATH, numba its package)."""
+    """The translations picked (`--translations`) that this machine can run (C needs a compiler
+    on PATH, numba its package)."""
     from wavegpu.emulator.compiled import numba_available
     from wavegpu.emulator.compiled.cbuild import has_compiler
 
-    return [t for t in TRANSLATIONS if (t == "c" and has_compiler()) or (t == "numba" and numba_available())]
+    def can(t: str) -> bool:
+        return numba_available() if t == "numba" else has_compiler()
+
+    return [t for t in _PICKED if can(t)]
 
 
 def cold_first_call(code: str, translation: str) -> tuple[float, float] | str:
@@ -481,7 +498,7 @@ def cold_first_call(code: str, translation: str) -> tuple[float, float] | str:
 
     cache = tempfile.mkdtemp(prefix="wave-cold-")
     try:
-        env = dict(os.environ, WAVEGPU_CACHE_DIR=cache, WAVEGPU_COMPILED=translation)
+        env = dict(os.environ, WAVEGPU_CACHE_DIR=cache, **translation_env(translation))
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=1800)
         if r.returncode != 0:
             return (r.stderr.strip().splitlines() or ["failed"])[-1][:60]
@@ -512,7 +529,7 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
     trans = translations()
     wbin_from = "the .wbin its wave-asm wrote" if bins else "its source, by our assembler"
     print(f"  Rust: wave-emu as a whole process, median of {repeat}; ours: wg.emulate(engine='compiled') in "
-          f"process on {wbin_from}, best of {repeat}, under WAVEGPU_COMPILED=c and =numba; 'cold 1st': the first "
+          f"process on {wbin_from}, best of {repeat}, under each translation ({', '.join(trans)}); 'cold 1st': the first "
           "call in a fresh process with an empty cache (translation, compile and one run), wall / CPU seconds, "
           "once per kernel (every size runs the same translation)")  # fmt: skip
     tcols = " ".join(f"{f'{t} {th}thr':>10} {'Rust/' + t:>8}" for th in (1, cores) for t in trans)
@@ -522,7 +539,7 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
     tmp = Path(tempfile.mkdtemp(prefix="wave-rust-"))
     refused = 0
     first_done: set[str] = set()
-    saved = os.environ.get("WAVEGPU_COMPILED")
+    saved = {v: os.environ.get(v) for v in ("WAVEGPU_COMPILED", "WAVEGPU_C_LANES")}
     try:
         for c in cases:
             kname = c.name.split()[0]
@@ -560,7 +577,7 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
             times: dict[tuple[str, int], float] = {}
             results: dict[str, np.ndarray] = {}
             for t in trans:
-                os.environ["WAVEGPU_COMPILED"] = t
+                os.environ.update(translation_env(t))
                 try:
                     results[t] = wg.emulate(k, **kw).memory  # type: ignore[arg-type]
                 except wg.WaveError as e:
@@ -572,10 +589,11 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                         times[t, th] = best(lambda k=k, kw=kw: wg.emulate(k, **kw), repeat)  # type: ignore[arg-type,misc]
                     finally:
                         del os.environ["WAVEGPU_THREADS"]
-            if saved is None:
-                os.environ.pop("WAVEGPU_COMPILED", None)
-            else:
-                os.environ["WAVEGPU_COMPILED"] = saved
+            for v, was in saved.items():
+                if was is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = was
             rust_t: float | None = None
             same = "not compared"
             if bins is not None and wbin.is_file():
@@ -605,9 +623,10 @@ def rust_side_by_side(gemm_sizes: list[int], vadd_sizes: list[int], repeat: int,
                         subprocess.run(cmd, capture_output=True, check=True)
                         rts.append(time.perf_counter() - t0)
                     rust_t = _median(rts)
-            if len(results) == 2:
-                a, b = results.values()
-                same += "; c = numba" if np.array_equal(a, b) else "; C AND NUMBA DIFFER"
+            if len(results) > 1:
+                a, *others = results.values()
+                agree = all(np.array_equal(a, b) for b in others)
+                same += f"; {' = '.join(results)}" if agree else f"; {', '.join(results).upper()} DIFFER"
             ms = lambda x: f"{x * 1e3:8.1f}ms"  # noqa: E731
             nm = f"{'-':>8}"
             cols = [f"{c.name:26}", ms(rust_t) if rust_t else f"{'not meas.':>10}"]
@@ -948,7 +967,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--startup-against", metavar="SRC", help="also time wave-emu with this wavegpu src folder")
     ap.add_argument("--no-memory", action="store_true", help="leave out the peak memory table")
     ap.add_argument("--no-8x8", action="store_true", help="leave out the first call of examples/sgemm_8x8")
+    ap.add_argument(
+        "--translations", default=",".join(TRANSLATIONS), help=f"comma-separated, of {', '.join(TRANSLATIONS)}"
+    )
     opts = ap.parse_args(argv)
+    picked = [t for t in opts.translations.split(",") if t]
+    unknown = [t for t in picked if t not in TRANSLATIONS]
+    if unknown:
+        ap.error(f"unknown translation {unknown[0]!r} (known: {', '.join(TRANSLATIONS)})")
+    _PICKED[:] = picked
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
     if opts.memory:

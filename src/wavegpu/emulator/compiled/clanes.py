@@ -324,7 +324,8 @@ class Chunked:
                 return False
             v = self.typed(target.id, value)
             name = f"V{target.id}[j_]"
-            line = f"{name} = {v};" if self.top and not self.divergent else f"{name} = ok_ ? {v} : {name};"
+            blend = "blend_f" if _lane_type(target.id) == "float" else "blend_i"
+            line = f"{name} = {v};" if self.top and not self.divergent else f"{name} = {blend}(ok_, {v}, {name});"
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             arr = target.value.id
             sl = target.slice
@@ -332,7 +333,7 @@ class Chunked:
                 if not (isinstance(sl.elts[1], ast.Name) and sl.elts[1].id == "l") or self.varying(sl.elts[0]):
                     raise Scalar("a register array indexed other than [row, l]")
                 cell = f"{arr}[({f.ex(sl.elts[0])[0]}) * L + c_ + j_]"
-                line = f"{cell} = ok_ ? (i64)({f.ex(value)[0]}) : {cell};"
+                line = f"{cell} = blend_i(ok_, (i64)({f.ex(value)[0]}), {cell});"
             elif arr in MEMORY:
                 i, t = f.ex(sl)
                 if t != "i":

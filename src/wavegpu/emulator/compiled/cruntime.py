@@ -79,6 +79,13 @@ SI i64 r32(double x) { return c32((float)x); }
 SI float f32(i64 a) { return f32_of(a); }
 SI double f64(i64 a) { return f64_of(a); }
 SI double f32w(i64 a) { return (double)f32_of(a); }
+/* a lane's new value where its mask bit m (0 or 1) is set, else its old one: by bits, so that
+   GCC stores the blend (`m ? a : b` became a masked store behind a branch on the mask) */
+SI i64 blend_i(i64 m, i64 a, i64 b) { return (a & -m) | (b & ~-m); }
+SI float blend_f(i64 m, float a, float b) {
+    u32 k = (u32)-(u32)m;
+    return f32_of((i64)((bits_of_f32(a) & k) | (bits_of_f32(b) & ~k)));
+}
 SI i64 imin(i64 a, i64 b) { return b < a ? b : a; }
 SI i64 imax(i64 a, i64 b) { return b > a ? b : a; }
 SI i64 iabs(i64 a) { return a < 0 ? -a : a; }

@@ -285,7 +285,7 @@ class Func:
             # scalar); a memory's buffer is a whole number of 16-byte lines (memory.pad16)
             width = int(arr[2:])
             if width == 32:
-                return f"{arr}[ok_ ? ({i}) : 0]"
+                return f"{arr}[ok_ ? (int)({i}) : 0]"
             per = 32 // width
             word = f"((const u32 *)(const void *){arr})[ok_ ? ({i}) >> {per.bit_length() - 1} : 0]"
             return f"(({word} >> ((({i}) & {per - 1}) * {width})) & {(1 << width) - 1})"
