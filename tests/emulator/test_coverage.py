@@ -85,3 +85,22 @@ def test_memory_forms(size: int) -> None:
     prog = wg.assemble(".kernel k\nret\n.end")
     for mem in (size, bytes(size), np.zeros(size, np.uint8), bytearray(size)):
         assert wg.emulate(prog, memory=mem).memory.size == size
+
+
+def test_a_kernel_is_checked_once_and_a_refusal_every_time() -> None:
+    """emulate remembers the kernels that passed its checks (a repeated launch of a long kernel
+    spent most of its time checking and hashing it again); a refused kernel is refused on every
+    launch, since a refusal is not remembered."""
+    from wavegpu.emulator import launch
+
+    good = Kernel("good", (Instruction(row("add.u32"), (Reg(3), Reg(1), Reg(2))),), 4, 0)
+    launch._validate.cache_clear()
+    before = launch._validate.cache_info()
+    for _ in range(3):
+        wg.emulate(good, grid=1, workgroup=32, memory=16)
+    after = launch._validate.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits == 2
+    bad = Kernel("bad", (Instruction(row("add.u32"), (Reg(5), Reg(1), Reg(2))),), 4, 0)
+    for _ in range(2):
+        with pytest.raises(wg.Trap, match="r5 is beyond"):
+            wg.emulate(bad, grid=1, workgroup=32, memory=16)
