@@ -151,3 +151,38 @@ def test_a_c_file_in_parts_compiles_in_parallel(tmp_path: Path, monkeypatch: pyt
     c_files = list(tmp_path.rglob("kernel.c"))
     assert c_files and int(re.search(r"#define WAVE_PARTS (\d+)", c_files[0].read_text()).group(1)) >= 2  # type: ignore[union-attr]
     assert not list(tmp_path.rglob("*.o"))  # the parts' objects are gone
+
+
+def test_a_loop_inside_an_if_that_leaves_the_loop_around_it_stays_scalar() -> None:
+    """The lane-by-lane form of an `if` with a loop inside (`Chunked.lane_by_lane`) writes the
+    `if` inside a loop over the chunk, where a `break` of the loop around the `if` would leave
+    that loop instead: such a body keeps the scalar lane loop."""
+    import ast
+
+    from wavegpu.emulator.compiled.clanes import Chunked, Scalar, lane_loop_body
+    from wavegpu.emulator.compiled.ctrans import Func
+
+    def chunk(inner: str) -> None:
+        src = "def lanes(R, act, L, rs, re, nb):\n    for l in range(L):\n        if act[l]:" + inner
+        fn = ast.parse(src).body[0]
+        assert isinstance(fn, ast.FunctionDef) and isinstance(fn.body[0], ast.For)
+        body = lane_loop_body(fn.body[0])
+        assert body is not None
+        Chunked(Func(fn, {}), body, 16).write(1)
+
+    loop = """
+            a = R[1, l]
+            while True:
+                if a > 3:
+                    break
+                a = a + 1
+                bad = True
+                if a > 2:
+                    for j in range(nb):
+                        if rs[j] <= a:
+                            bad = False
+                            break
+"""
+    chunk(loop)  # the search's own break: chunked
+    with pytest.raises(Scalar):
+        chunk(loop + "                    break\n")  # a break of the while, inside the if

@@ -10,8 +10,12 @@ branch-free loop over the chunk (`for (j_ = 0; j_ < VL; j_++)`), which the compi
 vector instructions. Control flow is the NumPy engine's, for the chunk:
 
 - a lane-varying `if` computes the masks of its two arms once (`Mt`/`Me`) and runs each arm
-  under its mask, if any lane takes it; inside, an assignment is a blend (`x = m ? new : x`), a
-  store to memory is made only by the lanes of the mask;
+  under its mask, if any lane takes it; inside, an assignment is a blend by bits (`blend_i`,
+  `blend_f`: GCC made `x = m ? new : x` a masked store behind a branch on each mask), a store to
+  memory is made only by the lanes of the mask;
+- an `if` with a loop inside (the search of a global access for its buffer, under `buffers=`)
+  runs lane after lane within the chunk, as written: it is rare, and compact code compiles
+  faster;
 - a loop (`while True`, or `for j in range(n)` with the same bounds in every lane) goes round
   while any lane of the chunk is still in it (`lv`, the lanes in the loop; `cv`, those still in
   this iteration); `break`/`continue` clear their lanes from the masks; the uniform iteration
@@ -128,6 +132,17 @@ def _lane_type(name: str) -> str:
     scalar translation (bytes for the 0/1 flags `p_<n>` and `w_<n>` made blocked SGEMM 2.4 times
     slower: GCC then vectorises the long runs with narrower vectors)."""
     return "float" if name[:2] in ("f_", "x_") else "i64"
+
+
+def _jumps_out(stmts: list[ast.stmt]) -> bool:
+    """Whether a `break` or `continue` among stmts (not inside a loop of their own) leaves a loop
+    around them."""
+    for x in stmts:
+        if isinstance(x, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(x, ast.If) and _jumps_out(x.body + x.orelse):
+            return True
+    return False
 
 
 def _has_loop(s: ast.stmt) -> bool:
@@ -354,10 +369,12 @@ class Chunked:
         """An `if` with a loop inside (the search of a global access for its array, run only
         when the launch names its buffers): lane after lane within the chunk, as written. It is
         rare, so compact code (one loop over the chunk) beats a vector form."""
-        if any(isinstance(x, ast.Return) for x in ast.walk(s)) or any(
-            not self.varying(x) for x in ast.walk(s) if isinstance(x, (ast.Assign, ast.AugAssign))
+        if (
+            any(isinstance(x, ast.Return) for x in ast.walk(s))
+            or any(not self.varying(x) for x in ast.walk(s) if isinstance(x, (ast.Assign, ast.AugAssign)))
+            or _jumps_out(s.body + s.orelse)
         ):
-            raise Scalar("a loop inside an if that stops the launch or sets a value of the chunk")
+            raise Scalar("a loop inside an if that stops the launch, sets a value of the chunk or leaves a loop")
         f = self.f
         # the test's terms that are the chunk's (`nb >= 0`: the launch names its buffers) are
         # tested once, before the loop over the chunk
