@@ -134,6 +134,31 @@ def _lane_type(name: str) -> str:
     return "float" if name[:2] in ("f_", "x_") else "i64"
 
 
+def _word_load(value: ast.expr) -> ast.Subscript | None:
+    """The 32-bit load in a lane value (`np.int64(gm32[a >> 2])`), if there is exactly one."""
+    subs = [
+        n
+        for n in ast.walk(value)
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in MEMORY
+    ]
+    if len(subs) != 1 or not subs[0].value.id.endswith("32"):  # type: ignore[attr-defined]
+        return None
+    return subs[0]
+
+
+class _Replace(ast.NodeTransformer):
+    """An expression with one subscript (by its text) read from a lane array instead."""
+
+    def __init__(self, sub: ast.Subscript, name: str):
+        self.text = ast.unparse(sub)
+        self.name = name
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        if ast.unparse(node) == self.text:
+            return ast.Name(id=self.name, ctx=ast.Load())
+        return self.generic_visit(node)  # type: ignore[return-value]
+
+
 def _jumps_out(stmts: list[ast.stmt]) -> bool:
     """Whether a `break` or `continue` among stmts (not inside a loop of their own) leaves a loop
     around them."""
@@ -163,6 +188,7 @@ class _Run:
     mask: str
     lines: list[str] = field(default_factory=list)
     traps: list[ast.If] = field(default_factory=list)
+    stores: list[tuple[str, str, str, str]] = field(default_factory=list)  # (memory, index, value, mask) arrays
 
 
 class Chunked:
@@ -209,6 +235,8 @@ class Chunked:
             flags, a = self.new("F"), self.new("A", array=False)
             lines = ["i64 f_ = 0;", *lines, f"{flags}[j_] = f_;"]
         self.chunk_loop(ind, lines, run.mask)
+        for arr, si, sv, sm in run.stores:
+            self.store(arr, si, sv, sm, ind)
         if not run.traps:
             return
         self.f.put(ind, f"{a} = 0;")
@@ -220,6 +248,51 @@ class Chunked:
             self.f.body(s.body, ind + 2)
         self.f.put(ind + 1, "}")
         self.f.put(ind, "}")
+
+    def store(self, arr: str, si: str, sv: str, sm: str, ind: int) -> None:
+        """A store of the run, made after its loop from the lanes' indices, values and masks: as
+        one contiguous vector store where every lane of the chunk stores and lane j's element is
+        the first lane's plus j (a coalesced access: x86's scatter is microcoded, a store of 16
+        consecutive words one instruction), else lane after lane, in lane order. The run holds
+        no other access to this memory (a segment holds one store per memory space, a loop run
+        lane by lane none), so the store may move to the end of the run; the lanes' order within
+        the store is kept."""
+        f = self.f
+        a = self.new("A", array=False)
+        f.put(ind, f"{a} = 1;")
+        self.chunk_loop(ind, [f"{a} &= {sm}[j_] & ({si}[j_] == {si}[0] + j_);"])
+        f.put(ind, f"if ({a}) {{")
+        self.chunk_loop(ind + 1, [f"{arr}[{si}[0] + j_] = {sv}[j_];"])
+        f.put(ind, "} else {")
+        f.put(ind + 1, f"for (j_ = 0; j_ < {self.vl}; j_++) if ({sm}[j_]) {arr}[{si}[j_]] = {sv}[j_];")
+        f.put(ind, "}")
+
+    def load(self, sub: ast.Subscript, value: ast.expr, mask: str, ind: int) -> ast.expr:
+        """A 32-bit load outside loops: the run so far is written with the lanes' indices and
+        masks; then the load, as one contiguous vector load where every lane of the chunk loads
+        and lane j's word is the first lane's plus j (a coalesced access), else as a gather;
+        returns `value` reading the loaded words (a lane array) in place of the subscript, for the
+        run that follows. Its bounds check is in the run before it: where a lane failed it, the
+        run's end has stopped the launch."""
+        f = self.f
+        arr = sub.value.id  # type: ignore[attr-defined]
+        li, lm, lv = self.new("L"), self.new("L"), self.new("L")
+        self.add_to(mask, f"{li}[j_] = {f.ex(sub.slice)[0]}; {lm}[j_] = ok_;", ind)
+        self.flush(ind)
+        a = self.new("A", array=False)
+        f.put(ind, f"{a} = 1;")
+        self.chunk_loop(ind, [f"{a} &= {lm}[j_] & ({li}[j_] == {li}[0] + j_);"])
+        f.put(ind, f"if ({a}) {{")
+        self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{li}[0] + j_];"])
+        f.put(ind, "} else {")
+        self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{lm}[j_] ? (int){li}[j_] : 0];"])
+        f.put(ind, "}")
+        return _Replace(sub, lv).visit(ast.parse(ast.unparse(value), mode="eval")).body  # type: ignore[no-any-return]
+
+    def add_to(self, mask: str, line: str, ind: int) -> None:
+        if self.run is not None and self.run.mask != mask:
+            self.flush(ind)
+        self.add(mask, line)
 
     def add(self, mask: str, line: str) -> None:
         if self.run is None:
@@ -337,6 +410,9 @@ class Chunked:
                 if self.varying(value):
                     raise Scalar(f"a lane value assigned to the chunk's {target.id}")
                 return False
+            load = _word_load(value) if not self.loops else None
+            if load is not None:
+                value = self.load(load, value, mask, ind)
             v = self.typed(target.id, value)
             name = f"V{target.id}[j_]"
             blend = "blend_f" if _lane_type(target.id) == "float" else "blend_i"
@@ -353,7 +429,14 @@ class Chunked:
                 i, t = f.ex(sl)
                 if t != "i":
                     raise Scalar("a float index")
-                line = f"if (ok_) {arr}[{i}] = {f.ex(value)[0]};"
+                si, sv, sm = self.new("S"), self.new("S"), self.new("S")
+                line = f"{si}[j_] = {i}; {sv}[j_] = {f.ex(value)[0]}; {sm}[j_] = ok_;"
+                if self.run is None or self.run.mask != mask:
+                    self.flush(ind)
+                self.add(mask, line)
+                assert self.run is not None
+                self.run.stores.append((arr, si, sv, sm))
+                return True
             elif not self.varying(s):
                 return False
             else:

@@ -118,6 +118,8 @@ class Func:
                     return "(c_ + j_)", "i"
                 if n.id in self.lane:
                     return f"V{n.id}[j_]", t
+                if self.vdecls.get(n.id, ("", 0))[1]:  # a chunk's own lane array (clanes: loaded words)
+                    return f"{n.id}[j_]", "i"
             return n.id, t
         if isinstance(n, ast.BinOp):
             return self.binop(n)
