@@ -287,7 +287,7 @@ class Chunked:
         f.put(ind, "} else {")
         self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{lm}[j_] ? (int){li}[j_] : 0];"])
         f.put(ind, "}")
-        return _Replace(sub, lv).visit(ast.parse(ast.unparse(value), mode="eval")).body  # type: ignore[no-any-return]
+        return _Replace(sub, lv).visit(ast.parse(ast.unparse(value), mode="eval")).body
 
     def add_to(self, mask: str, line: str, ind: int) -> None:
         if self.run is not None and self.run.mask != mask:
