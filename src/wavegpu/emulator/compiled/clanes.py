@@ -215,6 +215,7 @@ class Chunked:
 
     def chunk_loop(self, ind: int, lines: list[str], mask: str | None = None) -> None:
         self.f.put(ind, "#pragma GCC ivdep")
+        self.f.put(ind, "#pragma clang loop vectorize(assume_safety)")
         self.f.put(ind, f"for (j_ = 0; j_ < {self.vl}; j_++) {{")
         if mask is not None:
             self.f.put(ind + 1, f"i64 ok_ = {mask}[j_];")
