@@ -235,10 +235,14 @@ SI double f16_to64(i64 h) {
     return (h & 0x8000) ? -v : v;
 }
 #if defined(__F16C__)
-#include <immintrin.h>
 /* the host's conversion instruction (vcvtph2ps), as numba's half_f32_native: exact; a NaN keeps
-   a quieted payload, which the caller canonicalises where its bits show */
-SI float half_f32(i64 h) { return _cvtsh_ss((unsigned short)(h & 0xFFFF)); }
+   a quieted payload, which the caller canonicalises where its bits show. The compiler's builtin,
+   as <immintrin.h>'s _cvtsh_ss spells it, without that header (0.1 s of each compile) */
+typedef short wave_v8hi __attribute__((vector_size(16)));
+SI float half_f32(i64 h) {
+    wave_v8hi v = {(short)(h & 0xFFFF), 0, 0, 0, 0, 0, 0, 0};
+    return __builtin_ia32_vcvtph2ps(v)[0];
+}
 #else
 #define half_f32 half_f32_bits
 #endif
