@@ -65,6 +65,14 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 #define M32 0xFFFFFFFFLL
 #define SI static inline __attribute__((always_inline))
+/* where element i of a 32-bit word's `per` elements of `width` bits lies in the word, as the
+   host's narrower views of the same memory see it (the chunked lane loops read 8- and 16-bit
+   elements through their word, ctrans.Func.subscript) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define WAVE_SUB_SHIFT(i, per, width) (((per) - 1 - ((i) & ((per) - 1))) * (width))
+#else
+#define WAVE_SUB_SHIFT(i, per, width) (((i) & ((per) - 1)) * (width))
+#endif
 
 /* ---- bits */
 SI float f32_of(i64 a) { u32 u = (u32)a; float f; memcpy(&f, &u, 4); return f; }

@@ -290,7 +290,7 @@ class Func:
                 return f"{arr}[ok_ ? (int)({i}) : 0]"
             per = 32 // width
             word = f"((const u32 *)(const void *){arr})[ok_ ? ({i}) >> {per.bit_length() - 1} : 0]"
-            return f"(({word} >> ((({i}) & {per - 1}) * {width})) & {(1 << width) - 1})"
+            return f"(({word} >> WAVE_SUB_SHIFT({i}, {per}, {width})) & {(1 << width) - 1})"
         return f"{arr}[{i}]"
 
     # ---------------------------------------------------------------- statements
