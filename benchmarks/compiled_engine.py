@@ -445,18 +445,21 @@ def agreement(mine: np.ndarray, theirs: np.ndarray, elem: type) -> str:
     return f"{diff} of {mine.size:,} words differ (at most {far} ulp)"
 
 
-TRANSLATIONS = ("c", "c-lanes", "numba")
-"""The compiled engine's translations (WAVEGPU_COMPILED): generated C by the system compiler, its
-lane loops in chunks of 16 lanes (SIMD across lanes, the default); the same C with its lane loops
-lane by lane (`c-lanes`: WAVEGPU_C_LANES=scalar, the C before the chunks); and generated Python
-by numba. Each is timed on its own (`--translations` picks some)."""
+TRANSLATIONS = ("c", "c-lanes", "c-chunks", "numba")
+"""The compiled engine's translations (WAVEGPU_COMPILED): generated C by the system compiler as
+it runs by default (its heavy lane-by-lane loops in chunks of 16 lanes: SIMD across lanes;
+WAVEGPU_C_LANES=auto); the same C with every lane loop lane by lane (`c-lanes`: =scalar, the C
+before the chunks); with every lane loop it can chunk in chunks (`c-chunks`: =chunked); and
+generated Python by numba. Each is timed on its own (`--translations` picks some)."""
 
 
 def translation_env(t: str) -> dict[str, str]:
     """The environment that selects translation t."""
     if t == "c-lanes":
         return {"WAVEGPU_COMPILED": "c", "WAVEGPU_C_LANES": "scalar"}
-    return {"WAVEGPU_COMPILED": t, "WAVEGPU_C_LANES": "chunked"}
+    if t == "c-chunks":
+        return {"WAVEGPU_COMPILED": "c", "WAVEGPU_C_LANES": "chunked"}
+    return {"WAVEGPU_COMPILED": t, "WAVEGPU_C_LANES": "auto"}
 
 
 _FIRST_CALL = """

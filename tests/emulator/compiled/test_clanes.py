@@ -84,20 +84,59 @@ def test_an_access_outside_its_buffers_traps_as_the_numpy_engine(lanes: str, mon
     assert errors[0] == errors[1] and "y[128]" in errors[0]
 
 
-def test_the_c_is_chunked_unless_asked_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+def _heavy(accumulators: int) -> str:
+    """A kernel whose loop, run lane by lane, makes `accumulators` fmas a round."""
+    fmas = "".join(f"        fma.f32 r{10 + i}, r3, r4, r{10 + i}\n" for i in range(accumulators))
+    stores = "".join(f"    st.global.b32 [r2+{4 * i}], r{10 + i}\n" for i in range(accumulators))
+    return (
+        f".kernel heavy\n.registers {12 + accumulators}\n"
+        "    mov.u32 r1, %tid.x\n    shl.b32 r2, r1, 8\n    add.u32 r2, r0, r2\n"
+        "    cvt.f32.u32 r3, r1\n    mov.b32 r4, 0x3f000000\n    mov.b32 r5, 0\n"
+        + "".join(f"    mov.b32 r{10 + i}, 0\n" for i in range(accumulators))
+        + "    loop\n        setp.ge.u32 p0, r5, r1\n        break p0\n"
+        + fmas
+        + "        add.u32 r5, r5, 1\n    endloop\n"
+        + stores
+        + "    ret\n.end\n"
+    )
+
+
+def test_the_c_is_chunked_where_it_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auto` (the default) chunks a lane-by-lane loop with a heavy round and leaves straight
+    lane loops and light loops lane by lane; `chunked` chunks every lane loop it can; `scalar`
+    none; a workgroup whose lane count no chunk width divides stays lane by lane."""
     from wavegpu.emulator.compiled.codegen import Shape
     from wavegpu.emulator.compiled.ctrans import generate_c
 
-    k = wg.assemble(SEARCH).kernels[0]
-    monkeypatch.delenv("WAVEGPU_C_LANES", raising=False)
-    chunked = generate_c(k, Shape(32, (128, 1, 1)))
-    assert "for (c_ = 0; c_ < L; c_ += 16)" in chunked and "#pragma GCC ivdep" in chunked
-    monkeypatch.setenv("WAVEGPU_C_LANES", "scalar")
-    scalar = generate_c(k, Shape(32, (128, 1, 1)))
-    assert "c_ +=" not in scalar
-    # a workgroup of 20 lanes (wave width 4): no chunk width divides it, the lane loop stays scalar
-    monkeypatch.delenv("WAVEGPU_C_LANES")
-    assert "c_ +=" not in generate_c(k, Shape(4, (20, 1, 1)))
+    def chunked(src: str, mode: str | None, shape: Shape | None = None) -> bool:
+        shape = shape or Shape(32, (128, 1, 1))
+        if mode is None:
+            monkeypatch.delenv("WAVEGPU_C_LANES", raising=False)
+        else:
+            monkeypatch.setenv("WAVEGPU_C_LANES", mode)
+        text = generate_c(wg.assemble(src).kernels[0], shape)
+        return "c_ +=" in text and "#pragma GCC ivdep" in text
+
+    heavy, light = _heavy(48), _heavy(4)
+    assert chunked(heavy, None) and chunked(heavy, "auto")
+    assert not chunked(light, None) and not chunked(SEARCH, None)
+    assert chunked(light, "chunked") and chunked(SEARCH, "chunked")
+    assert not chunked(heavy, "scalar") and not chunked(SEARCH, "scalar")
+    assert not chunked(heavy, "chunked", Shape(4, (20, 1, 1)))  # 20 lanes: no chunk width divides them
+
+
+@pytest.mark.parametrize("mode", ["auto", "chunked", "scalar"])
+def test_a_heavy_loop_matches_the_numpy_engine(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heavy loop of the test above (per-lane trip counts 0..127), each lane mode, against
+    the NumPy engine; the launch finishes compiled."""
+    monkeypatch.setenv("WAVEGPU_COMPILED", "c")
+    monkeypatch.setenv("WAVEGPU_C_LANES", mode)
+    p = wg.assemble(_heavy(48))
+    kw = dict(grid=1, workgroup=128, memory=128 * 256, args=[0])
+    got = wg.emulate(p, engine="compiled", **kw)  # type: ignore[arg-type]
+    ref = wg.emulate(p, engine="numpy", **kw)  # type: ignore[arg-type]
+    assert got.engine == "compiled" and np.array_equal(got.memory, ref.memory)
+    assert ref.memory.view(np.float32)[64 * 64 + 5] == np.float32(64 * 64 * 0.5)  # lane 64: 64 rounds of 64 * 0.5
 
 
 def test_the_lane_mode_is_part_of_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:

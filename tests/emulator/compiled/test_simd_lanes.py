@@ -37,6 +37,13 @@ if not available():
 CHUNK = 16  # the widest lane chunk the translation may use; patterns repeat every 6 chunks
 
 
+@pytest.fixture(autouse=True)
+def every_lane_loop_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C translation chunks every lane loop it can (WAVEGPU_C_LANES=chunked), not only the
+    heavy ones of its default (`auto`, clanes.HEAVY): so these tests reach every chunked form."""
+    monkeypatch.setenv("WAVEGPU_C_LANES", "chunked")
+
+
 def mask_bits(rng: np.random.Generator, n: int, group: int) -> np.ndarray:
     """n lanes' mask bits, one pattern per chunk of 16 lanes of each workgroup of `group`:
     all on, all off, one lane, alternating, the first half, random (shifted per workgroup)."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from ...paths import disk_cache_off, open_private, proc_available
 from .cache import code_digest, on_disk
-from .ctrans import ENTRY, PART, chunked_lanes
+from .ctrans import ENTRY, PART, lane_mode
 
 FLAGS = (
     "-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fwrapv",
@@ -101,8 +101,7 @@ def digest() -> str:
 
 
 def key_of(source: str) -> str:
-    lanes = "chunked" if chunked_lanes() else "scalar"
-    return "c-" + hashlib.sha256(f"{digest()}|{lanes}\n{source}".encode()).hexdigest()[:40]
+    return "c-" + hashlib.sha256(f"{digest()}|{lane_mode()}\n{source}".encode()).hexdigest()[:40]
 
 
 def is_cached(key: str) -> bool:

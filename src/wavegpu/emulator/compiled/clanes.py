@@ -56,6 +56,17 @@ CHUNKS = (16, 8)
 lanes fill an AVX-512 register; 8 an AVX2 one). Other L keep the scalar loop."""
 
 
+HEAVY = 8
+"""What makes a lane loop worth chunking (lane mode `auto`): a loop inside it (run lane by lane:
+an inner product) whose every round runs at least HEAVY statements per loop over the chunk.
+Measured (docs/performance.md, "SIMD across lanes"): the Rust toolchain's 8x8 GEMM loop (204
+statements in 5 loops over the chunk) ran 2.2 times as fast chunked; our 4-accumulator blocked
+SGEMM's loop (23 in 8) 2.2 times slower, the tiled SGEMM's (13 in 5) 1.8 times slower; and the
+straight lane loops of the vector add, reduction, scan and histogram 0.75-0.9 times as fast.
+Every chunk has fixed costs (its masks, each loop's trip, the checks' flags) that a light body
+does not pay back."""
+
+
 def chunk_width(lanes: int) -> int | None:
     """VL for a workgroup of `lanes` lanes (L), or None to keep the scalar lane loop."""
     for vl in CHUNKS:
@@ -194,8 +205,11 @@ class _Run:
 class Chunked:
     """Writes one lane loop of function `f` chunked (raises Scalar when it cannot)."""
 
-    def __init__(self, f: Func, body: list[ast.stmt], vl: int):
+    def __init__(self, f: Func, body: list[ast.stmt], vl: int, heavy_only: bool = False):
         self.f = f
+        self.heavy_only = heavy_only
+        self.work = [0, 0]  # statements of runs: outside loops, inside (a chunk's loop goes round)
+        self.passes = [0, 0]  # loops over the chunk: outside loops, inside
         self.body = body
         self.vl = vl
         self.lanes = lane_names(body)
@@ -214,6 +228,7 @@ class Chunked:
         return name
 
     def chunk_loop(self, ind: int, lines: list[str], mask: str | None = None) -> None:
+        self.passes[bool(self.loops)] += 1
         self.f.put(ind, "#pragma GCC ivdep")
         self.f.put(ind, "#pragma clang loop vectorize(assume_safety)")
         self.f.put(ind, f"for (j_ = 0; j_ < {self.vl}; j_++) {{")
@@ -286,7 +301,7 @@ class Chunked:
         f.put(ind, f"if ({a}) {{")
         self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{li}[0] + j_];"])
         f.put(ind, "} else {")
-        self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{lm}[j_] ? (int){li}[j_] : 0];"])
+        self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[(int)({li}[j_] & -{lm}[j_])];"])
         f.put(ind, "}")
         return _Replace(sub, lv).visit(ast.parse(ast.unparse(value), mode="eval")).body
 
@@ -296,6 +311,7 @@ class Chunked:
         self.add(mask, line)
 
     def add(self, mask: str, line: str) -> None:
+        self.work[bool(self.loops)] += 1
         if self.run is None:
             self.run = _Run(mask)
         assert self.run.mask == mask
@@ -324,6 +340,8 @@ class Chunked:
             self.block(self.body, m0, ind + 1)
             self.flush(ind + 1)
             f.put(ind, "}")
+            if self.heavy_only and self.work[1] < HEAVY * max(self.passes[1], 1):
+                raise Scalar("a light lane loop (its lane-by-lane C is faster)")
         finally:
             f.lane = None
 

@@ -85,9 +85,17 @@ def _int(v: int) -> str:
 class Func:
     """One generated function written in C."""
 
-    def __init__(self, fn: ast.FunctionDef, sigs: dict[str, list[str]], entry: bool = False, chunk: int | None = None):
+    def __init__(
+        self,
+        fn: ast.FunctionDef,
+        sigs: dict[str, list[str]],
+        entry: bool = False,
+        chunk: int | None = None,
+        every: bool = False,
+    ):
         self.fn = fn
         self.chunk = chunk  # VL of the chunked lane loops (clanes), None: lane by lane
+        self.every = every  # chunk every lane loop that can be, not only the heavy ones
         self.lane: set[str] | None = None  # inside a chunked lane loop: its per-lane locals
         self.vdecls: dict[str, tuple[str, int]] = {}  # the chunked loops' locals: name -> (type, VL or 0)
         self.sigs = sigs  # name -> parameter names of the module's other functions
@@ -282,14 +290,16 @@ class Func:
         if t != "i":
             raise _bad(n, "a float index")
         if self.lane is not None and arr in MEMORY:
-            # a lane outside the mask reads word 0 (clanes); 8- and 16-bit loads read their
+            # a lane outside the mask reads word 0 (clanes: its index ANDed with -ok_, not
+            # `ok_ ? i : 0`, which GCC made a masked load of word 0 it cannot vectorise in a
+            # loop of several loads); 8- and 16-bit loads read their
             # 32-bit word and shift (x86 has no 8- or 16-bit gather: GCC would keep the loop
             # scalar); a memory's buffer is a whole number of 16-byte lines (memory.pad16)
             width = int(arr[2:])
             if width == 32:
-                return f"{arr}[ok_ ? (int)({i}) : 0]"
+                return f"{arr}[(int)(({i}) & -ok_)]"
             per = 32 // width
-            word = f"((const u32 *)(const void *){arr})[ok_ ? ({i}) >> {per.bit_length() - 1} : 0]"
+            word = f"((const u32 *)(const void *){arr})[(int)((({i}) >> {per.bit_length() - 1}) & -ok_)]"
             return f"(({word} >> WAVE_SUB_SHIFT({i}, {per}, {width})) & {(1 << width) - 1})"
         return f"{arr}[{i}]"
 
@@ -361,7 +371,7 @@ class Func:
         if body is not None and self.chunk:
             mark, decls = len(self.lines), dict(self.vdecls)
             try:
-                Chunked(self, body, self.chunk).write(ind)
+                Chunked(self, body, self.chunk, heavy_only=not self.every).write(ind)
                 return
             except Scalar:
                 del self.lines[mark:]
@@ -481,18 +491,24 @@ def _rows() -> dict[str, ast.FunctionDef]:
     return {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
 
 
-def chunked_lanes() -> bool:
-    """Whether lane loops are written in chunks (clanes.py): unless $WAVEGPU_C_LANES is `scalar`
-    (the lane-by-lane C, kept to compare against; part of the cache key, cbuild.key_of)."""
-    return os.environ.get("WAVEGPU_C_LANES", "").strip().lower() != "scalar"
+LANE_MODES = ("auto", "chunked", "scalar")
+"""Which lane loops the C translation writes in chunks of lanes (clanes.py): `auto` (the
+default) the heavy lane-by-lane loops (clanes.HEAVY), `chunked` every lane loop it can (the
+tests of the chunks run this way), `scalar` none (the C before the chunks, to compare)."""
 
 
-def translate(source: str, chunked: bool | None = None) -> str:
-    """The C file of a generated module's source (`codegen.generate`; raises CUntranslatable).
-    `chunked`: lane loops in chunks of lanes (clanes.py); None: unless $WAVEGPU_C_LANES is
-    `scalar` (the lane-by-lane C, kept for comparison)."""
-    if chunked is None:
-        chunked = chunked_lanes()
+def lane_mode() -> str:
+    """$WAVEGPU_C_LANES when it names one of LANE_MODES, else `auto` (part of the cache key,
+    cbuild.key_of)."""
+    env = os.environ.get("WAVEGPU_C_LANES", "").strip().lower()
+    return env if env in LANE_MODES else "auto"
+
+
+def translate(source: str, mode: str | None = None) -> str:
+    """The C file of a generated module's source (`codegen.generate`; raises CUntranslatable),
+    its lane loops written as lane mode `mode` says (LANE_MODES; None: `lane_mode()`)."""
+    if mode is None:
+        mode = lane_mode()
     tree = ast.parse(source)
     funcs = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
     used: list[str] = []
@@ -511,10 +527,10 @@ def translate(source: str, chunked: bool | None = None) -> str:
     missing = [c for c in _CONSTS if c not in consts]
     if missing:
         raise CUntranslatable(f"the driver does not set {', '.join(missing)}")
-    chunk = chunk_width(int(consts["L"])) if chunked else None
+    chunk = chunk_width(int(consts["L"])) if mode != "scalar" else None
     # atomics and wave operations: lanes in order, one at a time (never chunked)
     texts = [Func(f, sigs).text() for f in row_defs]
-    texts += [Func(f, sigs, entry=f.name == "run_range", chunk=chunk).text() for f in funcs]
+    texts += [Func(f, sigs, entry=f.name == "run_range", chunk=chunk, every=mode == "chunked").text() for f in funcs]
     return _file(texts, consts)
 
 

@@ -86,16 +86,16 @@ def _c_key(k: Kernel, shape: Shape) -> str:
 
 def _c_generated(k: Kernel, shape: Shape) -> str:
     """The C source of kernel k's translation (raises CUntranslatable, Unsupported or CompileFailed)."""
-    from .ctrans import chunked_lanes
+    from .ctrans import lane_mode
 
-    return _c_spelt(k, shape, chunked_lanes())
+    return _c_spelt(k, shape, lane_mode())
 
 
 @functools.lru_cache(maxsize=256)
-def _c_spelt(k: Kernel, shape: Shape, chunked: bool) -> str:
+def _c_spelt(k: Kernel, shape: Shape, mode: str) -> str:
     from .ctrans import translate
 
-    return translate(_source(k, shape)[1], chunked)
+    return translate(_source(k, shape)[1], mode)
 
 
 def c_reason(k: Kernel, shape: Shape) -> str | None:
