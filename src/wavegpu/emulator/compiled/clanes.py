@@ -34,6 +34,10 @@ space either loads or one store (codegen's segments; a lane-by-lane loop stores 
 running a run statement by statement over a chunk leaves the memory and registers that running
 it lane by lane leaves. A body with anything else (a call, a `return` outside a check) keeps
 the scalar loop. Only the C translation is chunked; numba runs the lane loop as written.
+
+Which lane loops are chunked is the lane mode's (ctrans.LANE_MODES, $WAVEGPU_C_LANES): by
+default only the heavy ones (HEAVY: a loop run lane by lane with many statements a round), since
+a chunk's fixed costs make a light body slower than its lane-by-lane loop.
 """
 
 from __future__ import annotations
