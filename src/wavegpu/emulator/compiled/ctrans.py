@@ -569,9 +569,11 @@ def _file(texts: list[list[str]], consts: dict[str, str]) -> str:
 
 PARTS_MAX = 4
 """The most parts a C file is cut into (cbuild compiles at most one per available core)."""
-PART_LINES = 2500
-"""Lines of functions per part, at least: below that a second compiler process costs more (it
-reads the runtime again) than it saves."""
+PART_LINES = 1200
+"""Lines of functions per part, at least (a second compiler process reads the runtime again).
+Measured on 2 cores, cold first calls (docs/performance.md, "SIMD across lanes"): 2,500 lines a
+part left the Rust toolchain's GEMM files in one part (gemm_bias_relu_f16 3.85 s wall), 1,200
+cut them in two (2.29 s wall, the same CPU time); examples/sgemm_8x8 5.59 -> 4.47 s."""
 
 
 def generate_c(k: Kernel, shape: Shape) -> str:
