@@ -200,7 +200,7 @@ def test_a_flipped_cache_never_runs_a_planted_module(arena: Arena) -> None:
     try:
         with as_attacker(arena.flipper) as flips:
             for i in timed(len(keys)):
-                compiled_cache._LOADED.pop(keys[i], None)
+                compiled_cache._LOADED.pop(keys[i])
                 try:
                     mod = compiled_cache.load(keys[i], "X = 'good'\n", f"_race_module_{keys[i]}")
                 except wg.WaveError:
@@ -211,7 +211,7 @@ def test_a_flipped_cache_never_runs_a_planted_module(arena: Arena) -> None:
     finally:
         for k in keys:
             sys.modules.pop(f"_race_module_{k}", None)
-            compiled_cache._LOADED.pop(k, None)
+            compiled_cache._LOADED.pop(k)
     assert flips[0] > 0 and runs + refused > 0
     assert planted == 0 and not marker.exists(), f"{planted} of {runs} loads ran the planted module"
 

@@ -346,7 +346,7 @@ def test_auto_stays_on_numpy_for_small_launches(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delitem(sys.modules, "numba", raising=False)
     from wavegpu.emulator.compiled import cbuild
 
-    monkeypatch.setattr(cbuild, "_LOADED", {})  # as in a process that has loaded no translation
+    monkeypatch.setattr(cbuild, "_LOADED", cbuild.Once())  # as in a process that has loaded no translation
     assert wg.emulate(va, engine="auto", **kw).engine == "numpy"
 
 
@@ -782,7 +782,7 @@ def _with_compiler(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     monkeypatch.setenv("CC", path)
     for f in (cbuild.compiler, cbuild.digest):
         f.cache_clear()
-    monkeypatch.setattr(cbuild, "_LOADED", {})
+    monkeypatch.setattr(cbuild, "_LOADED", cbuild.Once())
 
 
 def test_a_c_compiler_that_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,15 +17,47 @@ import linecache
 import sys
 import threading
 import types
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ...errors import WaveError
 from ...paths import PrivateDir, cache_root_str, disk_cache_off, open_private, proc_available
 
-_LOCK = threading.Lock()
-_LOADED: dict[str, ModuleType] = {}
+T = TypeVar("T")
+
+
+class Once(Generic[T]):
+    """What a process makes once per key (a loaded translation), under a lock: a second thread
+    asking for the same key waits for the first's and gets it; what raises is not kept."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, make: Callable[[], T]) -> T:
+        got = self._made.get(key)
+        if got is not None:
+            return got
+        with self._lock:
+            got = self._made.get(key)
+            if got is None:
+                got = self._made[key] = make()
+            return got
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._made
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def pop(self, key: str) -> T | None:
+        """Forget `key` (the next `get` makes it again)."""
+        return self._made.pop(key, None)
+
+
+_LOADED: Once[ModuleType] = Once()
 _DIRS: dict[str, PrivateDir] = {}  # cache root -> its compiled/ folder, open for the process's life
 # a generated module's file name -> (numba's cache folder for it, or None: memory only; its source's hash)
 _SOURCES: dict[str, tuple[str | None, bytes]] = {}
@@ -100,45 +132,41 @@ def load(key: str, source: str, name: str | None = None) -> ModuleType:
     """The generated module for `key`: written (through the folder's descriptor) on first use,
     compiled from `source` itself into a fresh module; numba caches its machine code in the
     folder's __pycache__ (nothing on disk when the disk cache is off)."""
-    mod = _LOADED.get(key)
-    if mod is not None:
-        return mod
-    with _LOCK:
-        mod = _LOADED.get(key)
-        if mod is not None:
-            return mod
-        data = source.encode()
-        folder = _folder()
-        if folder is None:
-            filename, cache = f"{_MEMORY_PATH} {key}/kernel.py", None
-        else:
-            try:
-                with folder.subdir(key) as sub:
-                    try:
-                        same = sub.read_bytes("kernel.py") == data
-                    except (OSError, WaveError):  # missing, or not this user's own file: rewritten
-                        same = False
-                    if not same:
-                        sub.write_bytes("kernel.py", data)
-                    sub.subdir("__pycache__").close()  # numba's, private like the rest
-            except OSError as e:
-                raise WaveError(f"{folder.where(key)}: cannot write the compiled kernel: {e.strerror}") from None
-            filename = folder.fs_path(key) + "/kernel.py"
-            cache = folder.fs_path(key) + "/__pycache__"
-        _SOURCES[filename] = (cache, hashlib.sha256(data).digest())
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        _install_locator()
-        if cache is None:
-            _memory_only_helpers()
-        name = name or f"_wavegpu_compiled_{key[:24]}"
-        mod = types.ModuleType(name)
-        mod.__file__ = filename
-        sys.modules[name] = mod  # numba's cache finds the functions' module by name
-        exec(compile(data, filename, "exec", dont_inherit=True), mod.__dict__)
-        if cache is None:
-            _no_disk_cache(mod)
-        _LOADED[key] = mod
-        return mod
+    return _LOADED.get(key, lambda: _module(key, source, name))
+
+
+def _module(key: str, source: str, name: str | None) -> ModuleType:
+    data = source.encode()
+    folder = _folder()
+    if folder is None:
+        filename, cache = f"{_MEMORY_PATH} {key}/kernel.py", None
+    else:
+        try:
+            with folder.subdir(key) as sub:
+                try:
+                    same = sub.read_bytes("kernel.py") == data
+                except (OSError, WaveError):  # missing, or not this user's own file: rewritten
+                    same = False
+                if not same:
+                    sub.write_bytes("kernel.py", data)
+                sub.subdir("__pycache__").close()  # numba's, private like the rest
+        except OSError as e:
+            raise WaveError(f"{folder.where(key)}: cannot write the compiled kernel: {e.strerror}") from None
+        filename = folder.fs_path(key) + "/kernel.py"
+        cache = folder.fs_path(key) + "/__pycache__"
+    _SOURCES[filename] = (cache, hashlib.sha256(data).digest())
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    _install_locator()
+    if cache is None:
+        _memory_only_helpers()
+    name = name or f"_wavegpu_compiled_{key[:24]}"
+    mod = types.ModuleType(name)
+    mod.__file__ = filename
+    sys.modules[name] = mod  # numba's cache finds the functions' module by name
+    exec(compile(data, filename, "exec", dont_inherit=True), mod.__dict__)
+    if cache is None:
+        _no_disk_cache(mod)
+    return mod
 
 
 @functools.cache

@@ -24,14 +24,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from ...paths import disk_cache_off, open_private, proc_available
-from .cache import code_digest, on_disk
+from .cache import Once, code_digest, on_disk
 from .ctrans import ENTRY, PART, lane_mode
 
 FLAGS = (
@@ -42,8 +41,7 @@ FLAGS = (
 (docs/performance.md, "The C translation"), was no faster overall and no quicker to compile. -fno-math-errno changes no result (it lets sqrt be one
 instruction instead of a call that may set errno)."""
 
-_LOCK = threading.Lock()
-_LOADED: dict[str, ctypes.CDLL] = {}
+_LOADED: Once[ctypes.CDLL] = Once()
 
 
 class CompilerMissing(Exception):
@@ -176,47 +174,43 @@ def load(key: str, source: Callable[[], str]) -> ctypes.CDLL:
     """The shared object of C translation `key`: from the cache, else compiled from `source()`
     (and cached). The key determines the source (engine.py: a hash of the program it spells and
     of this package), so a cached object is loaded without spelling it again."""
-    lib = _LOADED.get(key)
-    if lib is not None:
-        return lib
-    with _LOCK:
-        lib = _LOADED.get(key)
-        if lib is not None:
-            return lib
-        if disk_cache_off() or not proc_available():
-            tmp = tempfile.mkdtemp(prefix="wavegpu-c-")
-            try:
+    return _LOADED.get(key, lambda: _library(key, source))
+
+
+def _library(key: str, source: Callable[[], str]) -> ctypes.CDLL:
+    if disk_cache_off() or not proc_available():
+        tmp = tempfile.mkdtemp(prefix="wavegpu-c-")
+        try:
+            text = source()
+            Path(tmp, "kernel.c").write_text(text)
+            _cc(f"{tmp}/kernel.c", f"{tmp}/kernel.so", _parts(text))
+            lib = ctypes.CDLL(f"{tmp}/kernel.so")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        with open_private("compiled") as folder, folder.subdir(key) as sub:
+            if not sub.exists("kernel.so"):  # renamed into place only once complete
                 text = source()
-                Path(tmp, "kernel.c").write_text(text)
-                _cc(f"{tmp}/kernel.c", f"{tmp}/kernel.so", _parts(text))
-                lib = ctypes.CDLL(f"{tmp}/kernel.so")
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            with open_private("compiled") as folder, folder.subdir(key) as sub:
-                if not sub.exists("kernel.so"):  # renamed into place only once complete
-                    text = source()
-                    sub.write_bytes("kernel.c", text.encode())
-                    tmp = f".kernel.{os.urandom(6).hex()}.so"
-                    try:
-                        _cc(
-                            sub.fs_path("kernel.c", for_children=True),
-                            sub.fs_path(tmp, for_children=True),
-                            _parts(text),
-                        )
-                        sub.rename(tmp, "kernel.so")
-                    finally:
-                        sub.unlink(tmp, missing_ok=True)
-                        for p in range(_parts(text)):
-                            sub.unlink(f"{tmp}.part{p}.o", missing_ok=True)
-                # by a path naming the key: dlopen takes an object already loaded under the same
-                # name for this one (/proc/self/fd/N is the same name for another folder later)
-                lib = ctypes.CDLL(folder.fs_path(key) + "/kernel.so")
-        fn = getattr(lib, ENTRY)
-        fn.restype = ctypes.c_int64
-        fn.argtypes = [ctypes.c_int64 if t == "i" else ctypes.c_void_p for t in _ARG_KINDS]
-        _LOADED[key] = lib
-        return lib
+                sub.write_bytes("kernel.c", text.encode())
+                tmp = f".kernel.{os.urandom(6).hex()}.so"
+                try:
+                    _cc(
+                        sub.fs_path("kernel.c", for_children=True),
+                        sub.fs_path(tmp, for_children=True),
+                        _parts(text),
+                    )
+                    sub.rename(tmp, "kernel.so")
+                finally:
+                    sub.unlink(tmp, missing_ok=True)
+                    for p in range(_parts(text)):
+                        sub.unlink(f"{tmp}.part{p}.o", missing_ok=True)
+            # by a path naming the key: dlopen takes an object already loaded under the same
+            # name for this one (/proc/self/fd/N is the same name for another folder later)
+            lib = ctypes.CDLL(folder.fs_path(key) + "/kernel.so")
+    fn = getattr(lib, ENTRY)
+    fn.restype = ctypes.c_int64
+    fn.argtypes = [ctypes.c_int64 if t == "i" else ctypes.c_void_p for t in _ARG_KINDS]
+    return lib
 
 
 _ARG_KINDS = "iiiiipipipippppppiiip"

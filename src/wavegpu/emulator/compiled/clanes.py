@@ -278,14 +278,20 @@ class Chunked:
         lane by lane none), so the store may move to the end of the run; the lanes' order within
         the store is kept."""
         f = self.f
-        a = self.new("A", array=False)
-        f.put(ind, f"{a} = 1;")
-        self.chunk_loop(ind, [f"{a} &= {sm}[j_] & ({si}[j_] == {si}[0] + j_);"])
-        f.put(ind, f"if ({a}) {{")
+        self.coalesced(si, sm, ind)
         self.chunk_loop(ind + 1, [f"{arr}[{si}[0] + j_] = {sv}[j_];"])
         f.put(ind, "} else {")
         f.put(ind + 1, f"for (j_ = 0; j_ < {self.vl}; j_++) if ({sm}[j_]) {arr}[{si}[j_]] = {sv}[j_];")
         f.put(ind, "}")
+
+    def coalesced(self, index: str, mask: str, ind: int) -> None:
+        """Open `if (<the chunk is coalesced>) {`: every lane of the chunk in `mask`, and lane j's
+        element (`index`) the first lane's plus j. The caller writes the contiguous access, then
+        `} else {`, the lane-by-lane one, and `}`."""
+        a = self.new("A", array=False)
+        self.f.put(ind, f"{a} = 1;")
+        self.chunk_loop(ind, [f"{a} &= {mask}[j_] & ({index}[j_] == {index}[0] + j_);"])
+        self.f.put(ind, f"if ({a}) {{")
 
     def load(self, sub: ast.Subscript, value: ast.expr, mask: str, ind: int) -> ast.expr:
         """A 32-bit load outside loops: the run so far is written with the lanes' indices and
@@ -299,10 +305,7 @@ class Chunked:
         li, lm, lv = self.new("L"), self.new("L"), self.new("L")
         self.add_to(mask, f"{li}[j_] = {f.ex(sub.slice)[0]}; {lm}[j_] = ok_;", ind)
         self.flush(ind)
-        a = self.new("A", array=False)
-        f.put(ind, f"{a} = 1;")
-        self.chunk_loop(ind, [f"{a} &= {lm}[j_] & ({li}[j_] == {li}[0] + j_);"])
-        f.put(ind, f"if ({a}) {{")
+        self.coalesced(li, lm, ind)
         self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[{li}[0] + j_];"])
         f.put(ind, "} else {")
         self.chunk_loop(ind + 1, [f"{lv}[j_] = {arr}[(int)({li}[j_] & -{lm}[j_])];"])

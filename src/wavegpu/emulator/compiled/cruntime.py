@@ -162,30 +162,18 @@ SI i64 bfi(i64 a, i64 b, i64 c, i64 e) {
 }
 
 /* ---- float */
-SI float fmin_f(float a, float b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == 0 && b == 0) return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
-SI float fmax_f(float a, float b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == 0 && b == 0) return !signbit(a) ? a : b;
-    return a > b ? a : b;
-}
-SI double fmin_d(double a, double b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == 0 && b == 0) return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
-SI double fmax_d(double a, double b) {
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == 0 && b == 0) return !signbit(a) ? a : b;
-    return a > b ? a : b;
-}
+/* min and max (a NaN operand gives the other; -0 below +0), for float and double */
+#define WAVE_MINMAX(T, NAME, NEG, LT) \
+    SI T NAME(T a, T b) { \
+        if (a != a) return b; \
+        if (b != b) return a; \
+        if (a == 0 && b == 0) return NEG signbit(a) ? a : b; \
+        return a LT b ? a : b; \
+    }
+WAVE_MINMAX(float, fmin_f, , <)
+WAVE_MINMAX(float, fmax_f, !, >)
+WAVE_MINMAX(double, fmin_d, , <)
+WAVE_MINMAX(double, fmax_d, !, >)
 SI float fma32(float a, float b, float c) { return fmaf(a, b, c); }
 SI i64 fma_f64(i64 a, i64 b, i64 c) { return c64(fma(f64_of(a), f64_of(b), f64_of(c))); }
 SI double next_toward(double s, int up) {
