@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_compiled_programs import WORD_OFFSET
 
 import wavegpu as wg
 from wavegpu.emulator import BufferRegion
@@ -24,14 +25,10 @@ if not has_compiler():
 
 # A global access of an assembly kernel names no array (no access table): with `buffers=` each
 # access searches the regions for its own (`for j in range(nb)` inside the lane loop).
-SEARCH = """
+SEARCH = f"""
 .kernel search
 .registers 12
-    mov.u32 r1, %tid.x
-    mov.u32 r2, %ctaid.x
-    mov.u32 r3, %ntid.x
-    mad.lo.s32 r1, r2, r3, r1
-    shl.b32 r1, r1, 2
+{WORD_OFFSET}
     add.u32 r4, r0, r1
     ld.global.b32 r5, [r4]
     and.b32 r6, r1, 12

@@ -250,14 +250,18 @@ def test_two_sub_register_sources(translation: str) -> None:
 
 
 # --------------------------------------------------------------------------- traps and budget
-OOB = """
-.kernel oob
-.registers 6
+WORD_OFFSET = """\
     mov.u32 r1, %tid.x
     mov.u32 r2, %ctaid.x
     mov.u32 r3, %ntid.x
     mad.lo.s32 r1, r2, r3, r1
-    shl.b32 r1, r1, 2
+    shl.b32 r1, r1, 2"""
+"""r1: the thread's global id times 4 (its word's byte offset); r2, r3 scratch."""
+
+OOB = f"""
+.kernel oob
+.registers 6
+{WORD_OFFSET}
     add.u32 r1, r1, r0
     ld.global.b32 r4, [r1]
     st.global.b32 [r1], r4

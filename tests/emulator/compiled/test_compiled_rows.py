@@ -198,18 +198,23 @@ assert not set(NOT_STANDALONE) & OTHER_OPS
 assert all(r.nest is None or r.op in NOT_STANDALONE for r in ROWS if r.nest is not Nest.RET) or True
 
 
+LANE_SLOT = [  # r4: this lane's 8 bytes of slot 0 (r1: its global id times 8; r2, r3 scratch)
+    "mov.u32 r1, %tid.x",
+    "mov.u32 r2, %ctaid.x",
+    "mov.u32 r3, %ntid.x",
+    "mad.lo.s32 r1, r2, r3, r1",
+    "shl.b32 r1, r1, 3",
+    "add.u32 r4, r0, r1",
+]
+
+
 def _prologue(regs: int = 40) -> list[str]:
     return [
         ".kernel rows",
         f".registers {regs}",
         ".predicates 8",
         ".local_memory 8192",
-        "mov.u32 r1, %tid.x",
-        "mov.u32 r2, %ctaid.x",
-        "mov.u32 r3, %ntid.x",
-        "mad.lo.s32 r1, r2, r3, r1",
-        "shl.b32 r1, r1, 3",
-        "add.u32 r4, r0, r1",  # this lane's 8 bytes of slot 0
+        *LANE_SLOT,
         "mov.b32 r38, 1",
         "ld.global.b32 r10, [r4]",  # slot 0: a value
         "ld.global.b32 r11, [r4+4]",  # a second value

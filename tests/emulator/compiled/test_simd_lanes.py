@@ -16,6 +16,7 @@ reference traps, the same error with the same message.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compiled_programs import both
-from test_compiled_rows import N, chunks, slots, specials
+from test_compiled_rows import LANE_SLOT, N, chunks, slots, specials
 
 import wavegpu as wg
 from wavegpu.emulator.compiled import available
@@ -111,12 +112,7 @@ def masked_row_kernel(rows: list[InstrSpec]) -> str:
         ".kernel masked_rows",
         ".registers 256",
         ".predicates 8",
-        "mov.u32 r1, %tid.x",
-        "mov.u32 r2, %ctaid.x",
-        "mov.u32 r3, %ntid.x",
-        "mad.lo.s32 r1, r2, r3, r1",
-        "shl.b32 r1, r1, 3",
-        "add.u32 r4, r0, r1",  # this lane's 8 bytes of slot 0
+        *LANE_SLOT,
         "mov.b32 r38, 1",
         "mov.b32 r39, 0",
         f"ld.global.b32 r5, [r4+{mask_slot * N * 8}]",
@@ -222,7 +218,17 @@ def test_value_rows_under_a_mask(part: int, translation: str) -> None:
 # (the `if` of most sections), 1 = p2 (guards, `else` arms), 2 = p3 (enters the loop run lane
 # by lane), 7 = the lane returns at once, 8..11 = its trip count (0..15), 16..17 = the rounds of
 # the loop run in lockstep; 12, 13, 14 put one active lane's load out of bounds (the trap tests).
-LANES = """
+def _slots(text: str) -> str:
+    """A kernel's text with each `SLOTS rA, rB, ...` line written out: rA, rB, ... stored in turn
+    to the result slots that r9 walks (r0 apart)."""
+
+    def stores(m: re.Match[str]) -> str:
+        return "".join(f"{m[1]}st.global.b32 [r9], {r}\n{m[1]}add.u32 r9, r9, r0\n" for r in m[2].split(", "))
+
+    return re.sub(r"^( +)SLOTS (.*)\n", stores, text, flags=re.M)
+
+
+LANES = _slots("""
 .kernel lanes
 .registers 64
 .predicates 8
@@ -263,8 +269,7 @@ LANES = """
     add.u32 r25, r25, r26
     mov.u32 r26, %nwaves
     mad.lo.u32 r25, r26, 0x1000000, r25
-    st.global.b32 [r9], r25
-    add.u32 r9, r9, r0
+    SLOTS r25
     // if/else: both arms write the same registers (whole, sub-registers, a pair, a float)
     mov.b32 r26, r21
     mov.b32 r27, r17
@@ -289,18 +294,7 @@ LANES = """
         endif
         add.f32 r28, r28, r24
     endif
-    st.global.b32 [r9], r26
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r27
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r28
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r29
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r30
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r31
-    add.u32 r9, r9, r0
+    SLOTS r26, r27, r28, r29, r30, r31
     // a loop run lane by lane: per-lane trip counts, continue, break, lanes that never enter
     mov.b32 r32, 0                      // an integer accumulator
     mov.b32 r33, r23                    // a float one (F's bits where no trip adds to it)
@@ -352,20 +346,7 @@ LANES = """
             endif
         endloop
     endif
-    st.global.b32 [r9], r32
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r33
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r34
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r35
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r38
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r39
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r44
-    add.u32 r9, r9, r0
+    SLOTS r32, r33, r34, r35, r38, r39, r44
     // loads in an `if` and under a guard, out of bounds in the lanes they leave out
     selp.b32 r45, r18, r2, p1
     and.b32 r8, r22, 0x1000
@@ -377,10 +358,7 @@ LANES = """
         ld.global.b32 r46, [r45]
         @p2 ld.global.u16 r47, [r43+2]
     endif
-    st.global.b32 [r9], r46
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r47
-    add.u32 r9, r9, r0
+    SLOTS r46, r47
     // a loop run in lockstep (it stores): if/else, continue and break in it
     shr.u32 r48, r22, 16
     and.b32 r48, r48, 3
@@ -436,16 +414,11 @@ LANES = """
     and.b32 r59, r15, 15
     shl.b32 r59, r59, 4
     ld.local.v4.b32 {r60, r61, r62, r63}, [r59]
-    st.global.b32 [r9], r60
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r61
-    add.u32 r9, r9, r0
-    st.global.b32 [r9], r62
-    add.u32 r9, r9, r0
+    SLOTS r60, r61, r62
     st.global.b32 [r9], r63
     ret
 .end
-"""
+""")
 
 N_SLOTS = 26  # slots 0..3 in, 4..25 results (r9 walks them)
 SHAPES = [  # (workgroup, wave width): the lanes L of a workgroup, padded to whole waves
