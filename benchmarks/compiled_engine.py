@@ -956,6 +956,46 @@ def dataclasses_replace_none(k: wg.Kernel) -> wg.Kernel:
     return dataclasses.replace(k, workgroup_size=None)
 
 
+LANE_MODES = ("scalar", "auto", "chunked")
+"""WAVEGPU_C_LANES: the C translation's lane loops lane by lane, its heavy ones in chunks (the
+default), every one in chunks (docs/emulator.md, "Which lane loops are chunked")."""
+
+
+def lane_modes(repeat: int) -> None:
+    """Our own kernels (the cases of the main table) under the C translation's lane modes, one
+    thread, best of `repeat`, the modes run alternately twice (the best kept); the memory of the
+    three compared."""
+    print(f"\nThe C translation's lane modes on our kernels (WAVEGPU_C_LANES; one thread, best of {repeat}, twice)")
+    cases = [vector_add(1 << 20), sgemm_tiled(256), blocked(256), blocked(256, bias_relu=True), gemm_f16(256)]
+    cases += [reduction(1 << 20), scan(1 << 20), saxpy(1 << 20), histogram(1 << 22)]
+    saved = {v: os.environ.get(v) for v in ("WAVEGPU_COMPILED", "WAVEGPU_C_LANES", "WAVEGPU_THREADS")}
+    os.environ.update(WAVEGPU_COMPILED="c", WAVEGPU_THREADS="1")
+    head = f"{'kernel':28} " + " ".join(f"{m:>18}" for m in LANE_MODES) + "  memory"
+    print(head)
+    print("-" * len(head))
+    try:
+        for c in cases:
+            mem, times = {}, {}
+            for m in LANE_MODES:
+                os.environ["WAVEGPU_C_LANES"] = m
+                mem[m] = c.emulate("compiled").memory
+            for m in LANE_MODES + LANE_MODES:
+                os.environ["WAVEGPU_C_LANES"] = m
+                t = best(lambda c=c: c.emulate("compiled"), repeat)
+                times[m] = min(times.get(m, t), t)
+            base = times["scalar"]
+            cols = [f"{times[m] * 1e3:8.2f}ms ({base / times[m]:4.2f}x)" for m in LANE_MODES]
+            same = all(np.array_equal(mem["scalar"], mem[m]) for m in LANE_MODES)
+            print(f"{c.name:28} " + " ".join(f"{x:>18}" for x in cols) + ("  same" if same else "  DIFFER"))
+    finally:
+        for v, was in saved.items():
+            if was is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = was
+    print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes only")
@@ -973,6 +1013,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--translations", default=",".join(TRANSLATIONS), help=f"comma-separated, of {', '.join(TRANSLATIONS)}"
     )
+    ap.add_argument("--lane-modes", action="store_true", help="only our kernels under the C lane modes")
     opts = ap.parse_args(argv)
     picked = [t for t in opts.translations.split(",") if t]
     unknown = [t for t in picked if t not in TRANSLATIONS]
@@ -981,6 +1022,9 @@ def main(argv: list[str] | None = None) -> None:
     _PICKED[:] = picked
     rust_gemm = [256] if opts.quick else [256] + ([1024] if opts.big else [])
     rust_vadd = [1 << 20] if opts.quick else [1 << 20, 1 << 24]
+    if opts.lane_modes:
+        lane_modes(opts.repeat)
+        return
     if opts.memory:
         rust_memory(20 if opts.quick else 24)
         return
