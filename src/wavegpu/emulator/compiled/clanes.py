@@ -66,7 +66,7 @@ an inner product) whose every round runs at least HEAVY statements per loop over
 Measured (docs/performance.md, "SIMD across lanes"): the Rust toolchain's 8x8 GEMM loop (204
 statements in 5 loops over the chunk) ran 2.2 times as fast chunked; our 4-accumulator blocked
 SGEMM's loop (23 in 8) 2.2 times slower, the tiled SGEMM's (13 in 5) 1.8 times slower; and the
-straight lane loops of the vector add, reduction, scan and histogram 0.75-0.9 times as fast.
+straight lane loops of the vector add, reduction, scan and histogram 0.74-0.84 times as fast.
 Every chunk has fixed costs (its masks, each loop's trip, the checks' flags) that a light body
 does not pay back."""
 
